@@ -1,0 +1,88 @@
+//! `sgpw bench`: the time of one NLML + gradient evaluation on synthetic data
+//! (median of R after a warm-up).
+
+use super::{RunArgs, print_json};
+use crate::error::Result;
+use crate::methods;
+use crate::train::{RunSpec, TrainData};
+use clap::Args;
+use nalgebra::DMatrix;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::time::Instant;
+
+#[derive(Args)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Training points.
+    #[arg(long, default_value_t = 10000)]
+    pub n: usize,
+    /// Input dimensions.
+    #[arg(long, default_value_t = 8)]
+    pub d: usize,
+    /// Timed repetitions (after one warm-up).
+    #[arg(long, default_value_t = 7)]
+    pub reps: usize,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Synthetic regression data with unit-variance inputs, like kin40k's.
+pub fn synthetic(n: usize, d: usize, seed: u64) -> TrainData {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let half = 3f64.sqrt();
+    let x = DMatrix::from_fn(n, d, |_, _| rng.random_range(-half..half));
+    let y = (0..n)
+        .map(|i| {
+            (0..d)
+                .map(|k| (x[(i, k)] * (k + 1) as f64 * 0.7).sin())
+                .sum::<f64>()
+                + 0.1 * rng.random_range(-1.0..1.0)
+        })
+        .collect();
+    TrainData { x, y }
+}
+
+/// Median seconds of one objective evaluation.
+pub fn time_objective(spec: &RunSpec, n: usize, d: usize, reps: usize) -> Result<(f64, f64)> {
+    let method = spec.check(n)?;
+    let data = synthetic(n, d, spec.seed);
+    let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
+    let model = method.init(&data, spec, &mut rng)?;
+    method.objective(&model, &data)?; // warm-up
+    let mut times = Vec::with_capacity(reps.max(1));
+    for _ in 0..reps.max(1) {
+        let t = Instant::now();
+        std::hint::black_box(method.objective(&model, &data)?);
+        times.push(t.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    Ok((times[times.len() / 2], times[0]))
+}
+
+pub fn run(args: BenchArgs) -> Result<()> {
+    let spec = args.run.spec();
+    let (median, min) = time_objective(&spec, args.n, args.d, args.reps)?;
+    let name = methods::get(&spec.method)?.name();
+    if args.json {
+        print_json(&serde_json::json!({
+            "method": name, "n": args.n, "d": args.d, "m": spec.m, "reps": args.reps,
+            "threads": rayon::current_num_threads(),
+            "median_eval_seconds": median, "min_eval_seconds": min,
+        }))
+    } else {
+        println!(
+            "{name} n={} d={} m={}: median {:.2} ms, min {:.2} ms per NLML+gradient ({} reps, {} threads)",
+            args.n,
+            args.d,
+            spec.m,
+            median * 1e3,
+            min * 1e3,
+            args.reps,
+            rayon::current_num_threads()
+        );
+        Ok(())
+    }
+}

@@ -1,0 +1,89 @@
+//! `sgpw fit`: train one model, report its metrics, optionally save it.
+
+use super::{DataArgs, RunArgs, print_json};
+use crate::error::Result;
+use crate::optim::Control;
+use crate::train;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct FitArgs {
+    #[command(flatten)]
+    pub data: DataArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Print one JSON object instead of a readable summary.
+    #[arg(long)]
+    pub json: bool,
+    /// Write the fitted model (TOML) here.
+    #[arg(long)]
+    pub save_model: Option<PathBuf>,
+}
+
+pub fn run(args: FitArgs) -> Result<()> {
+    let spec = args.run.spec();
+    let data = crate::data::load(&args.data.spec(spec.seed))?;
+    for note in &data.notes {
+        eprintln!("note: {note}");
+    }
+    let bar = ProgressBar::new(spec.iters as u64);
+    if let Ok(style) =
+        ProgressStyle::with_template("{spinner} {prefix} [{bar:30}] {pos}/{len} {msg} ({elapsed})")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_prefix(format!("{} m={}", spec.method, spec.m));
+    let result = train::fit(&data, &spec, &mut |it| {
+        bar.set_position(it.iteration as u64);
+        bar.set_message(format!("NLML {:.4}", it.nlml));
+        Control::Continue
+    });
+    bar.finish_and_clear();
+    let r = result?;
+    if let Some(path) = &args.save_model {
+        r.model.write(path)?;
+    }
+    let (nmse, mnlp) = r
+        .test
+        .map_or((None, None), |t| (Some(t.nmse), Some(t.mnlp)));
+    if args.json {
+        print_json(&serde_json::json!({
+            "method": r.model.method,
+            "m": spec.m,
+            "seed": spec.seed,
+            "n_train": data.n_train(),
+            "n_test": data.n_test(),
+            "dim": data.dim(),
+            "nlml": r.nlml,
+            "nmse": nmse,
+            "mnlp": mnlp,
+            "iterations": r.iterations,
+            "stop": format!("{:?}", r.stop).to_lowercase(),
+            "train_seconds": r.train_seconds,
+            "jitter": r.jitter,
+            "notes": data.notes,
+        }))?;
+    } else {
+        println!("method      {} (m = {})", r.model.method, spec.m);
+        println!(
+            "data        {} train / {} test points, {} inputs",
+            data.n_train(),
+            data.n_test(),
+            data.dim()
+        );
+        println!("NLML        {:.6}", r.nlml);
+        match (nmse, mnlp) {
+            (Some(a), Some(b)) => println!("test        NMSE {a:.6}   MNLP {b:.6}"),
+            _ => println!("test        (no test set: use --test or --split)"),
+        }
+        println!("iterations  {} ({:?})", r.iterations, r.stop);
+        println!("time        {:.3} s", r.train_seconds);
+        println!("jitter      {:e}", r.jitter);
+        if let Some(p) = &args.save_model {
+            println!("model       {}", p.display());
+        }
+    }
+    Ok(())
+}

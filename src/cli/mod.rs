@@ -1,0 +1,176 @@
+//! The headless command line: one file per subcommand; this file holds the argument
+//! groups they share and the dispatch.
+
+mod bench;
+mod fit;
+mod gen_data;
+mod nlml;
+mod predict;
+
+use crate::data::LoadSpec;
+use crate::error::{Error, Result};
+use crate::train::{MethodOptions, RunSpec};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "sgpw",
+    version,
+    about = "sgpw — the sparse Gaussian-process workbench",
+    long_about = "Fit, compare and inspect sparse Gaussian-process regression methods \
+                  (exact GP, SPGP/FITC, ...) headless or in the terminal app."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Train one model on a data set and report NLML, test NMSE and MNLP.
+    Fit(fit::FitArgs),
+    /// Predict with a model file: CSV with mean, var_latent, var_noisy per input row.
+    Predict(predict::PredictArgs),
+    /// The NLML (and with --json its gradient) at a model's parameters, without training.
+    Nlml(nlml::NlmlArgs),
+    /// Time one NLML + gradient evaluation on synthetic data.
+    Bench(bench::BenchArgs),
+    /// Write one of the papers' synthetic data sets (sinc, spiral, xsinx3).
+    Gen(gen_data::GenArgs),
+}
+
+/// Where the data come from (shared by fit and the data-reading commands).
+#[derive(Args, Clone, Debug)]
+pub struct DataArgs {
+    /// Training data: CSV (with a header row) or Parquet.
+    #[arg(long)]
+    pub train: PathBuf,
+    /// Test data with the same columns (otherwise --split, or no test set).
+    #[arg(long, conflicts_with = "split")]
+    pub test: Option<PathBuf>,
+    /// Use this fraction of the rows for training and the rest as the test set (seeded shuffle).
+    #[arg(long)]
+    pub split: Option<f64>,
+    /// Target column (default: the last column).
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Feature columns, comma-separated (default: every other column).
+    #[arg(long, value_delimiter = ',')]
+    pub features: Option<Vec<String>>,
+    /// Drop rows with missing values instead of stopping with an error.
+    #[arg(long)]
+    pub drop_missing: bool,
+}
+
+impl DataArgs {
+    pub fn spec(&self, seed: u64) -> LoadSpec {
+        LoadSpec {
+            train: self.train.clone(),
+            test: self.test.clone(),
+            split: self.split,
+            seed,
+            target: self.target.clone(),
+            features: self.features.clone(),
+            drop_missing: self.drop_missing,
+        }
+    }
+}
+
+/// What to train (shared by fit and bench).
+#[derive(Args, Clone, Debug)]
+pub struct RunArgs {
+    /// Method (see the list below); `spgp` is an alias of `fitc`.
+    #[arg(long, default_value = "fitc")]
+    pub method: String,
+    /// Size of the approximation: inducing points / features for most methods, spectral
+    /// points r (2r basis functions) for psds and ssgp; unused by full.
+    #[arg(long, default_value_t = 50)]
+    pub m: usize,
+    /// Iteration budget of the optimiser.
+    #[arg(long, default_value_t = 500)]
+    pub iters: usize,
+    /// Seed for the split, the initialisation and any subset.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Scale inputs and targets to unit variance (recorded in the model file).
+    #[arg(long)]
+    pub standardize: bool,
+    /// Fit on a random subset of this many training points (e.g. `--method full --subset 2000`).
+    #[arg(long)]
+    pub subset: Option<usize>,
+    /// Start from the hyperparameters of a full GP fitted on this many random training points.
+    #[arg(long)]
+    pub init_lengthscales_from_subset: Option<usize>,
+    /// Method-specific initialisation (ssgp: psds | random).
+    #[arg(long)]
+    pub init: Option<String>,
+    /// Staged schedule (ssgp: hyper,points).
+    #[arg(long, value_delimiter = ',')]
+    pub stages: Option<Vec<String>>,
+    /// Where feature centres start (tfifgp: zero | subset).
+    #[arg(long)]
+    pub centres: Option<String>,
+}
+
+impl RunArgs {
+    pub fn spec(&self) -> RunSpec {
+        RunSpec {
+            method: self.method.clone(),
+            m: self.m,
+            seed: self.seed,
+            iters: self.iters,
+            standardize: self.standardize,
+            options: MethodOptions {
+                subset: self.subset,
+                init_lengthscales_from_subset: self.init_lengthscales_from_subset,
+                init: self.init.clone(),
+                stages: self.stages.clone(),
+                centres: self.centres.clone(),
+            },
+        }
+    }
+}
+
+/// The methods, one per line, for `--help`.
+pub fn method_list() -> String {
+    crate::methods::registry()
+        .iter()
+        .map(|m| format!("  {:<8} {} [m = {}]", m.name(), m.summary(), m.m_meaning()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Parse the arguments, run, and turn an error into a message and exit code 1.
+pub fn main() -> ExitCode {
+    let methods = format!("Methods:\n{}", method_list());
+    let command = Cli::command()
+        .mut_subcommand("fit", |c| c.after_help(methods.clone()))
+        .mut_subcommand("bench", |c| c.after_help(methods.clone()));
+    let cli = match Cli::from_arg_matches(&command.get_matches()) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    let result = match cli.command {
+        Command::Fit(a) => fit::run(a),
+        Command::Predict(a) => predict::run(a),
+        Command::Nlml(a) => nlml::run(a),
+        Command::Bench(a) => bench::run(a),
+        Command::Gen(a) => gen_data::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Print JSON to stdout.
+pub fn print_json(v: &serde_json::Value) -> Result<()> {
+    let s = serde_json::to_string_pretty(v).map_err(|e| Error::File(format!("JSON: {e}")))?;
+    println!("{s}");
+    Ok(())
+}

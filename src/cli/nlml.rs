@@ -1,0 +1,47 @@
+//! `sgpw nlml`: the NLML at a model's parameters, without training.
+
+use super::predict::training_data;
+use crate::error::{Error, Result};
+use crate::methods;
+use crate::model_file::ModelFile;
+use crate::train::{check_model, model_data};
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct NlmlArgs {
+    /// Model file (TOML).
+    #[arg(long)]
+    pub model: PathBuf,
+    /// Training data (CSV or Parquet).
+    #[arg(long)]
+    pub train: PathBuf,
+    /// Target column (default: the last column).
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Print JSON with the gradient in the method's parameter order
+    /// (log σ0², log ℓ_1..ℓ_D, log σ², then the method's own tables).
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: NlmlArgs) -> Result<()> {
+    let model = ModelFile::read(&args.model)?;
+    let method = methods::get(&model.method).map_err(|e| Error::file(&args.model, e))?;
+    check_model(method, &model).map_err(|e| Error::file(&args.model, e))?;
+    let (x, y) = training_data(&model, &args.train, args.target.clone())?;
+    let data = model_data(&model, &x, &y)?;
+    if args.json {
+        let o = method.objective(&model, &data)?;
+        super::print_json(&serde_json::json!({
+            "method": model.method,
+            "n_train": y.len(),
+            "nlml": o.nlml,
+            "jitter": o.jitter,
+            "gradient": o.grad,
+        }))
+    } else {
+        println!("{}", method.nlml(&model, &data)?);
+        Ok(())
+    }
+}

@@ -1,0 +1,53 @@
+//! Data sets: loading (through polars, the only module that touches it),
+//! validation, splits, standardisation and the synthetic generators.
+
+mod load;
+pub mod synthetic;
+
+use nalgebra::{DMatrix, DVector};
+use std::path::PathBuf;
+
+pub use load::{load, load_inputs};
+
+/// What to load and how to split it. Built from CLI flags or a session's `[[datasets]]`.
+#[derive(Clone, Debug, Default)]
+pub struct LoadSpec {
+    pub train: PathBuf,
+    /// A separate test file with the same columns.
+    pub test: Option<PathBuf>,
+    /// Fraction of the rows used for training when there is no test file (seeded shuffle).
+    pub split: Option<f64>,
+    pub seed: u64,
+    /// Target column; default: the last column.
+    pub target: Option<String>,
+    /// Feature columns; default: every column but the target.
+    pub features: Option<Vec<String>>,
+    /// Drop rows with missing values instead of failing.
+    pub drop_missing: bool,
+}
+
+/// A loaded regression data set: training part and optional test part, inputs as
+/// given (n×D, one row per point), targets uncentred.
+#[derive(Clone, Debug)]
+pub struct Dataset {
+    pub feature_names: Vec<String>,
+    pub target_name: String,
+    pub x_train: DMatrix<f64>,
+    pub y_train: DVector<f64>,
+    pub x_test: Option<DMatrix<f64>>,
+    pub y_test: Option<DVector<f64>>,
+    /// Human-readable remarks made while loading (dropped constant columns, dropped rows).
+    pub notes: Vec<String>,
+}
+
+impl Dataset {
+    pub fn n_train(&self) -> usize {
+        self.x_train.nrows()
+    }
+    pub fn n_test(&self) -> usize {
+        self.x_test.as_ref().map_or(0, |x| x.nrows())
+    }
+    pub fn dim(&self) -> usize {
+        self.x_train.ncols()
+    }
+}

@@ -1,0 +1,184 @@
+//! The ARD squared-exponential kernel `k(x,x') = σ0² exp(-½ Σ_d (x_d − x'_d)²/ℓ_d²)`
+//! (METHODS.md §0) and the contractions of its derivatives with an adjoint, so that
+//! every method can turn ∂NLML/∂K into ∂NLML/∂(σ0², ℓ, points) in O(size of K · D).
+
+use nalgebra::DMatrix;
+use rayon::prelude::*;
+
+/// Matrices with fewer entries than this are filled on one thread.
+const PAR_MIN_ENTRIES: usize = 1 << 16;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SeArd {
+    pub signal_variance: f64,
+    pub lengthscales: Vec<f64>,
+}
+
+/// ∂NLML with respect to the kernel's parameters and both sets of points,
+/// given the adjoint of K(A, B). Gradients of points are skipped when not asked for.
+#[derive(Clone, Debug)]
+pub struct SeGrad {
+    /// ∂/∂ log σ0²
+    pub log_signal_variance: f64,
+    /// ∂/∂ log ℓ_d
+    pub log_lengthscales: Vec<f64>,
+    /// ∂/∂A (rows of A), if asked.
+    pub a: Option<DMatrix<f64>>,
+    /// ∂/∂B, if asked.
+    pub b: Option<DMatrix<f64>>,
+}
+
+/// Points divided by the lengthscales, transposed so that each point is a contiguous column.
+fn scaled_columns(x: &DMatrix<f64>, ell: &[f64]) -> DMatrix<f64> {
+    DMatrix::from_fn(x.ncols(), x.nrows(), |d, i| x[(i, d)] / ell[d])
+}
+
+impl SeArd {
+    pub fn dim(&self) -> usize {
+        self.lengthscales.len()
+    }
+
+    /// K(A, B): `a.nrows() × b.nrows()`; rows of A and B are points.
+    pub fn matrix(&self, a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
+        let sa = scaled_columns(a, &self.lengthscales);
+        let sb = scaled_columns(b, &self.lengthscales);
+        let (na, nb, dim) = (a.nrows(), b.nrows(), self.dim());
+        let sf2 = self.signal_variance;
+        let mut k = DMatrix::zeros(na, nb);
+        let fill = |(j, col): (usize, &mut [f64])| {
+            let bj = &sb.as_slice()[j * dim..(j + 1) * dim];
+            for (i, kij) in col.iter_mut().enumerate() {
+                let ai = &sa.as_slice()[i * dim..(i + 1) * dim];
+                let r2: f64 = ai.iter().zip(bj).map(|(p, q)| (p - q) * (p - q)).sum();
+                *kij = sf2 * (-0.5 * r2).exp();
+            }
+        };
+        if na * nb >= PAR_MIN_ENTRIES {
+            k.as_mut_slice()
+                .par_chunks_mut(na.max(1))
+                .enumerate()
+                .for_each(fill);
+        } else {
+            k.as_mut_slice()
+                .chunks_mut(na.max(1))
+                .enumerate()
+                .for_each(fill);
+        }
+        k
+    }
+
+    /// K(A, A) for symmetric use.
+    pub fn gram(&self, a: &DMatrix<f64>) -> DMatrix<f64> {
+        self.matrix(a, a)
+    }
+
+    /// Contract the adjoint `adj` of K(A,B) (same shape as `k`) with ∂K/∂(parameters, A, B).
+    pub fn grad(
+        &self,
+        a: &DMatrix<f64>,
+        b: &DMatrix<f64>,
+        k: &DMatrix<f64>,
+        adj: &DMatrix<f64>,
+        want_a: bool,
+        want_b: bool,
+    ) -> SeGrad {
+        let dim = self.dim();
+        // The kernel is translation invariant: shifting both point sets to A's mean
+        // keeps the expanded squares below from cancelling on data far from the origin.
+        let shift: Vec<f64> = (0..dim).map(|d| a.column(d).mean()).collect();
+        let a = &DMatrix::from_fn(a.nrows(), dim, |i, d| a[(i, d)] - shift[d]);
+        let b = &DMatrix::from_fn(b.nrows(), dim, |j, d| b[(j, d)] - shift[d]);
+        // P = Ā ∘ K carries every derivative: ∂K_ij/∂θ = K_ij · (something of a_i, b_j).
+        let p = adj.component_mul(k);
+        let row_sum: Vec<f64> = p.row_iter().map(|r| r.sum()).collect();
+        let col_sum: Vec<f64> = p.column_iter().map(|c| c.sum()).collect();
+        let pb = crate::linalg::mul(&p, false, b, false); // na×D: Σ_j P_ij b_jd
+        let pta = crate::linalg::mul(&p, true, a, false); // nb×D: Σ_i P_ij a_id
+        let mut log_ell = vec![0.0; dim];
+        for (d, g) in log_ell.iter_mut().enumerate() {
+            let l2 = self.lengthscales[d] * self.lengthscales[d];
+            // Σ_ij P_ij (a_id − b_jd)² = Σ_i a_id² r_i + Σ_j b_jd² c_j − 2 Σ_i a_id (PB)_id
+            let s_a: f64 = (0..a.nrows())
+                .map(|i| a[(i, d)] * (a[(i, d)] * row_sum[i] - 2.0 * pb[(i, d)]))
+                .sum();
+            let s_b: f64 = (0..b.nrows())
+                .map(|j| b[(j, d)] * b[(j, d)] * col_sum[j])
+                .sum();
+            *g = (s_a + s_b) / l2;
+        }
+        let inv_l2: Vec<f64> = self.lengthscales.iter().map(|l| 1.0 / (l * l)).collect();
+        let ga = want_a.then(|| {
+            DMatrix::from_fn(a.nrows(), dim, |i, d| {
+                (pb[(i, d)] - a[(i, d)] * row_sum[i]) * inv_l2[d]
+            })
+        });
+        let gb = want_b.then(|| {
+            DMatrix::from_fn(b.nrows(), dim, |j, d| {
+                (pta[(j, d)] - b[(j, d)] * col_sum[j]) * inv_l2[d]
+            })
+        });
+        SeGrad {
+            log_signal_variance: p.sum(),
+            log_lengthscales: log_ell,
+            a: ga,
+            b: gb,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_and_gradients_match_finite_differences() {
+        let a = DMatrix::from_fn(5, 3, |i, d| ((i * 3 + d) as f64 * 0.7).sin());
+        let b = DMatrix::from_fn(4, 3, |i, d| ((i * 5 + d * 2) as f64 * 0.3).cos());
+        let adj = DMatrix::from_fn(5, 4, |i, j| (i as f64 - 1.5 * j as f64).sin());
+        let kern = SeArd {
+            signal_variance: 1.3,
+            lengthscales: vec![0.7, 1.1, 2.0],
+        };
+        let k = kern.matrix(&a, &b);
+        let r2: f64 = (0..3)
+            .map(|d| ((a[(1, d)] - b[(2, d)]) / kern.lengthscales[d]).powi(2))
+            .sum();
+        assert!((k[(1, 2)] - 1.3 * (-0.5 * r2).exp()).abs() < 1e-15);
+        let g = kern.grad(&a, &b, &k, &adj, true, true);
+        let f = |kk: &SeArd, a: &DMatrix<f64>, b: &DMatrix<f64>| {
+            kk.matrix(a, b).component_mul(&adj).sum()
+        };
+        let h = 1e-6;
+        let fd = |plus: f64, minus: f64| (plus - minus) / (2.0 * h);
+        let mut kp = kern.clone();
+        let mut km = kern.clone();
+        kp.signal_variance *= h.exp();
+        km.signal_variance *= (-h).exp();
+        assert!((fd(f(&kp, &a, &b), f(&km, &a, &b)) - g.log_signal_variance).abs() < 1e-8);
+        for d in 0..3 {
+            let (mut kp, mut km) = (kern.clone(), kern.clone());
+            kp.lengthscales[d] *= h.exp();
+            km.lengthscales[d] *= (-h).exp();
+            let num = fd(f(&kp, &a, &b), f(&km, &a, &b));
+            assert!((num - g.log_lengthscales[d]).abs() < 1e-8, "ell {d}");
+        }
+        let ga = g.a.expect("asked");
+        let gb = g.b.expect("asked");
+        for i in 0..5 {
+            for d in 0..3 {
+                let (mut ap, mut am) = (a.clone(), a.clone());
+                ap[(i, d)] += h;
+                am[(i, d)] -= h;
+                assert!((fd(f(&kern, &ap, &b), f(&kern, &am, &b)) - ga[(i, d)]).abs() < 1e-8);
+            }
+        }
+        for j in 0..4 {
+            for d in 0..3 {
+                let (mut bp, mut bm) = (b.clone(), b.clone());
+                bp[(j, d)] += h;
+                bm[(j, d)] -= h;
+                assert!((fd(f(&kern, &a, &bp), f(&kern, &a, &bm)) - gb[(j, d)]).abs() < 1e-8);
+            }
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! sgpw — the sparse Gaussian-process workbench.
+//!
+//! Data flows one way: `data` loads a [`data::Dataset`], a method from
+//! [`methods::registry`] initialises parameters, [`optim`] minimises the NLML
+//! (computed by [`likelihood`] for every low-rank method), the fitted model
+//! caches its posterior, and [`metrics`] scores its predictions.
+
+pub mod cli;
+pub mod data;
+pub mod error;
+pub mod kernel;
+pub mod likelihood;
+pub mod linalg;
+pub mod methods;
+pub mod metrics;
+pub mod model_file;
+pub mod optim;
+pub mod train;

@@ -1,0 +1,470 @@
+//! The one likelihood core of METHODS.md §1 for every low-rank model:
+//! `C = Kfu Kuu⁻¹ Kuf + Λ`, `Λ = diag(λ) + σ² I`, with λ the FITC correction or 0 (DTC).
+//!
+//! It works in O(n·m²) time and O(n·m) memory and never forms an n×n matrix. Methods
+//! hand it `Kuf` (m×n, one column per data point — the layout the triangular solves
+//! want), `Kuu`, the prior diagonal for FITC and σ²; it returns the NLML and the
+//! adjoints ∂NLML/∂Kuf, ∂NLML/∂Kuu, ∂NLML/∂kdiag and ∂NLML/∂σ², which each method
+//! maps back to its own parameters by the chain rule.
+//!
+//! Derivation of the adjoints: with `G = ½(C⁻¹ − ααᵀ)`, `α = C⁻¹y`, dNLML = tr(G dC).
+//! For FITC, dC = dQ − diag(dQ) + diag(dkdiag) + dσ² I, so the Q-part uses
+//! `G' = G − diag(G)`. With `L = chol(Kuu)`, `V = L⁻¹Kuf`, `Kfu Kuu⁻¹ = Vᵀ L⁻¹`:
+//! `∂/∂Kuf = 2 L⁻ᵀ V G'`, `∂/∂Kuu = −L⁻ᵀ V G' Vᵀ L⁻¹`, and `C⁻¹Vᵀ = Λ⁻¹ Vᵀ A⁻¹`.
+
+use crate::error::{Error, Result};
+use crate::linalg::{self, Jitter};
+use nalgebra::{DMatrix, DVector};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::f64::consts::PI;
+
+/// Which diagonal correction the model carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// λ_i = k(x_i,x_i) − q_ii: SPGP and the inter-domain GPs.
+    Fitc,
+    /// λ_i = 0: projected process, SSGP, EigenGP, greedy selection.
+    Dtc,
+}
+
+/// The inputs of the core.
+pub struct LowRank<'a> {
+    /// Kuf, m×n: column i holds the covariances of data point i with the m features.
+    pub kuf: &'a DMatrix<f64>,
+    pub kuu: &'a DMatrix<f64>,
+    pub mode: Mode,
+    /// Prior variances k(x_i,x_i), n entries (FITC only; ignored for DTC).
+    pub kdiag: &'a [f64],
+    pub noise: f64,
+    pub jitter: Jitter,
+}
+
+/// NLML and its adjoints.
+#[derive(Clone, Debug)]
+pub struct Adjoints {
+    pub nlml: f64,
+    /// Absolute jitter that was added to Kuu's diagonal.
+    pub jitter: f64,
+    pub d_kuf: DMatrix<f64>,
+    /// Symmetric; pair it with ∂Kuu/∂θ entry by entry (the jitter counts as part of Kuu).
+    pub d_kuu: DMatrix<f64>,
+    /// ∂/∂kdiag (FITC) — empty for DTC.
+    pub d_kdiag: Vec<f64>,
+    pub d_noise: f64,
+}
+
+/// Everything prediction needs, computed once per fitted model (O(m²) to keep):
+/// `mean = k*ᵀ w`, `var_f = prior − k*ᵀ S k*`, `var_y = var_f + σ²`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Posterior {
+    /// The m-vector w = (Kuu + Kuf Λ⁻¹ Kfu)⁻¹ Kuf Λ⁻¹ y.
+    pub mean_weights: Vec<f64>,
+    /// The m×m matrix S (stored as rows).
+    #[serde(with = "crate::model_file::rows")]
+    pub var_matrix: DMatrix<f64>,
+    /// "kernel": the prior variance is k(x*,x*); "none": a degenerate model (SSGP,
+    /// EigenGP) whose variance is k*ᵀ Σ⁻¹ k* alone, stored as S = −Σ⁻¹.
+    pub latent_prior: LatentPrior,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LatentPrior {
+    Kernel,
+    None,
+}
+
+/// Shared first half of every evaluation.
+struct Factors {
+    l: DMatrix<f64>,
+    jitter: f64,
+    v: DMatrix<f64>,
+    lambda: Vec<f64>,
+    la: DMatrix<f64>,
+    beta: DVector<f64>,
+    gamma: DVector<f64>,
+}
+
+fn factor(lr: &LowRank, y: &[f64]) -> Result<Factors> {
+    let (m, n) = lr.kuf.shape();
+    if y.len() != n || lr.kuu.shape() != (m, m) {
+        return Err(Error::input("likelihood core: inconsistent shapes"));
+    }
+    let (l, jitter) = linalg::cholesky_jittered(lr.kuu, lr.jitter)?;
+    let mut v = lr.kuf.clone();
+    linalg::solve_lower(&l, &mut v);
+    let lambda: Vec<f64> = match lr.mode {
+        Mode::Dtc => vec![lr.noise; n],
+        Mode::Fitc => v
+            .as_slice()
+            .par_chunks(m.max(1))
+            .zip(lr.kdiag.par_iter())
+            .map(|(col, kd)| kd - col.iter().map(|x| x * x).sum::<f64>() + lr.noise)
+            .collect(),
+    };
+    if let Some(i) = lambda.iter().position(|l| !(l.is_finite() && *l > 0.0)) {
+        return Err(Error::numerical(format!(
+            "diagonal of the covariance is {} at training point {} (noise variance {:e})",
+            lambda[i],
+            i + 1,
+            lr.noise
+        )));
+    }
+    // A = I + V Λ⁻¹ Vᵀ via the scaled copy Vs = V Λ^{-1/2}.
+    let mut vs = v.clone();
+    vs.as_mut_slice()
+        .par_chunks_mut(m.max(1))
+        .zip(lambda.par_iter())
+        .for_each(|(col, l)| {
+            let s = 1.0 / l.sqrt();
+            col.iter_mut().for_each(|x| *x *= s);
+        });
+    let mut a = DMatrix::identity(m, m);
+    linalg::gemm(&mut a, true, &vs, false, &vs, true, 1.0);
+    drop(vs);
+    let la = linalg::cholesky_with(&a, 0.0).ok_or_else(|| {
+        Error::numerical("I + V Λ⁻¹ Vᵀ is not positive definite (NaN in the parameters?)")
+    })?;
+    let ly: Vec<f64> = y.iter().zip(&lambda).map(|(y, l)| y / l).collect();
+    let beta = &v * DVector::from_column_slice(&ly);
+    let mut gamma = DMatrix::from_column_slice(m, 1, beta.as_slice());
+    linalg::solve_lower(&la, &mut gamma);
+    Ok(Factors {
+        l,
+        jitter,
+        v,
+        lambda,
+        la,
+        beta,
+        gamma: DVector::from_column_slice(gamma.as_slice()),
+    })
+}
+
+fn nlml_of(f: &Factors, y: &[f64]) -> f64 {
+    let n = y.len() as f64;
+    let quad: f64 = y.iter().zip(&f.lambda).map(|(y, l)| y * y / l).sum();
+    let half_logdet_lambda: f64 = 0.5 * f.lambda.iter().map(|l| l.ln()).sum::<f64>();
+    0.5 * (quad - f.gamma.norm_squared())
+        + linalg::half_logdet(&f.la)
+        + half_logdet_lambda
+        + 0.5 * n * (2.0 * PI).ln()
+}
+
+/// The NLML alone (no adjoints).
+pub fn nlml(lr: &LowRank, y: &[f64]) -> Result<f64> {
+    let f = factor(lr, y)?;
+    finite(nlml_of(&f, y))
+}
+
+fn finite(x: f64) -> Result<f64> {
+    if x.is_finite() {
+        Ok(x)
+    } else {
+        Err(Error::numerical("the NLML is not finite"))
+    }
+}
+
+/// The NLML and all adjoints, O(n·m²).
+pub fn nlml_and_adjoints(lr: &LowRank, y: &[f64]) -> Result<Adjoints> {
+    let f = factor(lr, y)?;
+    let nlml = finite(nlml_of(&f, y))?;
+    let (m, n) = lr.kuf.shape();
+    // δ = A⁻¹β, α = C⁻¹y = Λ⁻¹(y − Vᵀδ)
+    let mut delta = DMatrix::from_column_slice(m, 1, f.gamma.as_slice());
+    linalg::solve_lower_transpose(&f.la, &mut delta);
+    let vt_delta = f.v.tr_mul(&delta);
+    let alpha: Vec<f64> = (0..n).map(|i| (y[i] - vt_delta[i]) / f.lambda[i]).collect();
+    let v_alpha = &f.v * DVector::from_column_slice(&alpha);
+    // P = A⁻¹ V, column i = A⁻¹ v_i
+    let mut p = f.v.clone();
+    linalg::solve_lower(&f.la, &mut p);
+    linalg::solve_lower_transpose(&f.la, &mut p);
+    // g_i = ½(C⁻¹_ii − α_i²), C⁻¹_ii = 1/Λ_i − (v_iᵀ A⁻¹ v_i)/Λ_i²
+    let fitc = lr.mode == Mode::Fitc;
+    let g: Vec<f64> = p
+        .as_slice()
+        .par_chunks(m.max(1))
+        .zip(f.v.as_slice().par_chunks(m.max(1)))
+        .enumerate()
+        .map(|(i, (pc, vc))| {
+            let q: f64 = pc.iter().zip(vc).map(|(a, b)| a * b).sum();
+            let li = f.lambda[i];
+            0.5 * (1.0 / li - q / (li * li) - alpha[i] * alpha[i])
+        })
+        .collect();
+    // Hᵀ = (G' Vᵀ)ᵀ, column i: ½ P_i/Λ_i − ½ (Vα) α_i − [FITC] g_i v_i; built in P's storage.
+    let mut ht = p;
+    ht.as_mut_slice()
+        .par_chunks_mut(m.max(1))
+        .zip(f.v.as_slice().par_chunks(m.max(1)))
+        .enumerate()
+        .for_each(|(i, (hc, vc))| {
+            let s = 0.5 / f.lambda[i];
+            let a = 0.5 * alpha[i];
+            let gi = if fitc { g[i] } else { 0.0 };
+            for k in 0..hc.len() {
+                hc[k] = s * hc[k] - a * v_alpha[k] - gi * vc[k];
+            }
+        });
+    // ∂/∂Kuu = −L⁻ᵀ (V H) L⁻¹
+    let mut d_kuu = linalg::mul(&f.v, false, &ht, true);
+    linalg::solve_lower_transpose(&f.l, &mut d_kuu);
+    d_kuu.transpose_mut();
+    linalg::solve_lower_transpose(&f.l, &mut d_kuu);
+    let d_kuu = (&d_kuu + d_kuu.transpose()) * -0.5;
+    // ∂/∂Kuf = 2 L⁻ᵀ Hᵀ
+    linalg::solve_lower_transpose(&f.l, &mut ht);
+    ht *= 2.0;
+    let d_noise = g.iter().sum();
+    Ok(Adjoints {
+        nlml,
+        jitter: f.jitter,
+        d_kuf: ht,
+        d_kuu,
+        d_kdiag: if fitc { g } else { Vec::new() },
+        d_noise,
+    })
+}
+
+/// The predictive quantities of METHODS.md §1. `degenerate` selects the SSGP/EigenGP
+/// variance `k*ᵀ(Kuu + Kuf Λ⁻¹ Kfu)⁻¹ k*` in place of `k** − k*ᵀ[Kuu⁻¹ − Σ⁻¹]k*`.
+pub fn posterior(lr: &LowRank, y: &[f64], degenerate: bool) -> Result<Posterior> {
+    let f = factor(lr, y)?;
+    let m = lr.kuu.nrows();
+    // w = L⁻ᵀ A⁻¹ β
+    let mut w = DMatrix::from_column_slice(m, 1, f.beta.as_slice());
+    linalg::solve_lower(&f.la, &mut w);
+    linalg::solve_lower_transpose(&f.la, &mut w);
+    linalg::solve_lower_transpose(&f.l, &mut w);
+    // Σ⁻¹ = L⁻ᵀ A⁻¹ L⁻¹, Kuu⁻¹ − Σ⁻¹ = L⁻ᵀ (I − A⁻¹) L⁻¹
+    let a_inv = linalg::chol_inverse(&f.la);
+    let mut s = if degenerate {
+        -a_inv
+    } else {
+        DMatrix::identity(m, m) - a_inv
+    };
+    linalg::solve_lower_transpose(&f.l, &mut s);
+    s.transpose_mut();
+    linalg::solve_lower_transpose(&f.l, &mut s);
+    let s = (&s + s.transpose()) * 0.5;
+    Ok(Posterior {
+        mean_weights: w.as_slice().to_vec(),
+        var_matrix: s,
+        latent_prior: if degenerate {
+            LatentPrior::None
+        } else {
+            LatentPrior::Kernel
+        },
+    })
+}
+
+impl Posterior {
+    pub fn m(&self) -> usize {
+        self.mean_weights.len()
+    }
+
+    /// Check the shapes of a posterior read from a file.
+    pub fn check(&self, m: usize) -> Result<()> {
+        if self.mean_weights.len() != m || self.var_matrix.shape() != (m, m) {
+            return Err(Error::input(format!(
+                "[posterior] must hold {m} mean_weights and an {m}×{m} var_matrix"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Mean and latent variance at t test points from K(u, *) (m×t) and the prior
+    /// variances k(x*,x*).
+    pub fn predict(&self, kus: &DMatrix<f64>, prior: &[f64]) -> (Vec<f64>, Vec<f64>) {
+        let w = DVector::from_column_slice(&self.mean_weights);
+        let mean = kus.tr_mul(&w);
+        let sk = linalg::mul(&self.var_matrix, false, kus, false);
+        let var = (0..kus.ncols())
+            .map(|t| {
+                let quad = kus.column(t).dot(&sk.column(t));
+                match self.latent_prior {
+                    LatentPrior::Kernel => prior[t] - quad,
+                    LatentPrior::None => -quad,
+                }
+            })
+            .collect();
+        (mean.as_slice().to_vec(), var)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// NLML of N(0, C) by a dense O(n³) Cholesky.
+    fn dense_nlml(c: &DMatrix<f64>, y: &[f64]) -> f64 {
+        let n = y.len();
+        let chol = c.clone().cholesky().expect("spd");
+        let yv = DVector::from_column_slice(y);
+        let a = chol.solve(&yv);
+        0.5 * yv.dot(&a)
+            + chol.l().diagonal().iter().map(|d| d.ln()).sum::<f64>()
+            + 0.5 * n as f64 * (2.0 * PI).ln()
+    }
+
+    fn problem(n: usize, m: usize) -> (DMatrix<f64>, DMatrix<f64>, Vec<f64>, Vec<f64>) {
+        let x = DMatrix::from_fn(n, 2, |i, d| ((i * (d + 2)) as f64 * 0.37).sin() * 2.0);
+        let z = DMatrix::from_fn(m, 2, |j, d| ((j * (d + 3)) as f64 * 0.53 + 0.1).cos() * 1.5);
+        let k = crate::kernel::SeArd {
+            signal_variance: 1.4,
+            lengthscales: vec![0.9, 1.3],
+        };
+        let kuf = k.matrix(&z, &x);
+        let kuu = k.gram(&z);
+        let y: Vec<f64> = (0..n)
+            .map(|i| (i as f64 * 0.3).sin() + 0.1 * (i % 3) as f64)
+            .collect();
+        (kuf, kuu, vec![1.4; n], y)
+    }
+
+    fn dense_cov(
+        kuf: &DMatrix<f64>,
+        kuu: &DMatrix<f64>,
+        kd: &[f64],
+        s2: f64,
+        fitc: bool,
+    ) -> DMatrix<f64> {
+        let n = kuf.ncols();
+        let q = kuf.transpose() * kuu.clone().cholesky().expect("spd").solve(kuf);
+        let mut c = q.clone();
+        for i in 0..n {
+            c[(i, i)] += s2 + if fitc { kd[i] - q[(i, i)] } else { 0.0 };
+        }
+        c
+    }
+
+    #[test]
+    fn core_matches_dense_evaluation() {
+        let (kuf, kuu, kd, y) = problem(150, 12);
+        for (mode, fitc) in [(Mode::Fitc, true), (Mode::Dtc, false)] {
+            let lr = LowRank {
+                kuf: &kuf,
+                kuu: &kuu,
+                mode,
+                kdiag: &kd,
+                noise: 0.07,
+                jitter: Jitter::Fixed(0.0),
+            };
+            let fast = nlml(&lr, &y).expect("ok");
+            let dense = dense_nlml(&dense_cov(&kuf, &kuu, &kd, 0.07, fitc), &y);
+            assert!(
+                ((fast - dense) / dense).abs() < 1e-11,
+                "{mode:?}: {fast} vs {dense}"
+            );
+        }
+    }
+
+    #[test]
+    fn adjoints_match_finite_differences() {
+        let (kuf, kuu, kd, y) = problem(40, 6);
+        for mode in [Mode::Fitc, Mode::Dtc] {
+            let eval = |kuf: &DMatrix<f64>, kuu: &DMatrix<f64>, kd: &[f64], s2: f64| {
+                nlml(
+                    &LowRank {
+                        kuf,
+                        kuu,
+                        mode,
+                        kdiag: kd,
+                        noise: s2,
+                        jitter: Jitter::Fixed(0.0),
+                    },
+                    &y,
+                )
+                .expect("ok")
+            };
+            let adj = nlml_and_adjoints(
+                &LowRank {
+                    kuf: &kuf,
+                    kuu: &kuu,
+                    mode,
+                    kdiag: &kd,
+                    noise: 0.05,
+                    jitter: Jitter::Fixed(0.0),
+                },
+                &y,
+            )
+            .expect("ok");
+            assert!((adj.nlml - eval(&kuf, &kuu, &kd, 0.05)).abs() < 1e-12);
+            let h = 1e-6;
+            let close = |a: f64, b: f64| (a - b).abs() < 1e-6 * (1.0 + b.abs());
+            for (i, j) in [(0, 0), (3, 7), (5, 39), (2, 20)] {
+                let (mut p, mut q) = (kuf.clone(), kuf.clone());
+                p[(i, j)] += h;
+                q[(i, j)] -= h;
+                let fd = (eval(&p, &kuu, &kd, 0.05) - eval(&q, &kuu, &kd, 0.05)) / (2.0 * h);
+                assert!(
+                    close(adj.d_kuf[(i, j)], fd),
+                    "{mode:?} kuf {i},{j}: {} vs {fd}",
+                    adj.d_kuf[(i, j)]
+                );
+            }
+            for (i, j) in [(0, 0), (1, 4), (5, 2)] {
+                // a symmetric perturbation touches both (i,j) and (j,i)
+                let (mut p, mut q) = (kuu.clone(), kuu.clone());
+                p[(i, j)] += h;
+                q[(i, j)] -= h;
+                if i != j {
+                    p[(j, i)] += h;
+                    q[(j, i)] -= h;
+                }
+                let fd = (eval(&kuf, &p, &kd, 0.05) - eval(&kuf, &q, &kd, 0.05)) / (2.0 * h);
+                let an = if i == j {
+                    adj.d_kuu[(i, i)]
+                } else {
+                    2.0 * adj.d_kuu[(i, j)]
+                };
+                assert!(close(an, fd), "{mode:?} kuu {i},{j}: {an} vs {fd}");
+            }
+            let fd =
+                (eval(&kuf, &kuu, &kd, 0.05 + h) - eval(&kuf, &kuu, &kd, 0.05 - h)) / (2.0 * h);
+            assert!(close(adj.d_noise, fd), "{mode:?} noise");
+            if mode == Mode::Fitc {
+                let (mut p, mut q) = (kd.clone(), kd.clone());
+                p[11] += h;
+                q[11] -= h;
+                let fd = (eval(&kuf, &kuu, &p, 0.05) - eval(&kuf, &kuu, &q, 0.05)) / (2.0 * h);
+                assert!(close(adj.d_kdiag[11], fd));
+            }
+        }
+    }
+
+    #[test]
+    fn posterior_matches_dense_conditioning() {
+        let (kuf, kuu, kd, y) = problem(60, 8);
+        let k = crate::kernel::SeArd {
+            signal_variance: 1.4,
+            lengthscales: vec![0.9, 1.3],
+        };
+        let z = DMatrix::from_fn(8, 2, |j, d| ((j * (d + 3)) as f64 * 0.53 + 0.1).cos() * 1.5);
+        let xs = DMatrix::from_fn(5, 2, |i, d| (i as f64 - 2.0) * 0.7 + d as f64 * 0.2);
+        let kus = k.matrix(&z, &xs);
+        let lr = LowRank {
+            kuf: &kuf,
+            kuu: &kuu,
+            mode: Mode::Fitc,
+            kdiag: &kd,
+            noise: 0.05,
+            jitter: Jitter::Fixed(0.0),
+        };
+        let post = posterior(&lr, &y, false).expect("ok");
+        let (mean, var) = post.predict(&kus, &[1.4; 5]);
+        // dense FITC prediction: Q*f C⁻¹ y and Q** + (k** − Q**) − Q*f C⁻¹ Qf*
+        let c = dense_cov(&kuf, &kuu, &kd, 0.05, true);
+        let kuu_chol = kuu.clone().cholesky().expect("spd");
+        let qsf = kus.transpose() * kuu_chol.solve(&kuf);
+        let cc = c.cholesky().expect("spd");
+        let dm = &qsf * cc.solve(&DVector::from_column_slice(&y));
+        let dv = (&qsf * cc.solve(&qsf.transpose())).diagonal();
+        for t in 0..5 {
+            assert!((mean[t] - dm[t]).abs() < 1e-10);
+            assert!((var[t] - (1.4 - dv[t])).abs() < 1e-10);
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! Dense linear algebra for the hot paths. Matrices are stored as nalgebra
+//! `DMatrix` (column-major) everywhere; the O(n·m²) and O(n³) work is done by faer
+//! on zero-copy views, because faer's gemm, triangular solves and Cholesky are 2–10×
+//! faster than nalgebra's on this machine (see DESIGN.md's measurements).
+
+use crate::error::{Error, Result};
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch};
+use faer::linalg::matmul::matmul;
+use faer::linalg::triangular_solve::{
+    solve_lower_triangular_in_place, solve_upper_triangular_in_place,
+};
+use faer::{Accum, MatMut, MatRef, Par};
+use nalgebra::DMatrix;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Threads faer may use inside one evaluation; 0 = all of rayon's.
+static THREADS: AtomicUsize = AtomicUsize::new(0);
+
+/// Limit the threads one evaluation may use (1 when several fits run side by side).
+pub fn set_threads(n: usize) {
+    THREADS.store(n, Ordering::Relaxed);
+}
+
+pub fn par() -> Par {
+    match THREADS.load(Ordering::Relaxed) {
+        1 => Par::Seq,
+        n => Par::rayon(n),
+    }
+}
+
+pub fn view(m: &DMatrix<f64>) -> MatRef<'_, f64> {
+    MatRef::from_column_major_slice(m.as_slice(), m.nrows(), m.ncols())
+}
+
+pub fn view_mut(m: &mut DMatrix<f64>) -> MatMut<'_, f64> {
+    let (r, c) = m.shape();
+    MatMut::from_column_major_slice_mut(m.as_mut_slice(), r, c)
+}
+
+/// How much to add to the diagonal of a matrix before its Cholesky factorisation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Jitter {
+    /// METHODS.md §1: ε·scale with ε = 1e-8, ×10 after each failure up to 1e-2.
+    Auto { scale: f64 },
+    /// Exactly this absolute amount (model files, reference implementations).
+    Fixed(f64),
+}
+
+pub const JITTER_START: f64 = 1e-8;
+pub const JITTER_MAX: f64 = 1e-2;
+
+/// Lower Cholesky factor of `a + jitter·I` under the given policy; returns the
+/// factor and the absolute jitter that was needed.
+pub fn cholesky_jittered(a: &DMatrix<f64>, policy: Jitter) -> Result<(DMatrix<f64>, f64)> {
+    match policy {
+        Jitter::Fixed(j) => cholesky_with(a, j).map(|l| (l, j)).ok_or_else(|| {
+            Error::numerical(format!(
+                "a {n}×{n} covariance is not positive definite even with the fixed jitter {j:e}; \
+                 remove the `jitter` key to let sgpw choose one",
+                n = a.nrows()
+            ))
+        }),
+        Jitter::Auto { scale } => {
+            let scale = if scale.is_finite() && scale > 0.0 {
+                scale
+            } else {
+                1.0
+            };
+            let mut eps = JITTER_START;
+            while eps <= JITTER_MAX * 1.000001 {
+                if let Some(l) = cholesky_with(a, eps * scale) {
+                    return Ok((l, eps * scale));
+                }
+                eps *= 10.0;
+            }
+            Err(Error::numerical(format!(
+                "a {n}×{n} covariance is not positive definite even with jitter {JITTER_MAX:e}·σ0² \
+                 (duplicate inducing points or extreme lengthscales?)",
+                n = a.nrows()
+            )))
+        }
+    }
+}
+
+/// Lower Cholesky factor of `a + jitter·I`, or None if it is not positive definite
+/// (or holds a NaN). Only the lower triangle of `a` is read.
+pub fn cholesky_with(a: &DMatrix<f64>, jitter: f64) -> Option<DMatrix<f64>> {
+    let n = a.nrows();
+    let mut l = a.clone();
+    for i in 0..n {
+        l[(i, i)] += jitter;
+    }
+    let par = par();
+    let mut mem = MemBuffer::new(cholesky_in_place_scratch::<f64>(n, par, Default::default()));
+    let ok = cholesky_in_place(
+        view_mut(&mut l),
+        Default::default(),
+        par,
+        MemStack::new(&mut mem),
+        Default::default(),
+    )
+    .is_ok();
+    if !ok {
+        return None;
+    }
+    for j in 0..n {
+        for i in 0..j {
+            l[(i, j)] = 0.0;
+        }
+    }
+    if (0..n).all(|i| l[(i, i)].is_finite() && l[(i, i)] > 0.0) {
+        Some(l)
+    } else {
+        None
+    }
+}
+
+/// B ← L⁻¹ B for lower-triangular L.
+pub fn solve_lower(l: &DMatrix<f64>, b: &mut DMatrix<f64>) {
+    solve_lower_triangular_in_place(view(l), view_mut(b), par());
+}
+
+/// B ← L⁻ᵀ B for lower-triangular L.
+pub fn solve_lower_transpose(l: &DMatrix<f64>, b: &mut DMatrix<f64>) {
+    solve_upper_triangular_in_place(view(l).transpose(), view_mut(b), par());
+}
+
+/// C ← α·op(A)·op(B) (+ C if `accumulate`), with op = transpose where asked.
+pub fn gemm(
+    c: &mut DMatrix<f64>,
+    accumulate: bool,
+    a: &DMatrix<f64>,
+    ta: bool,
+    b: &DMatrix<f64>,
+    tb: bool,
+    alpha: f64,
+) {
+    let av = if ta { view(a).transpose() } else { view(a) };
+    let bv = if tb { view(b).transpose() } else { view(b) };
+    let acc = if accumulate {
+        Accum::Add
+    } else {
+        Accum::Replace
+    };
+    matmul(view_mut(c), acc, av, bv, alpha, par());
+}
+
+/// op(A)·op(B) as a new matrix.
+pub fn mul(a: &DMatrix<f64>, ta: bool, b: &DMatrix<f64>, tb: bool) -> DMatrix<f64> {
+    let r = if ta { a.ncols() } else { a.nrows() };
+    let c = if tb { b.nrows() } else { b.ncols() };
+    let mut out = DMatrix::zeros(r, c);
+    gemm(&mut out, false, a, ta, b, tb, 1.0);
+    out
+}
+
+/// Σ log diag(L) — half the log-determinant of L Lᵀ.
+pub fn half_logdet(l: &DMatrix<f64>) -> f64 {
+    (0..l.nrows()).map(|i| l[(i, i)].ln()).sum()
+}
+
+/// (L Lᵀ)⁻¹ from its Cholesky factor, O(m³); used only for m×m matrices and the
+/// exact GP's gradient, where the inverse itself is needed.
+pub fn chol_inverse(l: &DMatrix<f64>) -> DMatrix<f64> {
+    let n = l.nrows();
+    let mut x = DMatrix::identity(n, n);
+    solve_lower(l, &mut x);
+    solve_lower_transpose(l, &mut x);
+    x
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spd(n: usize) -> DMatrix<f64> {
+        let b = DMatrix::from_fn(n, n, |i, j| ((i * 7 + j * 3) % 11) as f64 / 11.0 - 0.4);
+        &b * b.transpose() + DMatrix::identity(n, n) * 0.5
+    }
+
+    #[test]
+    fn cholesky_and_solves_agree_with_nalgebra() {
+        let a = spd(30);
+        let (l, j) = cholesky_jittered(&a, Jitter::Fixed(0.0)).expect("spd");
+        assert_eq!(j, 0.0);
+        assert!((&l * l.transpose() - &a).abs().max() < 1e-12);
+        let inv = chol_inverse(&l);
+        assert!((&inv * &a - DMatrix::identity(30, 30)).abs().max() < 1e-10);
+        let b = DMatrix::from_fn(30, 5, |i, j| (i as f64 - j as f64).sin());
+        let mut x = b.clone();
+        solve_lower(&l, &mut x);
+        assert!((&l * &x - &b).abs().max() < 1e-12);
+        let mut y = b.clone();
+        solve_lower_transpose(&l, &mut y);
+        assert!((l.transpose() * &y - &b).abs().max() < 1e-12);
+        let c = mul(&b, true, &a, false);
+        assert!((c - b.transpose() * &a).abs().max() < 1e-12);
+    }
+
+    #[test]
+    fn auto_jitter_escalates_on_a_singular_matrix() {
+        // rank one: needs jitter; reports the amount used
+        let v = DMatrix::from_fn(5, 1, |i, _| i as f64 + 1.0);
+        let a = &v * v.transpose();
+        assert!(cholesky_with(&a, 0.0).is_none());
+        let (_, j) = cholesky_jittered(&a, Jitter::Auto { scale: 2.0 }).expect("jitter helps");
+        assert!(j >= 2e-8 && j <= 2e-2);
+        let bad = DMatrix::from_element(3, 3, f64::NAN);
+        assert!(cholesky_jittered(&bad, Jitter::Auto { scale: 1.0 }).is_err());
+        let neg = -DMatrix::<f64>::identity(3, 3);
+        assert!(cholesky_jittered(&neg, Jitter::Fixed(1e-6)).is_err());
+    }
+}

@@ -1,0 +1,188 @@
+//! The exact GP (method `full`): O(n³) time, O(n²) memory; the reference every
+//! sparse method is compared with. `--subset N` (a general option) fits it on a random
+//! subset, the "random active set" baseline of the PSDS paper.
+
+use super::{Method, Objective, pack_hyper, unpack_hyper};
+use crate::error::{Error, Result};
+use crate::likelihood::{LatentPrior, Posterior};
+use crate::linalg::{self, Jitter};
+use crate::model_file::{Hyper, ModelFile};
+use crate::optim::{self, Control};
+use crate::train::{RunSpec, TrainData};
+use nalgebra::{DMatrix, DVector};
+use rand_chacha::ChaCha8Rng;
+use std::f64::consts::PI;
+
+pub struct Exact;
+
+/// K + σ²I factorised, with α = (K + σ²I)⁻¹ y.
+struct Factor {
+    k: DMatrix<f64>,
+    l: DMatrix<f64>,
+    jitter: f64,
+    alpha: DVector<f64>,
+    nlml: f64,
+}
+
+fn factor(model: &ModelFile, data: &TrainData) -> Result<Factor> {
+    let k = model.kernel().gram(&data.x);
+    let mut ky = k.clone();
+    for i in 0..ky.nrows() {
+        ky[(i, i)] += model.hyper.noise_variance;
+    }
+    // The noise keeps K + σ²I positive definite; jitter only if σ² is tiny.
+    let policy = match model.jitter {
+        Some(j) => Jitter::Fixed(j),
+        None => match linalg::cholesky_with(&ky, 0.0) {
+            Some(l) => return Ok(finish(k, l, 0.0, &data.y)),
+            None => Jitter::Auto {
+                scale: model.hyper.signal_variance,
+            },
+        },
+    };
+    let (l, jitter) = linalg::cholesky_jittered(&ky, policy)?;
+    Ok(finish(k, l, jitter, &data.y))
+}
+
+fn finish(k: DMatrix<f64>, l: DMatrix<f64>, jitter: f64, y: &[f64]) -> Factor {
+    let n = y.len();
+    let mut a = DMatrix::from_column_slice(n, 1, y);
+    linalg::solve_lower(&l, &mut a);
+    let quad = a.norm_squared();
+    linalg::solve_lower_transpose(&l, &mut a);
+    let nlml = 0.5 * quad + linalg::half_logdet(&l) + 0.5 * n as f64 * (2.0 * PI).ln();
+    Factor {
+        k,
+        l,
+        jitter,
+        alpha: DVector::from_column_slice(a.as_slice()),
+        nlml,
+    }
+}
+
+impl Method for Exact {
+    fn name(&self) -> &'static str {
+        "full"
+    }
+    fn aliases(&self) -> &'static [&'static str] {
+        &["exact"]
+    }
+    fn summary(&self) -> &'static str {
+        "exact GP, O(n³) (Rasmussen & Williams 2006); m is not used"
+    }
+    fn m_meaning(&self) -> &'static str {
+        "unused (all training points)"
+    }
+    fn m_bounded_by_n(&self) -> bool {
+        false
+    }
+    fn stores_posterior(&self) -> bool {
+        false
+    }
+
+    fn init(&self, data: &TrainData, _spec: &RunSpec, _rng: &mut ChaCha8Rng) -> Result<ModelFile> {
+        Ok(ModelFile::new(self.name(), super::default_hyper(data)))
+    }
+
+    fn check(&self, _model: &ModelFile) -> Result<()> {
+        Ok(())
+    }
+
+    fn pack(&self, model: &ModelFile) -> Vec<f64> {
+        let mut theta = Vec::new();
+        pack_hyper(model, &mut theta);
+        theta
+    }
+
+    fn unpack(&self, theta: &[f64], model: &mut ModelFile) {
+        unpack_hyper(theta, model);
+    }
+
+    fn objective(&self, model: &ModelFile, data: &TrainData) -> Result<Objective> {
+        let f = factor(model, data)?;
+        // ∂NLML/∂K = ½(K⁻¹ − ααᵀ)
+        let mut w = linalg::chol_inverse(&f.l);
+        linalg::gemm(
+            &mut w,
+            true,
+            &DMatrix::from_column_slice(f.alpha.len(), 1, f.alpha.as_slice()),
+            false,
+            &DMatrix::from_column_slice(f.alpha.len(), 1, f.alpha.as_slice()),
+            true,
+            -1.0,
+        );
+        w *= 0.5;
+        let g = model
+            .kernel()
+            .grad(&data.x, &data.x, &f.k, &w, false, false);
+        let mut grad = vec![g.log_signal_variance];
+        grad.extend(g.log_lengthscales);
+        grad.push(w.trace() * model.hyper.noise_variance);
+        if model.jitter.is_none() && f.jitter > 0.0 {
+            grad[0] += f.jitter * w.trace();
+        }
+        Ok(Objective {
+            nlml: f.nlml,
+            grad,
+            jitter: f.jitter,
+        })
+    }
+
+    fn nlml(&self, model: &ModelFile, data: &TrainData) -> Result<f64> {
+        Ok(factor(model, data)?.nlml)
+    }
+
+    fn posterior(
+        &self,
+        model: &ModelFile,
+        data: &TrainData,
+    ) -> Result<(Posterior, Option<DMatrix<f64>>)> {
+        let f = factor(model, data)?;
+        let post = Posterior {
+            mean_weights: f.alpha.as_slice().to_vec(),
+            var_matrix: linalg::chol_inverse(&f.l),
+            latent_prior: LatentPrior::Kernel,
+        };
+        Ok((post, Some(data.x.clone())))
+    }
+
+    fn cross(
+        &self,
+        model: &ModelFile,
+        basis: Option<&DMatrix<f64>>,
+        x: &DMatrix<f64>,
+    ) -> Result<(DMatrix<f64>, Vec<f64>)> {
+        let basis = basis.ok_or_else(|| {
+            Error::input("the exact GP predicts from its training data; pass --train")
+        })?;
+        Ok((
+            model.kernel().matrix(basis, x),
+            vec![model.hyper.signal_variance; x.nrows()],
+        ))
+    }
+}
+
+/// Fit a full GP on `n_sub` random training points and return its hyperparameters
+/// (the subset initialisation the inter-domain and PSDS papers use on pumadyn-32nm).
+pub fn hyper_from_subset(
+    data: &TrainData,
+    n_sub: usize,
+    iters: usize,
+    rng: &mut ChaCha8Rng,
+) -> Result<Hyper> {
+    let sub = subset(data, n_sub, rng);
+    let model = ModelFile::new("full", super::default_hyper(&sub));
+    let (fitted, _) = super::fit_all(&Exact, model, &sub, iters, &mut |_: &optim::IterInfo| {
+        Control::Continue
+    })?;
+    Ok(fitted.hyper)
+}
+
+/// A random subset of the training data (without replacement).
+pub fn subset(data: &TrainData, n_sub: usize, rng: &mut ChaCha8Rng) -> TrainData {
+    let idx = rand::seq::index::sample(rng, data.y.len(), n_sub.min(data.y.len()));
+    TrainData {
+        x: DMatrix::from_fn(idx.len(), data.x.ncols(), |i, d| data.x[(idx.index(i), d)]),
+        y: idx.iter().map(|i| data.y[i]).collect(),
+    }
+}

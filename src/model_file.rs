@@ -1,0 +1,295 @@
+//! Model files (TOML): the parameters of a fitted or hand-written model, the
+//! transformation of its inputs and targets, and optionally its cached posterior.
+//! The same tables are stored per result in session files.
+//!
+//! Every method reads and writes its parameters here, in physical units (variances,
+//! lengthscales, absolute frequencies); the optimiser's log-space vector is private
+//! to each method.
+
+use crate::error::{Error, Result};
+use crate::likelihood::Posterior;
+use nalgebra::DMatrix;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelFile {
+    pub method: String,
+    /// Subtracted from y before fitting, added back to predictions (original units).
+    #[serde(default)]
+    pub target_mean: f64,
+    /// Absolute jitter added to Kuu's diagonal; absent = the policy of METHODS.md §1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<f64>,
+    /// Input columns the model was fitted on, in order (used to read prediction inputs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs: Option<Vec<String>>,
+    /// Subtracted from the (standardised) inputs by methods that centre them (FIFGP, TFIFGP).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_mean: Option<Vec<f64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub standardize: Option<Standardize>,
+    pub hyper: Hyper,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inducing: Option<Inducing>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spectral: Option<Spectral>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub features: Option<Features>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub posterior: Option<Posterior>,
+    /// What the fit reported (informational; ignored when reading).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fit: Option<FitInfo>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Hyper {
+    /// σ0²
+    pub signal_variance: f64,
+    /// ℓ_d, one per input column.
+    pub lengthscales: Vec<f64>,
+    /// σ²
+    pub noise_variance: f64,
+}
+
+/// `--standardize`: the model sees (x − input_mean_raw)/input_scale and y/target_scale.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Standardize {
+    pub input_center: Vec<f64>,
+    pub input_scale: Vec<f64>,
+    pub target_scale: f64,
+}
+
+/// Pseudo-inputs (SPGP/FITC and its variants).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Inducing {
+    /// m rows of D values.
+    pub points: Vec<Vec<f64>>,
+}
+
+/// Spectral points of PSDS / SSGP as absolute frequencies w_r.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spectral {
+    pub frequencies: Vec<Vec<f64>>,
+}
+
+/// Inter-domain features (FIFGP, TFIFGP, SMGP).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Features {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_widths: Option<Vec<f64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frequencies: Option<Vec<Vec<f64>>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases: Option<Vec<f64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub centres: Option<Vec<Vec<f64>>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub widths: Option<Vec<Vec<f64>>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FitInfo {
+    pub nlml: f64,
+    /// Absolute jitter the final evaluation needed.
+    pub jitter_used: f64,
+    pub iterations: usize,
+    pub train_seconds: f64,
+    pub n_train: usize,
+}
+
+impl ModelFile {
+    /// A model of `method` with these hyperparameters and no other tables.
+    pub fn new(method: &str, hyper: Hyper) -> ModelFile {
+        ModelFile {
+            method: method.to_string(),
+            target_mean: 0.0,
+            jitter: None,
+            inputs: None,
+            input_mean: None,
+            standardize: None,
+            hyper,
+            inducing: None,
+            spectral: None,
+            features: None,
+            posterior: None,
+            fit: None,
+        }
+    }
+
+    pub fn read(path: &Path) -> Result<ModelFile> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::file(path, format!("cannot read the model file: {e}")))?;
+        Self::parse(&text).map_err(|e| Error::file(path, e))
+    }
+
+    /// Parse TOML; the error names the line and the key.
+    pub fn parse(text: &str) -> std::result::Result<ModelFile, String> {
+        toml::from_str(text).map_err(|e| toml_error(text, &e))
+    }
+
+    pub fn to_toml(&self) -> Result<String> {
+        toml::to_string(self).map_err(|e| Error::File(format!("cannot write a model: {e}")))
+    }
+
+    pub fn write(&self, path: &Path) -> Result<()> {
+        atomic_write(path, &self.to_toml()?)
+    }
+
+    pub fn dim(&self) -> usize {
+        self.hyper.lengthscales.len()
+    }
+
+    /// Shapes and signs shared by every method's parameters.
+    pub fn check_hyper(&self) -> Result<()> {
+        let h = &self.hyper;
+        if h.lengthscales.is_empty() {
+            return Err(Error::input("[hyper] lengthscales is empty"));
+        }
+        let positive = |name: &str, v: f64| {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(Error::input(format!(
+                    "[hyper] {name} must be positive and finite, not {v}"
+                )))
+            }
+        };
+        positive("signal_variance", h.signal_variance)?;
+        positive("noise_variance", h.noise_variance)?;
+        for l in &h.lengthscales {
+            positive("lengthscales", *l)?;
+        }
+        if let Some(j) = self.jitter {
+            if !(j.is_finite() && j >= 0.0) {
+                return Err(Error::input(format!("jitter must be ≥ 0, not {j}")));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn kernel(&self) -> crate::kernel::SeArd {
+        crate::kernel::SeArd {
+            signal_variance: self.hyper.signal_variance,
+            lengthscales: self.hyper.lengthscales.clone(),
+        }
+    }
+
+    /// The jitter policy for this model.
+    pub fn jitter_policy(&self) -> crate::linalg::Jitter {
+        match self.jitter {
+            Some(j) => crate::linalg::Jitter::Fixed(j),
+            None => crate::linalg::Jitter::Auto {
+                scale: self.hyper.signal_variance,
+            },
+        }
+    }
+}
+
+/// Rows of a table as a matrix, checking that every row has `cols` entries.
+pub fn rows_to_matrix(name: &str, rows: &[Vec<f64>], cols: usize) -> Result<DMatrix<f64>> {
+    if let Some((i, r)) = rows.iter().enumerate().find(|(_, r)| r.len() != cols) {
+        return Err(Error::input(format!(
+            "{name}: row {} has {} values, expected {cols} (one per input column)",
+            i + 1,
+            r.len()
+        )));
+    }
+    if rows.iter().flatten().any(|v| !v.is_finite()) {
+        return Err(Error::input(format!(
+            "{name}: holds a value that is not finite"
+        )));
+    }
+    Ok(DMatrix::from_fn(rows.len(), cols, |i, j| rows[i][j]))
+}
+
+pub fn matrix_to_rows(m: &DMatrix<f64>) -> Vec<Vec<f64>> {
+    m.row_iter().map(|r| r.iter().copied().collect()).collect()
+}
+
+/// Serde helper: a matrix as a list of rows (`[[a, b], [c, d]]`).
+pub mod rows {
+    use nalgebra::DMatrix;
+    use serde::{Deserialize, Deserializer, Serializer, de::Error as _};
+
+    pub fn serialize<S: Serializer>(m: &DMatrix<f64>, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(super::matrix_to_rows(m))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<DMatrix<f64>, D::Error> {
+        let rows = Vec::<Vec<f64>>::deserialize(d)?;
+        let cols = rows.first().map_or(0, |r| r.len());
+        if rows.iter().any(|r| r.len() != cols) {
+            return Err(D::Error::custom("rows of different lengths"));
+        }
+        Ok(DMatrix::from_fn(rows.len(), cols, |i, j| rows[i][j]))
+    }
+}
+
+/// Describe a TOML error with its line number.
+pub fn toml_error(text: &str, e: &toml::de::Error) -> String {
+    match e.span() {
+        Some(span) => {
+            let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+            format!("line {line}: {}", e.message())
+        }
+        None => e.message().to_string(),
+    }
+}
+
+/// Write a file atomically: a temporary file beside it, then a rename, so a crash
+/// never leaves half a file.
+pub fn atomic_write(path: &Path, text: &str) -> Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
+    let dir = dir.unwrap_or_else(|| Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
+    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+    std::fs::write(&tmp, text).map_err(|e| Error::file(&tmp, format!("cannot write: {e}")))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::file(path, format!("cannot replace: {e}"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn issue_example_parses_and_round_trips() {
+        let text = r#"
+method = "fitc"
+target_mean = 0.0
+jitter = 1e-6
+[hyper]
+signal_variance = 1.0
+lengthscales = [1.0, 2.0]
+noise_variance = 0.01
+[inducing]
+points = [[0.1, 0.2], [0.3, 0.4]]
+"#;
+        let m = ModelFile::parse(text).expect("parses");
+        assert_eq!(m.jitter, Some(1e-6));
+        assert_eq!(m.inducing.as_ref().map(|i| i.points.len()), Some(2));
+        let again = ModelFile::parse(&m.to_toml().expect("writes")).expect("parses");
+        assert_eq!(m, again);
+    }
+
+    #[test]
+    fn unknown_keys_are_errors_with_a_line() {
+        let text = "method = \"fitc\"\n[hyper]\nsignal_variance = 1.0\nlengthscale = [1.0]\nnoise_variance = 0.1\n";
+        let e = ModelFile::parse(text).expect_err("unknown key");
+        assert!(e.contains("line 4") && e.contains("lengthscale"), "{e}");
+    }
+}

@@ -1,0 +1,435 @@
+//! L-BFGS with a strong-Wolfe line search (Nocedal & Wright, Algorithms 7.4, 3.5
+//! and 3.6), an iteration budget, and a callback after every iteration that receives
+//! the NLML and may stop the run.
+//!
+//! Hand-written rather than taken from a crate because two behaviours matter here and
+//! are not offered together elsewhere: a failed evaluation (non-positive-definite
+//! matrix, NaN) inside a line search shrinks the step instead of ending the run, and
+//! the caller can cancel between any two iterations.
+
+use crate::error::{Error, Result};
+use std::collections::VecDeque;
+use std::time::Instant;
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub max_iters: usize,
+    /// Pairs kept for the inverse-Hessian approximation.
+    pub memory: usize,
+    /// Stop when max |gradient| falls below this.
+    pub grad_tol: f64,
+    /// Stop when the relative decrease of f in one iteration falls below this
+    /// (scipy's L-BFGS-B default, factr = 1e7).
+    pub f_tol: f64,
+    /// Sufficient decrease and curvature constants of the strong Wolfe conditions.
+    pub c1: f64,
+    pub c2: f64,
+    pub max_line_evals: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            max_iters: 500,
+            memory: 10,
+            grad_tol: 1e-5,
+            f_tol: 2.2e-9,
+            c1: 1e-4,
+            c2: 0.9,
+            max_line_evals: 25,
+        }
+    }
+}
+
+/// What the callback sees after each iteration (iteration 0 is the starting point).
+#[derive(Clone, Debug)]
+pub struct IterInfo {
+    pub iteration: usize,
+    pub nlml: f64,
+    pub grad_norm: f64,
+    pub elapsed: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Control {
+    Continue,
+    Stop,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// The iteration budget was used up.
+    Budget,
+    /// Gradient or relative decrease below tolerance.
+    Converged,
+    /// No step along the search direction decreased f.
+    LineSearchFailed,
+    /// The callback asked to stop.
+    Cancelled,
+}
+
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub x: Vec<f64>,
+    pub f: f64,
+    pub grad: Vec<f64>,
+    pub iterations: usize,
+    pub evaluations: usize,
+    /// f after each iteration, starting with the initial value.
+    pub trace: Vec<f64>,
+    pub stop: Stop,
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn inf_norm(a: &[f64]) -> f64 {
+    a.iter().fold(0.0, |m, v| m.max(v.abs()))
+}
+
+/// A point on the search line.
+#[derive(Clone)]
+struct Probe {
+    a: f64,
+    f: f64,
+    g: Vec<f64>,
+    slope: f64,
+}
+
+struct LineSearch<'a, F> {
+    f: &'a mut F,
+    x: &'a [f64],
+    d: &'a [f64],
+    f0: f64,
+    slope0: f64,
+    evals: usize,
+    opts: &'a Options,
+}
+
+impl<F: FnMut(&[f64]) -> Result<(f64, Vec<f64>)>> LineSearch<'_, F> {
+    /// Evaluate at step a; None for a failed or non-finite evaluation.
+    fn probe(&mut self, a: f64) -> Option<Probe> {
+        self.evals += 1;
+        let xa: Vec<f64> = self.x.iter().zip(self.d).map(|(x, d)| x + a * d).collect();
+        match (self.f)(&xa) {
+            Ok((f, g)) if f.is_finite() && g.iter().all(|v| v.is_finite()) => {
+                let slope = dot(&g, self.d);
+                Some(Probe { a, f, g, slope })
+            }
+            _ => None,
+        }
+    }
+
+    fn armijo(&self, p: &Probe) -> bool {
+        p.f <= self.f0 + self.opts.c1 * p.a * self.slope0
+    }
+
+    fn curvature(&self, p: &Probe) -> bool {
+        p.slope.abs() <= -self.opts.c2 * self.slope0
+    }
+
+    /// Algorithm 3.5: bracket a step satisfying the strong Wolfe conditions.
+    fn search(&mut self, a0: f64) -> Option<Probe> {
+        let mut prev = Probe {
+            a: 0.0,
+            f: self.f0,
+            g: Vec::new(),
+            slope: self.slope0,
+        };
+        let mut a = a0;
+        let mut best: Option<Probe> = None;
+        while self.evals < self.opts.max_line_evals {
+            let Some(p) = self.probe(a) else {
+                // Failed evaluation: the step was too long; shrink towards the last good point.
+                a = prev.a + 0.3 * (a - prev.a);
+                continue;
+            };
+            if self.armijo(&p) && best.as_ref().is_none_or(|b| p.f < b.f) {
+                best = Some(p.clone());
+            }
+            if !self.armijo(&p) || (prev.a > 0.0 && p.f >= prev.f) {
+                return self.zoom(prev, p).or(best);
+            }
+            if self.curvature(&p) {
+                return Some(p);
+            }
+            if p.slope >= 0.0 {
+                return self.zoom(p, prev).or(best);
+            }
+            // Still descending: extrapolate by cubic interpolation, within [2a, 10a].
+            let next = cubic_min(&prev, &p).unwrap_or(4.0 * p.a);
+            a = next.clamp(2.0 * p.a, 10.0 * p.a);
+            prev = p;
+        }
+        best
+    }
+
+    /// Algorithm 3.6 with safeguarded cubic interpolation.
+    fn zoom(&mut self, mut lo: Probe, mut hi: Probe) -> Option<Probe> {
+        let mut best = (lo.a > 0.0).then(|| lo.clone());
+        while self.evals < self.opts.max_line_evals {
+            let (left, right) = if lo.a < hi.a {
+                (lo.a, hi.a)
+            } else {
+                (hi.a, lo.a)
+            };
+            let width = right - left;
+            if width <= 1e-14 * right.abs().max(1e-300) {
+                break;
+            }
+            let guess = cubic_min(&lo, &hi).unwrap_or(0.5 * (left + right));
+            let a = guess.clamp(left + 0.1 * width, right - 0.1 * width);
+            let Some(p) = self.probe(a) else {
+                // Treat a failed evaluation as "too far": it becomes the high end.
+                hi = Probe {
+                    a,
+                    f: f64::INFINITY,
+                    g: Vec::new(),
+                    slope: f64::NAN,
+                };
+                continue;
+            };
+            if !self.armijo(&p) || p.f >= lo.f {
+                hi = p;
+            } else {
+                if self.curvature(&p) {
+                    return Some(p);
+                }
+                if p.slope * (hi.a - lo.a) >= 0.0 {
+                    hi = lo.clone();
+                }
+                best = Some(p.clone());
+                lo = p;
+            }
+        }
+        best
+    }
+}
+
+/// Minimiser of the cubic through two probes (values and slopes), if it exists.
+fn cubic_min(p: &Probe, q: &Probe) -> Option<f64> {
+    if !(p.f.is_finite() && q.f.is_finite() && p.slope.is_finite() && q.slope.is_finite()) {
+        return None;
+    }
+    let d1 = p.slope + q.slope - 3.0 * (p.f - q.f) / (p.a - q.a);
+    let disc = d1 * d1 - p.slope * q.slope;
+    if disc < 0.0 {
+        return None;
+    }
+    let d2 = (q.a - p.a).signum() * disc.sqrt();
+    let denom = q.slope - p.slope + 2.0 * d2;
+    if denom == 0.0 {
+        return None;
+    }
+    let a = q.a - (q.a - p.a) * (q.slope + d2 - d1) / denom;
+    a.is_finite().then_some(a)
+}
+
+/// Minimise `f` from `x0`. `f` returns the value and the gradient, or an error for
+/// parameters where the model cannot be evaluated (treated like NaN in a line search).
+pub fn minimize<F>(
+    mut f: F,
+    x0: &[f64],
+    opts: &Options,
+    on_iter: &mut dyn FnMut(&IterInfo) -> Control,
+) -> Result<Outcome>
+where
+    F: FnMut(&[f64]) -> Result<(f64, Vec<f64>)>,
+{
+    let start = Instant::now();
+    let (mut fx, mut g) = f(x0)?;
+    if !fx.is_finite() || g.iter().any(|v| !v.is_finite()) {
+        return Err(Error::numerical(
+            "the NLML or its gradient is not finite at the initial parameters",
+        ));
+    }
+    let mut x = x0.to_vec();
+    let mut trace = vec![fx];
+    let mut evaluations = 1;
+    let mut pairs: VecDeque<(Vec<f64>, Vec<f64>, f64)> = VecDeque::new();
+    let info = |it, fx, g: &[f64]| IterInfo {
+        iteration: it,
+        nlml: fx,
+        grad_norm: dot(g, g).sqrt(),
+        elapsed: start.elapsed().as_secs_f64(),
+    };
+    let mut stop = Stop::Budget;
+    let mut iterations = 0;
+    if on_iter(&info(0, fx, &g)) == Control::Stop {
+        stop = Stop::Cancelled;
+    }
+    while stop == Stop::Budget && iterations < opts.max_iters {
+        if inf_norm(&g) < opts.grad_tol {
+            stop = Stop::Converged;
+            break;
+        }
+        let mut d = direction(&g, &pairs);
+        let mut slope = dot(&g, &d);
+        if !(slope < 0.0) {
+            pairs.clear();
+            d = g.iter().map(|v| -v).collect();
+            slope = -dot(&g, &g);
+        }
+        let a0 = if pairs.is_empty() {
+            (1.0 / inf_norm(&g)).min(1.0)
+        } else {
+            1.0
+        };
+        let found = {
+            let mut ls = LineSearch {
+                f: &mut f,
+                x: &x,
+                d: &d,
+                f0: fx,
+                slope0: slope,
+                evals: 0,
+                opts,
+            };
+            let r = ls.search(a0);
+            evaluations += ls.evals;
+            r
+        };
+        let Some(p) = found else {
+            if pairs.is_empty() {
+                stop = Stop::LineSearchFailed;
+                break;
+            }
+            pairs.clear(); // retry once along the steepest descent
+            continue;
+        };
+        let s: Vec<f64> = d.iter().map(|v| p.a * v).collect();
+        let yv: Vec<f64> = p.g.iter().zip(&g).map(|(a, b)| a - b).collect();
+        let sy = dot(&s, &yv);
+        if sy > 1e-10 * dot(&s, &s).sqrt() * dot(&yv, &yv).sqrt() {
+            if pairs.len() == opts.memory {
+                pairs.pop_front();
+            }
+            pairs.push_back((s.clone(), yv, 1.0 / sy));
+        }
+        for (xi, si) in x.iter_mut().zip(&s) {
+            *xi += si;
+        }
+        let decrease = (fx - p.f) / fx.abs().max(p.f.abs()).max(1.0);
+        fx = p.f;
+        g = p.g;
+        iterations += 1;
+        trace.push(fx);
+        if on_iter(&info(iterations, fx, &g)) == Control::Stop {
+            stop = Stop::Cancelled;
+        } else if decrease <= opts.f_tol {
+            stop = Stop::Converged;
+        }
+    }
+    Ok(Outcome {
+        x,
+        f: fx,
+        grad: g,
+        iterations,
+        evaluations,
+        trace,
+        stop,
+    })
+}
+
+/// The L-BFGS two-loop recursion: −H·g.
+fn direction(g: &[f64], pairs: &VecDeque<(Vec<f64>, Vec<f64>, f64)>) -> Vec<f64> {
+    let mut q: Vec<f64> = g.to_vec();
+    let mut alphas = Vec::with_capacity(pairs.len());
+    for (s, y, rho) in pairs.iter().rev() {
+        let a = rho * dot(s, &q);
+        q.iter_mut().zip(y).for_each(|(qi, yi)| *qi -= a * yi);
+        alphas.push(a);
+    }
+    if let Some((s, y, _)) = pairs.back() {
+        let gamma = dot(s, y) / dot(y, y);
+        q.iter_mut().for_each(|v| *v *= gamma);
+    }
+    for ((s, y, rho), a) in pairs.iter().zip(alphas.iter().rev()) {
+        let b = rho * dot(y, &q);
+        q.iter_mut().zip(s).for_each(|(qi, si)| *qi += (a - b) * si);
+    }
+    q.iter_mut().for_each(|v| *v = -*v);
+    q
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rosenbrock(x: &[f64]) -> Result<(f64, Vec<f64>)> {
+        let (a, b) = (x[0], x[1]);
+        let f = (1.0 - a).powi(2) + 100.0 * (b - a * a).powi(2);
+        let g = vec![
+            -2.0 * (1.0 - a) - 400.0 * a * (b - a * a),
+            200.0 * (b - a * a),
+        ];
+        Ok((f, g))
+    }
+
+    #[test]
+    fn minimises_rosenbrock() {
+        let opts = Options {
+            max_iters: 200,
+            grad_tol: 1e-8,
+            f_tol: 0.0,
+            ..Default::default()
+        };
+        let out =
+            minimize(rosenbrock, &[-1.2, 1.0], &opts, &mut |_| Control::Continue).expect("runs");
+        assert!(
+            (out.x[0] - 1.0).abs() < 1e-6 && (out.x[1] - 1.0).abs() < 1e-6,
+            "{:?}",
+            out.x
+        );
+        assert_eq!(out.stop, Stop::Converged);
+        assert!(out.trace.windows(2).all(|w| w[1] <= w[0]), "monotone trace");
+    }
+
+    #[test]
+    fn failed_evaluations_shrink_the_step() {
+        // Undefined for x ≥ 1 (like a non-positive-definite matrix): minimum at 0.9.
+        let f = |x: &[f64]| {
+            if x[0] >= 1.0 {
+                Err(Error::numerical("outside"))
+            } else {
+                Ok((
+                    (x[0] - 0.9).powi(2) - (1.0 - x[0]).ln() * 1e-3,
+                    vec![2.0 * (x[0] - 0.9) + 1e-3 / (1.0 - x[0])],
+                ))
+            }
+        };
+        let out =
+            minimize(f, &[-5.0], &Options::default(), &mut |_| Control::Continue).expect("runs");
+        assert!(
+            out.x[0] < 1.0 && (out.x[0] - 0.9).abs() < 0.01,
+            "{:?}",
+            out.x
+        );
+    }
+
+    #[test]
+    fn callback_can_stop_and_budget_is_respected() {
+        let mut seen = 0;
+        let out = minimize(rosenbrock, &[-1.2, 1.0], &Options::default(), &mut |i| {
+            seen = i.iteration;
+            if i.iteration == 3 {
+                Control::Stop
+            } else {
+                Control::Continue
+            }
+        })
+        .expect("runs");
+        assert_eq!((out.iterations, out.stop, seen), (3, Stop::Cancelled, 3));
+        let opts = Options {
+            max_iters: 5,
+            ..Default::default()
+        };
+        let out =
+            minimize(rosenbrock, &[-1.2, 1.0], &opts, &mut |_| Control::Continue).expect("runs");
+        assert_eq!(
+            (out.iterations, out.stop, out.trace.len()),
+            (5, Stop::Budget, 6)
+        );
+    }
+}

@@ -1,0 +1,530 @@
+//! Reading CSV / Parquet files into a [`Dataset`]. Every problem with the data is an
+//! [`Error::Data`] that starts with the file path and names the column and row, because
+//! the user has to find it in their file; bad settings (a split outside (0, 1)) are
+//! [`Error::Input`]. Nothing here panics on user data.
+
+use super::{Dataset, LoadSpec};
+use crate::error::{Error, Result};
+use nalgebra::{DMatrix, DVector};
+use polars::prelude::*;
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+/// Cell texts read as missing besides the empty cell (R writes `NA`).
+const NULL_TOKENS: &[&str] = &["NA", "N/A", "null"];
+/// How many row numbers a message lists before it says "and N more".
+const SHOW_ROWS: usize = 5;
+
+/// Values of the used columns, one `Vec` per column (features first, target last).
+type Columns = Vec<Vec<f64>>;
+
+/// Loads the training file (and the test file or a seeded split) named by `spec`.
+pub fn load(spec: &LoadSpec) -> Result<Dataset> {
+    check_split_setting(spec)?;
+    let train = Table::read(&spec.train)?;
+    let (target, features) = choose_columns(&train, spec)?;
+    let mut used = features.clone();
+    used.push(target.clone());
+    let mut notes = Vec::new();
+    let train_cols = train.complete_columns(&used, spec.drop_missing, &mut notes)?;
+    let (train_cols, test_cols) = match (&spec.test, spec.split) {
+        (Some(path), _) => {
+            let test = Table::read(path)?;
+            check_same_columns(&train, &test)?;
+            let test_cols = test.complete_columns(&used, spec.drop_missing, &mut notes)?;
+            (train_cols, Some(test_cols))
+        }
+        (None, Some(fraction)) => {
+            let (a, b) = split_rows(&train_cols, fraction, spec.seed)?;
+            (a, Some(b))
+        }
+        (None, None) => (train_cols, None),
+    };
+    let kept = drop_constant_features(&train.path, &features, &train_cols, &mut notes)?;
+    let (x_train, y_train) = to_matrices(&train_cols, &kept);
+    let (x_test, y_test) = match test_cols {
+        Some(cols) => {
+            let (x, y) = to_matrices(&cols, &kept);
+            (Some(x), Some(y))
+        }
+        None => (None, None),
+    };
+    Ok(Dataset {
+        feature_names: kept.iter().map(|&j| features[j].clone()).collect(),
+        target_name: target,
+        x_train,
+        y_train,
+        x_test,
+        y_test,
+        notes,
+    })
+}
+
+/// Reads prediction inputs: the named feature columns (all columns if `features` is
+/// empty), in that order; other columns, such as a target, are ignored.
+pub fn load_inputs(path: &Path, features: &[String]) -> Result<DMatrix<f64>> {
+    let table = Table::read(path)?;
+    let names = if features.is_empty() {
+        table.names.clone()
+    } else {
+        features.to_vec()
+    };
+    let missing: Vec<&String> = names.iter().filter(|n| !table.has(n)).collect();
+    if !missing.is_empty() {
+        return Err(table.error(format!(
+            "missing feature column(s) {} (needed: {}); the file has: {}",
+            quoted(&missing),
+            names.join(", "),
+            table.names.join(", ")
+        )));
+    }
+    let cols = table.numeric_columns(&names)?;
+    if cols.iter().any(|c| c.iter().any(|v| v.is_nan())) {
+        return Err(table.missing_error(&names, &cols, "; every input row needs all its values"));
+    }
+    let n = cols.first().map_or(0, Vec::len);
+    Ok(DMatrix::from_fn(n, cols.len(), |i, j| cols[j][i]))
+}
+
+/// A split must be a fraction strictly inside (0, 1), and cannot be combined with a test file.
+fn check_split_setting(spec: &LoadSpec) -> Result<()> {
+    match spec.split {
+        Some(_) if spec.test.is_some() => Err(Error::input(
+            "give either a test file or a split fraction, not both",
+        )),
+        Some(f) if !(f > 0.0 && f < 1.0) => Err(Error::input(format!(
+            "split {f} is not a fraction strictly between 0 and 1 (e.g. 0.8 for 80% training rows)"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Target (default: the last column) and features (default: every other column, in file order).
+fn choose_columns(table: &Table, spec: &LoadSpec) -> Result<(String, Vec<String>)> {
+    let all = table.names.join(", ");
+    let target = match &spec.target {
+        Some(t) if !table.has(t) => {
+            return Err(table.error(format!(
+                "target column '{t}' does not exist; the columns are: {all}"
+            )));
+        }
+        Some(t) => t.clone(),
+        None => table.names.last().cloned().unwrap_or_default(),
+    };
+    let features = match &spec.features {
+        Some(f) => f.clone(),
+        None => table
+            .names
+            .iter()
+            .filter(|n| **n != target)
+            .cloned()
+            .collect(),
+    };
+    let unknown: Vec<&String> = features.iter().filter(|f| !table.has(f)).collect();
+    if !unknown.is_empty() {
+        return Err(table.error(format!(
+            "feature column(s) {} do not exist; the columns are: {all}",
+            quoted(&unknown)
+        )));
+    }
+    if features.contains(&target) {
+        return Err(table.error(format!(
+            "the target column '{target}' is also listed among the features"
+        )));
+    }
+    if let Some(d) = features
+        .iter()
+        .find(|f| features.iter().filter(|g| g == f).count() > 1)
+    {
+        return Err(table.error(format!("feature column '{d}' is listed twice")));
+    }
+    if features.is_empty() {
+        return Err(table.error(format!(
+            "no feature columns: the file has only the target column '{target}'"
+        )));
+    }
+    Ok((target, features))
+}
+
+/// A test file must have exactly the training file's columns, so that the same names mean
+/// the same inputs.
+fn check_same_columns(train: &Table, test: &Table) -> Result<()> {
+    let a: BTreeSet<&String> = train.names.iter().collect();
+    let b: BTreeSet<&String> = test.names.iter().collect();
+    if a == b {
+        return Ok(());
+    }
+    let missing: Vec<&String> = a.difference(&b).copied().collect();
+    let extra: Vec<&String> = b.difference(&a).copied().collect();
+    let mut parts = Vec::new();
+    if !missing.is_empty() {
+        parts.push(format!("missing {}", quoted(&missing)));
+    }
+    if !extra.is_empty() {
+        parts.push(format!("extra {}", quoted(&extra)));
+    }
+    Err(test.error(format!(
+        "the test file's columns differ from those of the training file {}: {}",
+        train.path.display(),
+        parts.join("; ")
+    )))
+}
+
+/// Seeded Fisher–Yates shuffle of the rows, then the first round(f·n) rows train.
+fn split_rows(cols: &[Vec<f64>], fraction: f64, seed: u64) -> Result<(Columns, Columns)> {
+    let n = cols.first().map_or(0, Vec::len);
+    let n_train = (fraction * n as f64).round() as usize;
+    if n_train == 0 || n_train >= n {
+        return Err(Error::input(format!(
+            "split {fraction} of {n} row(s) leaves {n_train} training and {} test row(s); both parts need at least one",
+            n.saturating_sub(n_train)
+        )));
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    order.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
+    let pick = |rows: &[usize]| {
+        cols.iter()
+            .map(|c| rows.iter().map(|&i| c[i]).collect())
+            .collect()
+    };
+    Ok((pick(&order[..n_train]), pick(&order[n_train..])))
+}
+
+/// Indices of the features that vary in the training data; a constant column carries no
+/// information and makes a lengthscale unidentifiable, so it is dropped with a note.
+fn drop_constant_features(
+    path: &Path,
+    features: &[String],
+    cols: &[Vec<f64>],
+    notes: &mut Vec<String>,
+) -> Result<Vec<usize>> {
+    let is_constant = |c: &Vec<f64>| {
+        let (lo, hi) = c
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+                (lo.min(v), hi.max(v))
+            });
+        hi <= lo
+    };
+    let (constant, kept): (Vec<usize>, Vec<usize>) =
+        (0..features.len()).partition(|&j| is_constant(&cols[j]));
+    let names: Vec<&String> = constant.iter().map(|&j| &features[j]).collect();
+    if kept.is_empty() {
+        return Err(Error::data(
+            path,
+            format!(
+                "every feature column is constant in the training data ({})",
+                quoted(&names)
+            ),
+        ));
+    }
+    if !constant.is_empty() {
+        let list: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+        notes.push(format!(
+            "dropped constant column(s) {} (constant in the training data)",
+            list.join(", ")
+        ));
+    }
+    Ok(kept)
+}
+
+/// Inputs from the kept feature columns and the target (the last column of `cols`).
+fn to_matrices(cols: &[Vec<f64>], kept: &[usize]) -> (DMatrix<f64>, DVector<f64>) {
+    let y = cols.last().cloned().unwrap_or_default();
+    let x = DMatrix::from_fn(y.len(), kept.len(), |i, j| cols[kept[j]][i]);
+    (x, DVector::from_vec(y))
+}
+
+/// One data file as polars read it.
+struct Table {
+    path: PathBuf,
+    /// CSV files have a header line, so data row r is line r + 1 of the file.
+    csv: bool,
+    names: Vec<String>,
+    frame: DataFrame,
+}
+
+impl Table {
+    /// Reads a CSV or Parquet file (chosen by extension), refusing empty files.
+    fn read(path: &Path) -> Result<Table> {
+        let file = File::open(path).map_err(|e| Error::data(path, format!("cannot read: {e}")))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| Error::data(path, format!("cannot read: {e}")))?;
+        if meta.is_dir() {
+            return Err(Error::data(
+                path,
+                "cannot read: it is a directory, not a data file",
+            ));
+        }
+        if meta.len() == 0 {
+            return Err(Error::data(
+                path,
+                "the file is empty (a header row and at least one data row are needed)",
+            ));
+        }
+        let csv = !is_parquet(path);
+        let frame = if csv {
+            read_csv(file)
+        } else {
+            ParquetReader::new(file).finish()
+        }
+        .map_err(|e| Error::data(path, polars_failure(csv, &e)))?;
+        let names: Vec<String> = frame
+            .get_column_names()
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let table = Table {
+            path: path.to_path_buf(),
+            csv,
+            names,
+            frame,
+        };
+        table.check_shape()?;
+        Ok(table)
+    }
+
+    /// A file needs columns, a header (CSV) and data rows.
+    fn check_shape(&self) -> Result<()> {
+        if self.names.is_empty() {
+            return Err(self.error("no columns found"));
+        }
+        if self.csv && self.names.iter().all(|n| n.trim().parse::<f64>().is_ok()) {
+            return Err(self.error(format!(
+                "the first line ({}) looks like data: a header row with column names is required",
+                self.names.join(",")
+            )));
+        }
+        if let [only] = &self.names[..]
+            && let Some(sep) = [';', '\t'].into_iter().find(|c| only.contains(*c))
+        {
+            return Err(self.error(format!(
+                "only one column, '{only}': the file looks separated by {sep:?}, but sgpw reads comma-separated files"
+            )));
+        }
+        if let Some(dup) = self.names.iter().find(|n| self.is_renamed_duplicate(n)) {
+            let base = dup
+                .rsplit_once("_duplicated_")
+                .map_or(dup.as_str(), |(b, _)| b);
+            return Err(self.error(format!(
+                "column name '{base}' appears more than once in the header"
+            )));
+        }
+        if self.frame.height() == 0 {
+            let why = if self.csv { " (only a header)" } else { "" };
+            return Err(self.error(format!("no data rows{why}")));
+        }
+        Ok(())
+    }
+
+    /// Polars renames a repeated header name `a` to `a_duplicated_0`; we refuse it instead,
+    /// since two columns with one name cannot be told apart.
+    fn is_renamed_duplicate(&self, name: &str) -> bool {
+        name.rsplit_once("_duplicated_")
+            .is_some_and(|(base, k)| self.has(base) && k.parse::<usize>().is_ok())
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.names.iter().any(|n| n == name)
+    }
+
+    fn error(&self, msg: impl std::fmt::Display) -> Error {
+        Error::data(&self.path, msg)
+    }
+
+    /// Where 0-based data row `i` is, for the user: "row 3 (line 4 of the file)".
+    fn row_at(&self, i: usize) -> String {
+        if self.csv {
+            format!("row {} (line {} of the file)", i + 1, i + 2)
+        } else {
+            format!("row {}", i + 1)
+        }
+    }
+
+    /// The named columns as f64 with missing values as NaN, rejecting text and infinities.
+    fn numeric_columns(&self, names: &[String]) -> Result<Columns> {
+        names.iter().map(|n| self.column_f64(n)).collect()
+    }
+
+    /// The named columns without missing values: rows that have one are an error, or,
+    /// if `drop`, removed with a note.
+    fn complete_columns(
+        &self,
+        names: &[String],
+        drop: bool,
+        notes: &mut Vec<String>,
+    ) -> Result<Columns> {
+        let cols = self.numeric_columns(names)?;
+        let bad: BTreeSet<usize> = (0..self.frame.height())
+            .filter(|&i| cols.iter().any(|c| c[i].is_nan()))
+            .collect();
+        if bad.is_empty() {
+            return Ok(cols);
+        }
+        if !drop {
+            return Err(self.missing_error(
+                names,
+                &cols,
+                "; use --drop-missing to drop those rows",
+            ));
+        }
+        if bad.len() == self.frame.height() {
+            return Err(self.error(format!("all {} row(s) have missing values", bad.len())));
+        }
+        notes.push(format!(
+            "dropped {} row(s) with missing values from {}",
+            bad.len(),
+            self.path.display()
+        ));
+        let keep = |c: &Vec<f64>| {
+            c.iter()
+                .enumerate()
+                .filter(|(i, _)| !bad.contains(i))
+                .map(|(_, &v)| v)
+                .collect()
+        };
+        Ok(cols.iter().map(keep).collect())
+    }
+
+    /// "3 missing value(s) (...) in 2 row(s): column 'x2' at rows 3, 7; column 'y' at row 5".
+    fn missing_error(&self, names: &[String], cols: &[Vec<f64>], hint: &str) -> Error {
+        let mut total = 0;
+        let mut rows = BTreeSet::new();
+        let mut parts = Vec::new();
+        for (name, col) in names.iter().zip(cols) {
+            let at: Vec<usize> = (0..col.len()).filter(|&i| col[i].is_nan()).collect();
+            if !at.is_empty() {
+                total += at.len();
+                rows.extend(at.iter().copied());
+                parts.push(format!("column '{name}' at {}", row_list(&at)));
+            }
+        }
+        let lines = if self.csv {
+            " (row 1 is the line after the header)"
+        } else {
+            ""
+        };
+        self.error(format!(
+            "{total} missing value(s) (empty cell, NA or NaN) in {} row(s): {}{lines}{hint}",
+            rows.len(),
+            parts.join("; ")
+        ))
+    }
+
+    /// One column as f64 with missing values as NaN. Integers and booleans (0/1) are
+    /// numbers; text that does not parse as a number is an error naming the first bad cell.
+    fn column_f64(&self, name: &str) -> Result<Vec<f64>> {
+        let col = self.frame.column(name).map_err(|e| self.error(e))?;
+        let dtype = col.dtype();
+        let values: Vec<f64> = if dtype.is_string() {
+            self.parse_strings(name, col)?
+        } else if dtype.is_primitive_numeric() || dtype.is_bool() || dtype.is_null() {
+            let cast = col.cast(&DataType::Float64).map_err(|e| self.error(e))?;
+            let ca = cast.f64().map_err(|e| self.error(e))?;
+            ca.iter().map(|v| v.unwrap_or(f64::NAN)).collect()
+        } else {
+            return Err(self.error(format!(
+                "column '{name}' has type {dtype}, which is not numeric"
+            )));
+        };
+        if let Some(i) = values.iter().position(|v| v.is_infinite()) {
+            return Err(self.error(format!(
+                "column '{name}' has an infinite value at {}: {}",
+                self.row_at(i),
+                values[i]
+            )));
+        }
+        Ok(values)
+    }
+
+    /// A text column is accepted only if every non-empty cell parses as a number
+    /// (e.g. numbers with spaces around them); otherwise the first bad cell is reported.
+    fn parse_strings(&self, name: &str, col: &Column) -> Result<Vec<f64>> {
+        let ca = col.str().map_err(|e| self.error(e))?;
+        let mut out = Vec::with_capacity(ca.len());
+        for (i, cell) in ca.iter().enumerate() {
+            let text = cell.map(str::trim).unwrap_or("");
+            if text.is_empty() || NULL_TOKENS.contains(&text) {
+                out.push(f64::NAN);
+                continue;
+            }
+            match text.parse::<f64>() {
+                Ok(v) => out.push(v),
+                Err(_) => {
+                    return Err(self.error(format!(
+                        "column '{name}' is not numeric: {} has \"{text}\"",
+                        self.row_at(i)
+                    )));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Parquet by extension (`.parquet`, `.pq`); everything else is read as CSV.
+fn is_parquet(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("parquet") || e.eq_ignore_ascii_case("pq"))
+}
+
+/// Polars' own reason, without its advice about polars options the user cannot set.
+fn polars_failure(csv: bool, e: &PolarsError) -> String {
+    match e {
+        PolarsError::NoData(_) => {
+            "the file is empty (a header row and at least one data row are needed)".into()
+        }
+        _ => {
+            let text = e.to_string();
+            let reason = text.lines().next().unwrap_or("").trim();
+            format!(
+                "cannot read as {}: {reason}",
+                if csv { "CSV" } else { "Parquet" }
+            )
+        }
+    }
+}
+
+/// CSV with a header, the schema inferred over all rows so that one bad cell anywhere
+/// makes its column text (which we then report).
+fn read_csv(file: File) -> PolarsResult<DataFrame> {
+    let nulls = NullValues::AllColumns(NULL_TOKENS.iter().map(|s| (*s).into()).collect());
+    CsvReadOptions::default()
+        .with_has_header(true)
+        .with_infer_schema_length(None)
+        .map_parse_options(|o| o.with_null_values(Some(nulls.clone())))
+        .into_reader_with_file_handle(file)
+        .finish()
+}
+
+/// 'a', 'b'
+fn quoted(names: &[&String]) -> String {
+    names
+        .iter()
+        .map(|n| format!("'{n}'"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// "row 3" or "rows 3, 7, 9 and 12 more" (1-based).
+fn row_list(rows: &[usize]) -> String {
+    let shown: Vec<String> = rows
+        .iter()
+        .take(SHOW_ROWS)
+        .map(|i| (i + 1).to_string())
+        .collect();
+    let more = rows.len().saturating_sub(SHOW_ROWS);
+    let s = if rows.len() == 1 { "" } else { "s" };
+    let tail = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    format!("row{s} {}{tail}", shown.join(", "))
+}

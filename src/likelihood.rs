@@ -112,18 +112,12 @@ fn factor(lr: &LowRank, y: &[f64]) -> Result<Factors> {
             lr.noise
         )));
     }
-    // A = I + V Λ⁻¹ Vᵀ via the scaled copy Vs = V Λ^{-1/2}.
-    let mut vs = v.clone();
-    vs.as_mut_slice()
-        .par_chunks_mut(m.max(1))
-        .zip(lambda.par_iter())
-        .for_each(|(col, l)| {
-            let s = 1.0 / l.sqrt();
-            col.iter_mut().for_each(|x| *x *= s);
-        });
+    // A = I + V Λ⁻¹ Vᵀ: symmetric, so only its lower half is multiplied out.
     let mut a = DMatrix::identity(m, m);
-    linalg::gemm(&mut a, true, &vs, false, &vs, true, 1.0);
-    drop(vs);
+    let mut scaled = v.clone();
+    scale_columns(&mut scaled, |i| 1.0 / lambda[i]);
+    linalg::gemm_nt_symmetric(&mut a, &scaled, &v, 1.0);
+    drop(scaled);
     let la = linalg::cholesky_with(&a, 0.0).ok_or_else(|| {
         Error::numerical("I + V Λ⁻¹ Vᵀ is not positive definite (NaN in the parameters?)")
     })?;
@@ -140,6 +134,15 @@ fn factor(lr: &LowRank, y: &[f64]) -> Result<Factors> {
         beta,
         gamma: DVector::from_column_slice(gamma.as_slice()),
     })
+}
+
+/// Multiply column i of an m×n matrix by s(i).
+fn scale_columns(a: &mut DMatrix<f64>, s: impl Fn(usize) -> f64 + Sync) {
+    let m = a.nrows().max(1);
+    a.as_mut_slice().par_chunks_mut(m).enumerate().for_each(|(i, col)| {
+        let si = s(i);
+        col.iter_mut().for_each(|x| *x *= si);
+    });
 }
 
 fn nlml_of(f: &Factors, y: &[f64]) -> f64 {
@@ -171,18 +174,17 @@ pub fn nlml_and_adjoints(lr: &LowRank, y: &[f64]) -> Result<Adjoints> {
     let f = factor(lr, y)?;
     let nlml = finite(nlml_of(&f, y))?;
     let (m, n) = lr.kuf.shape();
+    let fitc = lr.mode == Mode::Fitc;
     // δ = A⁻¹β, α = C⁻¹y = Λ⁻¹(y − Vᵀδ)
     let mut delta = DMatrix::from_column_slice(m, 1, f.gamma.as_slice());
     linalg::solve_lower_transpose(&f.la, &mut delta);
     let vt_delta = f.v.tr_mul(&delta);
     let alpha: Vec<f64> = (0..n).map(|i| (y[i] - vt_delta[i]) / f.lambda[i]).collect();
     let v_alpha = &f.v * DVector::from_column_slice(&alpha);
-    // P = A⁻¹ V, column i = A⁻¹ v_i
-    let mut p = f.v.clone();
-    linalg::solve_lower(&f.la, &mut p);
-    linalg::solve_lower_transpose(&f.la, &mut p);
-    // g_i = ½(C⁻¹_ii − α_i²), C⁻¹_ii = 1/Λ_i − (v_iᵀ A⁻¹ v_i)/Λ_i²
-    let fitc = lr.mode == Mode::Fitc;
+    // P = A⁻¹V gives v_iᵀA⁻¹v_i, hence C⁻¹_ii = 1/Λ_i − v_iᵀA⁻¹v_i/Λ_i²
+    // and g_i = ½(C⁻¹_ii − α_i²) = ∂NLML/∂Λ_ii.
+    let a_inv = linalg::chol_inverse(&f.la);
+    let p = linalg::mul(&a_inv, false, &f.v, false);
     let g: Vec<f64> = p
         .as_slice()
         .par_chunks(m.max(1))
@@ -194,29 +196,34 @@ pub fn nlml_and_adjoints(lr: &LowRank, y: &[f64]) -> Result<Adjoints> {
             0.5 * (1.0 / li - q / (li * li) - alpha[i] * alpha[i])
         })
         .collect();
-    // Hᵀ = (G' Vᵀ)ᵀ, column i: ½ P_i/Λ_i − ½ (Vα) α_i − [FITC] g_i v_i; built in P's storage.
+    // V G' Vᵀ = ½(I − A⁻¹) − ½(Vα)(Vα)ᵀ − [FITC] V D_g Vᵀ, since V C⁻¹ Vᵀ = I − A⁻¹.
+    let mut vgv = (DMatrix::identity(m, m) - a_inv) * 0.5 - (&v_alpha * v_alpha.transpose()) * 0.5;
+    if fitc {
+        let mut vg = f.v.clone();
+        scale_columns(&mut vg, |i| g[i]);
+        linalg::gemm_nt_symmetric(&mut vgv, &vg, &f.v, -1.0);
+    }
+    // ∂/∂Kuu = −L⁻ᵀ (V G' Vᵀ) L⁻¹
+    linalg::solve_lower_transpose(&f.l, &mut vgv);
+    vgv.transpose_mut();
+    linalg::solve_lower_transpose(&f.l, &mut vgv);
+    let d_kuu = (&vgv + vgv.transpose()) * -0.5;
+    // Hᵀ = (G'Vᵀ)ᵀ, column i: ½ p_i/Λ_i − ½ (Vα) α_i − [FITC] g_i v_i, built in P's
+    // storage; then ∂/∂Kuf = 2 L⁻ᵀ Hᵀ.
     let mut ht = p;
     ht.as_mut_slice()
         .par_chunks_mut(m.max(1))
         .zip(f.v.as_slice().par_chunks(m.max(1)))
         .enumerate()
         .for_each(|(i, (hc, vc))| {
-            let s = 0.5 / f.lambda[i];
-            let a = 0.5 * alpha[i];
-            let gi = if fitc { g[i] } else { 0.0 };
+            let s = 1.0 / f.lambda[i];
+            let a = alpha[i];
+            let gi = if fitc { 2.0 * g[i] } else { 0.0 };
             for k in 0..hc.len() {
                 hc[k] = s * hc[k] - a * v_alpha[k] - gi * vc[k];
             }
         });
-    // ∂/∂Kuu = −L⁻ᵀ (V H) L⁻¹
-    let mut d_kuu = linalg::mul(&f.v, false, &ht, true);
-    linalg::solve_lower_transpose(&f.l, &mut d_kuu);
-    d_kuu.transpose_mut();
-    linalg::solve_lower_transpose(&f.l, &mut d_kuu);
-    let d_kuu = (&d_kuu + d_kuu.transpose()) * -0.5;
-    // ∂/∂Kuf = 2 L⁻ᵀ Hᵀ
     linalg::solve_lower_transpose(&f.l, &mut ht);
-    ht *= 2.0;
     let d_noise = g.iter().sum();
     Ok(Adjoints {
         nlml,
@@ -284,10 +291,12 @@ impl Posterior {
         let var = (0..kus.ncols())
             .map(|t| {
                 let quad = kus.column(t).dot(&sk.column(t));
-                match self.latent_prior {
+                let var = match self.latent_prior {
                     LatentPrior::Kernel => prior[t] - quad,
                     LatentPrior::None => -quad,
-                }
+                };
+                // A variance is ≥ 0; a tiny negative one is rounding (noiseless data).
+                var.max(0.0)
             })
             .collect();
         (mean.as_slice().to_vec(), var)

@@ -168,10 +168,8 @@ impl ModelFile {
         for l in &h.lengthscales {
             positive("lengthscales", *l)?;
         }
-        if let Some(j) = self.jitter {
-            if !(j.is_finite() && j >= 0.0) {
-                return Err(Error::input(format!("jitter must be ≥ 0, not {j}")));
-            }
+        if let Some(j) = self.jitter.filter(|j| !(j.is_finite() && *j >= 0.0)) {
+            return Err(Error::input(format!("jitter must be ≥ 0, not {j}")));
         }
         Ok(())
     }

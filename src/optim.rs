@@ -266,13 +266,14 @@ where
         }
         let mut d = direction(&g, &pairs);
         let mut slope = dot(&g, &d);
-        if !(slope < 0.0) {
+        if slope.is_nan() || slope >= 0.0 {
             pairs.clear();
             d = g.iter().map(|v| -v).collect();
             slope = -dot(&g, &g);
         }
         let a0 = if pairs.is_empty() {
-            (1.0 / inf_norm(&g)).min(1.0)
+            // L-BFGS-B's first step: unit length along −g
+            (1.0 / dot(&g, &g).sqrt()).min(1.0)
         } else {
             1.0
         };

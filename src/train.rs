@@ -88,13 +88,7 @@ impl RunSpec {
     /// Validate against the method and the data (before any worker starts).
     pub fn check(&self, n_train: usize) -> Result<&'static dyn Method> {
         let method = methods::get(&self.method)?;
-        if let Some(s) = self.options.subset {
-            if s < 2 || s > n_train {
-                return Err(Error::input(format!(
-                    "subset = {s} must be between 2 and the training size {n_train}"
-                )));
-            }
-        }
+        check_subset("subset", self.options.subset, n_train)?;
         let n_train = self.options.subset.unwrap_or(n_train);
         if self.m == 0 {
             return Err(Error::input("m must be at least 1"));
@@ -113,14 +107,18 @@ impl RunSpec {
                 )));
             }
         }
-        if let Some(s) = self.options.init_lengthscales_from_subset {
-            if s < 2 || s > n_train {
-                return Err(Error::input(format!(
-                    "init_lengthscales_from_subset = {s} must be between 2 and the training size {n_train}"
-                )));
-            }
-        }
+        check_subset("init_lengthscales_from_subset", self.options.init_lengthscales_from_subset, n_train)?;
         Ok(method)
+    }
+}
+
+/// A subset size must leave at least two points and fit in the training set.
+fn check_subset(name: &str, size: Option<usize>, n_train: usize) -> Result<()> {
+    match size {
+        Some(s) if s < 2 || s > n_train => Err(Error::input(format!(
+            "{name} = {s} must be between 2 and the training size {n_train}"
+        ))),
+        _ => Ok(()),
     }
 }
 
@@ -314,9 +312,6 @@ pub fn fit(
     model.target_mean = target_mean;
     model.standardize = standardize;
     model.inputs = Some(data.feature_names.clone());
-    if let Some(n_sub) = spec.options.init_lengthscales_from_subset {
-        model.hyper = methods::exact::hyper_from_subset(&td, n_sub, spec.iters.min(200), &mut rng)?;
-    }
     let (mut fitted, outcome) = method.fit(model, &td, spec, on_iter)?;
     if outcome.stop == Stop::Cancelled {
         return Err(Error::Cancelled);

@@ -24,6 +24,9 @@ pub struct BenchArgs {
     /// Timed repetitions (after one warm-up).
     #[arg(long, default_value_t = 7)]
     pub reps: usize,
+    /// Threads one evaluation may use (0 = all cores).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -64,12 +67,14 @@ pub fn time_objective(spec: &RunSpec, n: usize, d: usize, reps: usize) -> Result
 
 pub fn run(args: BenchArgs) -> Result<()> {
     let spec = args.run.spec();
+    crate::linalg::set_threads(args.threads);
     let (median, min) = time_objective(&spec, args.n, args.d, args.reps)?;
     let name = methods::get(&spec.method)?.name();
+    let threads = if args.threads == 0 { rayon::current_num_threads() } else { args.threads };
     if args.json {
         print_json(&serde_json::json!({
             "method": name, "n": args.n, "d": args.d, "m": spec.m, "reps": args.reps,
-            "threads": rayon::current_num_threads(),
+            "threads": threads,
             "median_eval_seconds": median, "min_eval_seconds": min,
         }))
     } else {
@@ -81,7 +86,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
             median * 1e3,
             min * 1e3,
             args.reps,
-            rayon::current_num_threads()
+            threads
         );
         Ok(())
     }

@@ -55,7 +55,16 @@ pub fn training_data(
 pub fn run(args: PredictArgs) -> Result<()> {
     let model = ModelFile::read(&args.model)?;
     let features = model.inputs.clone().unwrap_or_default();
-    let x = data::load_inputs(&args.input, &features)?;
+    let mut x = data::load_inputs(&args.input, &features)?;
+    if features.is_empty() && x.ncols() > model.dim() {
+        // A hand-written model names no inputs: the usual layout is features first.
+        eprintln!(
+            "note: the model has no `inputs` list; using the first {} column(s) of {}",
+            model.dim(),
+            args.input.display()
+        );
+        x = x.columns(0, model.dim()).into_owned();
+    }
     let train = match &args.train {
         Some(t) => Some(training_data(&model, t, args.target.clone())?),
         None => None,

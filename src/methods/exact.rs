@@ -80,8 +80,8 @@ impl Method for Exact {
         false
     }
 
-    fn init(&self, data: &TrainData, _spec: &RunSpec, _rng: &mut ChaCha8Rng) -> Result<ModelFile> {
-        Ok(ModelFile::new(self.name(), super::default_hyper(data)))
+    fn init(&self, data: &TrainData, spec: &RunSpec, rng: &mut ChaCha8Rng) -> Result<ModelFile> {
+        Ok(ModelFile::new(self.name(), super::initial_hyper(data, spec, rng)?))
     }
 
     fn check(&self, _model: &ModelFile) -> Result<()> {

@@ -77,8 +77,9 @@ impl Method for Fitc {
     }
 
     fn init(&self, data: &TrainData, spec: &RunSpec, rng: &mut ChaCha8Rng) -> Result<ModelFile> {
+        let hyper = super::initial_hyper(data, spec, rng)?;
         let z = super::random_rows(&data.x, spec.m, rng);
-        let mut model = ModelFile::new(self.name(), super::default_hyper(data));
+        let mut model = ModelFile::new(self.name(), hyper);
         model.inducing = Some(Inducing {
             points: matrix_to_rows(&z),
         });

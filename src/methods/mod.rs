@@ -3,6 +3,9 @@
 
 pub mod exact;
 pub mod fitc;
+pub mod interdomain;
+pub mod online;
+pub mod spectrum;
 
 use crate::error::{Error, Result};
 use crate::likelihood::Posterior;
@@ -119,7 +122,15 @@ pub fn fit_all<M: Method + ?Sized>(
 
 /// Every method, in the order they are listed to users.
 pub fn registry() -> &'static [&'static dyn Method] {
-    &[&exact::Exact, &fitc::Fitc]
+    &[
+        &exact::Exact,
+        &fitc::Fitc,
+        &interdomain::FIFGP,
+        &interdomain::TFIFGP,
+        &interdomain::SMGP,
+        &spectrum::Psds,
+        &spectrum::Ssgp,
+    ]
 }
 
 /// Look a method up by name or alias.
@@ -136,6 +147,17 @@ pub fn get(name: &str) -> Result<&'static dyn Method> {
                 names.join(", ")
             ))
         })
+}
+
+/// The hyperparameters a run starts from: those of a full GP fitted on a random
+/// subset when `init_lengthscales_from_subset` is set (the inter-domain and PSDS
+/// papers' choice on pumadyn-32nm), else the defaults of METHODS.md §0. Methods draw
+/// their features (frequencies, widths) from these, so the subset fit comes first.
+pub fn initial_hyper(data: &TrainData, spec: &RunSpec, rng: &mut ChaCha8Rng) -> Result<crate::model_file::Hyper> {
+    match spec.options.init_lengthscales_from_subset {
+        Some(n) => exact::hyper_from_subset(data, n, spec.iters.min(200), rng),
+        None => Ok(default_hyper(data)),
+    }
 }
 
 /// Default hyperparameters of METHODS.md §0: σ0² = mean(y²) (y centred),

@@ -16,10 +16,20 @@ pub type RunId = usize;
 
 #[derive(Clone, Debug)]
 pub enum JobEvent {
-    Started { id: RunId },
-    Progress { id: RunId, iteration: usize, nlml: f64, elapsed: f64 },
+    Started {
+        id: RunId,
+    },
+    Progress {
+        id: RunId,
+        iteration: usize,
+        nlml: f64,
+        elapsed: f64,
+    },
     /// The run ended: done, failed (with its message) or cancelled.
-    Finished { id: RunId, result: Box<RunResult> },
+    Finished {
+        id: RunId,
+        result: Box<RunResult>,
+    },
 }
 
 pub struct Jobs {
@@ -37,7 +47,14 @@ impl Jobs {
             .build()
             .map_err(|e| Error::input(format!("cannot start the run pool: {e}")))?;
         let (tx, rx) = unbounded();
-        Ok((Jobs { pool, tx, cancels: Arc::default() }, rx))
+        Ok((
+            Jobs {
+                pool,
+                tx,
+                cancels: Arc::default(),
+            },
+            rx,
+        ))
     }
 
     pub fn threads(&self) -> usize {
@@ -59,17 +76,34 @@ impl Jobs {
                 let _ = tx.send(JobEvent::Started { id });
                 let fit = catch_unwind(AssertUnwindSafe(|| {
                     train::fit(&data, &spec, &mut |it| {
-                        let _ = tx.send(JobEvent::Progress { id, iteration: it.iteration, nlml: it.nlml, elapsed: it.elapsed });
-                        if flag.load(Ordering::Relaxed) { Control::Stop } else { Control::Continue }
+                        let _ = tx.send(JobEvent::Progress {
+                            id,
+                            iteration: it.iteration,
+                            nlml: it.nlml,
+                            elapsed: it.elapsed,
+                        });
+                        if flag.load(Ordering::Relaxed) {
+                            Control::Stop
+                        } else {
+                            Control::Continue
+                        }
                     })
                 }))
-                .unwrap_or_else(|panic| Err(Error::numerical(format!("the method panicked: {}", panic_message(&panic)))));
+                .unwrap_or_else(|panic| {
+                    Err(Error::numerical(format!(
+                        "the method panicked: {}",
+                        panic_message(&panic)
+                    )))
+                });
                 outcome(key, &spec, fit)
             };
             if let Ok(mut c) = cancels.lock() {
                 c.remove(&id);
             }
-            let _ = tx.send(JobEvent::Finished { id, result: Box::new(result) });
+            let _ = tx.send(JobEvent::Finished {
+                id,
+                result: Box::new(result),
+            });
         });
     }
 

@@ -8,6 +8,7 @@
 pub mod cli;
 pub mod data;
 pub mod error;
+pub mod jobs;
 pub mod kernel;
 pub mod likelihood;
 pub mod linalg;
@@ -15,4 +16,6 @@ pub mod methods;
 pub mod metrics;
 pub mod model_file;
 pub mod optim;
+pub mod session;
 pub mod train;
+pub mod tui;

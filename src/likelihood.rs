@@ -139,10 +139,13 @@ fn factor(lr: &LowRank, y: &[f64]) -> Result<Factors> {
 /// Multiply column i of an m×n matrix by s(i).
 fn scale_columns(a: &mut DMatrix<f64>, s: impl Fn(usize) -> f64 + Sync) {
     let m = a.nrows().max(1);
-    a.as_mut_slice().par_chunks_mut(m).enumerate().for_each(|(i, col)| {
-        let si = s(i);
-        col.iter_mut().for_each(|x| *x *= si);
-    });
+    a.as_mut_slice()
+        .par_chunks_mut(m)
+        .enumerate()
+        .for_each(|(i, col)| {
+            let si = s(i);
+            col.iter_mut().for_each(|x| *x *= si);
+        });
 }
 
 fn nlml_of(f: &Factors, y: &[f64]) -> f64 {

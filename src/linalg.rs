@@ -231,7 +231,12 @@ mod tests {
         let scaled = bt.map(|v| 0.5 * v);
         let mut s = DMatrix::identity(5, 5);
         gemm_nt_symmetric(&mut s, &scaled, &bt, -2.0);
-        assert!((s - (DMatrix::identity(5, 5) - &bt * bt.transpose())).abs().max() < 1e-12);
+        assert!(
+            (s - (DMatrix::identity(5, 5) - &bt * bt.transpose()))
+                .abs()
+                .max()
+                < 1e-12
+        );
     }
 
     #[test]

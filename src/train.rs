@@ -107,7 +107,11 @@ impl RunSpec {
                 )));
             }
         }
-        check_subset("init_lengthscales_from_subset", self.options.init_lengthscales_from_subset, n_train)?;
+        check_subset(
+            "init_lengthscales_from_subset",
+            self.options.init_lengthscales_from_subset,
+            n_train,
+        )?;
         Ok(method)
     }
 }

@@ -70,7 +70,11 @@ pub fn run(args: BenchArgs) -> Result<()> {
     crate::linalg::set_threads(args.threads);
     let (median, min) = time_objective(&spec, args.n, args.d, args.reps)?;
     let name = methods::get(&spec.method)?.name();
-    let threads = if args.threads == 0 { rayon::current_num_threads() } else { args.threads };
+    let threads = if args.threads == 0 {
+        rayon::current_num_threads()
+    } else {
+        args.threads
+    };
     if args.json {
         print_json(&serde_json::json!({
             "method": name, "n": args.n, "d": args.d, "m": spec.m, "reps": args.reps,

@@ -2,10 +2,14 @@
 //! groups they share and the dispatch.
 
 mod bench;
+pub use bench::synthetic as bench_data;
 mod fit;
 mod gen_data;
 mod nlml;
+mod open;
 mod predict;
+mod run_session;
+mod stream;
 
 use crate::data::LoadSpec;
 use crate::error::{Error, Result};
@@ -23,8 +27,9 @@ use std::process::ExitCode;
                   (exact GP, SPGP/FITC, ...) headless or in the terminal app."
 )]
 pub struct Cli {
+    /// Without a subcommand: open the app on sessions/demo.toml.
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 #[derive(Subcommand)]
@@ -39,6 +44,13 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Write one of the papers' synthetic data sets (sinc, spiral, xsinx3).
     Gen(gen_data::GenArgs),
+    /// Online PSDS: fold the rows of a file into a psds/ssgp model one by one and
+    /// report test NMSE/MNLP (or the NLML so far) every K samples.
+    Stream(stream::StreamArgs),
+    /// Run every run of a session file headless and write the results back into it.
+    Run(run_session::RunArgs),
+    /// Open a session in the terminal app (`sgpw` alone opens sessions/demo.toml).
+    Open(open::OpenArgs),
 }
 
 /// Where the data come from (shared by fit and the data-reading commands).
@@ -152,12 +164,18 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
-    let result = match cli.command {
+    let result = match cli
+        .command
+        .unwrap_or_else(|| Command::Open(open::OpenArgs::demo()))
+    {
         Command::Fit(a) => fit::run(a),
         Command::Predict(a) => predict::run(a),
         Command::Nlml(a) => nlml::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Gen(a) => gen_data::run(a),
+        Command::Stream(a) => stream::run(a),
+        Command::Run(a) => run_session::run(a),
+        Command::Open(a) => open::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -81,7 +81,10 @@ impl Method for Exact {
     }
 
     fn init(&self, data: &TrainData, spec: &RunSpec, rng: &mut ChaCha8Rng) -> Result<ModelFile> {
-        Ok(ModelFile::new(self.name(), super::initial_hyper(data, spec, rng)?))
+        Ok(ModelFile::new(
+            self.name(),
+            super::initial_hyper(data, spec, rng)?,
+        ))
     }
 
     fn check(&self, _model: &ModelFile) -> Result<()> {

@@ -153,7 +153,11 @@ pub fn get(name: &str) -> Result<&'static dyn Method> {
 /// subset when `init_lengthscales_from_subset` is set (the inter-domain and PSDS
 /// papers' choice on pumadyn-32nm), else the defaults of METHODS.md §0. Methods draw
 /// their features (frequencies, widths) from these, so the subset fit comes first.
-pub fn initial_hyper(data: &TrainData, spec: &RunSpec, rng: &mut ChaCha8Rng) -> Result<crate::model_file::Hyper> {
+pub fn initial_hyper(
+    data: &TrainData,
+    spec: &RunSpec,
+    rng: &mut ChaCha8Rng,
+) -> Result<crate::model_file::Hyper> {
     match spec.options.init_lengthscales_from_subset {
         Some(n) => exact::hyper_from_subset(data, n, spec.iters.min(200), rng),
         None => Ok(default_hyper(data)),

@@ -617,7 +617,11 @@ impl Method for Ssgp {
                 )));
             }
         };
-        Ok(init_model(self.name(), super::initial_hyper(data, spec, rng)?, &s))
+        Ok(init_model(
+            self.name(),
+            super::initial_hyper(data, spec, rng)?,
+            &s,
+        ))
     }
 
     fn check(&self, model: &ModelFile) -> Result<()> {

@@ -99,7 +99,12 @@ impl RunEntry {
         let mut out = Vec::new();
         for &m in &self.m {
             for &seed in &self.seeds {
-                let key = RunKey { dataset: self.dataset.clone(), label: self.label().to_string(), m, seed };
+                let key = RunKey {
+                    dataset: self.dataset.clone(),
+                    label: self.label().to_string(),
+                    m,
+                    seed,
+                };
                 let spec = RunSpec {
                     method: self.method.clone(),
                     m,
@@ -163,7 +168,10 @@ pub struct RunResult {
 
 impl RunResult {
     pub fn metrics(&self) -> Option<TestMetrics> {
-        Some(TestMetrics { nmse: self.nmse?, mnlp: self.mnlp? })
+        Some(TestMetrics {
+            nmse: self.nmse?,
+            mnlp: self.mnlp?,
+        })
     }
 }
 
@@ -174,7 +182,13 @@ fn line_of(text: &str, offset: usize) -> usize {
 
 impl Session {
     pub fn new(name: &str) -> Session {
-        Session { schema_version: SCHEMA_VERSION, name: name.into(), datasets: Vec::new(), runs: Vec::new(), results: Vec::new() }
+        Session {
+            schema_version: SCHEMA_VERSION,
+            name: name.into(),
+            datasets: Vec::new(),
+            runs: Vec::new(),
+            results: Vec::new(),
+        }
     }
 
     /// Read and validate a session file.
@@ -195,8 +209,14 @@ impl Session {
         }
         for (i, d) in s.datasets.iter().enumerate() {
             let line = line_of(text, d.span().start);
-            if s.datasets[..i].iter().any(|o| o.get_ref().name == d.get_ref().name) {
-                return Err(format!("line {line}: a second data set named '{}'", d.get_ref().name));
+            if s.datasets[..i]
+                .iter()
+                .any(|o| o.get_ref().name == d.get_ref().name)
+            {
+                return Err(format!(
+                    "line {line}: a second data set named '{}'",
+                    d.get_ref().name
+                ));
             }
             if let Some(f) = d.get_ref().split.filter(|f| !(*f > 0.0 && *f < 1.0)) {
                 return Err(format!("line {line}: split = {f} must be between 0 and 1"));
@@ -204,7 +224,8 @@ impl Session {
         }
         for r in &s.runs {
             let line = line_of(text, r.span().start);
-            s.check_run(r.get_ref()).map_err(|e| format!("line {line}: {e}"))?;
+            s.check_run(r.get_ref())
+                .map_err(|e| format!("line {line}: {e}"))?;
         }
         Ok(s)
     }
@@ -212,7 +233,10 @@ impl Session {
     /// Check one run entry against the registry and the data sets (not the data).
     pub fn check_run(&self, r: &RunEntry) -> Result<()> {
         if self.dataset(&r.dataset).is_none() {
-            return Err(Error::input(format!("run refers to data set '{}', which is not in [[datasets]]", r.dataset)));
+            return Err(Error::input(format!(
+                "run refers to data set '{}', which is not in [[datasets]]",
+                r.dataset
+            )));
         }
         if r.m.is_empty() || r.seeds.is_empty() {
             return Err(Error::input("a run needs at least one m and one seed"));
@@ -225,12 +249,18 @@ impl Session {
     }
 
     pub fn dataset(&self, name: &str) -> Option<&DatasetEntry> {
-        self.datasets.iter().map(|d| d.get_ref()).find(|d| d.name == name)
+        self.datasets
+            .iter()
+            .map(|d| d.get_ref())
+            .find(|d| d.name == name)
     }
 
     /// Every run of the session.
     pub fn all_runs(&self) -> Vec<(RunKey, RunSpec)> {
-        self.runs.iter().flat_map(|r| r.get_ref().expand()).collect()
+        self.runs
+            .iter()
+            .flat_map(|r| r.get_ref().expand())
+            .collect()
     }
 
     pub fn result(&self, key: &RunKey) -> Option<&RunResult> {
@@ -258,7 +288,13 @@ impl Session {
 impl DatasetEntry {
     /// Load the data, resolving relative paths against `base` (the session's folder).
     pub fn load(&self, base: &Path) -> Result<Dataset> {
-        let resolve = |p: &Path| if p.is_absolute() { p.to_path_buf() } else { base.join(p) };
+        let resolve = |p: &Path| {
+            if p.is_absolute() {
+                p.to_path_buf()
+            } else {
+                base.join(p)
+            }
+        };
         crate::data::load(&LoadSpec {
             train: resolve(&self.train),
             test: self.test.as_deref().map(resolve),
@@ -273,7 +309,10 @@ impl DatasetEntry {
 
 /// The folder relative paths in a session resolve against.
 pub fn base_dir(session_path: &Path) -> PathBuf {
-    session_path.parent().filter(|p| !p.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+    session_path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
 }
 
 #[cfg(test)]
@@ -302,7 +341,15 @@ iterations = 50
         let s = Session::parse(EXAMPLE).expect("parses");
         let runs = s.all_runs();
         assert_eq!(runs.len(), 4);
-        assert_eq!(runs[3].0, RunKey { dataset: "sinc".into(), label: "fitc".into(), m: 10, seed: 2 });
+        assert_eq!(
+            runs[3].0,
+            RunKey {
+                dataset: "sinc".into(),
+                label: "fitc".into(),
+                m: 10,
+                seed: 2
+            }
+        );
         let again = Session::parse(&s.to_toml().expect("writes")).expect("reparses");
         assert_eq!(again.all_runs(), runs);
     }
@@ -311,15 +358,30 @@ iterations = 50
     fn bad_values_name_their_line() {
         let bad = EXAMPLE.replace("method = \"fitc\"", "method = \"fitcc\"");
         let e = Session::parse(&bad).expect_err("unknown method");
-        assert!(e.starts_with("line 10:") && e.contains("unknown method 'fitcc'"), "{e}");
+        assert!(
+            e.starts_with("line 10:") && e.contains("unknown method 'fitcc'"),
+            "{e}"
+        );
         let bad = EXAMPLE.replace("iterations = 50", "iterations = 50\nlearning_rate = 3");
         let e = Session::parse(&bad).expect_err("unknown key");
         assert!(e.contains("line 16") && e.contains("learning_rate"), "{e}");
         let bad = EXAMPLE.replace("dataset = \"sinc\"", "dataset = \"nope\"");
-        assert!(Session::parse(&bad).expect_err("no such data set").contains("'nope'"));
+        assert!(
+            Session::parse(&bad)
+                .expect_err("no such data set")
+                .contains("'nope'")
+        );
         let bad = EXAMPLE.replace("m = [5, 10]", "m = [0]");
-        assert!(Session::parse(&bad).expect_err("m = 0").contains("m must be at least 1"));
+        assert!(
+            Session::parse(&bad)
+                .expect_err("m = 0")
+                .contains("m must be at least 1")
+        );
         let bad = EXAMPLE.replace("schema_version = 1", "schema_version = 7");
-        assert!(Session::parse(&bad).expect_err("version").contains("schema_version 7"));
+        assert!(
+            Session::parse(&bad)
+                .expect_err("version")
+                .contains("schema_version 7")
+        );
     }
 }

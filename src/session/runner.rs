@@ -12,7 +12,11 @@ use std::sync::Arc;
 
 /// Load every data set the given runs use; a data set that fails to load is kept as
 /// its error message so that only its own runs fail.
-pub fn load_datasets(session: &Session, base: &Path, runs: &[(RunKey, RunSpec)]) -> HashMap<String, std::result::Result<Arc<Dataset>, String>> {
+pub fn load_datasets(
+    session: &Session,
+    base: &Path,
+    runs: &[(RunKey, RunSpec)],
+) -> HashMap<String, std::result::Result<Arc<Dataset>, String>> {
     let mut out = HashMap::new();
     for (key, _) in runs {
         if out.contains_key(&key.dataset) {
@@ -30,7 +34,12 @@ pub fn load_datasets(session: &Session, base: &Path, runs: &[(RunKey, RunSpec)])
 /// Run the session's runs (all of them with `force`, else those without a finished
 /// result) on `jobs` workers, saving the session after every finished run.
 /// `report` sees each result as it arrives.
-pub fn run_session(path: &Path, jobs: usize, force: bool, report: &mut dyn FnMut(&RunResult)) -> Result<Session> {
+pub fn run_session(
+    path: &Path,
+    jobs: usize,
+    force: bool,
+    report: &mut dyn FnMut(&RunResult),
+) -> Result<Session> {
     let mut session = Session::read(path)?;
     let base = base_dir(path);
     let runs: Vec<(RunKey, RunSpec)> = session

@@ -1,0 +1,336 @@
+//! The terminal workbench (`sgpw`, `sgpw open`): ratatui + crossterm.
+//!
+//! One event enum feeds one pure transition ([`app::update`]); the [`Runtime`] carries
+//! out the effects it returns (run pool, file I/O, data loading, predictions) and feeds
+//! their outcomes back as events. Producers: an input thread, the run pool, background
+//! loaders and a prediction worker (the newest request replaces queued ones).
+
+pub mod app;
+pub mod form;
+pub mod predict;
+pub mod theme;
+pub mod view;
+pub mod widgets;
+
+use crate::error::{Error, Result};
+use crate::jobs::{JobEvent, Jobs};
+use crate::session::Session;
+use app::{App, DataState, Effect, Event, PredState, PredWant};
+use crossbeam_channel::{Receiver, Sender, select, unbounded};
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+use ratatui::crossterm::event::{self as cevent, KeyEventKind};
+use ratatui::crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use ratatui::crossterm::{cursor, execute};
+use std::collections::VecDeque;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Background frames (live runs, replays) at most this often; keys draw at once.
+pub const FRAME: Duration = Duration::from_millis(33);
+
+type PredRequest = (
+    PredWant,
+    Box<crate::model_file::ModelFile>,
+    Arc<crate::data::Dataset>,
+);
+
+/// Carries out effects and collects every producer's events.
+pub struct Runtime {
+    jobs: Jobs,
+    job_rx: Receiver<JobEvent>,
+    tx: Sender<Event>,
+    rx: Receiver<Event>,
+    predict_tx: Sender<PredRequest>,
+}
+
+fn spawn_named(name: &str, f: impl FnOnce() + Send + 'static) {
+    // A thread that cannot start leaves its request unanswered; the pane says "…".
+    let _ = std::thread::Builder::new().name(name.into()).spawn(f);
+}
+
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+impl Runtime {
+    /// A run pool of `threads` workers (0 = one per core).
+    pub fn new(threads: usize) -> Result<Runtime> {
+        let (jobs, job_rx) = Jobs::new(threads)?;
+        let (tx, rx) = unbounded();
+        let (predict_tx, predict_rx) = unbounded::<PredRequest>();
+        let out = tx.clone();
+        spawn_named("sgpw-bg-predict", move || {
+            while let Ok(mut req) = predict_rx.recv() {
+                // Only the newest request matters (the cursor may have moved on).
+                while let Ok(newer) = predict_rx.try_recv() {
+                    req = newer;
+                }
+                let (want, model, data) = req;
+                let result = catch_unwind(AssertUnwindSafe(|| {
+                    predict::compute(&model, &data, want.input, predict::GRID)
+                }))
+                .unwrap_or_else(|p| Err(format!("prediction panicked: {}", panic_text(p.as_ref()))))
+                .map(Arc::new);
+                if out.send(Event::Predicted { want, result }).is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(Runtime {
+            jobs,
+            job_rx,
+            tx,
+            rx,
+            predict_tx,
+        })
+    }
+
+    /// Where other producers (the input thread) send their events.
+    pub fn sender(&self) -> Sender<Event> {
+        self.tx.clone()
+    }
+
+    /// Update the app with one event and carry out what it asks.
+    pub fn dispatch(&mut self, app: &mut App, event: Event) {
+        let effects = app.update(event);
+        self.run_effects(app, effects);
+    }
+
+    /// Carry out effects; quick ones (save, open) feed their outcome straight back.
+    pub fn run_effects(&mut self, app: &mut App, effects: Vec<Effect>) {
+        let mut queue: VecDeque<Effect> = effects.into();
+        while let Some(effect) = queue.pop_front() {
+            match effect {
+                Effect::LoadData {
+                    name,
+                    epoch,
+                    entry,
+                    base,
+                } => {
+                    let tx = self.tx.clone();
+                    spawn_named("sgpw-bg-load", move || {
+                        let result = catch_unwind(AssertUnwindSafe(|| {
+                            entry.load(&base).map(Arc::new).map_err(|e| e.to_string())
+                        }))
+                        .unwrap_or_else(|p| {
+                            Err(format!("loading panicked: {}", panic_text(p.as_ref())))
+                        });
+                        let _ = tx.send(Event::DataLoaded {
+                            name,
+                            epoch,
+                            result,
+                        });
+                    });
+                }
+                Effect::Submit {
+                    id,
+                    key,
+                    data,
+                    spec,
+                } => self.jobs.submit(id, key, data, spec),
+                Effect::Cancel(id) => self.jobs.cancel(id),
+                Effect::CancelAll => self.jobs.cancel_all(),
+                Effect::Save { path, session } => {
+                    let r = session.save(&path).map(|_| path).map_err(|e| e.to_string());
+                    queue.extend(app.update(Event::Saved(r)));
+                }
+                Effect::Open(path) => {
+                    let result = Session::read(&path)
+                        .map(Box::new)
+                        .map_err(|e| e.to_string());
+                    queue.extend(app.update(Event::Opened { path, result }));
+                }
+                Effect::Predict { want, model, data } => {
+                    let _ = self.predict_tx.send((want, model, data));
+                }
+                Effect::Quit => {}
+            }
+        }
+    }
+
+    /// The next event, waiting at most `timeout`.
+    pub fn recv(&self, timeout: Duration) -> Option<Event> {
+        select! {
+            recv(self.rx) -> e => e.ok(),
+            recv(self.job_rx) -> e => e.ok().map(Event::Job),
+            default(timeout) => None,
+        }
+    }
+
+    /// An event that is already waiting; input and results before job progress.
+    pub fn try_recv(&self) -> Option<Event> {
+        self.rx
+            .try_recv()
+            .ok()
+            .or_else(|| self.job_rx.try_recv().ok().map(Event::Job))
+    }
+
+    /// Process events until nothing is running, loading or being predicted (tests,
+    /// benchmarks). False if `timeout` passed first.
+    pub fn settle(&mut self, app: &mut App, timeout: Duration) -> bool {
+        let end = Instant::now() + timeout;
+        loop {
+            let busy = app.running() + app.queued() > 0
+                || app.data.values().any(|d| matches!(d, DataState::Loading))
+                || matches!(app.prediction, PredState::Pending(_));
+            if !busy {
+                return true;
+            }
+            let now = Instant::now();
+            if now >= end {
+                return false;
+            }
+            if let Some(e) = self.recv((end - now).min(Duration::from_millis(100))) {
+                self.dispatch(app, e);
+            }
+        }
+    }
+}
+
+fn is_input(e: &Event) -> bool {
+    matches!(e, Event::Key(_) | Event::Resize(..))
+}
+
+/// The event loop on any backend: wait for an event, drain what is queued (bounded, so a
+/// flood of progress events cannot starve the screen), draw. Input draws at once;
+/// background changes at most every [`FRAME`].
+pub fn event_loop<B: Backend>(
+    terminal: &mut Terminal<B>,
+    app: &mut App,
+    rt: &mut Runtime,
+) -> Result<()> {
+    let draw_err = |e: B::Error| Error::File(format!("cannot draw on the terminal: {e}"));
+    terminal.draw(|f| view::draw(f, app)).map_err(draw_err)?;
+    let mut last_draw = Instant::now();
+    let mut last_tick = Instant::now();
+    let mut needs_draw = false;
+    while !app.quit {
+        let timeout = if needs_draw || app.animating() {
+            FRAME.saturating_sub(last_draw.elapsed())
+        } else {
+            Duration::from_secs(1)
+        };
+        let mut urgent = false;
+        if let Some(e) = rt.recv(timeout) {
+            urgent |= is_input(&e);
+            rt.dispatch(app, e);
+            needs_draw = true;
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_millis(8) {
+                let Some(e) = rt.try_recv() else { break };
+                urgent |= is_input(&e);
+                rt.dispatch(app, e);
+            }
+        }
+        if app.replay.is_some() {
+            rt.dispatch(app, Event::Tick(last_tick.elapsed()));
+            needs_draw = true;
+        }
+        last_tick = Instant::now();
+        if app.quit {
+            break;
+        }
+        if needs_draw && (urgent || last_draw.elapsed() >= FRAME) {
+            terminal.draw(|f| view::draw(f, app)).map_err(draw_err)?;
+            last_draw = Instant::now();
+            needs_draw = false;
+        }
+    }
+    Ok(())
+}
+
+/// Leave raw mode and the alternate screen, show the cursor. Safe to call twice.
+pub fn restore_terminal() {
+    let _ = disable_raw_mode();
+    let _ = execute!(std::io::stdout(), LeaveAlternateScreen, cursor::Show);
+}
+
+struct Restore;
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        restore_terminal();
+    }
+}
+
+/// Restore the terminal, then the default hook prints the panic. Panics inside run
+/// workers and background threads are caught there and become messages in the app,
+/// so they must not tear the screen down.
+fn install_panic_hook() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let name = std::thread::current()
+            .name()
+            .map(str::to_owned)
+            .unwrap_or_default();
+        if name.starts_with("sgpw-run-") || name.starts_with("sgpw-bg-") {
+            return;
+        }
+        restore_terminal();
+        default(info);
+    }));
+}
+
+fn spawn_input(tx: Sender<Event>) {
+    spawn_named("sgpw-input", move || {
+        loop {
+            // Poll briefly rather than block in read(): read() holds crossterm's reader
+            // lock, which the cursor query that ratatui makes on a resize also needs.
+            match cevent::poll(Duration::from_millis(100)) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(_) => break,
+            }
+            let event = match cevent::read() {
+                Ok(cevent::Event::Key(k)) if k.kind != KeyEventKind::Release => Event::Key(k),
+                Ok(cevent::Event::Resize(w, h)) => Event::Resize(w, h),
+                Ok(_) => continue,
+                Err(_) => break,
+            };
+            if tx.send(event).is_err() {
+                break;
+            }
+        }
+    });
+}
+
+/// Open the app on `session` (read from `path`) until the user quits.
+pub fn run(
+    path: &Path,
+    session: Session,
+    jobs: usize,
+    ascii: bool,
+    note: Option<String>,
+) -> Result<()> {
+    let theme = theme::Theme::from_env(ascii);
+    let mut rt = Runtime::new(jobs)?;
+    let (mut app, effects) = App::new(path.to_path_buf(), session, theme);
+    if let Some(n) = note {
+        app.message = n;
+    }
+    let term_err = |e: std::io::Error| Error::Input(format!("cannot use the terminal: {e}"));
+    install_panic_hook();
+    let _restore = Restore;
+    enable_raw_mode().map_err(term_err)?;
+    execute!(std::io::stdout(), EnterAlternateScreen, cursor::Hide).map_err(term_err)?;
+    let mut terminal = Terminal::new(ratatui::backend::CrosstermBackend::new(std::io::stdout()))
+        .map_err(term_err)?;
+    spawn_input(rt.sender());
+    rt.run_effects(&mut app, effects);
+    terminal.draw(|f| view::draw(f, &app)).map_err(term_err)?;
+    // Hidden trigger for the test that the terminal is restored after a panic.
+    if std::env::var_os("SGPW_TEST_PANIC").is_some_and(|v| v == "1") {
+        panic!("SGPW_TEST_PANIC=1: forced panic after the first draw");
+    }
+    let result = event_loop(&mut terminal, &mut app, &mut rt);
+    rt.jobs.cancel_all();
+    result
+}

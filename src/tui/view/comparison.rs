@@ -1,0 +1,211 @@
+//! Comparison: test NMSE (log scale) or MNLP against m (log scale), one line per method
+//! (run label), for the selected data set, with the numbers in a table beside it.
+
+use super::{method_index, pane, short};
+use crate::session::Status;
+use crate::tui::app::{App, ChartTab, Metric, fmt_nmse, fmt_opt};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Axis, Cell, Chart, Dataset, GraphType, Paragraph, Row, Table};
+use std::collections::BTreeMap;
+
+/// One point of the comparison: a label at one m, averaged over its finished seeds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    pub label: String,
+    pub method: String,
+    pub m: usize,
+    pub seeds: usize,
+    pub nmse: f64,
+    pub mnlp: f64,
+}
+
+/// Mean NMSE and MNLP per (label, m) over the finished runs on `dataset`.
+pub fn points(app: &App, dataset: &str) -> Vec<Point> {
+    // (label, m) → (method, [(NMSE, MNLP)] over seeds)
+    type Groups = BTreeMap<(String, usize), (String, Vec<(f64, f64)>)>;
+    let mut groups = Groups::new();
+    for r in &app.session.results {
+        if r.key.dataset != dataset || r.status != Status::Done {
+            continue;
+        }
+        if let (Some(a), Some(b)) = (r.nmse, r.mnlp) {
+            groups
+                .entry((r.key.label.clone(), r.key.m))
+                .or_insert_with(|| (r.method.clone(), Vec::new()))
+                .1
+                .push((a, b));
+        }
+    }
+    groups
+        .into_iter()
+        .map(|((label, m), (method, v))| {
+            let n = v.len() as f64;
+            Point {
+                label,
+                method,
+                m,
+                seeds: v.len(),
+                nmse: v.iter().map(|p| p.0).sum::<f64>() / n,
+                mnlp: v.iter().map(|p| p.1).sum::<f64>() / n,
+            }
+        })
+        .collect()
+}
+
+pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
+    let t = &app.theme;
+    let focused = app.chart == ChartTab::Comparison;
+    let dataset = app.comparison_dataset().unwrap_or_default();
+    let what = match app.metric {
+        Metric::Nmse => "NMSE (log)",
+        Metric::Mnlp => "MNLP",
+    };
+    let block = pane(
+        app,
+        format!(" Comparison on {dataset}: {what} vs m (log) "),
+        focused,
+    )
+    .title_bottom(Line::from(vec![
+        Span::styled(" c", t.key()),
+        Span::raw(" NMSE/MNLP "),
+    ]));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let pts = points(app, &dataset);
+    if pts.is_empty() {
+        frame.render_widget(
+            Paragraph::new(Line::styled(
+                "no finished runs on this data set yet",
+                t.dim(),
+            )),
+            inner,
+        );
+        return;
+    }
+    let [chart_area, table_area] =
+        Layout::horizontal([Constraint::Min(16), Constraint::Length(30)])
+            .spacing(1)
+            .areas(inner);
+    let value = |p: &Point| match app.metric {
+        Metric::Nmse => p.nmse.max(1e-300).log10(),
+        Metric::Mnlp => p.mnlp,
+    };
+    // One line per label, in registry order of their methods.
+    let mut labels: Vec<(usize, String)> = Vec::new();
+    for p in &pts {
+        if !labels.iter().any(|(_, l)| *l == p.label) {
+            labels.push((method_index(&p.method), p.label.clone()));
+        }
+    }
+    labels.sort();
+    let series: Vec<(usize, Vec<(f64, f64)>)> = labels
+        .iter()
+        .map(|(i, l)| {
+            (
+                *i,
+                pts.iter()
+                    .filter(|p| &p.label == l)
+                    .map(|p| ((p.m.max(1) as f64).log10(), value(p)))
+                    .filter(|p| p.1.is_finite())
+                    .collect(),
+            )
+        })
+        .collect();
+    let xs = series.iter().flat_map(|s| s.1.iter().map(|p| p.0));
+    let (x0, x1) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+        (a.min(x), b.max(x))
+    });
+    let ys = series.iter().flat_map(|s| s.1.iter().map(|p| p.1));
+    let (y0, y1) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), y| {
+        (a.min(y), b.max(y))
+    });
+    if !(x0.is_finite() && y0.is_finite()) {
+        return;
+    }
+    // Unpadded, so the end labels are the smallest and largest m exactly.
+    let (x0, x1) = if x1 - x0 < 1e-9 {
+        pad(x0, x1, 0.5)
+    } else {
+        (x0, x1)
+    };
+    let (y0, y1) = match app.metric {
+        Metric::Nmse => (y0.floor().min(y1 - 0.5), y1.ceil().max(y0 + 0.5)),
+        Metric::Mnlp => pad(y0, y1, 0.08),
+    };
+    let ylab = |v: f64| match app.metric {
+        Metric::Nmse => short(10f64.powf(v)),
+        Metric::Mnlp => short(v),
+    };
+    let datasets: Vec<Dataset> = series
+        .iter()
+        .flat_map(|(i, data)| {
+            [
+                Dataset::default()
+                    .graph_type(GraphType::Line)
+                    .marker(t.method_marker(*i))
+                    .style(t.method_style(*i))
+                    .data(data),
+                // The points themselves, visible even for a single m.
+                Dataset::default()
+                    .graph_type(GraphType::Scatter)
+                    .marker(ratatui::symbols::Marker::Block)
+                    .style(t.method_style(*i))
+                    .data(data),
+            ]
+        })
+        .collect();
+    let chart = Chart::new(datasets)
+        .x_axis(
+            Axis::default()
+                .bounds([x0, x1])
+                .labels([
+                    format!("m {:.0}", 10f64.powf(x0)),
+                    format!("{:.0}", 10f64.powf(x1)),
+                ])
+                .style(t.dim()),
+        )
+        .y_axis(
+            Axis::default()
+                .bounds([y0, y1])
+                .labels([ylab(y0), ylab((y0 + y1) / 2.0), ylab(y1)])
+                .style(t.dim()),
+        );
+    frame.render_widget(chart, chart_area);
+    let header = Row::new(["method", "m", "NMSE", "MNLP"]).style(t.title());
+    let rows = labels.iter().flat_map(|(i, l)| {
+        pts.iter().filter(move |p| &p.label == l).map(move |p| {
+            let bold = |m: Metric| {
+                if app.metric == m {
+                    t.title()
+                } else {
+                    ratatui::style::Style::new()
+                }
+            };
+            Row::new([
+                Cell::from(p.label.clone()).style(t.method_style(*i)),
+                Cell::from(p.m.to_string()),
+                Cell::from(fmt_nmse(Some(p.nmse))).style(bold(Metric::Nmse)),
+                Cell::from(fmt_opt(Some(p.mnlp), 3)).style(bold(Metric::Mnlp)),
+            ])
+        })
+    });
+    let table = Table::new(
+        rows,
+        [
+            Constraint::Length(7),
+            Constraint::Length(4),
+            Constraint::Length(9),
+            Constraint::Min(6),
+        ],
+    )
+    .header(header)
+    .column_spacing(1);
+    frame.render_widget(table, table_area);
+}
+
+fn pad(a: f64, b: f64, f: f64) -> (f64, f64) {
+    let w = (b - a).abs().max(0.1);
+    (a - f * w, b + f * w)
+}

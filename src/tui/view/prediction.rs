@@ -1,0 +1,109 @@
+//! Prediction: mean, latent and noisy ±2σ bands, training and test points and the
+//! model's inducing / basis points for the selected run, along one input (the others
+//! held at their training medians when D > 1, as the title says).
+
+use super::pane;
+use crate::tui::app::{App, ChartTab, PredState};
+use crate::tui::widgets::BandChart;
+use crate::tui::widgets::band_chart::{LATENT, MEAN, NOISY, TEST, TRAIN};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+
+pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
+    let t = &app.theme;
+    let focused = app.chart == ChartTab::Prediction;
+    let run = app.selected_run();
+    let mut title = match run {
+        Some(r) => format!(
+            " Prediction: {}/{} m={} seed {} ",
+            r.key.dataset, r.key.label, r.key.m, r.key.seed
+        ),
+        None => " Prediction ".to_string(),
+    };
+    let block_for = |title: String, legend: Option<Line<'static>>| {
+        let b = pane(app, title, focused);
+        match legend {
+            Some(l) => b.title_bottom(l),
+            None => b,
+        }
+    };
+    let message = |frame: &mut Frame, title: String, text: String, style: Style| {
+        let block = block_for(title, None);
+        let inner = block.inner(area);
+        frame.render_widget(block, area);
+        frame.render_widget(
+            Paragraph::new(Line::styled(text, style)).wrap(Wrap { trim: true }),
+            inner,
+        );
+    };
+    match &app.prediction {
+        PredState::None => {
+            let text = match run {
+                None => "no run selected".to_string(),
+                Some(r) if app.result_of(r).and_then(|x| x.model.as_ref()).is_none() => {
+                    "the selected run has no fitted model yet".to_string()
+                }
+                Some(_) => "waiting for the data set to load".to_string(),
+            };
+            message(frame, title, text, t.dim());
+        }
+        PredState::Pending(_) => {
+            message(frame, title, "computing the predictions…".into(), t.dim())
+        }
+        PredState::Failed(_, e) => message(frame, title, format!("cannot predict: {e}"), t.error()),
+        PredState::Ready(_, curves) => {
+            if curves.dim > 1 {
+                title = format!(
+                    "{title}along {} ([ ]); others at training medians ",
+                    curves.input_name
+                );
+            }
+            let sw = |c| {
+                if t.color {
+                    Style::new().fg(c)
+                } else {
+                    Style::new()
+                }
+            };
+            let (lat, noisy) = if t.color {
+                ("█", "█")
+            } else if t.ascii {
+                ("#", "=")
+            } else {
+                ("█", "═")
+            };
+            let mut legend = vec![
+                Span::styled(format!(" {lat}"), sw(LATENT)),
+                Span::raw(" f ±2σ "),
+                Span::styled(noisy, sw(NOISY)),
+                Span::raw(" y ±2σ "),
+                Span::styled("─", sw(MEAN)),
+                Span::raw(" mean "),
+                Span::styled(
+                    if t.color {
+                        "•"
+                    } else if t.ascii {
+                        "+"
+                    } else {
+                        "•"
+                    },
+                    sw(TRAIN),
+                ),
+                Span::raw(" train "),
+                Span::styled(if t.color || t.ascii { "•" } else { "⠁" }, sw(TEST)),
+                Span::raw(" test "),
+            ];
+            if !curves.marker_kind.is_empty() {
+                legend.push(Span::styled(if t.ascii { "^" } else { "▲" }, t.warn()));
+                legend.push(Span::raw(format!(" {} ", curves.marker_kind)));
+            }
+            let block = block_for(title, Some(Line::from(legend)));
+            let inner = block.inner(area);
+            frame.render_widget(block, area);
+            frame.render_widget(BandChart { curves, theme: *t }, inner);
+        }
+    }
+}

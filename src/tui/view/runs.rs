@@ -1,0 +1,152 @@
+//! Runs: one row per (method, m, seed) with status, iteration, NLML, NMSE, MNLP and
+//! time; the selected run's details (failure message, re-run verdict) at the bottom.
+
+use super::{method_index, pane};
+use crate::tui::app::{Activity, App, Focus, RunStatus, Verdict, fmt_nmse, fmt_opt};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Row, Table, TableState};
+
+pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
+    let t = &app.theme;
+    let focused = app.focus == Focus::Runs;
+    let title = format!(" Runs ({}) ", app.runs.len());
+    let keys = Line::from(vec![
+        Span::styled(" n", t.key()),
+        Span::raw(" new "),
+        Span::styled("g", t.key()),
+        Span::raw(" start all "),
+        Span::styled("x/X", t.key()),
+        Span::raw(" cancel "),
+        Span::styled("R", t.key()),
+        Span::raw(" re-run "),
+        Span::styled("r", t.key()),
+        Span::raw(" replay "),
+    ]);
+    let details = details(app);
+    // The key hint only where it fits beside the details (? lists every key anyway).
+    let room = details.width() + keys.width() + 4 <= area.width as usize;
+    let mut block = pane(app, title, focused).title_bottom(details);
+    if room {
+        block = block.title_bottom(keys.right_aligned());
+    }
+    let header = Row::new([
+        "", "status", "data", "method", "m", "seed", "iter", "NLML", "NMSE", "MNLP", "time",
+    ])
+    .style(t.title());
+    let rows = app.runs.iter().map(|row| {
+        let status = app.status_of(row);
+        let result = app.result_of(row);
+        let (iter, nlml, time) = match (&row.activity, result) {
+            (
+                Activity::Running {
+                    iteration,
+                    nlml,
+                    elapsed,
+                },
+                _,
+            ) => (
+                iteration.to_string(),
+                fmt_opt(Some(*nlml), 2),
+                format!("{elapsed:.1}s"),
+            ),
+            (Activity::Idle, Some(r)) if status != RunStatus::NotRun => (
+                r.iterations.to_string(),
+                fmt_opt(r.nlml, 2),
+                format!("{:.2}s", r.train_seconds),
+            ),
+            _ => (String::new(), String::new(), String::new()),
+        };
+        let (nmse, mnlp) = match (status, result) {
+            (RunStatus::Done, Some(r)) => (fmt_nmse(r.nmse), fmt_opt(r.mnlp, 3)),
+            (RunStatus::Failed, Some(r)) => (r.message.clone().unwrap_or_default(), String::new()),
+            _ => (String::new(), String::new()),
+        };
+        let status_style = match status {
+            RunStatus::Done => t.ok(),
+            RunStatus::Failed => t.error(),
+            RunStatus::Running | RunStatus::Queued | RunStatus::Waiting => t.warn(),
+            RunStatus::NotRun | RunStatus::Cancelled => t.dim(),
+        };
+        Row::new([
+            Cell::from(if row.marked { "*" } else { " " }),
+            Cell::from(status.word()).style(status_style),
+            Cell::from(row.key.dataset.clone()),
+            Cell::from(row.key.label.clone()).style(t.method_style(method_index(&row.spec.method))),
+            Cell::from(row.key.m.to_string()),
+            Cell::from(row.key.seed.to_string()),
+            Cell::from(iter),
+            Cell::from(nlml),
+            Cell::from(nmse).style(if status == RunStatus::Failed {
+                t.error()
+            } else {
+                Style::new()
+            }),
+            Cell::from(mnlp),
+            Cell::from(time),
+        ])
+    });
+    let widths = [
+        Constraint::Length(1),
+        Constraint::Length(7),
+        Constraint::Length(7),
+        Constraint::Length(7),
+        Constraint::Length(4),
+        Constraint::Length(4),
+        Constraint::Length(5),
+        Constraint::Length(9),
+        Constraint::Length(8),
+        Constraint::Length(7),
+        Constraint::Min(5),
+    ];
+    let table = Table::new(rows, widths)
+        .header(header)
+        .block(block)
+        .row_highlight_style(if focused { t.selected() } else { t.title() });
+    let mut state = TableState::default().with_selected(if app.runs.is_empty() {
+        None
+    } else {
+        Some(app.run_cursor)
+    });
+    frame.render_stateful_widget(table, area, &mut state);
+    if app.runs.is_empty() {
+        let inner = Rect {
+            x: area.x + 2,
+            y: area.y + 2,
+            width: area.width.saturating_sub(4),
+            height: 1,
+        };
+        frame.render_widget(
+            Line::styled("no runs yet: n configures and launches some", t.dim()),
+            inner,
+        );
+    }
+}
+
+/// The selected run in one line: what m means, its message or re-run verdict.
+fn details(app: &App) -> Line<'static> {
+    let t = &app.theme;
+    let Some(row) = app.selected_run() else {
+        return Line::raw("");
+    };
+    let meaning = crate::methods::get(&row.spec.method)
+        .map(|m| m.m_meaning())
+        .unwrap_or("m");
+    let mut spans = vec![Span::raw(format!(
+        " {} m={} ({meaning}) seed {} · {} it ",
+        row.key.label, row.key.m, row.key.seed, row.spec.iters
+    ))];
+    if let Some(msg) = app.result_of(row).and_then(|r| r.message.as_ref()) {
+        spans.push(Span::styled(format!("· {msg} "), t.error()));
+    }
+    match &row.verdict {
+        Some(Verdict::Identical) => spans.push(Span::styled("· re-run identical ✓ ", t.ok())),
+        Some(Verdict::Differs(d)) => {
+            spans.push(Span::styled(format!("· re-run differs: {d} "), t.warn()))
+        }
+        None => {}
+    }
+    Line::from(spans)
+}

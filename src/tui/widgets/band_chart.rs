@@ -1,0 +1,167 @@
+//! A predictive band chart. ratatui's Chart cannot fill between two curves, so the
+//! ±2σ bands are vertical segments on a Canvas, one per grid point; then the mean and
+//! the data on top, the x-locations of the inducing / basis points as markers on a row
+//! under the plot, and axis labels.
+//!
+//! With colour, the noisy band is filled dim and the latent band bright; without
+//! colour, the latent band is filled and the noisy band drawn as its two edges.
+
+use crate::tui::predict::Curves;
+use crate::tui::theme::Theme;
+use crate::tui::view::short;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Color;
+use ratatui::text::Line;
+use ratatui::widgets::Widget;
+use ratatui::widgets::canvas::{Canvas, Line as Seg, Points};
+
+pub struct BandChart<'a> {
+    pub curves: &'a Curves,
+    pub theme: Theme,
+}
+
+pub const NOISY: Color = Color::DarkGray;
+pub const LATENT: Color = Color::Blue;
+pub const MEAN: Color = Color::LightYellow;
+pub const TRAIN: Color = Color::LightRed;
+pub const TEST: Color = Color::LightGreen;
+
+impl BandChart<'_> {
+    /// The plotted y range: bands and data, padded.
+    pub fn y_bounds(&self) -> (f64, f64) {
+        let c = self.curves;
+        let mut lo = f64::INFINITY;
+        let mut hi = f64::NEG_INFINITY;
+        for i in 0..c.grid.len() {
+            lo = lo.min(c.mean[i] - 2.0 * c.sd_noisy[i]);
+            hi = hi.max(c.mean[i] + 2.0 * c.sd_noisy[i]);
+        }
+        for (_, y) in c.train.iter().chain(&c.test) {
+            lo = lo.min(*y);
+            hi = hi.max(*y);
+        }
+        if !(lo.is_finite() && hi.is_finite()) {
+            return (-1.0, 1.0);
+        }
+        let pad = ((hi - lo) * 0.04).max(1e-9);
+        (lo - pad, hi + pad)
+    }
+}
+
+impl Widget for BandChart<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let c = self.curves;
+        let t = self.theme;
+        if area.width < 12 || area.height < 4 || c.grid.len() < 2 {
+            return;
+        }
+        let (y0, y1) = self.y_bounds();
+        let (x0, x1) = (c.grid[0], c.grid[c.grid.len() - 1]);
+        let labels = [short(y1), short(y0)];
+        let lw = labels.iter().map(|s| s.chars().count()).max().unwrap_or(0) as u16 + 1;
+        let [ylab, right] =
+            Layout::horizontal([Constraint::Length(lw), Constraint::Min(0)]).areas(area);
+        let [plot, markers, xlab] = Layout::vertical([
+            Constraint::Min(1),
+            Constraint::Length(1),
+            Constraint::Length(1),
+        ])
+        .areas(right);
+        Line::styled(labels[0].clone(), t.dim()).render(Rect { height: 1, ..ylab }, buf);
+        Line::styled(labels[1].clone(), t.dim()).render(
+            Rect {
+                y: plot.bottom().saturating_sub(1),
+                height: 1,
+                ..ylab
+            },
+            buf,
+        );
+
+        let color = t.color;
+        let canvas = Canvas::default()
+            .marker(t.marker())
+            .x_bounds([x0, x1])
+            .y_bounds([y0, y1])
+            .paint(|ctx| {
+                let n = c.grid.len();
+                let band =
+                    |k: f64, sd: &[f64], i: usize| (c.mean[i] - k * sd[i], c.mean[i] + k * sd[i]);
+                if color {
+                    for i in 0..n {
+                        let (lo, hi) = band(2.0, &c.sd_noisy, i);
+                        ctx.draw(&Seg::new(c.grid[i], lo, c.grid[i], hi, NOISY));
+                    }
+                } else {
+                    for i in 1..n {
+                        for s in [-2.0, 2.0] {
+                            let a = c.mean[i - 1] + s * c.sd_noisy[i - 1];
+                            let b = c.mean[i] + s * c.sd_noisy[i];
+                            ctx.draw(&Seg::new(c.grid[i - 1], a, c.grid[i], b, Color::Reset));
+                        }
+                    }
+                }
+                ctx.layer();
+                for i in 0..n {
+                    let (lo, hi) = band(2.0, &c.sd_latent, i);
+                    ctx.draw(&Seg::new(c.grid[i], lo, c.grid[i], hi, t.canvas(LATENT)));
+                }
+                ctx.layer();
+                for i in 1..n {
+                    ctx.draw(&Seg::new(
+                        c.grid[i - 1],
+                        c.mean[i - 1],
+                        c.grid[i],
+                        c.mean[i],
+                        t.canvas(MEAN),
+                    ));
+                }
+                ctx.layer();
+                ctx.draw(&Points {
+                    coords: &c.test,
+                    color: t.canvas(TEST),
+                });
+                if color {
+                    ctx.draw(&Points {
+                        coords: &c.train,
+                        color: TRAIN,
+                    });
+                } else {
+                    // Without colour, training points are glyphs so they differ from test points.
+                    let glyph = if t.ascii { "+" } else { "•" };
+                    for &(x, y) in &c.train {
+                        ctx.print(x, y, glyph);
+                    }
+                }
+            });
+        canvas.render(plot, buf);
+
+        // Inducing / basis points on the x axis.
+        let w = markers.width.max(1) as f64;
+        let glyph = if t.ascii { "^" } else { "▲" };
+        for &x in &c.markers {
+            if x < x0 || x > x1 {
+                continue;
+            }
+            let col = ((x - x0) / (x1 - x0) * (w - 1.0)).round() as u16;
+            buf.set_string(
+                markers.x + col,
+                markers.y,
+                glyph,
+                t.method_style(0).patch(t.warn()),
+            );
+        }
+        let left = short(x0);
+        let right_label = short(x1);
+        let mid = format!("{} →", c.input_name);
+        buf.set_string(xlab.x, xlab.y, &left, t.dim());
+        let rx = xlab
+            .right()
+            .saturating_sub(right_label.chars().count() as u16);
+        buf.set_string(rx, xlab.y, &right_label, t.dim());
+        let mx = xlab.x + (xlab.width.saturating_sub(mid.chars().count() as u16)) / 2;
+        if mx > xlab.x + left.chars().count() as u16 {
+            buf.set_string(mx, xlab.y, &mid, t.dim());
+        }
+    }
+}

@@ -1,0 +1,5 @@
+//! Widgets ratatui lacks.
+
+pub mod band_chart;
+
+pub use band_chart::BandChart;

@@ -1,0 +1,632 @@
+//! Every pane on ratatui's TestBackend at 80×24 and 160×48.
+//!
+//! A synthetic session (fixed numbers, no training) is compared cell for cell with the
+//! screens checked in under tests/snapshots/ (UPDATE_SNAPSHOTS=1 rewrites them after a
+//! deliberate change); the prediction pane, which depends on the numerics, is checked
+//! by its content lines. The demo session must draw every chart the moment it opens.
+
+use nalgebra::{DMatrix, DVector};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::style::Color;
+use sgpw::data::Dataset;
+use sgpw::model_file::{Hyper, Inducing, ModelFile};
+use sgpw::session::{RunResult, Session, Status};
+use sgpw::tui::app::{App, ChartTab, Effect, Event, PredState};
+use sgpw::tui::theme::Theme;
+use sgpw::tui::{Runtime, predict, view};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
+
+const SESSION: &str = r#"
+schema_version = 1
+name = "snapshots"
+
+[[datasets]]
+name = "toy"
+train = "toy_train.csv"
+test = "toy_test.csv"
+
+[[datasets]]
+name = "broken"
+train = "missing.csv"
+
+[[runs]]
+dataset = "toy"
+method = "fitc"
+m = [5, 10, 20]
+iterations = 50
+
+[[runs]]
+dataset = "toy"
+method = "full"
+m = [40]
+seeds = [1, 2]
+iterations = 50
+
+[[runs]]
+dataset = "toy"
+method = "fitc"
+label = "fitc-s"
+m = [5]
+seeds = [1, 2]
+standardize = true
+iterations = 50
+"#;
+
+fn toy() -> Arc<Dataset> {
+    let f = |x: f64| x.sin() + 0.1 * (3.0 * x).cos();
+    let xtr: Vec<f64> = (0..40).map(|i| -5.0 + 10.0 * i as f64 / 39.0).collect();
+    let xte: Vec<f64> = (0..20).map(|i| -4.8 + 9.6 * i as f64 / 19.0).collect();
+    Arc::new(Dataset {
+        feature_names: vec!["x1".into()],
+        target_name: "y".into(),
+        x_train: DMatrix::from_column_slice(40, 1, &xtr),
+        y_train: DVector::from_iterator(40, xtr.iter().map(|&x| f(x))),
+        x_test: Some(DMatrix::from_column_slice(20, 1, &xte)),
+        y_test: Some(DVector::from_iterator(20, xte.iter().map(|&x| f(x) + 0.05))),
+        notes: vec![],
+    })
+}
+
+fn fitc_model(m: usize) -> ModelFile {
+    let mut model = ModelFile::new(
+        "fitc",
+        Hyper {
+            signal_variance: 1.0,
+            lengthscales: vec![1.2],
+            noise_variance: 0.04,
+        },
+    );
+    model.inducing = Some(Inducing {
+        points: (0..m)
+            .map(|i| vec![-4.5 + 9.0 * i as f64 / (m.max(2) - 1) as f64])
+            .collect(),
+    });
+    model
+}
+
+fn result(app: &App, label: &str, m: usize, seed: u64, status: Status) -> RunResult {
+    let row = app
+        .runs
+        .iter()
+        .find(|r| r.key.label == label && r.key.m == m && r.key.seed == seed)
+        .expect("row");
+    let k = (m as f64).ln();
+    let trace: Vec<f64> = (0..50)
+        .map(|i| 40.0 - 8.0 * k + 120.0 * (-(i as f64) / (4.0 + k)).exp())
+        .collect();
+    let done = status == Status::Done;
+    RunResult {
+        key: row.key.clone(),
+        method: row.spec.method.clone(),
+        status,
+        message: (status == Status::Failed)
+            .then(|| "numerical failure: Kuu is not positive definite".to_string()),
+        nlml: done.then(|| trace[49]),
+        nmse: done.then(|| 0.2 / (m as f64) + 0.001 * seed as f64),
+        mnlp: done.then_some(1.0 - 0.5 * k),
+        iterations: if done { 50 } else { 7 },
+        train_seconds: 0.01 * m as f64,
+        jitter: None,
+        trace: if done { trace } else { Vec::new() },
+        model: done.then(|| {
+            if row.spec.method == "fitc" {
+                fitc_model(m)
+            } else {
+                ModelFile::new(
+                    "full",
+                    Hyper {
+                        signal_variance: 1.0,
+                        lengthscales: vec![1.2],
+                        noise_variance: 0.01,
+                    },
+                )
+            }
+        }),
+    }
+}
+
+/// The synthetic app: data loaded, results of every kind, a prediction.
+fn fixture(theme: Theme) -> App {
+    let session = Session::parse(SESSION).expect("fixture session parses");
+    let (mut app, _) = App::new(PathBuf::from("/nowhere/snapshots.toml"), session, theme);
+    app.update(Event::DataLoaded {
+        name: "toy".into(),
+        epoch: 1,
+        result: Ok(toy()),
+    });
+    app.update(Event::DataLoaded {
+        name: "broken".into(),
+        epoch: 1,
+        result: Err("/nowhere/missing.csv: cannot open the file: No such file or directory".into()),
+    });
+    let rs = vec![
+        result(&app, "fitc", 5, 1, Status::Done),
+        result(&app, "fitc", 10, 1, Status::Done),
+        result(&app, "fitc", 20, 1, Status::Done),
+        result(&app, "full", 40, 1, Status::Done),
+        result(&app, "fitc-s", 5, 1, Status::Failed),
+    ];
+    for r in rs {
+        app.session.set_result(r);
+    }
+    app.data_cursor = 0;
+    app.run_cursor = 1;
+    // A running and a queued run, through the real transition.
+    app.run_cursor = 6;
+    let e = app.update(key(KeyCode::Enter));
+    let id = match &e[..] {
+        [Effect::Submit { id, .. }, ..] => *id,
+        other => panic!("expected a submit, got {other:?}"),
+    };
+    app.update(Event::Job(sgpw::jobs::JobEvent::Started { id }));
+    for (i, v) in [90.0, 70.0, 61.0, 58.5].iter().enumerate() {
+        app.update(Event::Job(sgpw::jobs::JobEvent::Progress {
+            id,
+            iteration: i + 1,
+            nlml: *v,
+            elapsed: 0.1 * (i + 1) as f64,
+        }));
+    }
+    app.run_cursor = 1;
+    app.update(Event::Resize(80, 24));
+    predict_now(&mut app);
+    app.message = "snapshot fixture".into();
+    app
+}
+
+/// Compute the prediction the app asked for and hand it back, as the runtime would.
+fn predict_now(app: &mut App) {
+    if let PredState::Pending(want) = app.prediction.clone() {
+        let row = app.runs.iter().find(|r| r.key == want.key).expect("row");
+        let model = app
+            .result_of(row)
+            .and_then(|r| r.model.clone())
+            .expect("model");
+        let result = predict::compute(&model, &toy(), want.input, predict::GRID).map(Arc::new);
+        app.update(Event::Predicted { want, result });
+    }
+}
+
+fn key(c: KeyCode) -> Event {
+    Event::Key(KeyEvent::new(c, KeyModifiers::NONE))
+}
+
+fn render(app: &App, (w, h): (u16, u16)) -> Buffer {
+    let mut t = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
+    t.draw(|f| view::draw(f, app)).expect("draws");
+    t.backend().buffer().clone()
+}
+
+fn lines(b: &Buffer) -> Vec<String> {
+    let w = b.area.width as usize;
+    b.content
+        .chunks(w)
+        .map(|row| row.iter().map(|c| c.symbol()).collect::<String>())
+        .collect()
+}
+
+fn screen(b: &Buffer) -> String {
+    lines(b)
+        .iter()
+        .map(|l| l.trim_end())
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
+/// Compare with tests/snapshots/NAME_WxH.txt (UPDATE_SNAPSHOTS=1 writes it).
+fn snapshot(name: &str, b: &Buffer) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots");
+    let path = dir.join(format!("{name}_{}x{}.txt", b.area.width, b.area.height));
+    let got = screen(b);
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::create_dir_all(&dir).expect("snapshot folder");
+        std::fs::write(&path, &got).expect("writes the snapshot");
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (run with UPDATE_SNAPSHOTS=1 to create it)\n{got}",
+            path.display()
+        )
+    });
+    if want != got {
+        let diff: Vec<String> = want
+            .lines()
+            .zip(got.lines())
+            .enumerate()
+            .filter(|(_, (a, b))| a != b)
+            .map(|(i, (a, b))| format!("line {}:\n  want |{a}|\n  got  |{b}|", i + 1))
+            .collect();
+        panic!(
+            "{name} differs from {}:\n{}\n--- got:\n{got}",
+            path.display(),
+            diff.join("\n")
+        );
+    }
+}
+
+fn colour() -> Theme {
+    Theme {
+        color: true,
+        ascii: false,
+    }
+}
+
+fn has(b: &Buffer, text: &str) -> bool {
+    lines(b).iter().any(|l| l.contains(text))
+}
+
+fn assert_has(b: &Buffer, text: &str) {
+    assert!(has(b, text), "screen lacks {text:?}:\n{}", screen(b));
+}
+
+#[test]
+fn evidence_pane() {
+    let app = fixture(colour());
+    for size in SIZES {
+        let b = render(&app, size);
+        snapshot("evidence", &b);
+        assert_has(&b, "Evidence on toy: NLML vs iteration");
+        // Legend: one entry per method.
+        assert_has(&b, "━ full");
+        assert_has(&b, "━ fitc");
+    }
+}
+
+#[test]
+fn runs_and_datasets_panes() {
+    let app = fixture(colour());
+    for size in SIZES {
+        let b = render(&app, size);
+        snapshot("runs", &b);
+        assert_has(&b, "Runs (7)");
+        assert_has(&b, "Data sets");
+        assert_has(&b, "target y: mean");
+        assert_has(&b, "✗ broken");
+        let l = lines(&b);
+        // The selected fitc m=10 row shows its status and metrics.
+        assert!(
+            l.iter().any(|x| x.contains("done")
+                && x.contains("fitc")
+                && x.contains(" 10 ")
+                && x.contains("0.0210")),
+            "{}",
+            screen(&b)
+        );
+        assert!(
+            l.iter()
+                .any(|x| x.contains("failed") && x.contains("fitc-s") && x.contains("numeric")),
+            "{}",
+            screen(&b)
+        );
+        assert!(
+            l.iter()
+                .any(|x| x.contains("running") && x.contains("58.50")),
+            "{}",
+            screen(&b)
+        );
+        assert!(l.iter().any(|x| x.contains("not run")), "{}", screen(&b));
+        assert_has(&b, "m=10 (inducing points)");
+    }
+}
+
+#[test]
+fn failed_data_set_shows_its_error_in_the_pane() {
+    let mut app = fixture(colour());
+    app.update(key(KeyCode::Tab));
+    app.update(key(KeyCode::Down));
+    for size in SIZES {
+        let b = render(&app, size);
+        snapshot("dataset_error", &b);
+        assert_has(&b, "No such file");
+    }
+}
+
+#[test]
+fn comparison_pane_both_metrics() {
+    let mut app = fixture(colour());
+    app.update(Event::Key(KeyEvent::new(
+        KeyCode::Char('2'),
+        KeyModifiers::NONE,
+    )));
+    for size in SIZES {
+        let b = render(&app, size);
+        snapshot("comparison_nmse", &b);
+        assert_has(&b, "Comparison on toy: NMSE (log) vs m (log)");
+        let l = lines(&b);
+        assert!(
+            l.iter()
+                .any(|x| x.contains("fitc") && x.contains("20") && x.contains("0.0110")),
+            "{}",
+            screen(&b)
+        );
+        assert!(
+            l.iter()
+                .any(|x| x.contains("full") && x.contains("40") && x.contains("0.0060")),
+            "{}",
+            screen(&b)
+        );
+    }
+    app.update(Event::Key(KeyEvent::new(
+        KeyCode::Char('c'),
+        KeyModifiers::NONE,
+    )));
+    for size in SIZES {
+        let b = render(&app, size);
+        snapshot("comparison_mnlp", &b);
+        assert_has(&b, "Comparison on toy: MNLP vs m (log)");
+    }
+}
+
+#[test]
+fn prediction_pane() {
+    let mut app = fixture(colour());
+    app.update(Event::Key(KeyEvent::new(
+        KeyCode::Char('3'),
+        KeyModifiers::NONE,
+    )));
+    assert_eq!(app.chart, ChartTab::Prediction);
+    for size in SIZES {
+        let b = render(&app, size);
+        assert_has(&b, "Prediction: toy/fitc m=10 seed 1");
+        assert_has(&b, "f ±2σ");
+        assert_has(&b, "y ±2σ");
+        assert_has(&b, "inducing points");
+        let l = lines(&b);
+        // Ten inducing points make ten markers on one row.
+        assert!(
+            l.iter().any(|x| x.matches('▲').count() == 10),
+            "{}",
+            screen(&b)
+        );
+        // The band and the curves are drawn in braille.
+        let braille = l
+            .iter()
+            .flat_map(|x| x.chars())
+            .filter(|c| ('\u{2801}'..='\u{28ff}').contains(c))
+            .count();
+        assert!(
+            braille > 100,
+            "only {braille} braille cells:\n{}",
+            screen(&b)
+        );
+        // Latent and noisy bands are different colours.
+        let colours: std::collections::HashSet<Color> = b
+            .content
+            .iter()
+            .filter(|c| {
+                c.symbol()
+                    .chars()
+                    .all(|ch| ('\u{2801}'..='\u{28ff}').contains(&ch))
+            })
+            .map(|c| c.fg)
+            .collect();
+        assert!(
+            colours.contains(&Color::Blue) && colours.contains(&Color::DarkGray),
+            "{colours:?}"
+        );
+        assert_has(&b, "x1 →");
+    }
+}
+
+#[test]
+fn prediction_of_a_2d_model_says_what_is_held_fixed() {
+    let d = Dataset {
+        feature_names: vec!["a".into(), "b".into()],
+        target_name: "y".into(),
+        x_train: DMatrix::from_fn(30, 2, |i, j| (i * (j + 1)) as f64 / 10.0),
+        y_train: DVector::from_fn(30, |i, _| (i as f64 / 5.0).sin()),
+        x_test: None,
+        y_test: None,
+        notes: vec![],
+    };
+    let mut model = ModelFile::new(
+        "fitc",
+        Hyper {
+            signal_variance: 1.0,
+            lengthscales: vec![1.0, 2.0],
+            noise_variance: 0.1,
+        },
+    );
+    model.inducing = Some(Inducing {
+        points: vec![vec![0.5, 1.0], vec![2.0, 3.0]],
+    });
+    let c = predict::compute(&model, &d, 1, 100).expect("predicts");
+    assert_eq!((c.dim, c.input_name.as_str(), c.markers.len()), (2, "b", 2));
+    let mut app = fixture(colour());
+    app.update(Event::Key(KeyEvent::new(
+        KeyCode::Char('3'),
+        KeyModifiers::NONE,
+    )));
+    let PredState::Ready(want, _) = app.prediction.clone() else {
+        panic!("no prediction")
+    };
+    app.prediction = PredState::Ready(want, Arc::new(c));
+    let b = render(&app, (160, 48));
+    assert_has(&b, "along b ([ ]); others at training medians");
+}
+
+#[test]
+fn no_color_and_ascii() {
+    let mut app = fixture(Theme {
+        color: false,
+        ascii: true,
+    });
+    app.update(Event::Key(KeyEvent::new(
+        KeyCode::Char('3'),
+        KeyModifiers::NONE,
+    )));
+    for size in SIZES {
+        let b = render(&app, size);
+        assert!(
+            b.content
+                .iter()
+                .all(|c| c.fg == Color::Reset && c.bg == Color::Reset),
+            "NO_COLOR: a coloured cell\n{}",
+            screen(&b)
+        );
+        let l = lines(&b);
+        let braille = l
+            .iter()
+            .flat_map(|x| x.chars())
+            .filter(|c| ('\u{2800}'..='\u{28ff}').contains(c))
+            .count();
+        assert_eq!(braille, 0, "--ascii drew braille:\n{}", screen(&b));
+        assert!(
+            l.iter().any(|x| x.matches('^').count() == 10),
+            "ascii markers:\n{}",
+            screen(&b)
+        );
+        assert_has(&b, "# f ±2σ = y ±2σ");
+    }
+    // Without colour, methods differ by marker in the evidence legend.
+    app.update(Event::Key(KeyEvent::new(
+        KeyCode::Char('1'),
+        KeyModifiers::NONE,
+    )));
+    let b = render(&app, (160, 48));
+    assert_has(&b, "• full");
+    assert_has(&b, "█ fitc");
+}
+
+#[test]
+fn help_lists_every_key() {
+    let mut app = fixture(colour());
+    app.update(Event::Key(KeyEvent::new(
+        KeyCode::Char('?'),
+        KeyModifiers::NONE,
+    )));
+    for size in SIZES {
+        let b = render(&app, size);
+        snapshot("help", &b);
+        for (k, what) in sgpw::tui::app::KEYS {
+            assert!(has(&b, what), "help lacks {k}: {what}\n{}", screen(&b));
+        }
+    }
+}
+
+#[test]
+fn forms_and_quit_dialog() {
+    let mut app = fixture(colour());
+    app.update(Event::Key(KeyEvent::new(
+        KeyCode::Char('n'),
+        KeyModifiers::NONE,
+    )));
+    for size in SIZES {
+        let b = render(&app, size);
+        snapshot("runs_form", &b);
+        assert_has(&b, "New runs: one per (m, seed)");
+        assert_has(&b, "‹ fitc ›");
+        assert_has(&b, "m values : 10, 20, 40");
+    }
+    app.update(key(KeyCode::Esc));
+    app.update(Event::Key(KeyEvent::new(
+        KeyCode::Char('a'),
+        KeyModifiers::NONE,
+    )));
+    app.update(key(KeyCode::Enter));
+    for size in SIZES {
+        let b = render(&app, size);
+        snapshot("load_form", &b);
+        assert_has(&b, "give the data set a name");
+    }
+    app.update(key(KeyCode::Esc));
+    app.dirty = true;
+    app.update(Event::Key(KeyEvent::new(
+        KeyCode::Char('q'),
+        KeyModifiers::NONE,
+    )));
+    for size in SIZES {
+        let b = render(&app, size);
+        snapshot("quit", &b);
+        assert_has(&b, "save and quit");
+        assert_has(&b, "● unsaved");
+    }
+}
+
+#[test]
+fn replay_title_and_partial_curve() {
+    let mut app = fixture(colour());
+    app.update(Event::Key(KeyEvent::new(
+        KeyCode::Char('r'),
+        KeyModifiers::NONE,
+    )));
+    app.update(Event::Tick(Duration::from_millis(500)));
+    for size in SIZES {
+        let b = render(&app, size);
+        snapshot("replay", &b);
+        assert_has(&b, "Replay toy/fitc m=10 seed 1 · it 10 · 20 it/s");
+    }
+}
+
+#[test]
+fn tiny_terminals_do_not_panic() {
+    let mut app = fixture(colour());
+    for tab in ['1', '2', '3', '?', 'n'] {
+        app.update(Event::Key(KeyEvent::new(
+            KeyCode::Char(tab),
+            KeyModifiers::NONE,
+        )));
+        for size in [(1, 1), (20, 5), (40, 10), (79, 23), (300, 100)] {
+            render(&app, size);
+        }
+    }
+}
+
+/// The shipped demo opens with every chart drawn: data load, prediction computed.
+#[test]
+fn demo_session_draws_every_chart() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions/demo.toml");
+    let session = Session::read(&path).expect("the demo session reads");
+    let mut rt = Runtime::new(1).expect("pool");
+    let (mut app, effects) = App::new(path, session, colour());
+    rt.run_effects(&mut app, effects);
+    assert!(
+        rt.settle(&mut app, Duration::from_secs(30)),
+        "demo did not settle"
+    );
+    assert!(
+        app.session.results.iter().all(|r| r.status == Status::Done),
+        "demo has unfinished results"
+    );
+    assert!(
+        app.runs.iter().all(|r| app.result_of(r).is_some()),
+        "a demo run has no result"
+    );
+    let b = render(&app, (160, 48));
+    assert!(
+        matches!(app.prediction, PredState::Ready(..)),
+        "{:?}",
+        app.prediction
+    );
+    assert_has(&b, "Evidence on xsinx3: NLML vs iteration");
+    assert_has(&b, "Comparison on xsinx3");
+    assert_has(&b, "f ±2σ");
+    assert!(
+        !has(&b, "no finished runs") && !has(&b, "no curves yet") && !has(&b, "cannot"),
+        "{}",
+        screen(&b)
+    );
+    std::fs::create_dir_all(Path::new(env!("CARGO_MANIFEST_DIR")).join("target")).ok();
+    // Text captures for the README (target/demo_*.txt).
+    for tab in ['1', '2', '3'] {
+        app.update(Event::Key(KeyEvent::new(
+            KeyCode::Char(tab),
+            KeyModifiers::NONE,
+        )));
+        for size in SIZES {
+            let b = render(&app, size);
+            let out = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(format!("target/demo_{}x{}_{tab}.txt", size.0, size.1));
+            std::fs::write(out, screen(&b)).ok();
+        }
+    }
+}

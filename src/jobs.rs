@@ -69,7 +69,11 @@ impl Jobs {
         }
         let tx = self.tx.clone();
         let cancels = self.cancels.clone();
+        let shared = self.threads() > 1;
         self.pool.spawn(move || {
+            if shared {
+                crate::linalg::set_threads(1);
+            }
             let result = if flag.load(Ordering::Relaxed) {
                 outcome(key, &spec, Err(Error::Cancelled))
             } else {

@@ -93,7 +93,8 @@ impl SeArd {
         let row_sum: Vec<f64> = p.row_iter().map(|r| r.sum()).collect();
         let col_sum: Vec<f64> = p.column_iter().map(|c| c.sum()).collect();
         let pb = crate::linalg::mul(&p, false, b, false); // na×D: Σ_j P_ij b_jd
-        let pta = crate::linalg::mul(&p, true, a, false); // nb×D: Σ_i P_ij a_id
+        // nb×D: Σ_i P_ij a_id, needed only for B's gradient
+        let pta = want_b.then(|| crate::linalg::mul(&p, true, a, false));
         let mut log_ell = vec![0.0; dim];
         for (d, g) in log_ell.iter_mut().enumerate() {
             let l2 = self.lengthscales[d] * self.lengthscales[d];
@@ -112,7 +113,7 @@ impl SeArd {
                 (pb[(i, d)] - a[(i, d)] * row_sum[i]) * inv_l2[d]
             })
         });
-        let gb = want_b.then(|| {
+        let gb = pta.map(|pta| {
             DMatrix::from_fn(b.nrows(), dim, |j, d| {
                 (pta[(j, d)] - b[(j, d)] * col_sum[j]) * inv_l2[d]
             })

@@ -12,18 +12,23 @@ use faer::linalg::triangular_solve::{
 };
 use faer::{Accum, MatMut, MatRef, Par};
 use nalgebra::DMatrix;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::Cell;
 
-/// Threads faer may use inside one evaluation; 0 = all of rayon's.
-static THREADS: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    /// Threads faer may use inside one evaluation on this thread; 0 = all of the
+    /// current rayon pool's.
+    static THREADS: Cell<usize> = const { Cell::new(0) };
+}
 
-/// Limit the threads one evaluation may use (1 when several fits run side by side).
+/// Limit the threads the evaluations on this thread may use. Fits that share a pool
+/// with other fits must use 1: faer's parallel kernels wait at barriers for workers
+/// that are busy with another fit (measured: a 15 s fit took 400 s).
 pub fn set_threads(n: usize) {
-    THREADS.store(n, Ordering::Relaxed);
+    THREADS.with(|t| t.set(n));
 }
 
 pub fn par() -> Par {
-    match THREADS.load(Ordering::Relaxed) {
+    match THREADS.with(Cell::get) {
         1 => Par::Seq,
         n => Par::rayon(n),
     }

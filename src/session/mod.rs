@@ -22,6 +22,9 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub struct Session {
     pub schema_version: u32,
     pub name: String,
+    /// What the session is for; kept when the file is rewritten (comments are not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     #[serde(default)]
     pub datasets: Vec<Spanned<DatasetEntry>>,
     #[serde(default)]
@@ -185,6 +188,7 @@ impl Session {
         Session {
             schema_version: SCHEMA_VERSION,
             name: name.into(),
+            description: None,
             datasets: Vec::new(),
             runs: Vec::new(),
             results: Vec::new(),

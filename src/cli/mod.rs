@@ -49,6 +49,8 @@ pub enum Command {
     Stream(stream::StreamArgs),
     /// Run every run of a session file headless and write the results back into it.
     Run(run_session::RunArgs),
+    /// Print a session's results as Markdown tables (NMSE / MNLP per method and m).
+    Report(run_session::ReportArgs),
     /// Open a session in the terminal app (`sgpw` alone opens sessions/demo.toml).
     Open(open::OpenArgs),
 }
@@ -175,6 +177,7 @@ pub fn main() -> ExitCode {
         Command::Gen(a) => gen_data::run(a),
         Command::Stream(a) => stream::run(a),
         Command::Run(a) => run_session::run(a),
+        Command::Report(a) => run_session::report(a),
         Command::Open(a) => open::run(a),
     };
     match result {

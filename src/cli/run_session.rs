@@ -1,7 +1,7 @@
 //! `sgpw run`: run a session headless and write the results back into it.
 
 use crate::error::Result;
-use crate::session::{Status, runner};
+use crate::session::{Status, report, runner};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -47,42 +47,22 @@ pub fn run(args: RunArgs) -> Result<()> {
             ),
         }
     })?;
-    println!("{}", summary_table(&session));
+    println!("{}", report::tables(&session, false));
     Ok(())
 }
 
-/// Mean NMSE / MNLP over seeds per (data set, label, m), as a Markdown table.
-pub fn summary_table(session: &crate::session::Session) -> String {
-    use std::collections::BTreeMap;
-    let mut groups: BTreeMap<(String, String, usize), Vec<&crate::session::RunResult>> =
-        BTreeMap::new();
-    for r in &session.results {
-        groups
-            .entry((r.key.dataset.clone(), r.key.label.clone(), r.key.m))
-            .or_default()
-            .push(r);
-    }
-    let mut out = String::from(
-        "| data set | method | m | runs | NMSE | MNLP | time (s) |\n|---|---|---|---|---|---|---|\n",
-    );
-    for ((d, l, m), rs) in groups {
-        let done: Vec<_> = rs.iter().filter(|r| r.status == Status::Done).collect();
-        let mean = |f: &dyn Fn(&crate::session::RunResult) -> Option<f64>| {
-            let v: Vec<f64> = done.iter().filter_map(|r| f(r)).collect();
-            if v.is_empty() {
-                "-".to_string()
-            } else {
-                format!("{:.4}", v.iter().sum::<f64>() / v.len() as f64)
-            }
-        };
-        out.push_str(&format!(
-            "| {d} | {l} | {m} | {}/{} | {} | {} | {} |\n",
-            done.len(),
-            rs.len(),
-            mean(&|r| r.nmse),
-            mean(&|r| r.mnlp),
-            mean(&|r| Some(r.train_seconds))
-        ));
-    }
-    out
+#[derive(Args)]
+pub struct ReportArgs {
+    /// Session file (TOML) with results.
+    pub session: PathBuf,
+    /// Average data sets named NAME-01, NAME-02, … together (generations of one problem).
+    #[arg(long)]
+    pub merge_generations: bool,
+}
+
+/// `sgpw report`: the result tables of a session, without running anything.
+pub fn report(args: ReportArgs) -> Result<()> {
+    let session = crate::session::Session::read(&args.session)?;
+    print!("{}", report::tables(&session, args.merge_generations));
+    Ok(())
 }

@@ -76,6 +76,9 @@ impl Method for Exact {
     fn m_bounded_by_n(&self) -> bool {
         false
     }
+    fn uses_m(&self) -> bool {
+        false
+    }
     fn stores_posterior(&self) -> bool {
         false
     }

@@ -45,6 +45,10 @@ pub trait Method: Send + Sync {
     fn options(&self) -> &'static [&'static str] {
         &[]
     }
+    /// Whether the method has a size m at all (the exact GP has not).
+    fn uses_m(&self) -> bool {
+        true
+    }
     /// Whether `m` must be at most the number of training points.
     fn m_bounded_by_n(&self) -> bool {
         true

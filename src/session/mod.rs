@@ -5,6 +5,7 @@
 //! Paths are stored as written and resolved against the session file's folder.
 //! Unknown keys and bad values are errors that name the line.
 
+pub mod report;
 pub mod runner;
 
 use crate::data::{Dataset, LoadSpec};

@@ -1,0 +1,170 @@
+//! Result tables of a session (Markdown): one table per data set, one row per m, one
+//! column per run label, each cell "NMSE / MNLP" averaged over seeds.
+
+use super::{RunResult, Session, Status};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The data-set name a result is grouped under: with `merge`, a trailing `-NN`
+/// (generations of one synthetic problem, e.g. spiral-01 … spiral-10) is dropped.
+fn group_name(dataset: &str, merge: bool) -> String {
+    match dataset.rsplit_once('-') {
+        Some((base, n)) if merge && !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) => {
+            base.to_string()
+        }
+        _ => dataset.to_string(),
+    }
+}
+
+fn mean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// A number with four significant digits that stays readable for 1e-12 and 8000 alike.
+fn fmt(v: f64) -> String {
+    if v != 0.0 && (v.abs() < 1e-3 || v.abs() >= 1e5) {
+        format!("{v:.2e}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+type Cells<'a> = BTreeMap<(usize, String), Vec<&'a RunResult>>;
+
+/// Markdown tables of every finished result.
+pub fn tables(session: &Session, merge_generations: bool) -> String {
+    // group → label order (first appearance) and (m, label) → results
+    let mut groups: BTreeMap<String, (Vec<String>, Cells)> = BTreeMap::new();
+    for r in &session.results {
+        let (labels, cells) = groups
+            .entry(group_name(&r.key.dataset, merge_generations))
+            .or_default();
+        if !labels.contains(&r.key.label) {
+            labels.push(r.key.label.clone());
+        }
+        cells
+            .entry((r.key.m, r.key.label.clone()))
+            .or_default()
+            .push(r);
+    }
+    let mut out = String::new();
+    for (name, (labels, cells)) in &groups {
+        let (columns, singles): (Vec<&String>, Vec<&String>) =
+            labels.iter().partition(|l| single_m(cells, l).is_none());
+        out.push_str(&format!(
+            "**{name}** — test NMSE / MNLP (mean over runs; training time in s)\n\n| m |"
+        ));
+        for l in &columns {
+            out.push_str(&format!(" {l} |"));
+        }
+        out.push_str("\n|---|");
+        out.push_str(&"---|".repeat(columns.len()));
+        out.push('\n');
+        let ms: BTreeSet<usize> = cells
+            .keys()
+            .filter(|(_, l)| columns.contains(&l))
+            .map(|(m, _)| *m)
+            .collect();
+        for m in ms {
+            out.push_str(&format!("| {m} |"));
+            for l in &columns {
+                out.push_str(&format!(" {} |", cell(cells.get(&(m, (*l).clone())))));
+            }
+            out.push('\n');
+        }
+        for l in singles {
+            let m = single_m(cells, l).unwrap_or_default();
+            out.push_str(&format!("\n{l}: {}\n", cell(cells.get(&(m, l.clone())))));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The one m of a label whose method has no size (the exact GP), shown under the
+/// table rather than as a column; None for every other label.
+fn single_m(cells: &Cells, label: &str) -> Option<usize> {
+    let ms: BTreeSet<usize> = cells
+        .keys()
+        .filter(|(_, l)| l == label)
+        .map(|(m, _)| *m)
+        .collect();
+    let method = cells
+        .iter()
+        .find(|((_, l), _)| l == label)
+        .and_then(|(_, rs)| rs.first())
+        .and_then(|r| crate::methods::get(&r.method).ok());
+    match (method, ms.len()) {
+        (Some(m), 1) if !m.uses_m() => ms.into_iter().next(),
+        _ => None,
+    }
+}
+
+/// "NMSE / MNLP (seconds)" averaged over the finished runs of one cell.
+fn cell(rs: Option<&Vec<&RunResult>>) -> String {
+    let Some(rs) = rs else { return String::new() };
+    let done: Vec<&&RunResult> = rs.iter().filter(|r| r.status == Status::Done).collect();
+    let nmse: Vec<f64> = done.iter().filter_map(|r| r.nmse).collect();
+    let mnlp: Vec<f64> = done.iter().filter_map(|r| r.mnlp).collect();
+    let secs: Vec<f64> = done.iter().map(|r| r.train_seconds).collect();
+    match (mean(&nmse), mean(&mnlp), mean(&secs)) {
+        (Some(a), Some(b), Some(t)) => {
+            let partial = if done.len() < rs.len() {
+                format!(" ({}/{} done)", done.len(), rs.len())
+            } else {
+                String::new()
+            };
+            format!("{} / {} ({t:.1}){partial}", fmt(a), fmt(b))
+        }
+        _ => format!("{} failed", rs.len() - done.len()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generations_merge_and_cells_average() {
+        let text = r#"
+schema_version = 1
+name = "t"
+[[datasets]]
+name = "spiral-01"
+train = "a.csv"
+[[datasets]]
+name = "spiral-02"
+train = "b.csv"
+[[results]]
+dataset = "spiral-01"
+label = "psds"
+m = 10
+seed = 1
+method = "psds"
+status = "done"
+nmse = 0.2
+mnlp = 1.0
+train_seconds = 1.0
+[[results]]
+dataset = "spiral-02"
+label = "psds"
+m = 10
+seed = 1
+method = "psds"
+status = "done"
+nmse = 0.4
+mnlp = 2.0
+train_seconds = 3.0
+"#;
+        let s = Session::parse(text).expect("parses");
+        let merged = tables(&s, true);
+        assert!(
+            merged.contains("**spiral**") && merged.contains("| 10 | 0.3000 / 1.5000 (2.0) |"),
+            "{merged}"
+        );
+        let apart = tables(&s, false);
+        assert!(
+            apart.contains("**spiral-01**") && apart.contains("| 10 | 0.2000 / 1.0000 (1.0) |"),
+            "{apart}"
+        );
+    }
+}

@@ -40,22 +40,33 @@ impl SeArd {
 
     /// K(A, B): `a.nrows() × b.nrows()`; rows of A and B are points.
     pub fn matrix(&self, a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
-        let sa = scaled_columns(a, &self.lengthscales);
+        // A scaled stays na×D (each input dimension contiguous over the points) so the
+        // distance loop runs over i in SIMD lanes; every r²_ij is still summed over d
+        // in order 0..D, exactly as a per-pair loop would.
+        let sa = DMatrix::from_fn(a.nrows(), a.ncols(), |i, d| {
+            a[(i, d)] / self.lengthscales[d]
+        });
         let sb = scaled_columns(b, &self.lengthscales);
         let (na, nb, dim) = (a.nrows(), b.nrows(), self.dim());
         let sf2 = self.signal_variance;
         let mut k = DMatrix::zeros(na, nb);
         let fill = |(j, col): (usize, &mut [f64])| {
             let bj = &sb.as_slice()[j * dim..(j + 1) * dim];
-            for (i, kij) in col.iter_mut().enumerate() {
-                let ai = &sa.as_slice()[i * dim..(i + 1) * dim];
-                let r2: f64 = ai.iter().zip(bj).map(|(p, q)| (p - q) * (p - q)).sum();
-                *kij = sf2 * (-0.5 * r2).exp();
+            for (d, q) in bj.iter().enumerate() {
+                let ad = &sa.as_slice()[d * na..(d + 1) * na];
+                for (r2, p) in col.iter_mut().zip(ad) {
+                    let t = p - q;
+                    *r2 += t * t;
+                }
+            }
+            for kij in col.iter_mut() {
+                *kij = sf2 * (-0.5 * *kij).exp();
             }
         };
         if na * nb >= PAR_MIN_ENTRIES {
             k.as_mut_slice()
                 .par_chunks_mut(na.max(1))
+                .with_min_len(8)
                 .enumerate()
                 .for_each(fill);
         } else {
@@ -90,7 +101,14 @@ impl SeArd {
         let b = &DMatrix::from_fn(b.nrows(), dim, |j, d| b[(j, d)] - shift[d]);
         // P = Ā ∘ K carries every derivative: ∂K_ij/∂θ = K_ij · (something of a_i, b_j).
         let p = adj.component_mul(k);
-        let row_sum: Vec<f64> = p.row_iter().map(|r| r.sum()).collect();
+        // Row sums column by column (contiguous), adding over j in order as before.
+        let mut row_sum = vec![0.0; p.nrows()];
+        for col in p.column_iter() {
+            row_sum
+                .iter_mut()
+                .zip(col.iter())
+                .for_each(|(s, v)| *s += v);
+        }
         let col_sum: Vec<f64> = p.column_iter().map(|c| c.sum()).collect();
         let pb = crate::linalg::mul(&p, false, b, false); // na×D: Σ_j P_ij b_jd
         // nb×D: Σ_i P_ij a_id, needed only for B's gradient

@@ -198,7 +198,11 @@ pub fn outcome(key: RunKey, spec: &RunSpec, fit: Result<FitResult>) -> RunResult
             r.train_seconds = f.train_seconds;
             r.jitter = Some(f.jitter);
             r.trace = f.trace;
-            r.model = Some(f.model);
+            // The posterior (m-vector and m×m matrix) is recomputed from the data on
+            // replay in O(n·m²); storing it would make sessions tens of megabytes.
+            let mut model = f.model;
+            model.posterior = None;
+            r.model = Some(model);
         }
         Err(Error::Cancelled) => r.status = Status::Cancelled,
         Err(e) => {

@@ -66,7 +66,8 @@ pub fn run(args: FitArgs) -> Result<()> {
             "notes": data.notes,
         }))?;
     } else {
-        println!("method      {} (m = {})", r.model.method, spec.m);
+        let counts = crate::methods::get(&r.model.method).map_or("", |m| m.m_meaning());
+        println!("method      {} (m = {} {counts})", r.model.method, spec.m);
         println!(
             "data        {} train / {} test points, {} inputs",
             data.n_train(),

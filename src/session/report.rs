@@ -75,6 +75,23 @@ pub fn tables(session: &Session, merge_generations: bool) -> String {
             let m = single_m(cells, l).unwrap_or_default();
             out.push_str(&format!("\n{l}: {}\n", cell(cells.get(&(m, l.clone())))));
         }
+        // What m counts differs by method (spectral points r are 2r basis functions).
+        let mut meanings: Vec<String> = Vec::new();
+        for l in &columns {
+            let method = cells
+                .iter()
+                .find(|((_, x), _)| x == *l)
+                .and_then(|(_, rs)| rs.first());
+            if let Some(m) = method.and_then(|r| crate::methods::get(&r.method).ok()) {
+                let text = format!("{l}: {}", m.m_meaning());
+                if !meanings.contains(&text) {
+                    meanings.push(text);
+                }
+            }
+        }
+        if !meanings.is_empty() {
+            out.push_str(&format!("\nm counts — {}\n", meanings.join("; ")));
+        }
         out.push('\n');
     }
     out

@@ -434,20 +434,6 @@ fn kuu_is_positive_definite_on_random_features() {
     }
 }
 
-fn toy_data(n: usize, d: usize, seed: u64) -> TrainData {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let x = DMatrix::from_fn(n, d, |_, _| rng.random_range(-2.0..2.0));
-    let y = (0..n)
-        .map(|i| {
-            (0..d)
-                .map(|k| (x[(i, k)] * (k + 1) as f64).sin())
-                .sum::<f64>()
-                + 0.1 * rng.random_range(-1.0..1.0)
-        })
-        .collect();
-    TrainData { x, y }
-}
-
 fn nlml(model: &ModelFile, data: &TrainData) -> f64 {
     methods::get(&model.method)
         .expect("method")

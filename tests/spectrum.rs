@@ -110,20 +110,6 @@ fn reference_ssgp_3d() {
     reference("ssgp_3d.json");
 }
 
-fn toy(n: usize, d: usize, seed: u64) -> TrainData {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let x = DMatrix::from_fn(n, d, |_, _| rng.random_range(-2.0..2.0));
-    let y = (0..n)
-        .map(|i| {
-            (0..d)
-                .map(|k| (x[(i, k)] * (k + 1) as f64).sin())
-                .sum::<f64>()
-                + 0.1 * rng.random_range(-1.0..1.0)
-        })
-        .collect();
-    TrainData { x, y }
-}
-
 fn spec(method: &str, m: usize, iters: usize, options: MethodOptions) -> RunSpec {
     RunSpec {
         method: method.into(),
@@ -136,7 +122,7 @@ fn spec(method: &str, m: usize, iters: usize, options: MethodOptions) -> RunSpec
 }
 
 fn fd_check(method: &str, options: MethodOptions, jitter: Option<f64>) {
-    let data = toy(40, 2, 7);
+    let data = toy_data(40, 2, 7);
     let m = methods::get(method).expect("method");
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let mut model = m
@@ -180,7 +166,7 @@ fn rel(a: f64, b: f64) -> f64 {
 
 #[test]
 fn online_equals_batch_after_k_samples() {
-    let data = toy(300, 3, 11);
+    let data = toy_data(300, 3, 11);
     let r = 12;
     let mut rng = ChaCha8Rng::seed_from_u64(2);
     let psds = methods::get("psds").expect("psds");
@@ -189,7 +175,7 @@ fn online_equals_batch_after_k_samples() {
         .expect("init");
     model.hyper.noise_variance = 0.01;
     model.hyper.signal_variance = 1.3;
-    let test = toy(25, 3, 12).x;
+    let test = toy_data(25, 3, 12).x;
     let mut online = OnlinePsds::from_model(&model).expect("online");
     assert!(online.nlml().abs() < 1e-12, "no samples: NLML 0");
     let mut row = vec![0.0; 3];
@@ -339,9 +325,9 @@ frequencies = [[0.5, 1.2], [-0.8, 0.3], [1.9, -0.4]]
 
 #[test]
 fn hand_written_models_round_trip_and_predict() {
-    let data = toy(30, 2, 21);
+    let data = toy_data(30, 2, 21);
     let y: Vec<f64> = data.y.iter().map(|v| v + 0.5).collect();
-    let xs = toy(5, 2, 22).x;
+    let xs = toy_data(5, 2, 22).x;
     for method in ["ssgp", "psds"] {
         let text = HAND_WRITTEN.replace("\"ssgp\"", &format!("\"{method}\""));
         let model = ModelFile::parse(&text).expect("parses");
@@ -413,7 +399,7 @@ fn dataset(data: &TrainData, test: &TrainData) -> Dataset {
 
 #[test]
 fn fits_run_and_options_are_checked() {
-    let ds = dataset(&toy(120, 2, 31), &toy(60, 2, 32));
+    let ds = dataset(&toy_data(120, 2, 31), &toy_data(60, 2, 32));
     let run = |method: &str, options: MethodOptions| {
         let mut seen = Vec::new();
         let r = train::fit(&ds, &spec(method, 8, 40, options), &mut |it| {
@@ -486,7 +472,7 @@ fn fits_run_and_options_are_checked() {
         "psds takes no init option"
     );
     // r may exceed n: A = ΦᵀΦ + (rσ²/σ0²)I stays positive definite
-    let small = dataset(&toy(5, 2, 33), &toy(5, 2, 34));
+    let small = dataset(&toy_data(5, 2, 33), &toy_data(5, 2, 34));
     assert!(
         train::fit(&small, &spec("psds", 8, 5, Default::default()), &mut |_| {
             Control::Continue
@@ -506,7 +492,7 @@ fn fits_run_and_options_are_checked() {
 fn closed_form_equals_the_likelihood_core() {
     use spectrum::{Path, objective_via, posterior_via};
     for (n, r, jitter) in [(80, 6, None), (80, 6, Some(0.3)), (9, 12, None)] {
-        let data = toy(n, 3, 41);
+        let data = toy_data(n, 3, 41);
         let mut rng = ChaCha8Rng::seed_from_u64(4);
         let random = MethodOptions {
             init: Some("random".into()),

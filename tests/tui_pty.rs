@@ -3,6 +3,7 @@
 //! and find the same NMSE; and the terminal is restored after a forced panic.
 //! Every wait is bounded.
 
+mod common;
 use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -143,22 +144,9 @@ impl Drop for App {
 fn demo_copy() -> (tempfile::TempDir, PathBuf) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = tempfile::tempdir().expect("temp dir");
-    std::fs::create_dir_all(dir.path().join("sessions")).expect("mkdir");
-    std::fs::create_dir_all(dir.path().join("datasets")).expect("mkdir");
+    common::copy_datasets(dir.path());
     let session = dir.path().join("sessions/demo.toml");
     std::fs::copy(root.join("sessions/demo.toml"), &session).expect("copies the demo");
-    for e in std::fs::read_dir(root.join("datasets")).expect("datasets/") {
-        let p = e.expect("entry").path();
-        if p.extension().is_some_and(|x| x == "csv") {
-            std::fs::copy(
-                &p,
-                dir.path()
-                    .join("datasets")
-                    .join(p.file_name().expect("name")),
-            )
-            .expect("copies data");
-        }
-    }
     (dir, session)
 }
 

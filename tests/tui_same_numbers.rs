@@ -1,6 +1,7 @@
 //! The same session gives the same numbers from `sgpw run` (the headless runner) and
 //! from the app (its keys, its runtime, its run pool), bit for bit.
 
+mod common;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use sgpw::session::{Session, Status, runner};
 use sgpw::tui::Runtime;
@@ -13,20 +14,7 @@ use std::time::Duration;
 fn fresh_demo() -> (tempfile::TempDir, std::path::PathBuf) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = tempfile::tempdir().expect("temp dir");
-    std::fs::create_dir_all(dir.path().join("sessions")).expect("mkdir");
-    std::fs::create_dir_all(dir.path().join("datasets")).expect("mkdir");
-    for e in std::fs::read_dir(root.join("datasets")).expect("datasets/") {
-        let p = e.expect("entry").path();
-        if p.extension().is_some_and(|x| x == "csv") {
-            std::fs::copy(
-                &p,
-                dir.path()
-                    .join("datasets")
-                    .join(p.file_name().expect("name")),
-            )
-            .expect("copies data");
-        }
-    }
+    common::copy_datasets(dir.path());
     let mut s = Session::read(&root.join("sessions/demo.toml")).expect("demo reads");
     s.results.clear();
     let path = dir.path().join("sessions/demo.toml");

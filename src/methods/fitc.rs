@@ -1,7 +1,7 @@
 //! SPGP / FITC (Snelson & Ghahramani 2006), METHODS.md §2: pseudo-inputs X̄ (m×D)
 //! learned with σ0², ℓ and σ²; `Kfu = k(X, X̄)`, `Kuu = k(X̄, X̄)`, FITC diagonal.
 
-use super::{Method, Objective, pack_hyper, unpack_hyper};
+use super::{Method, Objective};
 use crate::error::{Error, Result};
 use crate::likelihood::{self, LowRank, Mode, Posterior};
 use crate::linalg::Jitter;
@@ -95,19 +95,11 @@ impl Method for Fitc {
     }
 
     fn pack(&self, model: &ModelFile) -> Vec<f64> {
-        let mut theta = Vec::new();
-        pack_hyper(model, &mut theta);
-        if let Ok(z) = inducing_points(model) {
-            theta.extend_from_slice(z.as_slice());
-        }
-        theta
+        super::pack_hyper_and(model, inducing_points(model).ok())
     }
 
     fn unpack(&self, theta: &[f64], model: &mut ModelFile) {
-        let used = unpack_hyper(theta, model);
-        let d = model.dim();
-        let m = (theta.len() - used) / d;
-        let z = DMatrix::from_column_slice(m, d, &theta[used..]);
+        let z = super::unpack_hyper_and(theta, model);
         model.inducing = Some(Inducing {
             points: matrix_to_rows(&z),
         });

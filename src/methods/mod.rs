@@ -205,6 +205,26 @@ pub fn unpack_hyper(theta: &[f64], model: &mut ModelFile) -> usize {
     d + 2
 }
 
+/// σ0², ℓ, σ² as logarithms followed by a matrix of locations (pseudo-inputs,
+/// spectral points), column-major: the parameter vector of fitc and ssgp.
+pub fn pack_hyper_and(model: &ModelFile, points: Option<DMatrix<f64>>) -> Vec<f64> {
+    let mut theta = Vec::new();
+    pack_hyper(model, &mut theta);
+    if let Some(p) = points {
+        theta.extend_from_slice(p.as_slice());
+    }
+    theta
+}
+
+/// Inverse of [`pack_hyper_and`]: writes the hyperparameters into `model` and
+/// returns the matrix (rows × D) that follows them.
+pub fn unpack_hyper_and(theta: &[f64], model: &mut ModelFile) -> DMatrix<f64> {
+    let used = unpack_hyper(theta, model);
+    let d = model.dim().max(1);
+    let rows = (theta.len() - used) / d;
+    DMatrix::from_column_slice(rows, d, &theta[used..used + rows * d])
+}
+
 /// Pick `m` distinct rows of `x` at random (inducing-point initialisation).
 pub fn random_rows(x: &DMatrix<f64>, m: usize, rng: &mut ChaCha8Rng) -> DMatrix<f64> {
     let idx = rand::seq::index::sample(rng, x.nrows(), m.min(x.nrows()));

@@ -629,19 +629,11 @@ impl Method for Ssgp {
     }
 
     fn pack(&self, model: &ModelFile) -> Vec<f64> {
-        let mut theta = Vec::new();
-        pack_hyper(model, &mut theta);
-        if let Ok(s) = unscaled_points(model) {
-            theta.extend_from_slice(s.as_slice());
-        }
-        theta
+        super::pack_hyper_and(model, unscaled_points(model).ok())
     }
 
     fn unpack(&self, theta: &[f64], model: &mut ModelFile) {
-        let used = unpack_hyper(theta, model);
-        let d = model.dim();
-        let r = (theta.len() - used) / d.max(1);
-        let s = DMatrix::from_column_slice(r, d, &theta[used..used + r * d]);
+        let s = super::unpack_hyper_and(theta, model);
         set_points(model, &s);
     }
 

@@ -3,8 +3,11 @@
 #![allow(dead_code)]
 
 use nalgebra::DMatrix;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use serde_json::Value;
-use std::path::PathBuf;
+use sgpw::train::TrainData;
+use std::path::{Path, PathBuf};
 
 pub fn shared(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -80,4 +83,34 @@ pub fn check_gradient(
         })
         .collect();
     assert_close(what, grad, &fd, tol);
+}
+
+/// A smooth noisy toy problem: inputs uniform on [−2, 2]^d, y = Σ_k sin((k+1)x_k) + noise.
+pub fn toy_data(n: usize, d: usize, seed: u64) -> TrainData {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let x = DMatrix::from_fn(n, d, |_, _| rng.random_range(-2.0..2.0));
+    let y = (0..n)
+        .map(|i| {
+            (0..d)
+                .map(|k| (x[(i, k)] * (k + 1) as f64).sin())
+                .sum::<f64>()
+                + 0.1 * rng.random_range(-1.0..1.0)
+        })
+        .collect();
+    TrainData { x, y }
+}
+
+/// Copy the repository's datasets/*.csv into `dir/datasets` and make `dir/sessions`,
+/// so a copied session finds its data by the same relative paths.
+pub fn copy_datasets(dir: &Path) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::fs::create_dir_all(dir.join("sessions")).expect("mkdir");
+    std::fs::create_dir_all(dir.join("datasets")).expect("mkdir");
+    for e in std::fs::read_dir(root.join("datasets")).expect("datasets/") {
+        let p = e.expect("entry").path();
+        if p.extension().is_some_and(|x| x == "csv") {
+            let name = p.file_name().expect("name");
+            std::fs::copy(&p, dir.join("datasets").join(name)).expect("copies data");
+        }
+    }
 }

@@ -209,6 +209,19 @@ pub fn rows_to_matrix(name: &str, rows: &[Vec<f64>], cols: usize) -> Result<DMat
     Ok(DMatrix::from_fn(rows.len(), cols, |i, j| rows[i][j]))
 }
 
+/// A required, non-empty table of a model as a matrix with `cols` columns.
+pub fn required_matrix(
+    name: &str,
+    rows: Option<&Vec<Vec<f64>>>,
+    cols: usize,
+) -> Result<DMatrix<f64>> {
+    let rows = rows.ok_or_else(|| Error::input(format!("the model has no {name}")))?;
+    if rows.is_empty() {
+        return Err(Error::input(format!("{name} is empty")));
+    }
+    rows_to_matrix(name, rows, cols)
+}
+
 pub fn matrix_to_rows(m: &DMatrix<f64>) -> Vec<Vec<f64>> {
     m.row_iter().map(|r| r.iter().copied().collect()).collect()
 }

@@ -2,10 +2,10 @@
 //! learned with σ0², ℓ and σ²; `Kfu = k(X, X̄)`, `Kuu = k(X̄, X̄)`, FITC diagonal.
 
 use super::{Method, Objective};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::likelihood::{self, LowRank, Mode, Posterior};
 use crate::linalg::Jitter;
-use crate::model_file::{Inducing, ModelFile, matrix_to_rows, rows_to_matrix};
+use crate::model_file::{Inducing, ModelFile, matrix_to_rows, required_matrix};
 use crate::train::{RunSpec, TrainData};
 use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
@@ -14,15 +14,8 @@ pub struct Fitc;
 
 /// The pseudo-inputs of a model as an m×D matrix.
 pub fn inducing_points(model: &ModelFile) -> Result<DMatrix<f64>> {
-    let points = &model
-        .inducing
-        .as_ref()
-        .ok_or_else(|| Error::input("the model has no [inducing] points"))?
-        .points;
-    if points.is_empty() {
-        return Err(Error::input("[inducing] points is empty"));
-    }
-    rows_to_matrix("[inducing] points", points, model.dim())
+    let points = model.inducing.as_ref().map(|i| &i.points);
+    required_matrix("[inducing] points", points, model.dim())
 }
 
 /// ∂NLML/∂log σ0² of the jitter: the §1 policy scales it with σ0².

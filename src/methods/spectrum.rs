@@ -15,7 +15,7 @@ use super::{Method, Objective, fit_all, pack_hyper, unpack_hyper};
 use crate::error::{Error, Result};
 use crate::likelihood::{self, LatentPrior, LowRank, Mode, Posterior};
 use crate::linalg::{self, Jitter};
-use crate::model_file::{Hyper, ModelFile, Spectral, matrix_to_rows, rows_to_matrix};
+use crate::model_file::{Hyper, ModelFile, Spectral, matrix_to_rows, required_matrix};
 use crate::optim::{self, Control, IterInfo, Outcome};
 use crate::train::{RunSpec, TrainData};
 use nalgebra::{DMatrix, DVector};
@@ -95,15 +95,8 @@ pub fn psds_points(r: usize, d: usize) -> DMatrix<f64> {
 
 /// The absolute frequencies of a model (r×D).
 pub fn frequencies(model: &ModelFile) -> Result<DMatrix<f64>> {
-    let rows = &model
-        .spectral
-        .as_ref()
-        .ok_or_else(|| Error::input("the model has no [spectral] frequencies"))?
-        .frequencies;
-    if rows.is_empty() {
-        return Err(Error::input("[spectral] frequencies is empty"));
-    }
-    rows_to_matrix("[spectral] frequencies", rows, model.dim())
+    let rows = model.spectral.as_ref().map(|s| &s.frequencies);
+    required_matrix("[spectral] frequencies", rows, model.dim())
 }
 
 /// The unscaled points `s = w ⊙ ℓ` (r×D).

@@ -100,19 +100,51 @@ impl SeArd {
         let a = &DMatrix::from_fn(a.nrows(), dim, |i, d| a[(i, d)] - shift[d]);
         let b = &DMatrix::from_fn(b.nrows(), dim, |j, d| b[(j, d)] - shift[d]);
         // P = Ā ∘ K carries every derivative: ∂K_ij/∂θ = K_ij · (something of a_i, b_j).
-        let p = adj.component_mul(k);
-        // Row sums column by column (contiguous), adding over j in order as before.
-        let mut row_sum = vec![0.0; p.nrows()];
-        for col in p.column_iter() {
-            row_sum
-                .iter_mut()
-                .zip(col.iter())
-                .for_each(|(s, v)| *s += v);
+        // P is never stored: each stripe of columns j forms P's columns one at a time
+        // and keeps its own row sums r_i = Σ_j P_ij and PB = Σ_j P_ij b_j (na×D);
+        // stripes are added in order (see linalg::map_ordered).
+        let (na, nb) = k.shape();
+        let len = crate::linalg::stripe_len(nb);
+        let ranges: Vec<_> = (0..nb)
+            .step_by(len.max(1))
+            .map(|j| j..(j + len).min(nb))
+            .collect();
+        let parts = crate::linalg::map_ordered(ranges, |cols| {
+            let mut row_sum = vec![0.0; na];
+            let mut pb = DMatrix::<f64>::zeros(na, dim);
+            let mut col_sum = Vec::with_capacity(cols.len());
+            // B's gradient needs PᵀA (nb×D), one row per column of P
+            let mut pta = Vec::with_capacity(if want_b { cols.len() * dim } else { 0 });
+            let mut pc = vec![0.0; na];
+            for j in cols {
+                let kc = &k.as_slice()[j * na..(j + 1) * na];
+                let ac = &adj.as_slice()[j * na..(j + 1) * na];
+                for ((p, kv), av) in pc.iter_mut().zip(kc).zip(ac) {
+                    *p = kv * av;
+                }
+                row_sum.iter_mut().zip(&pc).for_each(|(r, p)| *r += p);
+                col_sum.push(crate::linalg::sum(&pc));
+                for (d, pbd) in pb.as_mut_slice().chunks_mut(na.max(1)).enumerate() {
+                    let bjd = b[(j, d)];
+                    pbd.iter_mut().zip(&pc).for_each(|(s, p)| *s += p * bjd);
+                    if want_b {
+                        pta.push(crate::linalg::dot(&pc, &a.as_slice()[d * na..(d + 1) * na]));
+                    }
+                }
+            }
+            (row_sum, pb, col_sum, pta)
+        });
+        let mut row_sum = vec![0.0; na];
+        let mut pb = DMatrix::zeros(na, dim);
+        let mut col_sum = Vec::with_capacity(nb);
+        let mut pta_rows = Vec::with_capacity(if want_b { nb * dim } else { 0 });
+        for (r, p, c, t) in parts {
+            row_sum.iter_mut().zip(&r).for_each(|(s, v)| *s += v);
+            pb += p;
+            col_sum.extend(c);
+            pta_rows.extend(t);
         }
-        let col_sum: Vec<f64> = p.column_iter().map(|c| c.sum()).collect();
-        let pb = crate::linalg::mul(&p, false, b, false); // na×D: Σ_j P_ij b_jd
-        // nb×D: Σ_i P_ij a_id, needed only for B's gradient
-        let pta = want_b.then(|| crate::linalg::mul(&p, true, a, false));
+        let pta = want_b.then(|| DMatrix::from_row_slice(nb, dim, &pta_rows));
         let mut log_ell = vec![0.0; dim];
         for (d, g) in log_ell.iter_mut().enumerate() {
             let l2 = self.lengthscales[d] * self.lengthscales[d];
@@ -137,7 +169,7 @@ impl SeArd {
             })
         });
         SeGrad {
-            log_signal_variance: p.sum(),
+            log_signal_variance: col_sum.iter().sum(),
             log_lengthscales: log_ell,
             a: ga,
             b: gb,
@@ -148,6 +180,45 @@ impl SeArd {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Enough columns for several stripes: the per-stripe sums must add up.
+    #[test]
+    fn striped_gradients_match_finite_differences() {
+        let nb = 700;
+        assert!(crate::linalg::stripe_len(nb) < nb);
+        let a = DMatrix::from_fn(3, 2, |i, d| (i as f64 * 0.9 + d as f64).sin() + 5.0);
+        let b = DMatrix::from_fn(nb, 2, |j, d| ((j * (d + 1)) as f64 * 0.013).cos() + 5.0);
+        let adj = DMatrix::from_fn(3, nb, |i, j| ((i + 2 * j) as f64 * 0.1).sin());
+        let kern = SeArd {
+            signal_variance: 0.8,
+            lengthscales: vec![0.6, 1.7],
+        };
+        let g = kern.grad(&a, &b, &kern.matrix(&a, &b), &adj, true, true);
+        let f = |kk: &SeArd, a: &DMatrix<f64>, b: &DMatrix<f64>| {
+            kk.matrix(a, b).component_mul(&adj).sum()
+        };
+        let h: f64 = 1e-6;
+        let close = |an: f64, fd: f64| (an - fd).abs() < 1e-7 * (1.0 + fd.abs());
+        for d in 0..2 {
+            let (mut kp, mut km) = (kern.clone(), kern.clone());
+            kp.lengthscales[d] *= h.exp();
+            km.lengthscales[d] *= (-h).exp();
+            let fd = (f(&kp, &a, &b) - f(&km, &a, &b)) / (2.0 * h);
+            assert!(close(g.log_lengthscales[d], fd), "ell {d}");
+            let (mut ap, mut am) = (a.clone(), a.clone());
+            ap[(2, d)] += h;
+            am[(2, d)] -= h;
+            let fd = (f(&kern, &ap, &b) - f(&kern, &am, &b)) / (2.0 * h);
+            assert!(close(g.a.as_ref().expect("asked")[(2, d)], fd), "a {d}");
+            for j in [0, 350, nb - 1] {
+                let (mut bp, mut bm) = (b.clone(), b.clone());
+                bp[(j, d)] += h;
+                bm[(j, d)] -= h;
+                let fd = (f(&kern, &a, &bp) - f(&kern, &a, &bm)) / (2.0 * h);
+                assert!(close(g.b.as_ref().expect("asked")[(j, d)], fd), "b {j} {d}");
+            }
+        }
+    }
 
     #[test]
     fn values_and_gradients_match_finite_differences() {

@@ -166,12 +166,125 @@ pub fn gemm_nt_symmetric(c: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64
         alpha,
         par(),
     );
+    mirror_lower(c);
+}
+
+/// Copy the lower triangle of a square matrix to its upper triangle.
+pub fn mirror_lower(c: &mut DMatrix<f64>) {
     let n = c.nrows();
     for j in 0..n {
         for i in 0..j {
             c[(i, j)] = c[(j, i)];
         }
     }
+}
+
+// ---- Column stripes: the O(n·m²) work cut along n -------------------------------
+//
+// The low-rank core and the kernel contractions cut their n columns into a fixed
+// number of stripes; each stripe runs sequential faer kernels on cache-sized blocks
+// and keeps its own partial sums, which are then added in stripe order. The threads
+// only decide which stripe runs where, so the result is the same bit for bit on any
+// number of threads.
+
+/// Stripes per evaluation (enough to keep two to eight cores busy).
+pub const STRIPES: usize = 8;
+/// Fewer columns than this per stripe cost more in overhead than they save.
+const MIN_STRIPE: usize = 64;
+
+/// Columns per stripe for n columns; depends on n alone.
+pub fn stripe_len(n: usize) -> usize {
+    n.div_ceil(STRIPES).max(MIN_STRIPE)
+}
+
+/// Map `f` over `items` on the rayon pool (or on this thread when evaluations here are
+/// limited to one thread), returning the results in the order of `items`.
+pub fn map_ordered<I: Send, T: Send>(items: Vec<I>, f: impl Fn(I) -> T + Sync + Send) -> Vec<T> {
+    use rayon::prelude::*;
+    if THREADS.with(Cell::get) == 1 {
+        items.into_iter().map(f).collect()
+    } else {
+        items.into_par_iter().map(f).collect()
+    }
+}
+
+/// A column-major block of `nrows` rows held in a slice.
+pub fn block(s: &[f64], nrows: usize) -> MatRef<'_, f64> {
+    MatRef::from_column_major_slice(s, nrows, s.len() / nrows.max(1))
+}
+
+pub fn block_mut(s: &mut [f64], nrows: usize) -> MatMut<'_, f64> {
+    let ncols = s.len() / nrows.max(1);
+    MatMut::from_column_major_slice_mut(s, nrows, ncols)
+}
+
+/// B ← L⁻¹ B on one thread (the caller parallelises over blocks).
+pub fn block_solve_lower(l: &DMatrix<f64>, b: MatMut<'_, f64>) {
+    solve_lower_triangular_in_place(view(l), b, Par::Seq);
+}
+
+/// B ← L⁻ᵀ B on one thread.
+pub fn block_solve_lower_transpose(l: &DMatrix<f64>, b: MatMut<'_, f64>) {
+    solve_upper_triangular_in_place(view(l).transpose(), b, Par::Seq);
+}
+
+/// C ← A·B on one thread.
+pub fn block_mul(c: MatMut<'_, f64>, a: MatRef<'_, f64>, b: MatRef<'_, f64>) {
+    matmul(c, Accum::Replace, a, b, 1.0, Par::Seq);
+}
+
+/// The lower triangle of C ← C + α·A·Bᵀ on one thread (the upper triangle is left
+/// alone: call `mirror_lower` once the sums are complete).
+pub fn block_add_nt_lower(
+    c: &mut DMatrix<f64>,
+    a: MatRef<'_, f64>,
+    b: MatRef<'_, f64>,
+    alpha: f64,
+) {
+    use faer::linalg::matmul::triangular::{BlockStructure, matmul as tri_matmul};
+    tri_matmul(
+        view_mut(c),
+        BlockStructure::TriangularLower,
+        Accum::Add,
+        a,
+        BlockStructure::Rectangular,
+        b.transpose(),
+        BlockStructure::Rectangular,
+        alpha,
+        Par::Seq,
+    );
+}
+
+/// Σ a_i b_i with eight running sums, so the loop vectorises (a fixed order: the
+/// same inputs always give the same bits).
+pub fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut acc = [0.0; 8];
+    let (ac, bc) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f64 = ac
+        .remainder()
+        .iter()
+        .zip(bc.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in ac.zip(bc) {
+        for k in 0..8 {
+            acc[k] += x[k] * y[k];
+        }
+    }
+    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
+}
+
+/// Σ a_i, eight running sums as in `dot`.
+pub fn sum(a: &[f64]) -> f64 {
+    let mut acc = [0.0; 8];
+    let ac = a.chunks_exact(8);
+    let tail: f64 = ac.remainder().iter().sum();
+    for x in ac {
+        for k in 0..8 {
+            acc[k] += x[k];
+        }
+    }
+    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
 }
 
 /// op(A)·op(B) as a new matrix.

@@ -14,7 +14,11 @@ use std::time::Instant;
 #[derive(Clone, Debug)]
 pub struct Options {
     pub max_iters: usize,
-    /// Pairs kept for the inverse-Hessian approximation.
+    /// Pairs kept for the inverse-Hessian approximation. 100, not L-BFGS-B's usual
+    /// 10: these fits stop at an iteration budget long before convergence, and the
+    /// longer memory reaches a lower NLML within it (kin40k FITC, 500 iterations:
+    /// m = 25: 6672 → 5458, m = 200: −901 → −1191; elevators likewise), for
+    /// O(memory · parameters) extra work per iteration, noise beside an evaluation.
     pub memory: usize,
     /// Stop when max |gradient| falls below this.
     pub grad_tol: f64,
@@ -31,7 +35,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             max_iters: 500,
-            memory: 10,
+            memory: 100,
             grad_tol: 1e-5,
             f_tol: 2.2e-9,
             c1: 1e-4,

@@ -251,6 +251,8 @@ pub struct FitResult {
     pub predictor: Predictor,
     pub trace: Vec<f64>,
     pub iterations: usize,
+    /// NLML + gradient evaluations, line searches included.
+    pub evaluations: usize,
     pub train_seconds: f64,
     pub nlml: f64,
     pub jitter: f64,
@@ -346,6 +348,7 @@ pub fn fit(
         predictor,
         trace: outcome.trace,
         iterations: outcome.iterations,
+        evaluations: outcome.evaluations,
         train_seconds,
         nlml: final_eval.nlml,
         jitter: final_eval.jitter,

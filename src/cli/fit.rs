@@ -60,6 +60,7 @@ pub fn run(args: FitArgs) -> Result<()> {
             "nmse": nmse,
             "mnlp": mnlp,
             "iterations": r.iterations,
+            "evaluations": r.evaluations,
             "stop": format!("{:?}", r.stop).to_lowercase(),
             "train_seconds": r.train_seconds,
             "jitter": r.jitter,
@@ -79,7 +80,10 @@ pub fn run(args: FitArgs) -> Result<()> {
             (Some(a), Some(b)) => println!("test        NMSE {a:.6}   MNLP {b:.6}"),
             _ => println!("test        (no test set: use --test or --split)"),
         }
-        println!("iterations  {} ({:?})", r.iterations, r.stop);
+        println!(
+            "iterations  {} ({:?}; {} evaluations)",
+            r.iterations, r.stop, r.evaluations
+        );
         println!("time        {:.3} s", r.train_seconds);
         println!("jitter      {:e}", r.jitter);
         if let Some(p) = &args.save_model {

@@ -14,6 +14,7 @@
 
 use crate::error::{Error, Result};
 use crate::linalg::{self, Jitter};
+use multiversion::multiversion;
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use std::f64::consts::PI;
@@ -137,30 +138,15 @@ fn factor(lr: &LowRank, y: &[f64]) -> Result<Factors> {
             vb.copy_from_slice(&kuf[j0 * m..j0 * m + vb.len()]);
             linalg::block_solve_lower(&l, linalg::block_mut(vb, m));
             let sb = &mut scaled[..vb.len()];
-            for (i, ((col, li), sc)) in vb
-                .chunks(m)
-                .zip(lb.iter_mut())
-                .zip(sb.chunks_mut(m))
-                .enumerate()
-            {
-                let j = j0 + i;
-                *li = if fitc {
-                    lr.kdiag[j] - linalg::dot(col, col) + lr.noise
-                } else {
+            let cols = j0..j0 + lb.len();
+            let kd = fitc.then(|| &lr.kdiag[cols.clone()]);
+            if let Some(i) = first_pass_block(vb, m, lb, sb, &mut beta, kd, &y[cols], lr.noise) {
+                return Err(Error::numerical(format!(
+                    "diagonal of the covariance is {} at training point {} (noise variance {:e})",
+                    lb[i],
+                    j0 + i + 1,
                     lr.noise
-                };
-                if !(li.is_finite() && *li > 0.0) {
-                    return Err(Error::numerical(format!(
-                        "diagonal of the covariance is {li} at training point {} (noise variance {:e})",
-                        j + 1,
-                        lr.noise
-                    )));
-                }
-                let (inv, yi) = (1.0 / *li, y[j] / *li);
-                for ((s, x), b) in sc.iter_mut().zip(col).zip(beta.iter_mut()) {
-                    *s = x * inv;
-                    *b += x * yi;
-                }
+                )));
             }
             linalg::block_add_nt_lower(&mut a, linalg::block(sb, m), linalg::block(vb, m), 1.0);
         }
@@ -215,6 +201,76 @@ fn finite(x: f64) -> Result<f64> {
     }
 }
 
+/// The first pass over a block of columns of V (= L⁻¹Kuf): λ into `lb`, V's columns
+/// divided by λ into `scaled`, and β += V Λ⁻¹ y. `kdiag` is None for DTC. Returns the
+/// first column whose λ is not a positive number. Compiled for AVX2 and AVX-512 too,
+/// chosen at run time; no sum is reordered, so every version gives the same bits.
+#[allow(clippy::too_many_arguments)]
+#[multiversion(targets = "simd")]
+fn first_pass_block(
+    vb: &[f64],
+    m: usize,
+    lb: &mut [f64],
+    scaled: &mut [f64],
+    beta: &mut [f64],
+    kdiag: Option<&[f64]>,
+    y: &[f64],
+    noise: f64,
+) -> Option<usize> {
+    for (i, ((col, li), sc)) in vb
+        .chunks(m)
+        .zip(lb.iter_mut())
+        .zip(scaled.chunks_mut(m))
+        .enumerate()
+    {
+        *li = match kdiag {
+            Some(kd) => kd[i] - linalg::dot(col, col) + noise,
+            None => noise,
+        };
+        if !(li.is_finite() && *li > 0.0) {
+            return Some(i);
+        }
+        let (inv, yi) = (1.0 / *li, y[i] / *li);
+        for ((s, x), b) in sc.iter_mut().zip(col).zip(beta.iter_mut()) {
+            *s = x * inv;
+            *b += x * yi;
+        }
+    }
+    None
+}
+
+/// The second pass over a block: given V's columns and P = A⁻¹V in `pb`, writes
+/// g_i = ∂NLML/∂Λ_ii into `gb`, for FITC g_i v_i into `scaled` (empty for DTC), and
+/// turns P's columns into Hᵀ's (see `nlml_and_adjoints`).
+#[allow(clippy::too_many_arguments)]
+#[multiversion(targets = "simd")]
+fn second_pass_block(
+    vb: &[f64],
+    pb: &mut [f64],
+    m: usize,
+    gb: &mut [f64],
+    scaled: &mut [f64],
+    lambda: &[f64],
+    y: &[f64],
+    delta: &[f64],
+) {
+    let fitc = !scaled.is_empty();
+    for (i, (col, pc)) in vb.chunks(m).zip(pb.chunks_mut(m)).enumerate() {
+        let li = lambda[i];
+        let alpha = (y[i] - linalg::dot(col, delta)) / li;
+        let gi = 0.5 * (1.0 / li - linalg::dot(pc, col) / (li * li) - alpha * alpha);
+        gb[i] = gi;
+        let two_g = if fitc { 2.0 * gi } else { 0.0 };
+        if fitc {
+            let sc = &mut scaled[i * m..(i + 1) * m];
+            sc.iter_mut().zip(col).for_each(|(s, x)| *s = gi * x);
+        }
+        for ((h, x), d) in pc.iter_mut().zip(col).zip(delta) {
+            *h = *h / li - alpha * d - two_g * x;
+        }
+    }
+}
+
 /// The NLML and all adjoints, O(n·m²).
 pub fn nlml_and_adjoints(lr: &LowRank, y: &[f64]) -> Result<Adjoints> {
     let f = factor(lr, y)?;
@@ -258,21 +314,13 @@ pub fn nlml_and_adjoints(lr: &LowRank, y: &[f64]) -> Result<Adjoints> {
                 linalg::view(&a_inv),
                 linalg::block(vb, m),
             );
-            for (i, (col, pc)) in vb.chunks(m).zip(pb.chunks_mut(m)).enumerate() {
-                let j = j0 + i;
-                let li = lambda[j];
-                let alpha = (y[j] - linalg::dot(col, delta)) / li;
-                let gi = 0.5 * (1.0 / li - linalg::dot(pc, col) / (li * li) - alpha * alpha);
-                gb[i] = gi;
-                let two_g = if fitc { 2.0 * gi } else { 0.0 };
-                if fitc {
-                    let sc = &mut scaled[i * m..(i + 1) * m];
-                    sc.iter_mut().zip(col).for_each(|(s, x)| *s = gi * x);
-                }
-                for ((h, x), d) in pc.iter_mut().zip(col).zip(delta) {
-                    *h = *h / li - alpha * d - two_g * x;
-                }
-            }
+            let cols = j0..j0 + gb.len();
+            let sb = if fitc {
+                &mut scaled[..vb.len()]
+            } else {
+                &mut [][..]
+            };
+            second_pass_block(vb, pb, m, gb, sb, &lambda[cols.clone()], &y[cols], delta);
             if fitc {
                 let sb = &scaled[..vb.len()];
                 linalg::block_add_nt_lower(

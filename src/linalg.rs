@@ -256,7 +256,9 @@ pub fn block_add_nt_lower(
 }
 
 /// Σ a_i b_i with eight running sums, so the loop vectorises (a fixed order: the
-/// same inputs always give the same bits).
+/// same inputs always give the same bits). Inlined, so that it is compiled for the
+/// SIMD level of the multiversioned loops that call it.
+#[inline]
 pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     let mut acc = [0.0; 8];
     let (ac, bc) = (a.chunks_exact(8), b.chunks_exact(8));
@@ -275,6 +277,7 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// Σ a_i, eight running sums as in `dot`.
+#[inline]
 pub fn sum(a: &[f64]) -> f64 {
     let mut acc = [0.0; 8];
     let ac = a.chunks_exact(8);

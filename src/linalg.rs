@@ -151,24 +151,6 @@ pub fn gemm(
     matmul(view_mut(c), acc, av, bv, alpha, par());
 }
 
-/// C ← C + α·A·Bᵀ for a result known to be symmetric (A, B both m×n): only the
-/// lower triangle is computed (half the flops of a gemm), then mirrored.
-pub fn gemm_nt_symmetric(c: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>, alpha: f64) {
-    use faer::linalg::matmul::triangular::{BlockStructure, matmul as tri_matmul};
-    tri_matmul(
-        view_mut(c),
-        BlockStructure::TriangularLower,
-        Accum::Add,
-        view(a),
-        BlockStructure::Rectangular,
-        view(b).transpose(),
-        BlockStructure::Rectangular,
-        alpha,
-        par(),
-    );
-    mirror_lower(c);
-}
-
 /// Copy the lower triangle of a square matrix to its upper triangle.
 pub fn mirror_lower(c: &mut DMatrix<f64>) {
     let n = c.nrows();
@@ -351,7 +333,8 @@ mod tests {
         let bt = b.transpose();
         let scaled = bt.map(|v| 0.5 * v);
         let mut s = DMatrix::identity(5, 5);
-        gemm_nt_symmetric(&mut s, &scaled, &bt, -2.0);
+        block_add_nt_lower(&mut s, view(&scaled), view(&bt), -2.0);
+        mirror_lower(&mut s);
         assert!(
             (s - (DMatrix::identity(5, 5) - &bt * bt.transpose()))
                 .abs()

@@ -99,6 +99,7 @@ fn big_app() -> App {
             iterations: 1000,
             train_seconds: 1.0,
             jitter: None,
+            stop: None,
             trace,
             model: Some(model),
         });

@@ -1,15 +1,17 @@
 //! The run pool: fits run on worker threads of their own and report over one channel
-//! with one event enum; every run has a cancel flag. Used by `sgpw run` and the app.
+//! with one event enum; every run has a cancel token, checked inside the fit's long
+//! loops. Used by `sgpw run` and the app.
 
 use crate::data::Dataset;
 use crate::error::{Error, Result};
-use crate::optim::Control;
-use crate::session::{RunKey, RunResult, Status};
-use crate::train::{self, FitResult, RunSpec};
+use crate::exec::{CancelToken, Exec, Par};
+use crate::methods::ValidRunSpec;
+use crate::results::{RunKey, RunResult, Status};
+use crate::run_context::{Phase, Progress, RunContext};
+use crate::train::{self, FitResult};
 use crossbeam_channel::{Receiver, Sender, unbounded};
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 pub type RunId = usize;
@@ -19,10 +21,12 @@ pub enum JobEvent {
     Started {
         id: RunId,
     },
+    /// An optimiser iteration (`nlml` set) or the start of a phase (`nlml` None).
     Progress {
         id: RunId,
+        phase: Phase,
         iteration: usize,
-        nlml: f64,
+        nlml: Option<f64>,
         elapsed: f64,
     },
     /// The run ended: done, failed (with its message) or cancelled.
@@ -37,19 +41,20 @@ struct Task {
     id: RunId,
     key: RunKey,
     data: Arc<Dataset>,
-    spec: RunSpec,
-    cancel: Arc<AtomicBool>,
+    spec: ValidRunSpec,
+    cancel: CancelToken,
 }
 
 /// J worker threads taking runs from one queue. They are plain threads, not a rayon
 /// pool: a rayon worker waiting inside a fit's parallel loop would steal and run a
 /// whole queued fit on its stack, stalling the first fit until the second ends
 /// (measured: a 50 s fit reported 1100 s). The fits' own parallel loops use rayon's
-/// global pool.
+/// global pool when one worker runs, and one thread each when several run side by
+/// side (faer's parallel kernels would wait at barriers for the other fit's threads).
 pub struct Jobs {
     queue: Sender<Task>,
     threads: usize,
-    cancels: Arc<Mutex<HashMap<RunId, Arc<AtomicBool>>>>,
+    cancels: Arc<Mutex<HashMap<RunId, CancelToken>>>,
 }
 
 impl Jobs {
@@ -62,19 +67,20 @@ impl Jobs {
         };
         let (tx, rx) = unbounded();
         let (queue, tasks) = unbounded::<Task>();
-        let cancels: Arc<Mutex<HashMap<RunId, Arc<AtomicBool>>>> = Arc::default();
+        let cancels: Arc<Mutex<HashMap<RunId, CancelToken>>> = Arc::default();
+        let par = if threads > 1 {
+            Par::Seq
+        } else {
+            Par::Threads(0)
+        };
         for i in 0..threads {
             let (tasks, tx, cancels) = (tasks.clone(), tx.clone(), cancels.clone());
             std::thread::Builder::new()
                 .name(format!("sgpw-run-{i}"))
                 .spawn(move || {
-                    // Fits side by side: faer must not wait for the other's threads.
-                    if threads > 1 {
-                        crate::linalg::set_threads(1);
-                    }
                     for task in tasks.iter() {
                         let id = task.id;
-                        let result = execute(task, &tx);
+                        let result = execute(task, par, &tx);
                         if let Ok(mut c) = cancels.lock() {
                             c.remove(&id);
                         }
@@ -101,8 +107,8 @@ impl Jobs {
     }
 
     /// Queue one run.
-    pub fn submit(&self, id: RunId, key: RunKey, data: Arc<Dataset>, spec: RunSpec) {
-        let cancel = Arc::new(AtomicBool::new(false));
+    pub fn submit(&self, id: RunId, key: RunKey, data: Arc<Dataset>, spec: ValidRunSpec) {
+        let cancel = CancelToken::new();
         if let Ok(mut c) = self.cancels.lock() {
             c.insert(id, cancel.clone());
         }
@@ -118,19 +124,19 @@ impl Jobs {
     /// Ask one queued or running run to stop (it reports `Cancelled`).
     pub fn cancel(&self, id: RunId) {
         if let Some(f) = self.cancels.lock().ok().and_then(|c| c.get(&id).cloned()) {
-            f.store(true, Ordering::Relaxed);
+            f.cancel();
         }
     }
 
     pub fn cancel_all(&self) {
         if let Ok(c) = self.cancels.lock() {
-            c.values().for_each(|f| f.store(true, Ordering::Relaxed));
+            c.values().for_each(CancelToken::cancel);
         }
     }
 }
 
 /// Run one task, reporting progress; a panic inside a method becomes a failed result.
-fn execute(task: Task, tx: &Sender<JobEvent>) -> RunResult {
+fn execute(task: Task, par: Par, tx: &Sender<JobEvent>) -> RunResult {
     let Task {
         id,
         key,
@@ -138,32 +144,28 @@ fn execute(task: Task, tx: &Sender<JobEvent>) -> RunResult {
         spec,
         cancel,
     } = task;
-    if cancel.load(Ordering::Relaxed) {
-        return outcome(key, &spec, Err(Error::Cancelled));
+    if cancel.is_cancelled() {
+        return outcome(key, &spec.method, Err(Error::Cancelled));
     }
     let _ = tx.send(JobEvent::Started { id });
-    let fit = catch_unwind(AssertUnwindSafe(|| {
-        train::fit(&data, &spec, &mut |it| {
-            let _ = tx.send(JobEvent::Progress {
-                id,
-                iteration: it.iteration,
-                nlml: it.nlml,
-                elapsed: it.elapsed,
-            });
-            if cancel.load(Ordering::Relaxed) {
-                Control::Stop
-            } else {
-                Control::Continue
-            }
-        })
-    }))
-    .unwrap_or_else(|panic| {
-        Err(Error::numerical(format!(
-            "the method panicked: {}",
-            panic_message(&panic)
-        )))
-    });
-    outcome(key, &spec, fit)
+    let sink = |p: &Progress| {
+        let _ = tx.send(JobEvent::Progress {
+            id,
+            phase: p.phase,
+            iteration: p.iteration,
+            nlml: p.nlml,
+            elapsed: p.elapsed,
+        });
+    };
+    let ctx = RunContext::new(Exec::new(par, cancel), &sink);
+    let fit =
+        catch_unwind(AssertUnwindSafe(|| train::fit(&data, &spec, &ctx))).unwrap_or_else(|panic| {
+            Err(Error::numerical(format!(
+                "the method panicked: {}",
+                panic_message(&panic)
+            )))
+        });
+    outcome(key, &spec.method, fit)
 }
 
 fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
@@ -174,10 +176,10 @@ fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// A session result from a fit's outcome.
-pub fn outcome(key: RunKey, spec: &RunSpec, fit: Result<FitResult>) -> RunResult {
+pub fn outcome(key: RunKey, method: &str, fit: Result<FitResult>) -> RunResult {
     let mut r = RunResult {
         key,
-        method: spec.method.clone(),
+        method: method.to_string(),
         status: Status::Done,
         message: None,
         nlml: None,
@@ -186,6 +188,7 @@ pub fn outcome(key: RunKey, spec: &RunSpec, fit: Result<FitResult>) -> RunResult
         iterations: 0,
         train_seconds: 0.0,
         jitter: None,
+        stop: None,
         trace: Vec::new(),
         model: None,
     };
@@ -197,6 +200,7 @@ pub fn outcome(key: RunKey, spec: &RunSpec, fit: Result<FitResult>) -> RunResult
             r.iterations = f.iterations;
             r.train_seconds = f.train_seconds;
             r.jitter = Some(f.jitter);
+            r.stop = Some(f.stop);
             r.trace = f.trace;
             // The posterior (m-vector and m×m matrix) is recomputed from the data on
             // replay in O(n·m²); storing it would make sessions tens of megabytes.
@@ -204,7 +208,10 @@ pub fn outcome(key: RunKey, spec: &RunSpec, fit: Result<FitResult>) -> RunResult
             model.posterior = None;
             r.model = Some(model);
         }
-        Err(Error::Cancelled) => r.status = Status::Cancelled,
+        Err(Error::Cancelled) => {
+            r.status = Status::Cancelled;
+            r.stop = Some(crate::optim::Stop::Cancelled);
+        }
         Err(e) => {
             r.status = Status::Failed;
             r.message = Some(e.to_string());

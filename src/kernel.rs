@@ -2,6 +2,7 @@
 //! (METHODS.md §0) and the contractions of its derivatives with an adjoint, so that
 //! every method can turn ∂NLML/∂K into ∂NLML/∂(σ0², ℓ, points) in O(size of K · D).
 
+use crate::exec::Par;
 use multiversion::multiversion;
 use nalgebra::DMatrix;
 use rayon::prelude::*;
@@ -83,7 +84,7 @@ impl SeArd {
     }
 
     /// K(A, B): `a.nrows() × b.nrows()`; rows of A and B are points.
-    pub fn matrix(&self, a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
+    pub fn matrix(&self, a: &DMatrix<f64>, b: &DMatrix<f64>, par: Par) -> DMatrix<f64> {
         // A scaled stays na×D (each input dimension contiguous over the points) so the
         // distance loop runs over i in SIMD lanes; every r²_ij is still summed over d
         // in order 0..D, exactly as a per-pair loop would.
@@ -102,7 +103,7 @@ impl SeArd {
                 sf2,
             );
         };
-        if na * nb >= PAR_MIN_ENTRIES {
+        if par.is_parallel() && na * nb >= PAR_MIN_ENTRIES {
             k.as_mut_slice()
                 .par_chunks_mut(na.max(1))
                 .with_min_len(8)
@@ -118,11 +119,12 @@ impl SeArd {
     }
 
     /// K(A, A) for symmetric use.
-    pub fn gram(&self, a: &DMatrix<f64>) -> DMatrix<f64> {
-        self.matrix(a, a)
+    pub fn gram(&self, a: &DMatrix<f64>, par: Par) -> DMatrix<f64> {
+        self.matrix(a, a, par)
     }
 
     /// Contract the adjoint `adj` of K(A,B) (same shape as `k`) with ∂K/∂(parameters, A, B).
+    #[allow(clippy::too_many_arguments)] // a BLAS-like call: operands, flags, threads
     pub fn grad(
         &self,
         a: &DMatrix<f64>,
@@ -131,6 +133,7 @@ impl SeArd {
         adj: &DMatrix<f64>,
         want_a: bool,
         want_b: bool,
+        par: Par,
     ) -> SeGrad {
         let dim = self.dim();
         // The kernel is translation invariant: shifting both point sets to A's mean
@@ -148,7 +151,7 @@ impl SeArd {
             .step_by(len.max(1))
             .map(|j| j..(j + len).min(nb))
             .collect();
-        let parts = crate::linalg::map_ordered(ranges, |cols| {
+        let parts = crate::linalg::map_ordered(par, ranges, |cols| {
             let mut row_sum = vec![0.0; na];
             let mut pb = DMatrix::<f64>::zeros(na, dim);
             let mut col_sum = Vec::with_capacity(cols.len());
@@ -233,9 +236,17 @@ mod tests {
             signal_variance: 0.8,
             lengthscales: vec![0.6, 1.7],
         };
-        let g = kern.grad(&a, &b, &kern.matrix(&a, &b), &adj, true, true);
+        let g = kern.grad(
+            &a,
+            &b,
+            &kern.matrix(&a, &b, Par::Seq),
+            &adj,
+            true,
+            true,
+            Par::Seq,
+        );
         let f = |kk: &SeArd, a: &DMatrix<f64>, b: &DMatrix<f64>| {
-            kk.matrix(a, b).component_mul(&adj).sum()
+            kk.matrix(a, b, Par::Seq).component_mul(&adj).sum()
         };
         let h: f64 = 1e-6;
         let close = |an: f64, fd: f64| (an - fd).abs() < 1e-7 * (1.0 + fd.abs());
@@ -269,14 +280,14 @@ mod tests {
             signal_variance: 1.3,
             lengthscales: vec![0.7, 1.1, 2.0],
         };
-        let k = kern.matrix(&a, &b);
+        let k = kern.matrix(&a, &b, Par::Seq);
         let r2: f64 = (0..3)
             .map(|d| ((a[(1, d)] - b[(2, d)]) / kern.lengthscales[d]).powi(2))
             .sum();
         assert!((k[(1, 2)] - 1.3 * (-0.5 * r2).exp()).abs() < 1e-15);
-        let g = kern.grad(&a, &b, &k, &adj, true, true);
+        let g = kern.grad(&a, &b, &k, &adj, true, true, Par::Seq);
         let f = |kk: &SeArd, a: &DMatrix<f64>, b: &DMatrix<f64>| {
-            kk.matrix(a, b).component_mul(&adj).sum()
+            kk.matrix(a, b, Par::Seq).component_mul(&adj).sum()
         };
         let h = 1e-6;
         let fd = |plus: f64, minus: f64| (plus - minus) / (2.0 * h);

@@ -8,6 +8,7 @@
 pub mod cli;
 pub mod data;
 pub mod error;
+pub mod exec;
 pub mod jobs;
 pub mod kernel;
 pub mod likelihood;
@@ -16,6 +17,9 @@ pub mod methods;
 pub mod metrics;
 pub mod model_file;
 pub mod optim;
+pub mod results;
+pub mod run_context;
+pub mod run_spec;
 pub mod session;
 pub mod train;
 pub mod tui;

@@ -1,46 +1,129 @@
 //! The one likelihood core of METHODS.md §1 for every low-rank model:
-//! `C = Kfu Kuu⁻¹ Kuf + Λ`, `Λ = diag(λ) + σ² I`, with λ the FITC correction or 0 (DTC).
+//! `C = Kfu Kuu⁻¹ Kuf + Λ`, `Λ = a·diag(d) + σ² I`, `d = diag(Kff − Qff)`, with the
+//! approximation choosing a and an extra term on d (see [`Approx`]).
 //!
 //! It works in O(n·m²) time and O(n·m) memory and never forms an n×n matrix. Methods
 //! hand it `Kuf` (m×n, one column per data point — the layout the triangular solves
-//! want), `Kuu`, the prior diagonal for FITC and σ²; it returns the NLML and the
-//! adjoints ∂NLML/∂Kuf, ∂NLML/∂Kuu, ∂NLML/∂kdiag and ∂NLML/∂σ², which each method
-//! maps back to its own parameters by the chain rule.
+//! want), `Kuu` (dense, or diagonal: the spectral and eigenfunction families, whose
+//! triangular solves become scalings), the prior diagonal `kdiag` and σ²; it returns
+//! the objective and the adjoints ∂/∂Kuf, ∂/∂Kuu, ∂/∂kdiag and ∂/∂σ², which each
+//! feature family maps back to its own parameters by the chain rule.
 //!
 //! Derivation of the adjoints: with `G = ½(C⁻¹ − ααᵀ)`, `α = C⁻¹y`, dNLML = tr(G dC).
-//! For FITC, dC = dQ − diag(dQ) + diag(dkdiag) + dσ² I, so the Q-part uses
-//! `G' = G − diag(G)`. With `L = chol(Kuu)`, `V = L⁻¹Kuf`, `Kfu Kuu⁻¹ = Vᵀ L⁻¹`:
-//! `∂/∂Kuf = 2 L⁻ᵀ V G'`, `∂/∂Kuu = −L⁻ᵀ V G' Vᵀ L⁻¹`, and `C⁻¹Vᵀ = Λ⁻¹ Vᵀ A⁻¹`.
+//! Λ depends on d, and d_i = kdiag_i − ‖v_i‖² with `V = L⁻¹Kuf`, `L = chol(Kuu)`; the
+//! objective's total derivative with respect to d_i is `t_i = a·g_i + e'(d_i)`
+//! (g_i = G_ii). So the Q-part uses `G' = G − diag(t)`:
+//! `∂/∂Kuf = 2 L⁻ᵀ V G'`, `∂/∂Kuu = −L⁻ᵀ V G' Vᵀ L⁻¹`, and `C⁻¹Vᵀ = Λ⁻¹ Vᵀ A⁻¹`
+//! with `A = I + V Λ⁻¹ Vᵀ`.
 
 use crate::error::{Error, Result};
+use crate::exec::{Exec, Par};
 use crate::linalg::{self, Jitter};
 use multiversion::multiversion;
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use std::f64::consts::PI;
 
-/// Which diagonal correction the model carries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    /// λ_i = k(x_i,x_i) − q_ii: SPGP and the inter-domain GPs.
+/// How the model treats the diagonal `d = diag(Kff − Qff)` that the low-rank part
+/// misses: Λ = a·diag(d) + σ²I, plus a term Σ e(d_i) added to the objective.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Approx {
+    /// a = 1, e = 0: SPGP and the inter-domain GPs (Snelson & Ghahramani 2006).
     Fitc,
-    /// λ_i = 0: projected process, SSGP, EigenGP, greedy selection.
+    /// a = 0, e = 0: the projected-process evidence; SSGP, EigenGP, greedy selection.
     Dtc,
+    /// a = 0, e(d) = d/(2σ²): the negative collapsed ELBO of Titsias (2009).
+    Vfe,
+    /// a = α, e(d) = (1−α)/(2α)·log(1 + α d/σ²): power EP (Bui, Yan & Turner 2017),
+    /// FITC at α = 1 and VFE as α → 0.
+    Pep { alpha: f64 },
+}
+
+impl Approx {
+    /// Whether the objective depends on d at all (everything but DTC).
+    pub fn uses_diagonal(self) -> bool {
+        self != Approx::Dtc
+    }
+
+    /// a in Λ = a·diag(d) + σ²I.
+    fn weight(self) -> f64 {
+        match self {
+            Approx::Fitc => 1.0,
+            Approx::Dtc | Approx::Vfe => 0.0,
+            Approx::Pep { alpha } => alpha,
+        }
+    }
+
+    /// e(d_i), ∂e/∂d_i and ∂e/∂σ² of the extra term.
+    #[inline]
+    fn extra(self, d: f64, s2: f64) -> (f64, f64, f64) {
+        match self {
+            Approx::Fitc | Approx::Dtc => (0.0, 0.0, 0.0),
+            Approx::Vfe => (0.5 * d / s2, 0.5 / s2, -0.5 * d / (s2 * s2)),
+            Approx::Pep { alpha } => {
+                let c = 1.0 - alpha;
+                let denom = s2 + alpha * d;
+                (
+                    0.5 * c / alpha * (alpha * d / s2).ln_1p(),
+                    0.5 * c / denom,
+                    -0.5 * c * d / (s2 * denom),
+                )
+            }
+        }
+    }
+
+    /// What the objective is called (VFE minimises a bound, not the NLML).
+    pub fn objective_name(self) -> &'static str {
+        match self {
+            Approx::Fitc | Approx::Dtc => "NLML",
+            Approx::Vfe => "negative ELBO",
+            Approx::Pep { .. } => "negative power-EP energy",
+        }
+    }
+
+    /// Check α of power EP.
+    pub fn check(self) -> Result<Approx> {
+        match self {
+            Approx::Pep { alpha } if !(alpha > 0.0 && alpha <= 1.0) => Err(Error::input(format!(
+                "power EP needs 0 < alpha ≤ 1, not {alpha} (alpha = 1 is FITC, alpha → 0 is VFE)"
+            ))),
+            a => Ok(a),
+        }
+    }
+}
+
+/// Kuu as a family supplies it.
+#[derive(Clone, Copy, Debug)]
+pub enum Kuu<'a> {
+    Dense(&'a DMatrix<f64>),
+    /// A diagonal matrix, its m entries (e.g. `(r/σ0²) I` for the spectral features):
+    /// its Cholesky factor is a square root and every triangular solve a scaling.
+    Diagonal(&'a [f64]),
+}
+
+impl Kuu<'_> {
+    pub fn size(&self) -> usize {
+        match self {
+            Kuu::Dense(k) => k.nrows(),
+            Kuu::Diagonal(k) => k.len(),
+        }
+    }
 }
 
 /// The inputs of the core.
+#[derive(Clone, Copy, Debug)]
 pub struct LowRank<'a> {
     /// Kuf, m×n: column i holds the covariances of data point i with the m features.
     pub kuf: &'a DMatrix<f64>,
-    pub kuu: &'a DMatrix<f64>,
-    pub mode: Mode,
-    /// Prior variances k(x_i,x_i), n entries (FITC only; ignored for DTC).
+    pub kuu: Kuu<'a>,
+    pub approx: Approx,
+    /// Prior variances k(x_i,x_i), n entries (ignored by DTC, which may pass `&[]`).
     pub kdiag: &'a [f64],
     pub noise: f64,
     pub jitter: Jitter,
 }
 
-/// NLML and its adjoints.
+/// The objective and its adjoints.
 #[derive(Clone, Debug)]
 pub struct Adjoints {
     pub nlml: f64,
@@ -48,8 +131,9 @@ pub struct Adjoints {
     pub jitter: f64,
     pub d_kuf: DMatrix<f64>,
     /// Symmetric; pair it with ∂Kuu/∂θ entry by entry (the jitter counts as part of Kuu).
+    /// For a diagonal Kuu only its diagonal matters.
     pub d_kuu: DMatrix<f64>,
-    /// ∂/∂kdiag (FITC) — empty for DTC.
+    /// ∂/∂kdiag — empty for DTC.
     pub d_kdiag: Vec<f64>,
     pub d_noise: f64,
 }
@@ -80,78 +164,326 @@ pub enum LatentPrior {
 /// accumulator stay in cache, and the products on it still run at gemm speed.
 const BLOCK: usize = 256;
 
-/// Shared first half of every evaluation.
-struct Factors {
-    l: DMatrix<f64>,
+/// The Cholesky factor of Kuu (with its jitter).
+#[derive(Clone, Debug)]
+enum KuuFactor {
+    Dense(DMatrix<f64>),
+    /// √(κ_j + jitter).
+    Diagonal(Vec<f64>),
+}
+
+impl KuuFactor {
+    fn new(kuu: Kuu, jitter: Jitter, par: Par) -> Result<(KuuFactor, f64)> {
+        match kuu {
+            Kuu::Dense(k) => {
+                let (l, j) = linalg::cholesky_jittered(k, jitter, par)?;
+                Ok((KuuFactor::Dense(l), j))
+            }
+            Kuu::Diagonal(k) => {
+                let root = |j: f64| -> Option<Vec<f64>> {
+                    let l: Vec<f64> = k.iter().map(|v| (v + j).sqrt()).collect();
+                    l.iter().all(|v| v.is_finite() && *v > 0.0).then_some(l)
+                };
+                let bad = || {
+                    Error::numerical(format!(
+                        "the diagonal Kuu holds an entry that is not a positive number \
+                         (smallest {:e})",
+                        k.iter().copied().fold(f64::INFINITY, f64::min)
+                    ))
+                };
+                match jitter {
+                    Jitter::Fixed(j) => {
+                        root(j).map(|l| (KuuFactor::Diagonal(l), j)).ok_or_else(bad)
+                    }
+                    Jitter::Auto { scale } => {
+                        let scale = if scale.is_finite() && scale > 0.0 {
+                            scale
+                        } else {
+                            1.0
+                        };
+                        let mut eps = linalg::JITTER_START;
+                        while eps <= linalg::JITTER_MAX * 1.000001 {
+                            if let Some(l) = root(eps * scale) {
+                                return Ok((KuuFactor::Diagonal(l), eps * scale));
+                            }
+                            eps *= 10.0;
+                        }
+                        Err(bad())
+                    }
+                }
+            }
+        }
+    }
+
+    /// A block of columns (m rows) ← L⁻¹ · block, on this thread.
+    fn solve_block(&self, b: &mut [f64], m: usize) {
+        match self {
+            KuuFactor::Dense(l) => linalg::block_solve_lower(l, linalg::block_mut(b, m)),
+            KuuFactor::Diagonal(l) => scale_rows(b, l),
+        }
+    }
+
+    /// A block of columns ← L⁻ᵀ · block, on this thread.
+    fn solve_transpose_block(&self, b: &mut [f64], m: usize) {
+        match self {
+            KuuFactor::Dense(l) => linalg::block_solve_lower_transpose(l, linalg::block_mut(b, m)),
+            KuuFactor::Diagonal(l) => scale_rows(b, l),
+        }
+    }
+
+    /// B ← L⁻ᵀ B for an m-row matrix.
+    fn solve_transpose(&self, b: &mut DMatrix<f64>, par: Par) {
+        match self {
+            KuuFactor::Dense(l) => linalg::solve_lower_transpose(l, b, par),
+            KuuFactor::Diagonal(l) => scale_rows(b.as_mut_slice(), l),
+        }
+    }
+
+    /// L⁻¹ (m×m).
+    fn inverse(&self, par: Par) -> DMatrix<f64> {
+        match self {
+            KuuFactor::Dense(l) => {
+                let mut x = DMatrix::identity(l.nrows(), l.nrows());
+                linalg::solve_lower(l, &mut x, par);
+                x
+            }
+            KuuFactor::Diagonal(l) => {
+                DMatrix::from_diagonal(&DVector::from_iterator(l.len(), l.iter().map(|v| 1.0 / v)))
+            }
+        }
+    }
+
+    /// L⁻ᵀ M L⁻¹ for a symmetric m×m M, symmetrised.
+    fn sandwich(&self, mut s: DMatrix<f64>, par: Par) -> DMatrix<f64> {
+        self.solve_transpose(&mut s, par);
+        s.transpose_mut();
+        self.solve_transpose(&mut s, par);
+        (&s + s.transpose()) * 0.5
+    }
+}
+
+/// Divide each column of a column-major block (m = l.len() rows) by l entrywise.
+fn scale_rows(b: &mut [f64], l: &[f64]) {
+    for col in b.chunks_mut(l.len().max(1)) {
+        col.iter_mut().zip(l).for_each(|(x, d)| *x /= d);
+    }
+}
+
+/// What the objective and the posterior need once the data have been folded in: the
+/// factors of Kuu and of `A = I + V Λ⁻¹ Vᵀ`, `β = V Λ⁻¹ y`, and three sums over the
+/// data. O(m²) to keep, so a model that grows one sample at a time (online PSDS)
+/// keeps only this.
+#[derive(Clone, Debug)]
+pub struct Summary {
+    kuu: KuuFactor,
     jitter: f64,
+    /// Cholesky factor of A.
+    la: DMatrix<f64>,
+    beta: DVector<f64>,
+    /// Σ y_i²/Λ_i
+    quad: f64,
+    /// ½ Σ log Λ_i
+    half_logdet_lambda: f64,
+    /// Σ e(d_i), the approximation's extra term.
+    extra: f64,
+    n: usize,
+}
+
+impl Summary {
+    /// DTC with no data yet (A = I): the start of a model that grows by [`Summary::add_dtc`].
+    pub fn empty_dtc(kuu: Kuu, jitter: Jitter) -> Result<Summary> {
+        let (kuu, jitter) = KuuFactor::new(kuu, jitter, Par::Seq)?;
+        let m = match &kuu {
+            KuuFactor::Dense(l) => l.nrows(),
+            KuuFactor::Diagonal(l) => l.len(),
+        };
+        Ok(Summary {
+            kuu,
+            jitter,
+            la: DMatrix::identity(m, m),
+            beta: DVector::zeros(m),
+            quad: 0.0,
+            half_logdet_lambda: 0.0,
+            extra: 0.0,
+            n: 0,
+        })
+    }
+
+    /// Fold one data point into a DTC summary: `kuf_col` (m, overwritten) and y,
+    /// with noise σ². A rank-one update of chol(A): O(m²).
+    pub fn add_dtc(&mut self, kuf_col: &mut [f64], y: f64, noise: f64) -> Result<()> {
+        self.kuu.solve_block(kuf_col, kuf_col.len());
+        let inv_s = 1.0 / noise.sqrt();
+        for (b, v) in self.beta.iter_mut().zip(kuf_col.iter_mut()) {
+            *b += *v * y / noise;
+            *v *= inv_s;
+        }
+        linalg::rank_one_update(&mut self.la, kuf_col)?;
+        self.quad += y * y / noise;
+        self.half_logdet_lambda += 0.5 * noise.ln();
+        self.n += 1;
+        Ok(())
+    }
+
+    /// Data points folded in.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Cholesky factor of A = I + V Λ⁻¹ Vᵀ.
+    pub fn a_factor(&self) -> &DMatrix<f64> {
+        &self.la
+    }
+
+    /// γ = L_A⁻¹ β.
+    fn gamma(&self) -> DVector<f64> {
+        let mut g = DMatrix::from_column_slice(self.beta.len(), 1, self.beta.as_slice());
+        linalg::solve_lower(&self.la, &mut g, Par::Seq);
+        DVector::from_column_slice(g.as_slice())
+    }
+
+    fn nlml_with(&self, gamma: &DVector<f64>) -> f64 {
+        0.5 * (self.quad - gamma.norm_squared())
+            + linalg::half_logdet(&self.la)
+            + self.half_logdet_lambda
+            + 0.5 * self.n as f64 * (2.0 * PI).ln()
+            + self.extra
+    }
+
+    /// The objective: NLML (FITC, DTC) or its bound (VFE, power EP).
+    pub fn nlml(&self) -> f64 {
+        self.nlml_with(&self.gamma())
+    }
+
+    /// The predictive quantities of METHODS.md §1. `degenerate` selects the
+    /// SSGP/EigenGP variance `k*ᵀ(Kuu + Kuf Λ⁻¹ Kfu)⁻¹ k*` in place of
+    /// `k** − k*ᵀ[Kuu⁻¹ − Σ⁻¹]k*`.
+    pub fn posterior(&self, degenerate: bool, par: Par) -> Posterior {
+        let m = self.beta.len();
+        // w = L⁻ᵀ A⁻¹ β
+        let mut w = DMatrix::from_column_slice(m, 1, self.beta.as_slice());
+        linalg::solve_lower(&self.la, &mut w, par);
+        linalg::solve_lower_transpose(&self.la, &mut w, par);
+        self.kuu.solve_transpose(&mut w, par);
+        let s = if degenerate {
+            // S = −Σ⁻¹ = −(L_A⁻¹L⁻¹)ᵀ(L_A⁻¹L⁻¹), a Gram product, so −k*ᵀSk* stays ≥ 0
+            // even when A is nearly singular (σ² → 0 on noiseless data)
+            let mut x = self.kuu.inverse(par);
+            linalg::solve_lower(&self.la, &mut x, par);
+            let s = linalg::mul(&x, true, &x, false, par) * -1.0;
+            (&s + s.transpose()) * 0.5
+        } else {
+            // Kuu⁻¹ − Σ⁻¹ = L⁻ᵀ (I − A⁻¹) L⁻¹
+            let a_inv = linalg::chol_inverse(&self.la, par);
+            self.kuu.sandwich(DMatrix::identity(m, m) - a_inv, par)
+        };
+        Posterior {
+            mean_weights: w.as_slice().to_vec(),
+            var_matrix: s,
+            latent_prior: if degenerate {
+                LatentPrior::None
+            } else {
+                LatentPrior::Kernel
+            },
+        }
+    }
+}
+
+/// The first half of every evaluation: the summary and the n-sized values the
+/// adjoints need.
+struct Factors {
+    summary: Summary,
     /// V = L⁻¹Kuf (m×n).
     v: DMatrix<f64>,
     lambda: Vec<f64>,
-    /// Cholesky factor of A = I + V Λ⁻¹ Vᵀ.
-    la: DMatrix<f64>,
-    /// β = V Λ⁻¹ y
-    beta: DVector<f64>,
-    /// γ = L_A⁻¹ β
-    gamma: DVector<f64>,
+    /// d_i = kdiag_i − ‖v_i‖², kept where the extra term needs it (VFE, power EP).
+    d: Vec<f64>,
 }
 
-/// The parts of V (or of a matrix of V's shape) and of the n-vectors that one stripe
-/// owns: (stripe index, its m×len columns, its len entries).
-fn stripes<'a>(
-    v: &'a mut DMatrix<f64>,
-    per_column: &'a mut [f64],
-) -> Vec<(usize, &'a mut [f64], &'a mut [f64])> {
+/// The parts of V (or of a matrix of V's shape) and of two n-vectors that one stripe
+/// owns: (first column, its m×len columns, its len entries of each vector).
+type Stripe<'a> = (usize, &'a mut [f64], &'a mut [f64], &'a mut [f64]);
+
+fn stripes<'a>(v: &'a mut DMatrix<f64>, a: &'a mut [f64], b: &'a mut [f64]) -> Vec<Stripe<'a>> {
     let (m, n) = v.shape();
     let len = linalg::stripe_len(n);
+    let mut bs: Vec<&mut [f64]> = b.chunks_mut(len).collect();
+    bs.resize_with(n.div_ceil(len), || &mut []);
     v.as_mut_slice()
         .chunks_mut(m * len)
-        .zip(per_column.chunks_mut(len))
+        .zip(a.chunks_mut(len))
+        .zip(bs)
         .enumerate()
-        .map(|(s, (vs, cs))| (s * len, vs, cs))
+        .map(|(s, ((vs, xs), ys))| (s * len, vs, xs, ys))
         .collect()
 }
 
-fn factor(lr: &LowRank, y: &[f64]) -> Result<Factors> {
+fn factor(lr: &LowRank, y: &[f64], exec: &Exec) -> Result<Factors> {
     let (m, n) = lr.kuf.shape();
-    let fitc = lr.mode == Mode::Fitc;
+    let approx = lr.approx.check()?;
+    let diag = approx.uses_diagonal();
     if m == 0 || n == 0 {
         return Err(Error::input("likelihood core: no features or no data"));
     }
-    if y.len() != n || lr.kuu.shape() != (m, m) || (fitc && lr.kdiag.len() != n) {
+    if y.len() != n || lr.kuu.size() != m || (diag && lr.kdiag.len() != n) {
         return Err(Error::input("likelihood core: inconsistent shapes"));
     }
-    let (l, jitter) = linalg::cholesky_jittered(lr.kuu, lr.jitter)?;
+    if !(lr.noise.is_finite() && lr.noise > 0.0) {
+        return Err(Error::numerical(format!(
+            "the noise variance {:e} is not a positive number",
+            lr.noise
+        )));
+    }
+    exec.check()?;
+    let (l, jitter) = KuuFactor::new(lr.kuu, lr.jitter, exec.par)?;
     let kuf = lr.kuf.as_slice();
+    let weight = approx.weight();
+    let keep_d = matches!(approx, Approx::Vfe | Approx::Pep { .. });
     let mut v = DMatrix::zeros(m, n);
     let mut lambda = vec![0.0; n];
-    // Per stripe: V = L⁻¹Kuf, λ, and its share of V Λ⁻¹ Vᵀ and β.
-    let sums = linalg::map_ordered(stripes(&mut v, &mut lambda), |(first, vs, ls)| {
-        let mut a = DMatrix::zeros(m, m);
-        let mut beta = vec![0.0; m];
-        let mut scaled = vec![0.0; m * BLOCK.min(ls.len())];
-        for (b, (vb, lb)) in vs
-            .chunks_mut(m * BLOCK)
-            .zip(ls.chunks_mut(BLOCK))
-            .enumerate()
-        {
-            let j0 = first + b * BLOCK;
-            vb.copy_from_slice(&kuf[j0 * m..j0 * m + vb.len()]);
-            linalg::block_solve_lower(&l, linalg::block_mut(vb, m));
-            let sb = &mut scaled[..vb.len()];
-            let cols = j0..j0 + lb.len();
-            let kd = fitc.then(|| &lr.kdiag[cols.clone()]);
-            if let Some(i) = first_pass_block(vb, m, lb, sb, &mut beta, kd, &y[cols], lr.noise) {
-                return Err(Error::numerical(format!(
-                    "diagonal of the covariance is {} at training point {} (noise variance {:e})",
-                    lb[i],
-                    j0 + i + 1,
-                    lr.noise
-                )));
+    let mut d = vec![0.0; if keep_d { n } else { 0 }];
+    // Per stripe: V = L⁻¹Kuf, λ (and d), and its share of V Λ⁻¹ Vᵀ and β.
+    let sums = linalg::map_ordered(
+        exec.par,
+        stripes(&mut v, &mut lambda, &mut d),
+        |(first, vs, ls, ds)| {
+            let mut a = DMatrix::zeros(m, m);
+            let mut beta = vec![0.0; m];
+            let mut scaled = vec![0.0; m * BLOCK.min(ls.len())];
+            let mut ds_blocks = ds.chunks_mut(BLOCK);
+            for (b, (vb, lb)) in vs
+                .chunks_mut(m * BLOCK)
+                .zip(ls.chunks_mut(BLOCK))
+                .enumerate()
+            {
+                exec.check()?;
+                let j0 = first + b * BLOCK;
+                vb.copy_from_slice(&kuf[j0 * m..j0 * m + vb.len()]);
+                l.solve_block(vb, m);
+                let sb = &mut scaled[..vb.len()];
+                let cols = j0..j0 + lb.len();
+                let kd = diag.then(|| &lr.kdiag[cols.clone()]);
+                let db = ds_blocks.next().unwrap_or_default();
+                let pass = FirstPass {
+                    m,
+                    kdiag: kd,
+                    weight,
+                    y: &y[cols],
+                    noise: lr.noise,
+                };
+                if let Some(i) = first_pass_block(&pass, vb, lb, db, sb, &mut beta) {
+                    return Err(Error::numerical(format!(
+                        "diagonal of the covariance is {} at training point {} (noise variance {:e})",
+                        lb[i],
+                        j0 + i + 1,
+                        lr.noise
+                    )));
+                }
+                linalg::block_add_nt_lower(&mut a, linalg::block(sb, m), linalg::block(vb, m), 1.0);
             }
-            linalg::block_add_nt_lower(&mut a, linalg::block(sb, m), linalg::block(vb, m), 1.0);
-        }
-        Ok((a, beta))
-    });
+            Ok((a, beta))
+        },
+    );
     // A = I + V Λ⁻¹ Vᵀ, summed stripe by stripe in order.
     let mut a = DMatrix::identity(m, m);
     let mut beta = DVector::zeros(m);
@@ -161,36 +493,38 @@ fn factor(lr: &LowRank, y: &[f64]) -> Result<Factors> {
         beta += DVector::from_vec(sb);
     }
     linalg::mirror_lower(&mut a);
-    let la = linalg::cholesky_with(&a, 0.0).ok_or_else(|| {
+    let la = linalg::cholesky_with(&a, 0.0, exec.par).ok_or_else(|| {
         Error::numerical("I + V Λ⁻¹ Vᵀ is not positive definite (NaN in the parameters?)")
     })?;
-    let mut gamma = DMatrix::from_column_slice(m, 1, beta.as_slice());
-    linalg::solve_lower(&la, &mut gamma);
+    let quad: f64 = y.iter().zip(&lambda).map(|(y, l)| y * y / l).sum();
+    let half_logdet_lambda = 0.5 * lambda.iter().map(|l| l.ln()).sum::<f64>();
+    let extra: f64 = d.iter().map(|di| approx.extra(*di, lr.noise).0).sum();
     Ok(Factors {
-        l,
-        jitter,
+        summary: Summary {
+            kuu: l,
+            jitter,
+            la,
+            beta,
+            quad,
+            half_logdet_lambda,
+            extra,
+            n,
+        },
         v,
         lambda,
-        la,
-        beta,
-        gamma: DVector::from_column_slice(gamma.as_slice()),
+        d,
     })
 }
 
-fn nlml_of(f: &Factors, y: &[f64]) -> f64 {
-    let n = y.len() as f64;
-    let quad: f64 = y.iter().zip(&f.lambda).map(|(y, l)| y * y / l).sum();
-    let half_logdet_lambda: f64 = 0.5 * f.lambda.iter().map(|l| l.ln()).sum::<f64>();
-    0.5 * (quad - f.gamma.norm_squared())
-        + linalg::half_logdet(&f.la)
-        + half_logdet_lambda
-        + 0.5 * n * (2.0 * PI).ln()
+/// The objective alone (no adjoints).
+pub fn nlml(lr: &LowRank, y: &[f64], exec: &Exec) -> Result<f64> {
+    let f = factor(lr, y, exec)?;
+    finite(f.summary.nlml())
 }
 
-/// The NLML alone (no adjoints).
-pub fn nlml(lr: &LowRank, y: &[f64]) -> Result<f64> {
-    let f = factor(lr, y)?;
-    finite(nlml_of(&f, y))
+/// The summary of the data (for the NLML and the posterior together).
+pub fn summary(lr: &LowRank, y: &[f64], exec: &Exec) -> Result<Summary> {
+    Ok(factor(lr, y, exec)?.summary)
 }
 
 fn finite(x: f64) -> Result<f64> {
@@ -201,36 +535,52 @@ fn finite(x: f64) -> Result<f64> {
     }
 }
 
-/// The first pass over a block of columns of V (= L⁻¹Kuf): λ into `lb`, V's columns
-/// divided by λ into `scaled`, and β += V Λ⁻¹ y. `kdiag` is None for DTC. Returns the
-/// first column whose λ is not a positive number. Compiled for AVX2 and AVX-512 too,
-/// chosen at run time; no sum is reordered, so every version gives the same bits.
-#[allow(clippy::too_many_arguments)]
+/// What the first pass needs besides the block itself.
+struct FirstPass<'a> {
+    m: usize,
+    /// None for DTC.
+    kdiag: Option<&'a [f64]>,
+    /// a in Λ = a·d + σ².
+    weight: f64,
+    y: &'a [f64],
+    noise: f64,
+}
+
+/// The first pass over a block of columns of V (= L⁻¹Kuf): λ into `lb` (and d into
+/// `db` unless it is empty), V's columns divided by λ into `scaled`, and
+/// β += V Λ⁻¹ y. Returns the first column whose λ is not a positive number. Compiled
+/// for AVX2 and AVX-512 too, chosen at run time; no sum is reordered, so every
+/// version gives the same bits.
 #[multiversion(targets = "simd")]
 fn first_pass_block(
+    p: &FirstPass,
     vb: &[f64],
-    m: usize,
     lb: &mut [f64],
+    db: &mut [f64],
     scaled: &mut [f64],
     beta: &mut [f64],
-    kdiag: Option<&[f64]>,
-    y: &[f64],
-    noise: f64,
 ) -> Option<usize> {
+    let m = p.m;
     for (i, ((col, li), sc)) in vb
         .chunks(m)
         .zip(lb.iter_mut())
         .zip(scaled.chunks_mut(m))
         .enumerate()
     {
-        *li = match kdiag {
-            Some(kd) => kd[i] - linalg::dot(col, col) + noise,
-            None => noise,
+        *li = match p.kdiag {
+            Some(kd) => {
+                let di = kd[i] - linalg::dot(col, col);
+                if !db.is_empty() {
+                    db[i] = di;
+                }
+                p.weight * di + p.noise
+            }
+            None => p.noise,
         };
         if !(li.is_finite() && *li > 0.0) {
             return Some(i);
         }
-        let (inv, yi) = (1.0 / *li, y[i] / *li);
+        let (inv, yi) = (1.0 / *li, p.y[i] / *li);
         for ((s, x), b) in sc.iter_mut().zip(col).zip(beta.iter_mut()) {
             *s = x * inv;
             *b += x * yi;
@@ -239,159 +589,178 @@ fn first_pass_block(
     None
 }
 
-/// The second pass over a block: given V's columns and P = A⁻¹V in `pb`, writes
-/// g_i = ∂NLML/∂Λ_ii into `gb`, for FITC g_i v_i into `scaled` (empty for DTC), and
-/// turns P's columns into Hᵀ's (see `nlml_and_adjoints`).
-#[allow(clippy::too_many_arguments)]
+/// What the second pass needs besides the block itself.
+struct SecondPass<'a> {
+    m: usize,
+    approx: Approx,
+    lambda: &'a [f64],
+    /// d (VFE, power EP), else empty.
+    d: &'a [f64],
+    y: &'a [f64],
+    delta: &'a [f64],
+    noise: f64,
+}
+
+/// The second pass over a block: given V's columns and P = A⁻¹V in `pb`, writes the
+/// per-point ∂/∂σ² (g_i plus the extra term's) into `gb`, t_i = ∂/∂d_i into `tb`
+/// (unless empty), for the approximations that use d t_i v_i into `scaled` (empty for
+/// DTC), and turns P's columns into Hᵀ's (see `nlml_and_adjoints`).
 #[multiversion(targets = "simd")]
 fn second_pass_block(
+    p: &SecondPass,
     vb: &[f64],
     pb: &mut [f64],
-    m: usize,
     gb: &mut [f64],
+    tb: &mut [f64],
     scaled: &mut [f64],
-    lambda: &[f64],
-    y: &[f64],
-    delta: &[f64],
 ) {
-    let fitc = !scaled.is_empty();
+    let m = p.m;
+    let uses_d = !scaled.is_empty();
+    let weight = p.approx.weight();
     for (i, (col, pc)) in vb.chunks(m).zip(pb.chunks_mut(m)).enumerate() {
-        let li = lambda[i];
-        let alpha = (y[i] - linalg::dot(col, delta)) / li;
+        let li = p.lambda[i];
+        let alpha = (p.y[i] - linalg::dot(col, p.delta)) / li;
         let gi = 0.5 * (1.0 / li - linalg::dot(pc, col) / (li * li) - alpha * alpha);
-        gb[i] = gi;
-        let two_g = if fitc { 2.0 * gi } else { 0.0 };
-        if fitc {
-            let sc = &mut scaled[i * m..(i + 1) * m];
-            sc.iter_mut().zip(col).for_each(|(s, x)| *s = gi * x);
+        let (ti, gs) = if p.d.is_empty() {
+            (weight * gi, gi)
+        } else {
+            let (_, de, ds) = p.approx.extra(p.d[i], p.noise);
+            (weight * gi + de, gi + ds)
+        };
+        gb[i] = gs;
+        if !tb.is_empty() {
+            tb[i] = ti;
         }
-        for ((h, x), d) in pc.iter_mut().zip(col).zip(delta) {
-            *h = *h / li - alpha * d - two_g * x;
+        let two_t = if uses_d { 2.0 * ti } else { 0.0 };
+        if uses_d {
+            let sc = &mut scaled[i * m..(i + 1) * m];
+            sc.iter_mut().zip(col).for_each(|(s, x)| *s = ti * x);
+        }
+        for ((h, x), d) in pc.iter_mut().zip(col).zip(p.delta) {
+            *h = *h / li - alpha * d - two_t * x;
         }
     }
 }
 
-/// The NLML and all adjoints, O(n·m²).
-pub fn nlml_and_adjoints(lr: &LowRank, y: &[f64]) -> Result<Adjoints> {
-    let f = factor(lr, y)?;
-    let nlml = finite(nlml_of(&f, y))?;
+/// The objective and all adjoints, O(n·m²).
+pub fn nlml_and_adjoints(lr: &LowRank, y: &[f64], exec: &Exec) -> Result<Adjoints> {
+    let f = factor(lr, y, exec)?;
+    let gamma = f.summary.gamma();
+    let nlml = finite(f.summary.nlml_with(&gamma))?;
     let Factors {
-        l,
-        jitter,
+        summary,
         v,
         lambda,
-        la,
-        gamma,
-        ..
+        d,
     } = f;
+    let (l, la, jitter) = (&summary.kuu, &summary.la, summary.jitter);
     let (m, n) = v.shape();
-    let fitc = lr.mode == Mode::Fitc;
+    let approx = lr.approx;
+    let uses_d = approx.uses_diagonal();
+    // t = ∂/∂d has its own vector unless it equals the per-point ∂/∂σ² (FITC)
+    let separate_t = matches!(approx, Approx::Vfe | Approx::Pep { .. });
     // δ = A⁻¹β; then α = C⁻¹y = Λ⁻¹(y − Vᵀδ) and Vα = β − (A − I)δ = δ.
     let mut delta = DMatrix::from_column_slice(m, 1, gamma.as_slice());
-    linalg::solve_lower_transpose(&la, &mut delta);
+    linalg::solve_lower_transpose(la, &mut delta, exec.par);
     let delta = delta.as_slice();
-    let a_inv = linalg::chol_inverse(&la);
+    let a_inv = linalg::chol_inverse(la, exec.par);
     // Per stripe, V's storage becomes ∂NLML/∂Kuf column block by column block:
     // P = A⁻¹V gives v_iᵀA⁻¹v_i, hence C⁻¹_ii = 1/Λ_i − v_iᵀA⁻¹v_i/Λ_i² and
     // g_i = ½(C⁻¹_ii − α_i²) = ∂NLML/∂Λ_ii; Hᵀ = (G'Vᵀ)ᵀ has column i
-    // ½ p_i/Λ_i − ½ δ α_i − [FITC] g_i v_i, and ∂/∂Kuf = 2 L⁻ᵀ Hᵀ.
+    // ½ p_i/Λ_i − ½ δ α_i − t_i v_i, and ∂/∂Kuf = 2 L⁻ᵀ Hᵀ.
     let mut d_kuf = v;
     let mut g = vec![0.0; n];
-    let parts = linalg::map_ordered(stripes(&mut d_kuf, &mut g), |(first, vs, gs)| {
-        // FITC: this stripe's share of V D_g Vᵀ
-        let mut vgv = DMatrix::zeros(if fitc { m } else { 0 }, if fitc { m } else { 0 });
-        let width = m * BLOCK.min(gs.len());
-        let (mut p, mut scaled) = (vec![0.0; width], vec![0.0; if fitc { width } else { 0 }]);
-        for (b, (vb, gb)) in vs
-            .chunks_mut(m * BLOCK)
-            .zip(gs.chunks_mut(BLOCK))
-            .enumerate()
-        {
-            let j0 = first + b * BLOCK;
-            let pb = &mut p[..vb.len()];
-            linalg::block_mul(
-                linalg::block_mut(pb, m),
-                linalg::view(&a_inv),
-                linalg::block(vb, m),
-            );
-            let cols = j0..j0 + gb.len();
-            let sb = if fitc {
-                &mut scaled[..vb.len()]
-            } else {
-                &mut [][..]
-            };
-            second_pass_block(vb, pb, m, gb, sb, &lambda[cols.clone()], &y[cols], delta);
-            if fitc {
-                let sb = &scaled[..vb.len()];
-                linalg::block_add_nt_lower(
-                    &mut vgv,
-                    linalg::block(sb, m),
+    let mut t = vec![0.0; if separate_t { n } else { 0 }];
+    let parts = linalg::map_ordered(
+        exec.par,
+        stripes(&mut d_kuf, &mut g, &mut t),
+        |(first, vs, gs, ts)| {
+            // this stripe's share of V D_t Vᵀ
+            let k = if uses_d { m } else { 0 };
+            let mut vtv = DMatrix::zeros(k, k);
+            let width = m * BLOCK.min(gs.len());
+            let (mut p, mut scaled) = (vec![0.0; width], vec![0.0; if uses_d { width } else { 0 }]);
+            let mut ts_blocks = ts.chunks_mut(BLOCK);
+            for (b, (vb, gb)) in vs
+                .chunks_mut(m * BLOCK)
+                .zip(gs.chunks_mut(BLOCK))
+                .enumerate()
+            {
+                exec.check()?;
+                let j0 = first + b * BLOCK;
+                let pb = &mut p[..vb.len()];
+                linalg::block_mul(
+                    linalg::block_mut(pb, m),
+                    linalg::view(&a_inv),
                     linalg::block(vb, m),
-                    1.0,
                 );
+                let cols = j0..j0 + gb.len();
+                let sb = if uses_d {
+                    &mut scaled[..vb.len()]
+                } else {
+                    &mut [][..]
+                };
+                let pass = SecondPass {
+                    m,
+                    approx,
+                    lambda: &lambda[cols.clone()],
+                    d: if d.is_empty() { &[] } else { &d[cols.clone()] },
+                    y: &y[cols],
+                    delta,
+                    noise: lr.noise,
+                };
+                let tb = ts_blocks.next().unwrap_or_default();
+                second_pass_block(&pass, vb, pb, gb, tb, sb);
+                if uses_d {
+                    let sb = &scaled[..vb.len()];
+                    linalg::block_add_nt_lower(
+                        &mut vtv,
+                        linalg::block(sb, m),
+                        linalg::block(vb, m),
+                        1.0,
+                    );
+                }
+                vb.copy_from_slice(pb);
+                l.solve_transpose_block(vb, m);
             }
-            vb.copy_from_slice(pb);
-            linalg::block_solve_lower_transpose(&l, linalg::block_mut(vb, m));
-        }
-        vgv
-    });
-    // V G' Vᵀ = ½(I − A⁻¹) − ½ δδᵀ − [FITC] V D_g Vᵀ, since V C⁻¹ Vᵀ = I − A⁻¹.
+            Ok(vtv)
+        },
+    );
+    // V G' Vᵀ = ½(I − A⁻¹) − ½ δδᵀ − V D_t Vᵀ, since V C⁻¹ Vᵀ = I − A⁻¹.
     let dv = DVector::from_column_slice(delta);
     let mut vgv = (DMatrix::identity(m, m) - a_inv) * 0.5 - (&dv * dv.transpose()) * 0.5;
-    if fitc {
-        let mut sum = DMatrix::zeros(m, m);
-        for part in parts {
+    let mut sum = DMatrix::zeros(if uses_d { m } else { 0 }, if uses_d { m } else { 0 });
+    for part in parts {
+        let part: DMatrix<f64> = part?;
+        if uses_d {
             sum += part;
         }
+    }
+    if uses_d {
         linalg::mirror_lower(&mut sum);
         vgv -= sum;
     }
     // ∂/∂Kuu = −L⁻ᵀ (V G' Vᵀ) L⁻¹
-    linalg::solve_lower_transpose(&l, &mut vgv);
-    vgv.transpose_mut();
-    linalg::solve_lower_transpose(&l, &mut vgv);
-    let d_kuu = (&vgv + vgv.transpose()) * -0.5;
+    let d_kuu = l.sandwich(vgv, exec.par) * -1.0;
     let d_noise = g.iter().sum();
+    let d_kdiag = match approx {
+        Approx::Dtc => Vec::new(),
+        Approx::Fitc => g,
+        Approx::Vfe | Approx::Pep { .. } => t,
+    };
     Ok(Adjoints {
         nlml,
         jitter,
         d_kuf,
         d_kuu,
-        d_kdiag: if fitc { g } else { Vec::new() },
+        d_kdiag,
         d_noise,
     })
 }
 
-/// The predictive quantities of METHODS.md §1. `degenerate` selects the SSGP/EigenGP
-/// variance `k*ᵀ(Kuu + Kuf Λ⁻¹ Kfu)⁻¹ k*` in place of `k** − k*ᵀ[Kuu⁻¹ − Σ⁻¹]k*`.
-pub fn posterior(lr: &LowRank, y: &[f64], degenerate: bool) -> Result<Posterior> {
-    let f = factor(lr, y)?;
-    let m = lr.kuu.nrows();
-    // w = L⁻ᵀ A⁻¹ β
-    let mut w = DMatrix::from_column_slice(m, 1, f.beta.as_slice());
-    linalg::solve_lower(&f.la, &mut w);
-    linalg::solve_lower_transpose(&f.la, &mut w);
-    linalg::solve_lower_transpose(&f.l, &mut w);
-    // Σ⁻¹ = L⁻ᵀ A⁻¹ L⁻¹, Kuu⁻¹ − Σ⁻¹ = L⁻ᵀ (I − A⁻¹) L⁻¹
-    let a_inv = linalg::chol_inverse(&f.la);
-    let mut s = if degenerate {
-        -a_inv
-    } else {
-        DMatrix::identity(m, m) - a_inv
-    };
-    linalg::solve_lower_transpose(&f.l, &mut s);
-    s.transpose_mut();
-    linalg::solve_lower_transpose(&f.l, &mut s);
-    let s = (&s + s.transpose()) * 0.5;
-    Ok(Posterior {
-        mean_weights: w.as_slice().to_vec(),
-        var_matrix: s,
-        latent_prior: if degenerate {
-            LatentPrior::None
-        } else {
-            LatentPrior::Kernel
-        },
-    })
+/// The posterior of METHODS.md §1 (see [`Summary::posterior`]).
+pub fn posterior(lr: &LowRank, y: &[f64], degenerate: bool, exec: &Exec) -> Result<Posterior> {
+    Ok(summary(lr, y, exec)?.posterior(degenerate, exec.par))
 }
 
 impl Posterior {
@@ -411,10 +780,10 @@ impl Posterior {
 
     /// Mean and latent variance at t test points from K(u, *) (m×t) and the prior
     /// variances k(x*,x*).
-    pub fn predict(&self, kus: &DMatrix<f64>, prior: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    pub fn predict(&self, kus: &DMatrix<f64>, prior: &[f64], par: Par) -> (Vec<f64>, Vec<f64>) {
         let w = DVector::from_column_slice(&self.mean_weights);
         let mean = kus.tr_mul(&w);
-        let sk = linalg::mul(&self.var_matrix, false, kus, false);
+        let sk = linalg::mul(&self.var_matrix, false, kus, false, par);
         let var = (0..kus.ncols())
             .map(|t| {
                 let quad = kus.column(t).dot(&sk.column(t));
@@ -434,6 +803,8 @@ impl Posterior {
 mod tests {
     use super::*;
 
+    const SEQ: fn() -> Exec = Exec::sequential;
+
     /// NLML of N(0, C) by a dense O(n³) Cholesky.
     fn dense_nlml(c: &DMatrix<f64>, y: &[f64]) -> f64 {
         let n = y.len();
@@ -452,12 +823,46 @@ mod tests {
             signal_variance: 1.4,
             lengthscales: vec![0.9, 1.3],
         };
-        let kuf = k.matrix(&z, &x);
-        let kuu = k.gram(&z);
+        let kuf = k.matrix(&z, &x, Par::Seq);
+        let kuu = k.gram(&z, Par::Seq);
         let y: Vec<f64> = (0..n)
             .map(|i| (i as f64 * 0.3).sin() + 0.1 * (i % 3) as f64)
             .collect();
         (kuf, kuu, vec![1.4; n], y)
+    }
+
+    /// Q = Kfu Kuu⁻¹ Kuf and d = diag(K − Q), densely.
+    fn dense_q(kuf: &DMatrix<f64>, kuu: &DMatrix<f64>, kd: &[f64]) -> (DMatrix<f64>, Vec<f64>) {
+        let q = kuf.transpose() * kuu.clone().cholesky().expect("spd").solve(kuf);
+        let d = (0..kd.len()).map(|i| kd[i] - q[(i, i)]).collect();
+        (q, d)
+    }
+
+    /// The objective of every approximation by a dense O(n³) evaluation.
+    fn dense_objective(
+        kuf: &DMatrix<f64>,
+        kuu: &DMatrix<f64>,
+        kd: &[f64],
+        s2: f64,
+        approx: Approx,
+        y: &[f64],
+    ) -> f64 {
+        let (q, d) = dense_q(kuf, kuu, kd);
+        let (a, extra) = match approx {
+            Approx::Fitc => (1.0, 0.0),
+            Approx::Dtc => (0.0, 0.0),
+            Approx::Vfe => (0.0, d.iter().sum::<f64>() / (2.0 * s2)),
+            Approx::Pep { alpha } => (
+                alpha,
+                (1.0 - alpha) / (2.0 * alpha)
+                    * d.iter().map(|di| (1.0 + alpha * di / s2).ln()).sum::<f64>(),
+            ),
+        };
+        let mut c = q;
+        for i in 0..kd.len() {
+            c[(i, i)] += s2 + a * d[i];
+        }
+        dense_nlml(&c, y) + extra
     }
 
     fn dense_cov(
@@ -467,33 +872,101 @@ mod tests {
         s2: f64,
         fitc: bool,
     ) -> DMatrix<f64> {
-        let n = kuf.ncols();
-        let q = kuf.transpose() * kuu.clone().cholesky().expect("spd").solve(kuf);
-        let mut c = q.clone();
-        for i in 0..n {
-            c[(i, i)] += s2 + if fitc { kd[i] - q[(i, i)] } else { 0.0 };
+        let (mut c, d) = dense_q(kuf, kuu, kd);
+        for i in 0..kd.len() {
+            c[(i, i)] += s2 + if fitc { d[i] } else { 0.0 };
         }
         c
+    }
+
+    const ALL: [Approx; 5] = [
+        Approx::Fitc,
+        Approx::Dtc,
+        Approx::Vfe,
+        Approx::Pep { alpha: 0.5 },
+        Approx::Pep { alpha: 0.1 },
+    ];
+
+    fn lr<'a>(
+        kuf: &'a DMatrix<f64>,
+        kuu: &'a DMatrix<f64>,
+        kd: &'a [f64],
+        s2: f64,
+        approx: Approx,
+    ) -> LowRank<'a> {
+        LowRank {
+            kuf,
+            kuu: Kuu::Dense(kuu),
+            approx,
+            kdiag: kd,
+            noise: s2,
+            jitter: Jitter::Fixed(0.0),
+        }
     }
 
     #[test]
     fn core_matches_dense_evaluation() {
         let (kuf, kuu, kd, y) = problem(150, 12);
-        for (mode, fitc) in [(Mode::Fitc, true), (Mode::Dtc, false)] {
-            let lr = LowRank {
-                kuf: &kuf,
-                kuu: &kuu,
-                mode,
-                kdiag: &kd,
-                noise: 0.07,
-                jitter: Jitter::Fixed(0.0),
-            };
-            let fast = nlml(&lr, &y).expect("ok");
-            let dense = dense_nlml(&dense_cov(&kuf, &kuu, &kd, 0.07, fitc), &y);
+        for approx in ALL {
+            let fast = nlml(&lr(&kuf, &kuu, &kd, 0.07, approx), &y, &SEQ()).expect("ok");
+            let dense = dense_objective(&kuf, &kuu, &kd, 0.07, approx, &y);
             assert!(
                 ((fast - dense) / dense).abs() < 1e-11,
-                "{mode:?}: {fast} vs {dense}"
+                "{approx:?}: {fast} vs {dense}"
             );
+        }
+    }
+
+    /// Power EP is FITC at α = 1 (bit for bit: the same operations) and VFE as α → 0;
+    /// VFE's bound lies above the DTC/FITC evidence it bounds (−ELBO ≥ NLML_DTC).
+    #[test]
+    fn power_ep_ties_fitc_and_vfe() {
+        let (kuf, kuu, kd, y) = problem(120, 9);
+        let f = |a| nlml_and_adjoints(&lr(&kuf, &kuu, &kd, 0.05, a), &y, &SEQ()).expect("ok");
+        let (fitc, pep1) = (f(Approx::Fitc), f(Approx::Pep { alpha: 1.0 }));
+        assert_eq!(fitc.nlml, pep1.nlml);
+        assert_eq!(fitc.d_kuf, pep1.d_kuf);
+        assert_eq!(fitc.d_kdiag, pep1.d_kdiag);
+        assert_eq!(fitc.d_noise, pep1.d_noise);
+        let (vfe, pep0) = (f(Approx::Vfe), f(Approx::Pep { alpha: 1e-6 }));
+        assert!(((vfe.nlml - pep0.nlml) / vfe.nlml).abs() < 1e-5);
+        let dtc = f(Approx::Dtc);
+        assert!(vfe.nlml >= dtc.nlml);
+    }
+
+    /// A diagonal Kuu (scalings in place of triangular solves) gives what the dense
+    /// path gives for the same matrix, for every approximation, adjoints included.
+    #[test]
+    fn diagonal_kuu_equals_the_dense_path() {
+        let (kuf, _, kd, y) = problem(90, 7);
+        let diag: Vec<f64> = (0..7).map(|j| 2.0 + 0.3 * j as f64).collect();
+        let dense = DMatrix::from_diagonal(&DVector::from_column_slice(&diag));
+        // a prior diagonal large enough that d = kdiag − q stays positive
+        let kd: Vec<f64> = kd.iter().map(|v| v * 4.0).collect();
+        for approx in ALL {
+            let a =
+                nlml_and_adjoints(&lr(&kuf, &dense, &kd, 0.05, approx), &y, &SEQ()).expect("dense");
+            let b = nlml_and_adjoints(
+                &LowRank {
+                    kuu: Kuu::Diagonal(&diag),
+                    ..lr(&kuf, &dense, &kd, 0.05, approx)
+                },
+                &y,
+                &SEQ(),
+            )
+            .expect("diagonal");
+            let close = |x: f64, y: f64| (x - y).abs() <= 1e-11 * (1.0 + y.abs());
+            assert!(close(a.nlml, b.nlml), "{approx:?}");
+            assert!(close(a.d_noise, b.d_noise), "{approx:?}");
+            for (x, y) in a.d_kuf.iter().zip(b.d_kuf.iter()) {
+                assert!(close(*x, *y), "{approx:?} kuf");
+            }
+            for j in 0..7 {
+                assert!(close(a.d_kuu[(j, j)], b.d_kuu[(j, j)]), "{approx:?} kuu");
+            }
+            for (x, y) in a.d_kdiag.iter().zip(&b.d_kdiag) {
+                assert!(close(*x, *y), "{approx:?} kdiag");
+            }
         }
     }
 
@@ -509,95 +982,61 @@ mod tests {
             "test needs two blocks per stripe"
         );
         let (kuf, kuu, kd, y) = problem(n, 6);
-        let lr = |kuf: &'_ DMatrix<f64>, kd: &'_ [f64]| -> f64 {
-            nlml(
-                &LowRank {
-                    kuf,
-                    kuu: &kuu,
-                    mode: Mode::Fitc,
-                    kdiag: kd,
-                    noise: 0.07,
-                    jitter: Jitter::Fixed(0.0),
-                },
-                &y,
-            )
-            .expect("ok")
-        };
-        // dense reference through faer's Cholesky (nalgebra's is too slow at n = 2600)
-        let c = dense_cov(&kuf, &kuu, &kd, 0.07, true);
-        let l = linalg::cholesky_with(&c, 0.0).expect("spd");
-        let mut a = DMatrix::from_column_slice(n, 1, &y);
-        linalg::solve_lower(&l, &mut a);
-        let dense =
-            0.5 * a.norm_squared() + linalg::half_logdet(&l) + 0.5 * n as f64 * (2.0 * PI).ln();
-        let fast = lr(&kuf, &kd);
-        assert!(((fast - dense) / dense).abs() < 1e-11, "{fast} vs {dense}");
-        let adj = nlml_and_adjoints(
-            &LowRank {
-                kuf: &kuf,
-                kuu: &kuu,
-                mode: Mode::Fitc,
-                kdiag: &kd,
-                noise: 0.07,
-                jitter: Jitter::Fixed(0.0),
-            },
-            &y,
-        )
-        .expect("ok");
-        let h = 1e-6;
-        let close = |a: f64, b: f64| (a - b).abs() < 1e-6 * (1.0 + b.abs());
-        for (i, j) in [(0, 300), (5, 1000), (3, 2560), (2, n - 1)] {
-            let (mut p, mut q) = (kuf.clone(), kuf.clone());
-            p[(i, j)] += h;
-            q[(i, j)] -= h;
-            let fd = (lr(&p, &kd) - lr(&q, &kd)) / (2.0 * h);
-            assert!(
-                close(adj.d_kuf[(i, j)], fd),
-                "kuf {i},{j}: {} vs {fd}",
-                adj.d_kuf[(i, j)]
-            );
-            let (mut p, mut q) = (kd.clone(), kd.clone());
-            p[j] += h;
-            q[j] -= h;
-            let fd = (lr(&kuf, &p) - lr(&kuf, &q)) / (2.0 * h);
-            assert!(
-                close(adj.d_kdiag[j], fd),
-                "kdiag {j}: {} vs {fd}",
-                adj.d_kdiag[j]
-            );
+        for approx in [Approx::Fitc, Approx::Vfe] {
+            let eval = |kuf: &'_ DMatrix<f64>, kd: &'_ [f64]| -> f64 {
+                nlml(&lr(kuf, &kuu, kd, 0.07, approx), &y, &Exec::default()).expect("ok")
+            };
+            // dense reference through faer's Cholesky (nalgebra's is too slow at n = 2600)
+            let c = dense_cov(&kuf, &kuu, &kd, 0.07, approx == Approx::Fitc);
+            let l = linalg::cholesky_with(&c, 0.0, Par::Threads(0)).expect("spd");
+            let mut a = DMatrix::from_column_slice(n, 1, &y);
+            linalg::solve_lower(&l, &mut a, Par::Threads(0));
+            let trace = match approx {
+                Approx::Vfe => dense_q(&kuf, &kuu, &kd).1.iter().sum::<f64>() / (2.0 * 0.07),
+                _ => 0.0,
+            };
+            let dense = 0.5 * a.norm_squared()
+                + linalg::half_logdet(&l)
+                + 0.5 * n as f64 * (2.0 * PI).ln()
+                + trace;
+            let fast = eval(&kuf, &kd);
+            assert!(((fast - dense) / dense).abs() < 1e-11, "{fast} vs {dense}");
+            let adj = nlml_and_adjoints(&lr(&kuf, &kuu, &kd, 0.07, approx), &y, &Exec::default())
+                .expect("ok");
+            let h = 1e-6;
+            let close = |a: f64, b: f64| (a - b).abs() < 1e-6 * (1.0 + b.abs());
+            for (i, j) in [(0, 300), (5, 1000), (3, 2560), (2, n - 1)] {
+                let (mut p, mut q) = (kuf.clone(), kuf.clone());
+                p[(i, j)] += h;
+                q[(i, j)] -= h;
+                let fd = (eval(&p, &kd) - eval(&q, &kd)) / (2.0 * h);
+                assert!(
+                    close(adj.d_kuf[(i, j)], fd),
+                    "{approx:?} kuf {i},{j}: {} vs {fd}",
+                    adj.d_kuf[(i, j)]
+                );
+                let (mut p, mut q) = (kd.clone(), kd.clone());
+                p[j] += h;
+                q[j] -= h;
+                let fd = (eval(&kuf, &p) - eval(&kuf, &q)) / (2.0 * h);
+                assert!(
+                    close(adj.d_kdiag[j], fd),
+                    "{approx:?} kdiag {j}: {} vs {fd}",
+                    adj.d_kdiag[j]
+                );
+            }
         }
     }
 
     #[test]
     fn adjoints_match_finite_differences() {
         let (kuf, kuu, kd, y) = problem(40, 6);
-        for mode in [Mode::Fitc, Mode::Dtc] {
+        for approx in ALL {
             let eval = |kuf: &DMatrix<f64>, kuu: &DMatrix<f64>, kd: &[f64], s2: f64| {
-                nlml(
-                    &LowRank {
-                        kuf,
-                        kuu,
-                        mode,
-                        kdiag: kd,
-                        noise: s2,
-                        jitter: Jitter::Fixed(0.0),
-                    },
-                    &y,
-                )
-                .expect("ok")
+                nlml(&lr(kuf, kuu, kd, s2, approx), &y, &SEQ()).expect("ok")
             };
-            let adj = nlml_and_adjoints(
-                &LowRank {
-                    kuf: &kuf,
-                    kuu: &kuu,
-                    mode,
-                    kdiag: &kd,
-                    noise: 0.05,
-                    jitter: Jitter::Fixed(0.0),
-                },
-                &y,
-            )
-            .expect("ok");
+            let adj =
+                nlml_and_adjoints(&lr(&kuf, &kuu, &kd, 0.05, approx), &y, &SEQ()).expect("ok");
             assert!((adj.nlml - eval(&kuf, &kuu, &kd, 0.05)).abs() < 1e-12);
             let h = 1e-6;
             let close = |a: f64, b: f64| (a - b).abs() < 1e-6 * (1.0 + b.abs());
@@ -608,7 +1047,7 @@ mod tests {
                 let fd = (eval(&p, &kuu, &kd, 0.05) - eval(&q, &kuu, &kd, 0.05)) / (2.0 * h);
                 assert!(
                     close(adj.d_kuf[(i, j)], fd),
-                    "{mode:?} kuf {i},{j}: {} vs {fd}",
+                    "{approx:?} kuf {i},{j}: {} vs {fd}",
                     adj.d_kuf[(i, j)]
                 );
             }
@@ -627,17 +1066,23 @@ mod tests {
                 } else {
                     2.0 * adj.d_kuu[(i, j)]
                 };
-                assert!(close(an, fd), "{mode:?} kuu {i},{j}: {an} vs {fd}");
+                assert!(close(an, fd), "{approx:?} kuu {i},{j}: {an} vs {fd}");
             }
             let fd =
                 (eval(&kuf, &kuu, &kd, 0.05 + h) - eval(&kuf, &kuu, &kd, 0.05 - h)) / (2.0 * h);
-            assert!(close(adj.d_noise, fd), "{mode:?} noise");
-            if mode == Mode::Fitc {
+            assert!(
+                close(adj.d_noise, fd),
+                "{approx:?} noise {} vs {fd}",
+                adj.d_noise
+            );
+            if approx.uses_diagonal() {
                 let (mut p, mut q) = (kd.clone(), kd.clone());
                 p[11] += h;
                 q[11] -= h;
                 let fd = (eval(&kuf, &kuu, &p, 0.05) - eval(&kuf, &kuu, &q, 0.05)) / (2.0 * h);
-                assert!(close(adj.d_kdiag[11], fd));
+                assert!(close(adj.d_kdiag[11], fd), "{approx:?} kdiag");
+            } else {
+                assert!(adj.d_kdiag.is_empty());
             }
         }
     }
@@ -651,27 +1096,61 @@ mod tests {
         };
         let z = DMatrix::from_fn(8, 2, |j, d| ((j * (d + 3)) as f64 * 0.53 + 0.1).cos() * 1.5);
         let xs = DMatrix::from_fn(5, 2, |i, d| (i as f64 - 2.0) * 0.7 + d as f64 * 0.2);
-        let kus = k.matrix(&z, &xs);
-        let lr = LowRank {
-            kuf: &kuf,
-            kuu: &kuu,
-            mode: Mode::Fitc,
-            kdiag: &kd,
-            noise: 0.05,
-            jitter: Jitter::Fixed(0.0),
-        };
-        let post = posterior(&lr, &y, false).expect("ok");
-        let (mean, var) = post.predict(&kus, &[1.4; 5]);
-        // dense FITC prediction: Q*f C⁻¹ y and Q** + (k** − Q**) − Q*f C⁻¹ Qf*
-        let c = dense_cov(&kuf, &kuu, &kd, 0.05, true);
-        let kuu_chol = kuu.clone().cholesky().expect("spd");
-        let qsf = kus.transpose() * kuu_chol.solve(&kuf);
-        let cc = c.cholesky().expect("spd");
-        let dm = &qsf * cc.solve(&DVector::from_column_slice(&y));
-        let dv = (&qsf * cc.solve(&qsf.transpose())).diagonal();
-        for t in 0..5 {
-            assert!((mean[t] - dm[t]).abs() < 1e-10);
-            assert!((var[t] - (1.4 - dv[t])).abs() < 1e-10);
+        let kus = k.matrix(&z, &xs, Par::Seq);
+        for (approx, fitc) in [(Approx::Fitc, true), (Approx::Vfe, false)] {
+            let post =
+                posterior(&lr(&kuf, &kuu, &kd, 0.05, approx), &y, false, &SEQ()).expect("ok");
+            let (mean, var) = post.predict(&kus, &[1.4; 5], Par::Seq);
+            // dense prediction: Q*f C⁻¹ y and k** − Q*f C⁻¹ Qf* (VFE predicts as DTC)
+            let c = dense_cov(&kuf, &kuu, &kd, 0.05, fitc);
+            let kuu_chol = kuu.clone().cholesky().expect("spd");
+            let qsf = kus.transpose() * kuu_chol.solve(&kuf);
+            let cc = c.cholesky().expect("spd");
+            let dm = &qsf * cc.solve(&DVector::from_column_slice(&y));
+            let dv = (&qsf * cc.solve(&qsf.transpose())).diagonal();
+            for t in 0..5 {
+                assert!((mean[t] - dm[t]).abs() < 1e-10, "{approx:?}");
+                assert!((var[t] - (1.4 - dv[t])).abs() < 1e-10, "{approx:?}");
+            }
         }
+    }
+
+    /// A cancelled token stops an evaluation inside its stripes.
+    #[test]
+    fn a_cancelled_evaluation_stops_with_cancelled() {
+        let (kuf, kuu, kd, y) = problem(50, 5);
+        let exec = Exec::sequential();
+        exec.cancel.cancel();
+        let e = nlml_and_adjoints(&lr(&kuf, &kuu, &kd, 0.05, Approx::Fitc), &y, &exec)
+            .expect_err("cancelled");
+        assert!(matches!(e, Error::Cancelled));
+    }
+
+    /// Folding points into a DTC summary one at a time gives the batch summary.
+    #[test]
+    fn the_streamed_summary_equals_the_batch_one() {
+        let (kuf, _, _, y) = problem(30, 6);
+        let diag = vec![1.7; 6];
+        let batch = summary(
+            &LowRank {
+                kuf: &kuf,
+                kuu: Kuu::Diagonal(&diag),
+                approx: Approx::Dtc,
+                kdiag: &[],
+                noise: 0.03,
+                jitter: Jitter::Fixed(0.0),
+            },
+            &y,
+            &SEQ(),
+        )
+        .expect("batch");
+        let mut s = Summary::empty_dtc(Kuu::Diagonal(&diag), Jitter::Fixed(0.0)).expect("empty");
+        for (i, yi) in y.iter().enumerate() {
+            let mut col = kuf.column(i).iter().copied().collect::<Vec<_>>();
+            s.add_dtc(&mut col, *yi, 0.03).expect("adds");
+        }
+        assert!((s.nlml() - batch.nlml()).abs() < 1e-10 * batch.nlml().abs());
+        let (a, b) = (s.posterior(true, Par::Seq), batch.posterior(true, Par::Seq));
+        assert!((a.var_matrix - b.var_matrix).abs().max() < 1e-10);
     }
 }

@@ -4,35 +4,15 @@
 //! faster than nalgebra's on this machine (see DESIGN.md's measurements).
 
 use crate::error::{Error, Result};
+pub use crate::exec::Par;
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch};
 use faer::linalg::matmul::matmul;
 use faer::linalg::triangular_solve::{
     solve_lower_triangular_in_place, solve_upper_triangular_in_place,
 };
-use faer::{Accum, MatMut, MatRef, Par};
+use faer::{Accum, MatMut, MatRef};
 use nalgebra::DMatrix;
-use std::cell::Cell;
-
-thread_local! {
-    /// Threads faer may use inside one evaluation on this thread; 0 = all of the
-    /// current rayon pool's.
-    static THREADS: Cell<usize> = const { Cell::new(0) };
-}
-
-/// Limit the threads the evaluations on this thread may use. Fits that share a pool
-/// with other fits must use 1: faer's parallel kernels wait at barriers for workers
-/// that are busy with another fit (measured: a 15 s fit took 400 s).
-pub fn set_threads(n: usize) {
-    THREADS.with(|t| t.set(n));
-}
-
-pub fn par() -> Par {
-    match THREADS.with(Cell::get) {
-        1 => Par::Seq,
-        n => Par::rayon(n),
-    }
-}
 
 pub fn view(m: &DMatrix<f64>) -> MatRef<'_, f64> {
     MatRef::from_column_major_slice(m.as_slice(), m.nrows(), m.ncols())
@@ -57,9 +37,13 @@ pub const JITTER_MAX: f64 = 1e-2;
 
 /// Lower Cholesky factor of `a + jitter·I` under the given policy; returns the
 /// factor and the absolute jitter that was needed.
-pub fn cholesky_jittered(a: &DMatrix<f64>, policy: Jitter) -> Result<(DMatrix<f64>, f64)> {
+pub fn cholesky_jittered(
+    a: &DMatrix<f64>,
+    policy: Jitter,
+    par: Par,
+) -> Result<(DMatrix<f64>, f64)> {
     match policy {
-        Jitter::Fixed(j) => cholesky_with(a, j).map(|l| (l, j)).ok_or_else(|| {
+        Jitter::Fixed(j) => cholesky_with(a, j, par).map(|l| (l, j)).ok_or_else(|| {
             Error::numerical(format!(
                 "a {n}×{n} covariance is not positive definite even with the fixed jitter {j:e}; \
                  remove the `jitter` key to let sgpw choose one",
@@ -74,7 +58,7 @@ pub fn cholesky_jittered(a: &DMatrix<f64>, policy: Jitter) -> Result<(DMatrix<f6
             };
             let mut eps = JITTER_START;
             while eps <= JITTER_MAX * 1.000001 {
-                if let Some(l) = cholesky_with(a, eps * scale) {
+                if let Some(l) = cholesky_with(a, eps * scale, par) {
                     return Ok((l, eps * scale));
                 }
                 eps *= 10.0;
@@ -90,13 +74,13 @@ pub fn cholesky_jittered(a: &DMatrix<f64>, policy: Jitter) -> Result<(DMatrix<f6
 
 /// Lower Cholesky factor of `a + jitter·I`, or None if it is not positive definite
 /// (or holds a NaN). Only the lower triangle of `a` is read.
-pub fn cholesky_with(a: &DMatrix<f64>, jitter: f64) -> Option<DMatrix<f64>> {
+pub fn cholesky_with(a: &DMatrix<f64>, jitter: f64, par: Par) -> Option<DMatrix<f64>> {
     let n = a.nrows();
     let mut l = a.clone();
     for i in 0..n {
         l[(i, i)] += jitter;
     }
-    let par = par();
+    let par = par.faer();
     let mut mem = MemBuffer::new(cholesky_in_place_scratch::<f64>(n, par, Default::default()));
     let ok = cholesky_in_place(
         view_mut(&mut l),
@@ -122,16 +106,17 @@ pub fn cholesky_with(a: &DMatrix<f64>, jitter: f64) -> Option<DMatrix<f64>> {
 }
 
 /// B ← L⁻¹ B for lower-triangular L.
-pub fn solve_lower(l: &DMatrix<f64>, b: &mut DMatrix<f64>) {
-    solve_lower_triangular_in_place(view(l), view_mut(b), par());
+pub fn solve_lower(l: &DMatrix<f64>, b: &mut DMatrix<f64>, par: Par) {
+    solve_lower_triangular_in_place(view(l), view_mut(b), par.faer());
 }
 
 /// B ← L⁻ᵀ B for lower-triangular L.
-pub fn solve_lower_transpose(l: &DMatrix<f64>, b: &mut DMatrix<f64>) {
-    solve_upper_triangular_in_place(view(l).transpose(), view_mut(b), par());
+pub fn solve_lower_transpose(l: &DMatrix<f64>, b: &mut DMatrix<f64>, par: Par) {
+    solve_upper_triangular_in_place(view(l).transpose(), view_mut(b), par.faer());
 }
 
 /// C ← α·op(A)·op(B) (+ C if `accumulate`), with op = transpose where asked.
+#[allow(clippy::too_many_arguments)] // BLAS's gemm: operands, flags, scale, threads
 pub fn gemm(
     c: &mut DMatrix<f64>,
     accumulate: bool,
@@ -140,6 +125,7 @@ pub fn gemm(
     b: &DMatrix<f64>,
     tb: bool,
     alpha: f64,
+    par: Par,
 ) {
     let av = if ta { view(a).transpose() } else { view(a) };
     let bv = if tb { view(b).transpose() } else { view(b) };
@@ -148,7 +134,7 @@ pub fn gemm(
     } else {
         Accum::Replace
     };
-    matmul(view_mut(c), acc, av, bv, alpha, par());
+    matmul(view_mut(c), acc, av, bv, alpha, par.faer());
 }
 
 /// Copy the lower triangle of a square matrix to its upper triangle.
@@ -179,11 +165,15 @@ pub fn stripe_len(n: usize) -> usize {
     n.div_ceil(STRIPES).max(MIN_STRIPE)
 }
 
-/// Map `f` over `items` on the rayon pool (or on this thread when evaluations here are
-/// limited to one thread), returning the results in the order of `items`.
-pub fn map_ordered<I: Send, T: Send>(items: Vec<I>, f: impl Fn(I) -> T + Sync + Send) -> Vec<T> {
+/// Map `f` over `items` on the rayon pool (or on this thread for `Par::Seq`),
+/// returning the results in the order of `items`.
+pub fn map_ordered<I: Send, T: Send>(
+    par: Par,
+    items: Vec<I>,
+    f: impl Fn(I) -> T + Sync + Send,
+) -> Vec<T> {
     use rayon::prelude::*;
-    if THREADS.with(Cell::get) == 1 {
+    if !par.is_parallel() {
         items.into_iter().map(f).collect()
     } else {
         items.into_par_iter().map(f).collect()
@@ -202,17 +192,17 @@ pub fn block_mut(s: &mut [f64], nrows: usize) -> MatMut<'_, f64> {
 
 /// B ← L⁻¹ B on one thread (the caller parallelises over blocks).
 pub fn block_solve_lower(l: &DMatrix<f64>, b: MatMut<'_, f64>) {
-    solve_lower_triangular_in_place(view(l), b, Par::Seq);
+    solve_lower_triangular_in_place(view(l), b, faer::Par::Seq);
 }
 
 /// B ← L⁻ᵀ B on one thread.
 pub fn block_solve_lower_transpose(l: &DMatrix<f64>, b: MatMut<'_, f64>) {
-    solve_upper_triangular_in_place(view(l).transpose(), b, Par::Seq);
+    solve_upper_triangular_in_place(view(l).transpose(), b, faer::Par::Seq);
 }
 
 /// C ← A·B on one thread.
 pub fn block_mul(c: MatMut<'_, f64>, a: MatRef<'_, f64>, b: MatRef<'_, f64>) {
-    matmul(c, Accum::Replace, a, b, 1.0, Par::Seq);
+    matmul(c, Accum::Replace, a, b, 1.0, faer::Par::Seq);
 }
 
 /// The lower triangle of C ← C + α·A·Bᵀ on one thread (the upper triangle is left
@@ -233,7 +223,7 @@ pub fn block_add_nt_lower(
         b.transpose(),
         BlockStructure::Rectangular,
         alpha,
-        Par::Seq,
+        faer::Par::Seq,
     );
 }
 
@@ -273,11 +263,11 @@ pub fn sum(a: &[f64]) -> f64 {
 }
 
 /// op(A)·op(B) as a new matrix.
-pub fn mul(a: &DMatrix<f64>, ta: bool, b: &DMatrix<f64>, tb: bool) -> DMatrix<f64> {
+pub fn mul(a: &DMatrix<f64>, ta: bool, b: &DMatrix<f64>, tb: bool, par: Par) -> DMatrix<f64> {
     let r = if ta { a.ncols() } else { a.nrows() };
     let c = if tb { b.nrows() } else { b.ncols() };
     let mut out = DMatrix::zeros(r, c);
-    gemm(&mut out, false, a, ta, b, tb, 1.0);
+    gemm(&mut out, false, a, ta, b, tb, 1.0, par);
     out
 }
 
@@ -289,11 +279,11 @@ pub fn half_logdet(l: &DMatrix<f64>) -> f64 {
 /// (L Lᵀ)⁻¹ from its Cholesky factor: L⁻¹ then L⁻ᵀL⁻¹ on triangles, ⅔n³ flops
 /// (a third of solving against the identity). Used for m×m matrices and for the
 /// exact GP's gradient, where the inverse itself is needed.
-pub fn chol_inverse(l: &DMatrix<f64>) -> DMatrix<f64> {
+pub fn chol_inverse(l: &DMatrix<f64>, par: Par) -> DMatrix<f64> {
     use faer::linalg::cholesky::llt::inverse::{inverse, inverse_scratch};
     let n = l.nrows();
     let mut x = DMatrix::zeros(n, n);
-    let par = par();
+    let par = par.faer();
     let mut mem = MemBuffer::new(inverse_scratch::<f64>(n, par));
     inverse(view_mut(&mut x), view(l), par, MemStack::new(&mut mem));
     for j in 0..n {
@@ -302,6 +292,31 @@ pub fn chol_inverse(l: &DMatrix<f64>) -> DMatrix<f64> {
         }
     }
     x
+}
+
+/// L ← chol(LLᵀ + xxᵀ) in place, O(m²); `x` is overwritten. Column-major storage
+/// makes the inner loop run down a contiguous column.
+pub fn rank_one_update(l: &mut DMatrix<f64>, x: &mut [f64]) -> Result<()> {
+    let m = l.nrows();
+    let data = l.as_mut_slice();
+    for k in 0..m {
+        let col = &mut data[k * m..(k + 1) * m];
+        let lkk = col[k];
+        let r = lkk.hypot(x[k]);
+        if !(r.is_finite() && r > 0.0) {
+            return Err(Error::numerical(
+                "a rank-one Cholesky update broke down (a non-finite value)",
+            ));
+        }
+        let (c, s) = (r / lkk, x[k] / lkk);
+        col[k] = r;
+        let (ci, xi) = (&mut col[k + 1..], &mut x[k + 1..]);
+        for (li, xv) in ci.iter_mut().zip(xi.iter_mut()) {
+            *li = (*li + s * *xv) / c;
+            *xv = c * *xv - s * *li;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -316,19 +331,19 @@ mod tests {
     #[test]
     fn cholesky_and_solves_agree_with_nalgebra() {
         let a = spd(30);
-        let (l, j) = cholesky_jittered(&a, Jitter::Fixed(0.0)).expect("spd");
+        let (l, j) = cholesky_jittered(&a, Jitter::Fixed(0.0), Par::Seq).expect("spd");
         assert_eq!(j, 0.0);
         assert!((&l * l.transpose() - &a).abs().max() < 1e-12);
-        let inv = chol_inverse(&l);
+        let inv = chol_inverse(&l, Par::Seq);
         assert!((&inv * &a - DMatrix::identity(30, 30)).abs().max() < 1e-10);
         let b = DMatrix::from_fn(30, 5, |i, j| (i as f64 - j as f64).sin());
         let mut x = b.clone();
-        solve_lower(&l, &mut x);
+        solve_lower(&l, &mut x, Par::Seq);
         assert!((&l * &x - &b).abs().max() < 1e-12);
         let mut y = b.clone();
-        solve_lower_transpose(&l, &mut y);
+        solve_lower_transpose(&l, &mut y, Par::Seq);
         assert!((l.transpose() * &y - &b).abs().max() < 1e-12);
-        let c = mul(&b, true, &a, false);
+        let c = mul(&b, true, &a, false, Par::Seq);
         assert!((c - b.transpose() * &a).abs().max() < 1e-12);
         let bt = b.transpose();
         let scaled = bt.map(|v| 0.5 * v);
@@ -348,12 +363,13 @@ mod tests {
         // rank one: needs jitter; reports the amount used
         let v = DMatrix::from_fn(5, 1, |i, _| i as f64 + 1.0);
         let a = &v * v.transpose();
-        assert!(cholesky_with(&a, 0.0).is_none());
-        let (_, j) = cholesky_jittered(&a, Jitter::Auto { scale: 2.0 }).expect("jitter helps");
+        assert!(cholesky_with(&a, 0.0, Par::Seq).is_none());
+        let (_, j) =
+            cholesky_jittered(&a, Jitter::Auto { scale: 2.0 }, Par::Seq).expect("jitter helps");
         assert!((2e-8..=2e-2).contains(&j));
         let bad = DMatrix::from_element(3, 3, f64::NAN);
-        assert!(cholesky_jittered(&bad, Jitter::Auto { scale: 1.0 }).is_err());
+        assert!(cholesky_jittered(&bad, Jitter::Auto { scale: 1.0 }, Par::Seq).is_err());
         let neg = -DMatrix::<f64>::identity(3, 3);
-        assert!(cholesky_jittered(&neg, Jitter::Fixed(1e-6)).is_err());
+        assert!(cholesky_jittered(&neg, Jitter::Fixed(1e-6), Par::Seq).is_err());
     }
 }

@@ -20,6 +20,13 @@ pub fn mnlp(y: &[f64], mean: &[f64], var_noisy: &[f64]) -> f64 {
     0.5 * total / y.len() as f64
 }
 
+/// Test-set scores.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TestMetrics {
+    pub nmse: f64,
+    pub mnlp: f64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

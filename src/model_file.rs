@@ -8,6 +8,7 @@
 
 use crate::error::{Error, Result};
 use crate::likelihood::Posterior;
+use crate::run_spec::ApproxKind;
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -22,6 +23,13 @@ pub struct ModelFile {
     /// Absolute jitter added to Kuu's diagonal; absent = the policy of METHODS.md §1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jitter: Option<f64>,
+    /// The likelihood approximation, where the method offers a choice (inter-domain
+    /// methods: fitc when absent); fitc, vfe, dtc and pep imply theirs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approx: Option<ApproxKind>,
+    /// Power EP's α in (0, 1] (method pep, or approx = "pep").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<f64>,
     /// Input columns the model was fitted on, in order (used to read prediction inputs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inputs: Option<Vec<String>>,
@@ -113,6 +121,8 @@ impl ModelFile {
             method: method.to_string(),
             target_mean: 0.0,
             jitter: None,
+            approx: None,
+            alpha: None,
             inputs: None,
             input_mean: None,
             standardize: None,
@@ -170,6 +180,38 @@ impl ModelFile {
         }
         if let Some(j) = self.jitter.filter(|j| !(j.is_finite() && *j >= 0.0)) {
             return Err(Error::input(format!("jitter must be ≥ 0, not {j}")));
+        }
+        if !self.target_mean.is_finite() {
+            return Err(Error::input("target_mean must be finite"));
+        }
+        if let Some(s) = &self.standardize {
+            let d = self.dim();
+            let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+            if s.input_center.len() != d || s.input_scale.len() != d {
+                return Err(Error::input(format!(
+                    "[standardize] needs {d} input_center and {d} input_scale values (one per \
+                     lengthscale), not {} and {}",
+                    s.input_center.len(),
+                    s.input_scale.len()
+                )));
+            }
+            if !finite(&s.input_center)
+                || s.input_scale.iter().any(|v| !(v.is_finite() && *v > 0.0))
+                || !(s.target_scale.is_finite() && s.target_scale > 0.0)
+            {
+                return Err(Error::input(
+                    "[standardize] needs finite centres and positive, finite scales",
+                ));
+            }
+        }
+        if let Some(names) = &self.inputs
+            && names.len() != self.dim()
+        {
+            return Err(Error::input(format!(
+                "inputs lists {} columns but the model has {} lengthscales",
+                names.len(),
+                self.dim()
+            )));
         }
         Ok(())
     }

@@ -60,7 +60,9 @@ pub enum Control {
     Stop,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Why a minimisation ended (kept in every result).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Stop {
     /// The iteration budget was used up.
     Budget,
@@ -68,8 +70,20 @@ pub enum Stop {
     Converged,
     /// No step along the search direction decreased f.
     LineSearchFailed,
-    /// The callback asked to stop.
+    /// The callback asked to stop, or an evaluation saw the run's cancel token.
     Cancelled,
+}
+
+impl Stop {
+    /// The word used in results, tables and JSON.
+    pub fn word(self) -> &'static str {
+        match self {
+            Stop::Budget => "budget",
+            Stop::Converged => "converged",
+            Stop::LineSearchFailed => "line-search-failed",
+            Stop::Cancelled => "cancelled",
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -109,6 +123,8 @@ struct LineSearch<'a, F> {
     slope0: f64,
     evals: usize,
     opts: &'a Options,
+    /// An evaluation reported `Error::Cancelled`: stop searching at once.
+    cancelled: bool,
 }
 
 impl<F: FnMut(&[f64]) -> Result<(f64, Vec<f64>)>> LineSearch<'_, F> {
@@ -120,6 +136,10 @@ impl<F: FnMut(&[f64]) -> Result<(f64, Vec<f64>)>> LineSearch<'_, F> {
             Ok((f, g)) if f.is_finite() && g.iter().all(|v| v.is_finite()) => {
                 let slope = dot(&g, self.d);
                 Some(Probe { a, f, g, slope })
+            }
+            Err(Error::Cancelled) => {
+                self.cancelled = true;
+                None
             }
             _ => None,
         }
@@ -143,7 +163,7 @@ impl<F: FnMut(&[f64]) -> Result<(f64, Vec<f64>)>> LineSearch<'_, F> {
         };
         let mut a = a0;
         let mut best: Option<Probe> = None;
-        while self.evals < self.opts.max_line_evals {
+        while self.evals < self.opts.max_line_evals && !self.cancelled {
             let Some(p) = self.probe(a) else {
                 // Failed evaluation: the step was too long; shrink towards the last good point.
                 a = prev.a + 0.3 * (a - prev.a);
@@ -172,7 +192,7 @@ impl<F: FnMut(&[f64]) -> Result<(f64, Vec<f64>)>> LineSearch<'_, F> {
     /// Algorithm 3.6 with safeguarded cubic interpolation.
     fn zoom(&mut self, mut lo: Probe, mut hi: Probe) -> Option<Probe> {
         let mut best = (lo.a > 0.0).then(|| lo.clone());
-        while self.evals < self.opts.max_line_evals {
+        while self.evals < self.opts.max_line_evals && !self.cancelled {
             let (left, right) = if lo.a < hi.a {
                 (lo.a, hi.a)
             } else {
@@ -231,7 +251,9 @@ fn cubic_min(p: &Probe, q: &Probe) -> Option<f64> {
 }
 
 /// Minimise `f` from `x0`. `f` returns the value and the gradient, or an error for
-/// parameters where the model cannot be evaluated (treated like NaN in a line search).
+/// parameters where the model cannot be evaluated (treated like NaN in a line search);
+/// `Error::Cancelled` from `f` ends the run at the last accepted point with
+/// `Stop::Cancelled`.
 pub fn minimize<F>(
     mut f: F,
     x0: &[f64],
@@ -290,9 +312,14 @@ where
                 slope0: slope,
                 evals: 0,
                 opts,
+                cancelled: false,
             };
             let r = ls.search(a0);
             evaluations += ls.evals;
+            if ls.cancelled {
+                stop = Stop::Cancelled;
+                break;
+            }
             r
         };
         let Some(p) = found else {
@@ -411,6 +438,25 @@ mod tests {
             "{:?}",
             out.x
         );
+    }
+
+    #[test]
+    fn a_cancelled_evaluation_ends_the_run_at_the_last_point() {
+        let mut calls = 0;
+        let f = |x: &[f64]| {
+            calls += 1;
+            if calls > 4 {
+                Err(Error::Cancelled)
+            } else {
+                rosenbrock(x)
+            }
+        };
+        let out = minimize(f, &[-1.2, 1.0], &Options::default(), &mut |_| {
+            Control::Continue
+        })
+        .expect("runs");
+        assert_eq!(out.stop, Stop::Cancelled);
+        assert!(out.f.is_finite() && out.trace.len() == out.iterations + 1);
     }
 
     #[test]

@@ -1,137 +1,21 @@
 //! One training run from start to finish, shared by `sgpw fit`, sessions and the app:
-//! check the spec, transform the data into model units, initialise, optimise,
-//! compute the posterior once, and score the test set.
+//! transform the data into model units, initialise, optimise, compute the posterior
+//! once, and score the test set — all under a [`RunContext`] (threads, cancellation,
+//! progress with its phase).
 
-use crate::data::Dataset;
+use crate::data::{Dataset, TrainData};
 use crate::error::{Error, Result};
+use crate::exec::Exec;
 use crate::likelihood::Posterior;
-use crate::methods::{self, Method};
-use crate::metrics;
+use crate::methods::{self, Method, ValidRunSpec};
+use crate::metrics::{self, TestMetrics};
 use crate::model_file::{FitInfo, ModelFile, Standardize};
-use crate::optim::{Control, IterInfo, Stop};
+use crate::optim::Stop;
+use crate::run_context::{Phase, RunContext};
 use nalgebra::DMatrix;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use serde::{Deserialize, Serialize};
 use std::time::Instant;
-
-/// Training data in model units: inputs standardised if asked, targets centred
-/// (and scaled if standardised).
-#[derive(Clone, Debug)]
-pub struct TrainData {
-    pub x: DMatrix<f64>,
-    pub y: Vec<f64>,
-}
-
-/// Options that apply to every method (the rest are read by some methods only).
-pub const GENERAL_OPTIONS: &[&str] = &["subset", "init_lengthscales_from_subset"];
-
-/// Options some methods read. Keys a method does not read are rejected by
-/// [`RunSpec::check`], so a typo never passes silently.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MethodOptions {
-    /// Any method: fit on a random subset of this many training points
-    /// (`full --subset N` is the PSDS paper's random active set).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subset: Option<usize>,
-    /// Any method: before training, fit a full GP on this many random training points
-    /// and start from its σ0², ℓ and σ².
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub init_lengthscales_from_subset: Option<usize>,
-    /// `ssgp`: how to initialise the spectral points ("psds" or "random").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub init: Option<String>,
-    /// `ssgp`: a staged schedule such as ["hyper", "points"].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stages: Option<Vec<String>>,
-    /// `tfifgp`: where the feature centres start ("zero" or "subset").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub centres: Option<String>,
-}
-
-impl MethodOptions {
-    /// Names of the options that are set.
-    pub fn set_keys(&self) -> Vec<&'static str> {
-        let mut keys = Vec::new();
-        if self.subset.is_some() {
-            keys.push("subset");
-        }
-        if self.init_lengthscales_from_subset.is_some() {
-            keys.push("init_lengthscales_from_subset");
-        }
-        if self.init.is_some() {
-            keys.push("init");
-        }
-        if self.stages.is_some() {
-            keys.push("stages");
-        }
-        if self.centres.is_some() {
-            keys.push("centres");
-        }
-        keys
-    }
-}
-
-/// One run: method × m × seed on a data set.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RunSpec {
-    pub method: String,
-    pub m: usize,
-    pub seed: u64,
-    pub iters: usize,
-    pub standardize: bool,
-    pub options: MethodOptions,
-}
-
-impl RunSpec {
-    /// Validate against the method and the data (before any worker starts).
-    pub fn check(&self, n_train: usize) -> Result<&'static dyn Method> {
-        let method = methods::get(&self.method)?;
-        check_subset("subset", self.options.subset, n_train)?;
-        let n_train = self.options.subset.unwrap_or(n_train);
-        if self.m == 0 {
-            return Err(Error::input("m must be at least 1"));
-        }
-        if method.m_bounded_by_n() && self.m > n_train {
-            return Err(Error::input(format!(
-                "m = {} is larger than the training set ({n_train} points); choose m ≤ {n_train}",
-                self.m
-            )));
-        }
-        for key in self.options.set_keys() {
-            if !GENERAL_OPTIONS.contains(&key) && !method.options().contains(&key) {
-                return Err(Error::input(format!(
-                    "option '{key}' does not apply to method '{}'",
-                    method.name()
-                )));
-            }
-        }
-        check_subset(
-            "init_lengthscales_from_subset",
-            self.options.init_lengthscales_from_subset,
-            n_train,
-        )?;
-        Ok(method)
-    }
-}
-
-/// A subset size must leave at least two points and fit in the training set.
-fn check_subset(name: &str, size: Option<usize>, n_train: usize) -> Result<()> {
-    match size {
-        Some(s) if s < 2 || s > n_train => Err(Error::input(format!(
-            "{name} = {s} must be between 2 and the training size {n_train}"
-        ))),
-        _ => Ok(()),
-    }
-}
-
-/// Test-set scores.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TestMetrics {
-    pub nmse: f64,
-    pub mnlp: f64,
-}
 
 /// Predictions in the original units of the target.
 #[derive(Clone, Debug)]
@@ -178,11 +62,11 @@ pub fn model_data(model: &ModelFile, x: &DMatrix<f64>, y: &[f64]) -> Result<Trai
 impl Predictor {
     /// From a model: use its stored posterior, or condition on training data.
     pub fn new(model: ModelFile, train: Option<(&DMatrix<f64>, &[f64])>) -> Result<Predictor> {
-        let method = methods::get(&model.method)?;
-        check_model(method, &model)?;
+        let method = model.check()?;
+        let exec = Exec::default();
         let (posterior, basis) = match (&model.posterior, train) {
             (Some(p), _) if method.stores_posterior() => (p.clone(), None),
-            (_, Some((x, y))) => method.posterior(&model, &model_data(&model, x, y)?)?,
+            (_, Some((x, y))) => method.posterior(&model, &model_data(&model, x, y)?, &exec)?,
             (_, None) => {
                 return Err(Error::input(format!(
                     "this {} model has no stored [posterior]; pass the training data with --train",
@@ -203,9 +87,16 @@ impl Predictor {
     }
 
     pub fn predict(&self, x: &DMatrix<f64>) -> Result<Prediction> {
+        self.predict_with(x, &Exec::default())
+    }
+
+    /// Predict with the given threads (and cancellation).
+    pub fn predict_with(&self, x: &DMatrix<f64>, exec: &Exec) -> Result<Prediction> {
         let xm = model_inputs(&self.model, x)?;
-        let (kus, prior) = self.method.cross(&self.model, self.basis.as_ref(), &xm)?;
-        let (mean, var) = self.posterior.predict(&kus, &prior);
+        let (kus, prior) = self
+            .method
+            .cross(&self.model, self.basis.as_ref(), &xm, exec)?;
+        let (mean, var) = self.posterior.predict(&kus, &prior, exec.par);
         let scale = self
             .model
             .standardize
@@ -224,25 +115,16 @@ impl Predictor {
 
     /// NMSE and MNLP on a test set (original units; ȳ = the training mean).
     pub fn score(&self, x: &DMatrix<f64>, y: &[f64]) -> Result<TestMetrics> {
-        let p = self.predict(x)?;
+        self.score_with(x, y, &Exec::default())
+    }
+
+    pub fn score_with(&self, x: &DMatrix<f64>, y: &[f64], exec: &Exec) -> Result<TestMetrics> {
+        let p = self.predict_with(x, exec)?;
         Ok(TestMetrics {
             nmse: metrics::nmse(y, &p.mean, self.model.target_mean),
             mnlp: metrics::mnlp(y, &p.mean, &p.var_noisy),
         })
     }
-}
-
-pub fn check_model(method: &dyn Method, model: &ModelFile) -> Result<()> {
-    model.check_hyper()?;
-    if let Some(s) = &model.standardize {
-        let d = model.dim();
-        if s.input_center.len() != d || s.input_scale.len() != d {
-            return Err(Error::input(format!(
-                "[standardize] needs {d} input_center and input_scale values"
-            )));
-        }
-    }
-    method.check(model)
 }
 
 /// Everything a finished run produced.
@@ -300,13 +182,13 @@ pub fn prepare(data: &Dataset, standardize: bool) -> (TrainData, f64, Option<Sta
     )
 }
 
-/// Run one fit. `on_iter` sees every iteration and may cancel (→ `Error::Cancelled`).
-pub fn fit(
-    data: &Dataset,
-    spec: &RunSpec,
-    on_iter: &mut dyn FnMut(&IterInfo) -> Control,
-) -> Result<FitResult> {
-    let method = spec.check(data.n_train())?;
+/// Run one fit. The context's cancel token ends it (→ `Error::Cancelled`); its sink
+/// sees every iteration and phase.
+pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitResult> {
+    let method = spec.method();
+    // a session's specs were checked before the data were loaded: m ≤ n and the
+    // subset sizes now
+    spec.spec().check(data.n_train())?;
     let started = Instant::now();
     let (td, target_mean, standardize) = prepare(data, spec.standardize);
     let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
@@ -314,16 +196,19 @@ pub fn fit(
         Some(n) => methods::exact::subset(&td, n, &mut rng),
         None => td,
     };
-    let mut model = method.init(&td, spec, &mut rng)?;
+    let mut model = method.init(&td, spec, ctx, &mut rng)?;
     model.target_mean = target_mean;
     model.standardize = standardize;
     model.inputs = Some(data.feature_names.clone());
-    let (mut fitted, outcome) = method.fit(model, &td, spec, on_iter)?;
+    ctx.enter(Phase::Fit { stage: 0 });
+    let (mut fitted, outcome) = method.fit(model, &td, spec, ctx)?;
     if outcome.stop == Stop::Cancelled {
         return Err(Error::Cancelled);
     }
-    let final_eval = method.objective(&fitted, &td)?;
-    let (posterior, basis) = method.posterior(&fitted, &td)?;
+    ctx.enter(Phase::Posterior);
+    let exec = &ctx.exec;
+    let final_eval = method.objective(&fitted, &td, exec)?;
+    let (posterior, basis) = method.posterior(&fitted, &td, exec)?;
     let train_seconds = started.elapsed().as_secs_f64();
     fitted.posterior = method.stores_posterior().then(|| posterior.clone());
     fitted.fit = Some(FitInfo {
@@ -340,7 +225,10 @@ pub fn fit(
         basis,
     };
     let test = match (&data.x_test, &data.y_test) {
-        (Some(x), Some(y)) => Some(predictor.score(x, y.as_slice())?),
+        (Some(x), Some(y)) => {
+            ctx.enter(Phase::Scoring);
+            Some(predictor.score_with(x, y.as_slice(), exec)?)
+        }
         _ => None,
     };
     Ok(FitResult {

@@ -11,7 +11,8 @@ use rand_chacha::ChaCha8Rng;
 use sgpw::data::Dataset;
 use sgpw::methods::{self, interdomain};
 use sgpw::model_file::{Features, Hyper, Inducing, ModelFile};
-use sgpw::train::{self, MethodOptions, RunSpec, TrainData};
+use sgpw::run_spec::{Centres, MethodOptions, RunSpec};
+use sgpw::train;
 use std::f64::consts::PI;
 
 type C64 = Complex<f64>;
@@ -437,7 +438,7 @@ fn kuu_is_positive_definite_on_random_features() {
 fn nlml(model: &ModelFile, data: &TrainData) -> f64 {
     methods::get(&model.method)
         .expect("method")
-        .nlml(model, data)
+        .nlml(model, data, &ex())
         .expect("nlml")
 }
 
@@ -446,12 +447,12 @@ fn check_all_gradients(what: &str, model: &ModelFile, data: &TrainData) {
     let method = methods::get(&model.method).expect("method");
     method.check(model).expect("valid model");
     let theta = method.pack(model);
-    let obj = method.objective(model, data).expect("objective");
+    let obj = method.objective(model, data, &ex()).expect("objective");
     assert_eq!(theta.len(), obj.grad.len(), "{what}: gradient length");
     let mut scratch = model.clone();
     let mut f = |t: &[f64]| {
         method.unpack(t, &mut scratch);
-        method.nlml(&scratch, data).expect("nlml")
+        method.nlml(&scratch, data, &ex()).expect("nlml")
     };
     assert!((f(&theta) - obj.nlml).abs() < 1e-10 * obj.nlml.abs().max(1.0));
     check_gradient(what, &mut f, &theta, &obj.grad, 1e-5, 1e-6);
@@ -480,7 +481,11 @@ fn gradients_match_finite_differences() {
 fn gradients_match_finite_differences_3d_from_init() {
     let data = toy_data(60, 3, 71);
     let mut rng = ChaCha8Rng::seed_from_u64(72);
-    for (name, centres) in [("fifgp", None), ("tfifgp", Some("subset")), ("smgp", None)] {
+    for (name, centres) in [
+        ("fifgp", None),
+        ("tfifgp", Some(Centres::Subset)),
+        ("smgp", None),
+    ] {
         let spec = RunSpec {
             method: name.into(),
             m: 6,
@@ -488,12 +493,12 @@ fn gradients_match_finite_differences_3d_from_init() {
             iters: 10,
             standardize: false,
             options: MethodOptions {
-                centres: centres.map(String::from),
+                centres,
                 ..Default::default()
             },
         };
-        let method = spec.check(data.y.len()).expect("spec");
-        let model = method.init(&data, &spec, &mut rng).expect("init");
+        let method = methods::get(name).expect("method");
+        let model = init(method, &data, &spec, &mut rng).expect("init");
         check_all_gradients(&format!("{name} from init"), &model, &data);
     }
 }
@@ -601,22 +606,20 @@ centres = [[0.0, 0.0], [0.5, -0.5]]
 #[test]
 fn initialisation_follows_the_paper() {
     let data = toy_data(300, 2, 111);
-    let spec = |method: &str, centres: Option<&str>| RunSpec {
+    let spec = |method: &str, centres: Option<Centres>| RunSpec {
         method: method.into(),
         m: 200,
         seed: 1,
         iters: 5,
         standardize: false,
         options: MethodOptions {
-            centres: centres.map(String::from),
+            centres,
             ..Default::default()
         },
     };
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let fif = methods::get("fifgp").expect("fifgp");
-    let model = fif
-        .init(&data, &spec("fifgp", None), &mut rng)
-        .expect("init");
+    let model = init(fif, &data, &spec("fifgp", None), &mut rng).expect("init");
     let mean: Vec<f64> = (0..2).map(|d| data.x.column(d).mean()).collect();
     assert_close(
         "input_mean",
@@ -647,18 +650,14 @@ fn initialisation_follows_the_paper() {
         assert!((s / want - 1.0).abs() < 0.2, "ω sd {s} vs {want}");
     }
     let tf = methods::get("tfifgp").expect("tfifgp");
-    let zero = tf
-        .init(&data, &spec("tfifgp", None), &mut rng)
-        .expect("init");
+    let zero = init(tf, &data, &spec("tfifgp", None), &mut rng).expect("init");
     let c = zero
         .features
         .as_ref()
         .and_then(|f| f.centres.clone())
         .expect("centres");
     assert!(c.iter().flatten().all(|v| *v == 0.0));
-    let sub = tf
-        .init(&data, &spec("tfifgp", Some("subset")), &mut rng)
-        .expect("init");
+    let sub = init(tf, &data, &spec("tfifgp", Some(Centres::Subset)), &mut rng).expect("init");
     let c = sub
         .features
         .as_ref()
@@ -668,12 +667,10 @@ fn initialisation_follows_the_paper() {
     assert!(c.iter().all(|r| {
         (0..data.y.len()).any(|i| (0..2).all(|d| (data.x[(i, d)] - mean[d] - r[d]).abs() < 1e-12))
     }));
-    assert!(
-        tf.init(&data, &spec("tfifgp", Some("middle")), &mut rng)
-            .is_err()
-    );
+    // a value outside the declaration is an error where the options are read
+    assert!(toml::from_str::<MethodOptions>("centres = \"middle\"").is_err());
     let sm = methods::get("smgp").expect("smgp");
-    let model = sm.init(&data, &spec("smgp", None), &mut rng).expect("init");
+    let model = init(sm, &data, &spec("smgp", None), &mut rng).expect("init");
     sm.check(&model).expect("valid smgp init");
 }
 
@@ -704,7 +701,8 @@ fn fits_run_end_to_end() {
                 ..Default::default()
             },
         };
-        let r = train::fit(&data, &spec, &mut |_| sgpw::optim::Control::Continue)
+        let r = fit(&data, &spec)
+            .0
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         let t = r.test.expect("test metrics");
         assert!(t.nmse < 0.1, "{name}: NMSE {}", t.nmse);

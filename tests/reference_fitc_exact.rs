@@ -5,10 +5,11 @@
 mod common;
 use common::*;
 use nalgebra::DMatrix;
-use sgpw::likelihood::{self, LowRank, Mode};
+use sgpw::exec::Par;
+use sgpw::likelihood::{self, Approx, Kuu, LowRank};
 use sgpw::methods::{self, Method};
 use sgpw::model_file::{Hyper, Inducing, ModelFile};
-use sgpw::train::{Predictor, TrainData};
+use sgpw::train::Predictor;
 
 const TOL: f64 = 1e-8;
 
@@ -67,7 +68,7 @@ fn objective(c: &Case) -> methods::Objective {
     };
     methods::get(&c.model.method)
         .expect("method")
-        .objective(&c.model, &data)
+        .objective(&c.model, &data, &ex())
         .expect("evaluates")
 }
 
@@ -142,17 +143,17 @@ fn gpml_fitc(name: &str) {
     );
     // GPML differentiates its noise-proportional jitter too: + 2·jitter·tr(∂NLML/∂Kuu).
     let k = c.model.kernel();
-    let (kuf, kuu) = (k.matrix(&z, &c.x), k.gram(&z));
+    let (kuf, kuu) = (k.matrix(&z, &c.x, Par::Seq), k.gram(&z, Par::Seq));
     let kdiag = vec![c.model.hyper.signal_variance; c.y.len()];
     let lr = LowRank {
         kuf: &kuf,
-        kuu: &kuu,
-        mode: Mode::Fitc,
+        kuu: Kuu::Dense(&kuu),
+        approx: Approx::Fitc,
         kdiag: &kdiag,
         noise: c.model.hyper.noise_variance,
         jitter: c.model.jitter_policy(),
     };
-    let adj = likelihood::nlml_and_adjoints(&lr, &c.y).expect("core");
+    let adj = likelihood::nlml_and_adjoints(&lr, &c.y, &ex()).expect("core");
     let mut mapped: Vec<f64> = o.grad[1..=d].to_vec();
     mapped.push(2.0 * o.grad[0]);
     mapped.push(2.0 * o.grad[d + 1] + 2.0 * jitter * adj.d_kuu.trace());
@@ -229,13 +230,13 @@ fn fitc_and_exact_gradients_match_finite_differences() {
             y: c.y.clone(),
         };
         let theta = m.pack(&c.model);
-        let o = m.objective(&c.model, &data).expect("evaluates");
+        let o = m.objective(&c.model, &data, &ex()).expect("evaluates");
         let mut scratch = c.model.clone();
         check_gradient(
             name,
             &mut |t: &[f64]| {
                 m.unpack(t, &mut scratch);
-                m.nlml(&scratch, &data).expect("evaluates")
+                m.nlml(&scratch, &data, &ex()).expect("evaluates")
             },
             &theta,
             &o.grad,

@@ -9,12 +9,13 @@ use nalgebra::{DMatrix, DVector};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use sgpw::data::Dataset;
+use sgpw::exec::Par;
 use sgpw::methods;
 use sgpw::methods::online::OnlinePsds;
 use sgpw::methods::spectrum::{self, hammersley, primes, psds_points, radical_inverse};
 use sgpw::model_file::{Hyper, ModelFile, Spectral};
-use sgpw::optim::Control;
-use sgpw::train::{self, MethodOptions, Predictor, RunSpec, TrainData};
+use sgpw::run_spec::{MethodOptions, RunSpec};
+use sgpw::train::{self, Predictor};
 
 const TOL: f64 = 1e-8;
 
@@ -56,11 +57,11 @@ fn reference(name: &str) {
     for method in ["ssgp", "psds"] {
         let model = spectral_model(method, hyper.clone(), &w);
         let m = methods::get(method).expect("registered");
-        let o = m.objective(&model, &data).expect("evaluates");
+        let o = m.objective(&model, &data, &ex()).expect("evaluates");
         assert_close(&format!("{name} {method} nlml"), &[o.nlml], &[nlml], TOL);
         assert_close(
             &format!("{name} {method} nlml alone"),
-            &[m.nlml(&model, &data).expect("nlml")],
+            &[m.nlml(&model, &data, &ex()).expect("nlml")],
             &[nlml],
             TOL,
         );
@@ -125,21 +126,19 @@ fn fd_check(method: &str, options: MethodOptions, jitter: Option<f64>) {
     let data = toy_data(40, 2, 7);
     let m = methods::get(method).expect("method");
     let mut rng = ChaCha8Rng::seed_from_u64(1);
-    let mut model = m
-        .init(&data, &spec(method, 5, 10, options), &mut rng)
-        .expect("init");
+    let mut model = init(m, &data, &spec(method, 5, 10, options), &mut rng).expect("init");
     model.jitter = jitter;
     // move off the defaults so that no gradient entry is accidentally tiny
     model.hyper.lengthscales = vec![0.8, 1.4];
     model.hyper.noise_variance = 0.03;
     let theta = m.pack(&model);
     m.unpack(&theta, &mut model);
-    let o = m.objective(&model, &data).expect("evaluates");
+    let o = m.objective(&model, &data, &ex()).expect("evaluates");
     assert_eq!(o.grad.len(), theta.len());
     let mut scratch = model.clone();
     let mut f = |t: &[f64]| {
         m.unpack(t, &mut scratch);
-        m.nlml(&scratch, &data).expect("nlml")
+        m.nlml(&scratch, &data, &ex()).expect("nlml")
     };
     check_gradient(method, &mut f, &theta, &o.grad, 1e-5, 1e-6);
 }
@@ -152,10 +151,7 @@ fn psds_gradient_matches_finite_differences() {
 
 #[test]
 fn ssgp_gradient_matches_finite_differences() {
-    let random = MethodOptions {
-        init: Some("random".into()),
-        ..Default::default()
-    };
+    let random = options("init = \"random\"");
     fd_check("ssgp", MethodOptions::default(), None);
     fd_check("ssgp", random, Some(1e-3));
 }
@@ -170,9 +166,13 @@ fn online_equals_batch_after_k_samples() {
     let r = 12;
     let mut rng = ChaCha8Rng::seed_from_u64(2);
     let psds = methods::get("psds").expect("psds");
-    let mut model = psds
-        .init(&data, &spec("psds", r, 0, Default::default()), &mut rng)
-        .expect("init");
+    let mut model = init(
+        psds,
+        &data,
+        &spec("psds", r, 0, Default::default()),
+        &mut rng,
+    )
+    .expect("init");
     model.hyper.noise_variance = 0.01;
     model.hyper.signal_variance = 1.3;
     let test = toy_data(25, 3, 12).x;
@@ -195,7 +195,7 @@ fn online_equals_batch_after_k_samples() {
             x: data.x.rows(0, k).into_owned(),
             y: data.y[..k].to_vec(),
         };
-        let want_nlml = psds.nlml(&model, &batch).expect("batch nlml");
+        let want_nlml = psds.nlml(&model, &batch, &ex()).expect("batch nlml");
         assert!(
             rel(online.nlml(), want_nlml) < 1e-10,
             "k = {k}: NLML {} vs {want_nlml}",
@@ -220,10 +220,14 @@ fn online_equals_batch_after_k_samples() {
                 pred.var_latent[t]
             );
         }
-        // the factor held is chol(ΦᵀΦ + (rσ²/σ0²) I) of the k samples
-        let phi = spectrum::features(&spectrum::frequencies(&model).expect("w"), &batch.x);
+        // the factor held is chol(I + ΦᵀΦ/(κσ²)), κ = r/σ0², of the k samples
+        let phi = spectrum::features(
+            &spectrum::frequencies(&model).expect("w"),
+            &batch.x,
+            Par::Seq,
+        );
         let c = r as f64 * model.hyper.noise_variance / model.hyper.signal_variance;
-        let a = &phi * phi.transpose() + DMatrix::identity(2 * r, 2 * r) * c;
+        let a = (&phi * phi.transpose()) / c + DMatrix::identity(2 * r, 2 * r);
         let l = online.cholesky();
         assert!((l * l.transpose() - &a).abs().max() < 1e-10 * a.abs().max());
     }
@@ -300,7 +304,7 @@ fn kernel_approximation_converges_to_the_se_kernel() {
             .iter()
             .map(|(a, b)| {
                 let x = DMatrix::from_row_slice(2, 3, &[a[0], a[1], a[2], b[0], b[1], b[2]]);
-                let phi = spectrum::features(&w, &x);
+                let phi = spectrum::features(&w, &x, Par::Seq);
                 let approx = sf2 / r as f64 * phi.column(0).dot(&phi.column(1));
                 let r2: f64 = (0..3).map(|d| ((a[d] - b[d]) / ell[d]).powi(2)).sum();
                 (approx - sf2 * (-0.5 * r2).exp()).abs()
@@ -339,7 +343,10 @@ fn hand_written_models_round_trip_and_predict() {
             .expect("predicts");
         // dense check: mean = φ*ᵀA⁻¹Φᵀ(y − ȳ) + ȳ, var_y = σ²(1 + φ*ᵀA⁻¹φ*)
         let w = spectrum::frequencies(&model).expect("w");
-        let (phi, phis) = (spectrum::features(&w, &data.x), spectrum::features(&w, &xs));
+        let (phi, phis) = (
+            spectrum::features(&w, &data.x, Par::Seq),
+            spectrum::features(&w, &xs, Par::Seq),
+        );
         let a = &phi * phi.transpose() + DMatrix::identity(6, 6) * (3.0 * 0.04 / 1.1);
         let a = a.cholesky().expect("spd");
         let alpha = a.solve(&(&phi * DVector::from_column_slice(&data.y)));
@@ -356,6 +363,7 @@ fn hand_written_models_round_trip_and_predict() {
             .posterior(
                 &model,
                 &sgpw::train::model_data(&model, &data.x, &y).expect("data"),
+                &ex(),
             )
             .expect("posterior");
         let mut stored = model.clone();
@@ -400,14 +408,7 @@ fn dataset(data: &TrainData, test: &TrainData) -> Dataset {
 #[test]
 fn fits_run_and_options_are_checked() {
     let ds = dataset(&toy_data(120, 2, 31), &toy_data(60, 2, 32));
-    let run = |method: &str, options: MethodOptions| {
-        let mut seen = Vec::new();
-        let r = train::fit(&ds, &spec(method, 8, 40, options), &mut |it| {
-            seen.push(it.iteration);
-            Control::Continue
-        });
-        (r, seen)
-    };
+    let run = |method: &str, options: MethodOptions| fit(&ds, &spec(method, 8, 40, options));
     let (psds, _) = run("psds", Default::default());
     let psds = psds.expect("psds fits");
     let t = psds.test.expect("scored");
@@ -416,10 +417,7 @@ fn fits_run_and_options_are_checked() {
     let s = spectrum::unscaled_points(&psds.model).expect("points");
     assert!((s - psds_points(8, 2)).abs().max() < 1e-12);
 
-    let staged = MethodOptions {
-        stages: Some(vec!["hyper".into(), "points".into()]),
-        ..Default::default()
-    };
+    let staged = options("stages = [\"hyper\", \"points\"]");
     let (ssgp, seen) = run("ssgp", staged);
     let ssgp = ssgp.expect("staged ssgp fits");
     assert!(ssgp.iterations <= 40);
@@ -435,101 +433,90 @@ fn fits_run_and_options_are_checked() {
     );
 
     // stage "points" alone keeps the hyperparameters; "hyper" alone keeps the points
-    let only = |stage: &str| MethodOptions {
-        stages: Some(vec![stage.into()]),
-        ..Default::default()
-    };
+    let only = |stage: &str| options(&format!("stages = [\"{stage}\"]"));
     let hyp = run("ssgp", only("hyper")).0.expect("fits").model;
     let s = spectrum::unscaled_points(&hyp).expect("points");
     assert!((s - psds_points(8, 2)).abs().max() < 1e-12);
     let pts = run("ssgp", only("points")).0.expect("fits").model;
     let td = train::prepare(&ds, false).0;
-    let start = methods::default_hyper(&td);
+    let start = methods::hyper::default_hyper(&td);
     assert!(rel(pts.hyper.signal_variance, start.signal_variance) < 1e-14);
     assert!(rel(pts.hyper.noise_variance, start.noise_variance) < 1e-14);
     assert_close("ℓ", &pts.hyper.lengthscales, &start.lengthscales, 1e-14);
 
-    let random = MethodOptions {
-        init: Some("random".into()),
-        ..Default::default()
-    };
-    assert!(run("ssgp", random).0.is_ok());
-    for bad in [
-        MethodOptions {
-            init: Some("hammersley".into()),
-            ..Default::default()
-        },
-        only("everything"),
-    ] {
-        assert!(run("ssgp", bad).0.is_err());
+    assert!(run("ssgp", options("init = \"random\"")).0.is_ok());
+    // values outside the declaration are errors when a session or command line is read
+    for bad in ["init = \"hammersley\"", "stages = [\"everything\"]"] {
+        assert!(toml::from_str::<MethodOptions>(bad).is_err(), "{bad}");
     }
-    let psds_init = MethodOptions {
-        init: Some("random".into()),
-        ..Default::default()
-    };
     assert!(
-        run("psds", psds_init).0.is_err(),
+        run("psds", options("init = \"random\"")).0.is_err(),
         "psds takes no init option"
     );
-    // r may exceed n: A = ΦᵀΦ + (rσ²/σ0²)I stays positive definite
+    // r may exceed n: A = I + ΦᵀΦ/(κσ²) stays positive definite
     let small = dataset(&toy_data(5, 2, 33), &toy_data(5, 2, 34));
     assert!(
-        train::fit(&small, &spec("psds", 8, 5, Default::default()), &mut |_| {
-            Control::Continue
-        })
-        .is_ok()
+        fit(&small, &spec("psds", 8, 5, Default::default()))
+            .0
+            .is_ok()
     );
     let m = methods::get("ssgp").expect("ssgp");
     assert_eq!(m.m_meaning(), "spectral points r (2r basis functions)");
     assert!(m.options().contains(&"init") && m.options().contains(&"stages"));
 }
 
-/// psds and ssgp fit and predict with the closed form of METHODS.md §4; it must equal
-/// the shared likelihood core (DTC, Kuf = Φᵀ, Kuu = (r/σ0²)I) in value, every gradient
-/// entry and the posterior,
-/// with and without a fixed jitter, with r < n and r > n.
+/// psds and ssgp go through the likelihood core's diagonal-Kuu path; it must equal a
+/// dense O(n³) evaluation of the same DTC model (the closed form of METHODS.md §4) in
+/// value, every gradient entry (by finite differences of the dense value) and the
+/// posterior, with and without a fixed jitter, with r < n and r > n.
 #[test]
-fn closed_form_equals_the_likelihood_core() {
-    use spectrum::{Path, objective_via, posterior_via};
+fn the_core_equals_the_dense_spectral_model() {
     for (n, r, jitter) in [(80, 6, None), (80, 6, Some(0.3)), (9, 12, None)] {
         let data = toy_data(n, 3, 41);
         let mut rng = ChaCha8Rng::seed_from_u64(4);
-        let random = MethodOptions {
-            init: Some("random".into()),
-            ..Default::default()
-        };
         let ssgp = methods::get("ssgp").expect("ssgp");
-        let mut model = ssgp
-            .init(&data, &spec("ssgp", r, 0, random), &mut rng)
-            .expect("init");
+        let mut model = init(
+            ssgp,
+            &data,
+            &spec("ssgp", r, 0, options("init = \"random\"")),
+            &mut rng,
+        )
+        .expect("init");
         model.jitter = jitter;
         model.hyper.noise_variance = 0.02;
-        for points in [false, true] {
-            let closed = objective_via(Path::ClosedForm, &model, &data, points).expect("closed");
-            let core = objective_via(Path::Core, &model, &data, points).expect("core");
-            let what = format!("n={n} r={r} jitter={jitter:?} points={points}");
-            assert_close(&format!("{what} nlml"), &[closed.nlml], &[core.nlml], 1e-11);
-            assert_close(&format!("{what} grad"), &closed.grad, &core.grad, 1e-9);
-            assert_eq!(closed.jitter, core.jitter);
-        }
-        let closed = posterior_via(Path::ClosedForm, &model, &data).expect("closed");
-        let core = posterior_via(Path::Core, &model, &data).expect("core");
-        assert_eq!(closed.latent_prior, core.latent_prior);
-        assert_close("weights", &closed.mean_weights, &core.mean_weights, 1e-9);
-        assert_close(
-            "var matrix",
-            closed.var_matrix.as_slice(),
-            core.var_matrix.as_slice(),
-            1e-9,
+        // dense: y ~ N(0, Φ Kuu⁻¹ Φᵀ + σ²I), Kuu = (r/σ0² + jitter) I
+        let dense = |model: &ModelFile| {
+            let w = spectrum::frequencies(model).expect("w");
+            let phi = spectrum::features(&w, &data.x, Par::Seq);
+            let kappa = r as f64 / model.hyper.signal_variance + model.jitter.unwrap_or(0.0);
+            let mut c = phi.transpose() * &phi / kappa;
+            for i in 0..n {
+                c[(i, i)] += model.hyper.noise_variance;
+            }
+            let l = c.cholesky().expect("spd");
+            let yv = DVector::from_column_slice(&data.y);
+            let a = l.l().solve_lower_triangular(&yv).expect("solves");
+            0.5 * a.norm_squared()
+                + l.l().diagonal().iter().map(|v| v.ln()).sum::<f64>()
+                + 0.5 * n as f64 * (2.0 * std::f64::consts::PI).ln()
+        };
+        let what = format!("n={n} r={r} jitter={jitter:?}");
+        let o = ssgp.objective(&model, &data, &ex()).expect("core");
+        assert_close(&format!("{what} nlml"), &[o.nlml], &[dense(&model)], 1e-11);
+        let theta = ssgp.pack(&model);
+        let mut scratch = model.clone();
+        check_gradient(
+            &what,
+            &mut |t: &[f64]| {
+                ssgp.unpack(t, &mut scratch);
+                dense(&scratch)
+            },
+            &theta,
+            &o.grad,
+            1e-5,
+            1e-6,
         );
-        let alone = ssgp.nlml(&model, &data).expect("nlml");
-        assert_close(
-            "nlml alone",
-            &[alone],
-            &[objective_via(Path::Core, &model, &data, false)
-                .expect("core")
-                .nlml],
-            1e-11,
-        );
+        let alone = ssgp.nlml(&model, &data, &ex()).expect("nlml");
+        assert_close("nlml alone", &[alone], &[o.nlml], 1e-11);
     }
 }

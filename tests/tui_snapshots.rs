@@ -114,6 +114,7 @@ fn result(app: &App, label: &str, m: usize, seed: u64, status: Status) -> RunRes
         iterations: if done { 50 } else { 7 },
         train_seconds: 0.01 * m as f64,
         jitter: None,
+        stop: None,
         trace: if done { trace } else { Vec::new() },
         model: done.then(|| {
             if row.spec.method == "fitc" {
@@ -169,8 +170,9 @@ fn fixture(theme: Theme) -> App {
     for (i, v) in [90.0, 70.0, 61.0, 58.5].iter().enumerate() {
         app.update(Event::Job(sgpw::jobs::JobEvent::Progress {
             id,
+            phase: sgpw::run_context::Phase::Fit { stage: 0 },
             iteration: i + 1,
-            nlml: *v,
+            nlml: Some(*v),
             elapsed: 0.1 * (i + 1) as f64,
         }));
     }

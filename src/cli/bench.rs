@@ -2,9 +2,11 @@
 //! (median of R after a warm-up).
 
 use super::{RunArgs, print_json};
+use crate::data::TrainData;
 use crate::error::Result;
-use crate::methods;
-use crate::train::{RunSpec, TrainData};
+use crate::exec::{Exec, Par};
+use crate::run_context::RunContext;
+use crate::run_spec::RunSpec;
 use clap::Args;
 use nalgebra::DMatrix;
 use rand::{Rng, SeedableRng};
@@ -48,17 +50,26 @@ pub fn synthetic(n: usize, d: usize, seed: u64) -> TrainData {
     TrainData { x, y }
 }
 
-/// Median seconds of one objective evaluation.
-pub fn time_objective(spec: &RunSpec, n: usize, d: usize, reps: usize) -> Result<(f64, f64)> {
-    let method = spec.check(n)?;
+/// Median and minimum seconds of one objective evaluation on `par` threads.
+pub fn time_objective(
+    spec: &RunSpec,
+    n: usize,
+    d: usize,
+    reps: usize,
+    par: Par,
+) -> Result<(f64, f64)> {
+    let valid = spec.check(n)?;
+    let method = valid.method();
     let data = synthetic(n, d, spec.seed);
     let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
-    let model = method.init(&data, spec, &mut rng)?;
-    method.objective(&model, &data)?; // warm-up
+    let ctx = RunContext::quiet(Exec::new(par, Default::default()));
+    let model = method.init(&data, &valid, &ctx, &mut rng)?;
+    let exec = &ctx.exec;
+    method.objective(&model, &data, exec)?; // warm-up
     let mut times = Vec::with_capacity(reps.max(1));
     for _ in 0..reps.max(1) {
         let t = Instant::now();
-        std::hint::black_box(method.objective(&model, &data)?);
+        std::hint::black_box(method.objective(&model, &data, exec)?);
         times.push(t.elapsed().as_secs_f64());
     }
     times.sort_by(f64::total_cmp);
@@ -67,14 +78,10 @@ pub fn time_objective(spec: &RunSpec, n: usize, d: usize, reps: usize) -> Result
 
 pub fn run(args: BenchArgs) -> Result<()> {
     let spec = args.run.spec();
-    crate::linalg::set_threads(args.threads);
-    let (median, min) = time_objective(&spec, args.n, args.d, args.reps)?;
-    let name = methods::get(&spec.method)?.name();
-    let threads = if args.threads == 0 {
-        rayon::current_num_threads()
-    } else {
-        args.threads
-    };
+    let par = Par::from_threads(args.threads);
+    let (median, min) = time_objective(&spec, args.n, args.d, args.reps, par)?;
+    let name = spec.check(args.n)?.method().name();
+    let threads = par.threads();
     if args.json {
         print_json(&serde_json::json!({
             "method": name, "n": args.n, "d": args.d, "m": spec.m, "reps": args.reps,

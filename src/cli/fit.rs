@@ -2,7 +2,8 @@
 
 use super::{DataArgs, RunArgs, print_json};
 use crate::error::Result;
-use crate::optim::Control;
+use crate::exec::Exec;
+use crate::run_context::{Progress, RunContext};
 use crate::train;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -24,7 +25,10 @@ pub struct FitArgs {
 
 pub fn run(args: FitArgs) -> Result<()> {
     let spec = args.run.spec();
+    // method, m's upper bound and options before reading any data; m ≤ n after
+    spec.check(usize::MAX)?;
     let data = crate::data::load(&args.data.spec(spec.seed))?;
+    let valid = spec.check(data.n_train())?;
     for note in &data.notes {
         eprintln!("note: {note}");
     }
@@ -35,11 +39,15 @@ pub fn run(args: FitArgs) -> Result<()> {
         bar.set_style(style.progress_chars("=> "));
     }
     bar.set_prefix(format!("{} m={}", spec.method, spec.m));
-    let result = train::fit(&data, &spec, &mut |it| {
-        bar.set_position(it.iteration as u64);
-        bar.set_message(format!("NLML {:.4}", it.nlml));
-        Control::Continue
-    });
+    let sink = |p: &Progress| match p.nlml {
+        Some(v) => {
+            bar.set_position(p.iteration as u64);
+            bar.set_message(format!("{}: objective {v:.4}", p.phase.word()));
+        }
+        None => bar.set_message(p.phase.word()),
+    };
+    let ctx = RunContext::new(Exec::default(), &sink);
+    let result = train::fit(&data, &valid, &ctx);
     bar.finish_and_clear();
     let r = result?;
     if let Some(path) = &args.save_model {
@@ -48,6 +56,7 @@ pub fn run(args: FitArgs) -> Result<()> {
     let (nmse, mnlp) = r
         .test
         .map_or((None, None), |t| (Some(t.nmse), Some(t.mnlp)));
+    let objective = valid.method().objective_name(&r.model);
     if args.json {
         print_json(&serde_json::json!({
             "method": r.model.method,
@@ -57,11 +66,12 @@ pub fn run(args: FitArgs) -> Result<()> {
             "n_test": data.n_test(),
             "dim": data.dim(),
             "nlml": r.nlml,
+            "objective": objective,
             "nmse": nmse,
             "mnlp": mnlp,
             "iterations": r.iterations,
             "evaluations": r.evaluations,
-            "stop": format!("{:?}", r.stop).to_lowercase(),
+            "stop": r.stop.word(),
             "train_seconds": r.train_seconds,
             "jitter": r.jitter,
             "notes": data.notes,
@@ -75,14 +85,16 @@ pub fn run(args: FitArgs) -> Result<()> {
             data.n_test(),
             data.dim()
         );
-        println!("NLML        {:.6}", r.nlml);
+        println!("{:<12}{:.6}", objective, r.nlml);
         match (nmse, mnlp) {
             (Some(a), Some(b)) => println!("test        NMSE {a:.6}   MNLP {b:.6}"),
             _ => println!("test        (no test set: use --test or --split)"),
         }
         println!(
-            "iterations  {} ({:?}; {} evaluations)",
-            r.iterations, r.stop, r.evaluations
+            "iterations  {} ({}; {} evaluations)",
+            r.iterations,
+            r.stop.word(),
+            r.evaluations
         );
         println!("time        {:.3} s", r.train_seconds);
         println!("jitter      {:e}", r.jitter);

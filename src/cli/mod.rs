@@ -13,7 +13,7 @@ mod stream;
 
 use crate::data::LoadSpec;
 use crate::error::{Error, Result};
-use crate::train::{MethodOptions, RunSpec};
+use crate::run_spec::{MethodOptions, RunSpec};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -111,21 +111,9 @@ pub struct RunArgs {
     /// Scale inputs and targets to unit variance (recorded in the model file).
     #[arg(long)]
     pub standardize: bool,
-    /// Fit on a random subset of this many training points (e.g. `--method full --subset 2000`).
-    #[arg(long)]
-    pub subset: Option<usize>,
-    /// Start from the hyperparameters of a full GP fitted on this many random training points.
-    #[arg(long)]
-    pub init_lengthscales_from_subset: Option<usize>,
-    /// Method-specific initialisation (ssgp: psds | random).
-    #[arg(long)]
-    pub init: Option<String>,
-    /// Staged schedule (ssgp: hyper,points).
-    #[arg(long, value_delimiter = ',')]
-    pub stages: Option<Vec<String>>,
-    /// Where feature centres start (tfifgp: zero | subset).
-    #[arg(long)]
-    pub centres: Option<String>,
+    /// Options of the method (the methods list says which each reads).
+    #[command(flatten)]
+    pub options: MethodOptions,
 }
 
 impl RunArgs {
@@ -136,13 +124,7 @@ impl RunArgs {
             seed: self.seed,
             iters: self.iters,
             standardize: self.standardize,
-            options: MethodOptions {
-                subset: self.subset,
-                init_lengthscales_from_subset: self.init_lengthscales_from_subset,
-                init: self.init.clone(),
-                stages: self.stages.clone(),
-                centres: self.centres.clone(),
-            },
+            options: self.options.clone(),
         }
     }
 }

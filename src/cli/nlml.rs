@@ -1,10 +1,10 @@
-//! `sgpw nlml`: the NLML at a model's parameters, without training.
+//! `sgpw nlml`: the objective at a model's parameters, without training.
 
 use super::predict::training_data;
 use crate::error::{Error, Result};
-use crate::methods;
+use crate::exec::Exec;
 use crate::model_file::ModelFile;
-use crate::train::{check_model, model_data};
+use crate::train::model_data;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -20,28 +20,31 @@ pub struct NlmlArgs {
     #[arg(long)]
     pub target: Option<String>,
     /// Print JSON with the gradient in the method's parameter order
-    /// (log σ0², log ℓ_1..ℓ_D, log σ², then the method's own tables).
+    /// (log σ0², log ℓ_1..ℓ_D, log σ², then the method's own tables) and the name of
+    /// the objective: "NLML", or "negative ELBO" for vfe (and --approx vfe), whose
+    /// objective is Titsias's bound, not the evidence.
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn run(args: NlmlArgs) -> Result<()> {
     let model = ModelFile::read(&args.model)?;
-    let method = methods::get(&model.method).map_err(|e| Error::file(&args.model, e))?;
-    check_model(method, &model).map_err(|e| Error::file(&args.model, e))?;
+    let method = model.check().map_err(|e| Error::file(&args.model, e))?;
     let (x, y) = training_data(&model, &args.train, args.target.clone())?;
     let data = model_data(&model, &x, &y)?;
+    let exec = Exec::default();
     if args.json {
-        let o = method.objective(&model, &data)?;
+        let o = method.objective(&model, &data, &exec)?;
         super::print_json(&serde_json::json!({
             "method": model.method,
+            "objective": method.objective_name(&model),
             "n_train": y.len(),
             "nlml": o.nlml,
             "jitter": o.jitter,
             "gradient": o.grad,
         }))
     } else {
-        println!("{}", method.nlml(&model, &data)?);
+        println!("{}", method.nlml(&model, &data, &exec)?);
         Ok(())
     }
 }

@@ -36,6 +36,7 @@ pub fn run(args: StreamArgs) -> Result<()> {
         return Err(Error::input("--every must be at least 1"));
     }
     let model = ModelFile::read(&args.model)?;
+    model.check().map_err(|e| Error::file(&args.model, e))?;
     if model.method != "psds" && model.method != "ssgp" {
         return Err(Error::file(
             &args.model,

@@ -40,6 +40,14 @@ pub struct Dataset {
     pub notes: Vec<String>,
 }
 
+/// Training data in model units: inputs standardised if asked, targets centred
+/// (and scaled if standardised). What every method fits and evaluates on.
+#[derive(Clone, Debug)]
+pub struct TrainData {
+    pub x: DMatrix<f64>,
+    pub y: Vec<f64>,
+}
+
 impl Dataset {
     pub fn n_train(&self) -> usize {
         self.x_train.nrows()

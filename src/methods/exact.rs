@@ -2,13 +2,15 @@
 //! sparse method is compared with. `--subset N` (a general option) fits it on a random
 //! subset, the "random active set" baseline of the PSDS paper.
 
-use super::{Method, Objective, pack_hyper, unpack_hyper};
+use super::hyper::{default_hyper, fit_free, initial_hyper, pack_hyper, unpack_hyper};
+use super::{Method, Objective, ValidRunSpec};
+use crate::data::TrainData;
 use crate::error::{Error, Result};
+use crate::exec::Exec;
 use crate::likelihood::{LatentPrior, Posterior};
 use crate::linalg::{self, Jitter};
 use crate::model_file::{Hyper, ModelFile};
-use crate::optim::{self, Control};
-use crate::train::{RunSpec, TrainData};
+use crate::run_context::{Phase, RunContext};
 use nalgebra::{DMatrix, DVector};
 use rand_chacha::ChaCha8Rng;
 use std::f64::consts::PI;
@@ -24,8 +26,10 @@ struct Factor {
     nlml: f64,
 }
 
-fn factor(model: &ModelFile, data: &TrainData) -> Result<Factor> {
-    let k = model.kernel().gram(&data.x);
+fn factor(model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<Factor> {
+    exec.check()?;
+    let par = exec.par;
+    let k = model.kernel().gram(&data.x, par);
     let mut ky = k.clone();
     for i in 0..ky.nrows() {
         ky[(i, i)] += model.hyper.noise_variance;
@@ -33,23 +37,23 @@ fn factor(model: &ModelFile, data: &TrainData) -> Result<Factor> {
     // The noise keeps K + σ²I positive definite; jitter only if σ² is tiny.
     let policy = match model.jitter {
         Some(j) => Jitter::Fixed(j),
-        None => match linalg::cholesky_with(&ky, 0.0) {
-            Some(l) => return Ok(finish(k, l, 0.0, &data.y)),
+        None => match linalg::cholesky_with(&ky, 0.0, par) {
+            Some(l) => return Ok(finish(k, l, 0.0, &data.y, exec)),
             None => Jitter::Auto {
                 scale: model.hyper.signal_variance,
             },
         },
     };
-    let (l, jitter) = linalg::cholesky_jittered(&ky, policy)?;
-    Ok(finish(k, l, jitter, &data.y))
+    let (l, jitter) = linalg::cholesky_jittered(&ky, policy, par)?;
+    Ok(finish(k, l, jitter, &data.y, exec))
 }
 
-fn finish(k: DMatrix<f64>, l: DMatrix<f64>, jitter: f64, y: &[f64]) -> Factor {
+fn finish(k: DMatrix<f64>, l: DMatrix<f64>, jitter: f64, y: &[f64], exec: &Exec) -> Factor {
     let n = y.len();
     let mut a = DMatrix::from_column_slice(n, 1, y);
-    linalg::solve_lower(&l, &mut a);
+    linalg::solve_lower(&l, &mut a, exec.par);
     let quad = a.norm_squared();
-    linalg::solve_lower_transpose(&l, &mut a);
+    linalg::solve_lower_transpose(&l, &mut a, exec.par);
     let nlml = 0.5 * quad + linalg::half_logdet(&l) + 0.5 * n as f64 * (2.0 * PI).ln();
     Factor {
         k,
@@ -73,9 +77,6 @@ impl Method for Exact {
     fn m_meaning(&self) -> &'static str {
         "unused (all training points)"
     }
-    fn m_bounded_by_n(&self) -> bool {
-        false
-    }
     fn uses_m(&self) -> bool {
         false
     }
@@ -83,10 +84,16 @@ impl Method for Exact {
         false
     }
 
-    fn init(&self, data: &TrainData, spec: &RunSpec, rng: &mut ChaCha8Rng) -> Result<ModelFile> {
+    fn init(
+        &self,
+        data: &TrainData,
+        spec: &ValidRunSpec,
+        ctx: &RunContext,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<ModelFile> {
         Ok(ModelFile::new(
             self.name(),
-            super::initial_hyper(data, spec, rng)?,
+            initial_hyper(data, spec, ctx, rng)?,
         ))
     }
 
@@ -104,10 +111,10 @@ impl Method for Exact {
         unpack_hyper(theta, model);
     }
 
-    fn objective(&self, model: &ModelFile, data: &TrainData) -> Result<Objective> {
-        let f = factor(model, data)?;
+    fn objective(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<Objective> {
+        let f = factor(model, data, exec)?;
         // ∂NLML/∂K = ½(K⁻¹ − ααᵀ)
-        let mut w = linalg::chol_inverse(&f.l);
+        let mut w = linalg::chol_inverse(&f.l, exec.par);
         linalg::gemm(
             &mut w,
             true,
@@ -116,11 +123,12 @@ impl Method for Exact {
             &DMatrix::from_column_slice(f.alpha.len(), 1, f.alpha.as_slice()),
             true,
             -1.0,
+            exec.par,
         );
         w *= 0.5;
         let g = model
             .kernel()
-            .grad(&data.x, &data.x, &f.k, &w, false, false);
+            .grad(&data.x, &data.x, &f.k, &w, false, false, exec.par);
         let mut grad = vec![g.log_signal_variance];
         grad.extend(g.log_lengthscales);
         grad.push(w.trace() * model.hyper.noise_variance);
@@ -134,19 +142,20 @@ impl Method for Exact {
         })
     }
 
-    fn nlml(&self, model: &ModelFile, data: &TrainData) -> Result<f64> {
-        Ok(factor(model, data)?.nlml)
+    fn nlml(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<f64> {
+        Ok(factor(model, data, exec)?.nlml)
     }
 
     fn posterior(
         &self,
         model: &ModelFile,
         data: &TrainData,
+        exec: &Exec,
     ) -> Result<(Posterior, Option<DMatrix<f64>>)> {
-        let f = factor(model, data)?;
+        let f = factor(model, data, exec)?;
         let post = Posterior {
             mean_weights: f.alpha.as_slice().to_vec(),
-            var_matrix: linalg::chol_inverse(&f.l),
+            var_matrix: linalg::chol_inverse(&f.l, exec.par),
             latent_prior: LatentPrior::Kernel,
         };
         Ok((post, Some(data.x.clone())))
@@ -157,12 +166,13 @@ impl Method for Exact {
         model: &ModelFile,
         basis: Option<&DMatrix<f64>>,
         x: &DMatrix<f64>,
+        exec: &Exec,
     ) -> Result<(DMatrix<f64>, Vec<f64>)> {
         let basis = basis.ok_or_else(|| {
             Error::input("the exact GP predicts from its training data; pass --train")
         })?;
         Ok((
-            model.kernel().matrix(basis, x),
+            model.kernel().matrix(basis, x, exec.par),
             vec![model.hyper.signal_variance; x.nrows()],
         ))
     }
@@ -170,17 +180,30 @@ impl Method for Exact {
 
 /// Fit a full GP on `n_sub` random training points and return its hyperparameters
 /// (the subset initialisation the inter-domain and PSDS papers use on pumadyn-32nm).
+/// Reports its iterations as the `SubsetInit` phase and stops when the run is cancelled.
 pub fn hyper_from_subset(
     data: &TrainData,
     n_sub: usize,
     iters: usize,
+    ctx: &RunContext,
     rng: &mut ChaCha8Rng,
 ) -> Result<Hyper> {
     let sub = subset(data, n_sub, rng);
-    let model = ModelFile::new("full", super::default_hyper(&sub));
-    let (fitted, _) = super::fit_all(&Exact, model, &sub, iters, &mut |_: &optim::IterInfo| {
-        Control::Continue
-    })?;
+    let model = ModelFile::new("full", default_hyper(&sub));
+    let n = Exact.pack(&model).len();
+    let (fitted, outcome) = fit_free(
+        &Exact,
+        model,
+        &sub,
+        0..n,
+        iters,
+        Phase::SubsetInit,
+        None,
+        ctx,
+    )?;
+    if outcome.stop == crate::optim::Stop::Cancelled {
+        return Err(Error::Cancelled);
+    }
     Ok(fitted.hyper)
 }
 

@@ -1,18 +1,25 @@
 //! Inter-domain GPs (Lázaro-Gredilla & Figueiras-Vidal 2009), METHODS.md §3: FIFGP,
 //! TFIFGP and SMGP. Each only supplies the instances `Kuf = k(z, x)` and `Kuu = k(z, z')`
-//! and their derivatives; the FITC core (`k(x,x) = σ0²`) does the rest.
+//! and their derivatives; the likelihood core (`k(x,x) = σ0²`) does the rest, with
+//! FITC as the papers use it or another approximation (`--approx vfe|dtc|pep`).
 //!
 //! Notation per dimension d: `L = ℓ_d²`, `C = c_d²` (window width, FIF/TFIF),
 //! `a = C + L`, `b = 2C + L`; SMGP features have their own `q = c_jd² = L + e^ρ`.
 //! FIFGP is TFIFGP with every centre at zero and runs through the same code, so the two
 //! agree bit for bit there.
 
-use super::fitc::jitter_grad;
-use super::{Method, Objective, pack_hyper, unpack_hyper};
+use super::ValidRunSpec;
+use super::hyper::{initial_hyper, pack_hyper, random_rows, unpack_hyper};
+use super::lowrank::{
+    ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad, kdiag_grad,
+};
+use crate::data::TrainData;
 use crate::error::{Error, Result};
-use crate::likelihood::{self, LowRank, Mode, Posterior};
+use crate::exec::{Exec, Par};
+use crate::likelihood::Adjoints;
 use crate::model_file::{Features, ModelFile, rows_to_matrix};
-use crate::train::{RunSpec, TrainData};
+use crate::run_context::RunContext;
+use crate::run_spec::{ApproxKind, Centres};
 use nalgebra::DMatrix;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -76,14 +83,46 @@ pub enum Kind {
     Sm,
 }
 
-/// An inter-domain method; the three registered ones are the constants below.
+/// Inter-domain inducing features of one kind.
 pub struct InterDomain {
     pub kind: Kind,
 }
 
-pub const FIFGP: InterDomain = InterDomain { kind: Kind::Fif };
-pub const TFIFGP: InterDomain = InterDomain { kind: Kind::Tfif };
-pub const SMGP: InterDomain = InterDomain { kind: Kind::Sm };
+const SUMMARY_FIF: &str = "FIFGP: m frequency inducing features under one Gaussian window \
+    (Lázaro-Gredilla & Figueiras-Vidal 2009); --approx fitc|vfe|dtc|pep";
+const SUMMARY_TFIF: &str = "TFIFGP: m time-frequency inducing features, each window with its \
+    own centre (Lázaro-Gredilla & Figueiras-Vidal 2009); --centres zero|subset, --approx";
+const SUMMARY_SM: &str = "SMGP: m multiscale Gaussian inducing features, own centre and widths \
+    (Walder et al. 2008, as an IDGP); --approx fitc|vfe|dtc|pep";
+
+const fn inter_domain(
+    name: &'static str,
+    summary: &'static str,
+    options: &'static [&'static str],
+    kind: Kind,
+) -> LowRankMethod<InterDomain> {
+    LowRankMethod {
+        name,
+        aliases: &[],
+        summary,
+        m_meaning: "inducing features",
+        options,
+        approx: ApproxChoice::Option(ApproxKind::Fitc),
+        max_m: MaxM::TrainingSize,
+        family: InterDomain { kind },
+    }
+}
+
+pub const FIFGP: LowRankMethod<InterDomain> =
+    inter_domain("fifgp", SUMMARY_FIF, &["approx", "alpha"], Kind::Fif);
+pub const TFIFGP: LowRankMethod<InterDomain> = inter_domain(
+    "tfifgp",
+    SUMMARY_TFIF,
+    &["centres", "approx", "alpha"],
+    Kind::Tfif,
+);
+pub const SMGP: LowRankMethod<InterDomain> =
+    inter_domain("smgp", SUMMARY_SM, &["approx", "alpha"], Kind::Sm);
 
 /// Data columns per rayon task when filling or contracting m×n matrices.
 const COLS_PER_TASK: usize = 256;
@@ -235,7 +274,12 @@ impl Feat {
 
     /// Kuf (m×n) at inputs given as columns (D×n), and for FIF/TFIF the matching
     /// sine matrix `e^M sin φ` the gradients need.
-    fn kuf(&self, xt: &DMatrix<f64>, want_sin: bool) -> (DMatrix<f64>, Option<DMatrix<f64>>) {
+    fn kuf(
+        &self,
+        xt: &DMatrix<f64>,
+        want_sin: bool,
+        par: Par,
+    ) -> (DMatrix<f64>, Option<DMatrix<f64>>) {
         let (m, d, n) = (self.m, self.d, xt.ncols());
         // Per feature: log prefactor; per (feature, dimension): 1/(2·var) and the
         // phase slope (FIF/TFIF) — everything but the data-dependent part.
@@ -299,25 +343,27 @@ impl Feat {
                 }
             }
         };
-        let block = m * COLS_PER_TASK;
-        let kchunks = kuf.as_mut_slice().par_chunks_mut(block.max(1));
-        if want_sin {
-            kchunks
-                .zip(sin.as_mut_slice().par_chunks_mut(block.max(1)))
-                .enumerate()
-                .for_each(|(t, (kb, sb))| {
-                    let mut phi = vec![0.0; m];
-                    for (c, (kc, sc)) in kb.chunks_mut(m).zip(sb.chunks_mut(m)).enumerate() {
-                        fill(t * COLS_PER_TASK + c, kc, sc, &mut phi);
-                    }
-                });
+        let block = (m * COLS_PER_TASK).max(1);
+        let task = |(t, (kb, sb)): (usize, (&mut [f64], &mut [f64]))| {
+            let mut phi = vec![0.0; m];
+            let mut sins = sb.chunks_mut(m.max(1));
+            for (c, kc) in kb.chunks_mut(m.max(1)).enumerate() {
+                let sc = sins.next().unwrap_or_default();
+                fill(t * COLS_PER_TASK + c, kc, sc, &mut phi);
+            }
+        };
+        // the sine matrix is empty unless asked for: pair each block with an empty slice
+        let mut sin_blocks: Vec<&mut [f64]> = sin.as_mut_slice().chunks_mut(block).collect();
+        sin_blocks.resize_with(n.div_ceil(COLS_PER_TASK), || &mut []);
+        let blocks: Vec<(&mut [f64], &mut [f64])> = kuf
+            .as_mut_slice()
+            .chunks_mut(block)
+            .zip(sin_blocks)
+            .collect();
+        if par.is_parallel() {
+            blocks.into_par_iter().enumerate().for_each(task);
         } else {
-            kchunks.enumerate().for_each(|(t, kb)| {
-                let mut phi = vec![0.0; m];
-                for (c, kc) in kb.chunks_mut(m).enumerate() {
-                    fill(t * COLS_PER_TASK + c, kc, &mut [], &mut phi);
-                }
-            });
+            blocks.into_iter().enumerate().for_each(task);
         }
         (kuf, want_sin.then_some(sin))
     }
@@ -435,8 +481,9 @@ impl Feat {
         sin: Option<&DMatrix<f64>>,
         xt: &DMatrix<f64>,
         g: &mut Grads,
+        par: Par,
     ) {
-        let mo = Moments::of(adj, kuf, sin, xt, &self.cent);
+        let mo = Moments::of(adj, kuf, sin, xt, &self.cent, par);
         let d = self.d;
         for j in 0..self.m {
             g.sf2 += mo.k0[j];
@@ -539,48 +586,46 @@ impl Moments {
         sin: Option<&DMatrix<f64>>,
         xt: &DMatrix<f64>,
         cent: &DMatrix<f64>,
+        par: Par,
     ) -> Moments {
         let (m, n) = kuf.shape();
         let d = xt.nrows();
         let tasks = n.div_ceil(COLS_PER_TASK);
         // Collected in order and summed serially: the result does not depend on scheduling.
-        let parts: Vec<Moments> = (0..tasks)
-            .into_par_iter()
-            .map(|t| {
-                let mut mo = Moments::zeros(d, m);
-                let (mut pk, mut ps) = (vec![0.0; m], vec![0.0; m]);
-                for i in t * COLS_PER_TASK..((t + 1) * COLS_PER_TASK).min(n) {
-                    let x = &xt.as_slice()[i * d..(i + 1) * d];
-                    let col = i * m..(i + 1) * m;
-                    let (ac, kc) = (&adj.as_slice()[col.clone()], &kuf.as_slice()[col.clone()]);
+        let parts: Vec<Moments> = crate::linalg::map_ordered(par, (0..tasks).collect(), |t| {
+            let mut mo = Moments::zeros(d, m);
+            let (mut pk, mut ps) = (vec![0.0; m], vec![0.0; m]);
+            for i in t * COLS_PER_TASK..((t + 1) * COLS_PER_TASK).min(n) {
+                let x = &xt.as_slice()[i * d..(i + 1) * d];
+                let col = i * m..(i + 1) * m;
+                let (ac, kc) = (&adj.as_slice()[col.clone()], &kuf.as_slice()[col.clone()]);
+                for j in 0..m {
+                    pk[j] = ac[j] * kc[j];
+                    mo.k0[j] += pk[j];
+                }
+                if let Some(s) = sin {
+                    let sc = &s.as_slice()[col];
                     for j in 0..m {
-                        pk[j] = ac[j] * kc[j];
-                        mo.k0[j] += pk[j];
-                    }
-                    if let Some(s) = sin {
-                        let sc = &s.as_slice()[col];
-                        for j in 0..m {
-                            ps[j] = ac[j] * sc[j];
-                            mo.s0[j] += ps[j];
-                        }
-                    }
-                    for (k, &xk) in x.iter().enumerate() {
-                        let span = k * m..(k + 1) * m;
-                        let mu = &cent.as_slice()[span.clone()];
-                        let k1 = &mut mo.k1.as_mut_slice()[span.clone()];
-                        let k2 = &mut mo.k2.as_mut_slice()[span.clone()];
-                        let s1 = &mut mo.s1.as_mut_slice()[span];
-                        for j in 0..m {
-                            let r = xk - mu[j];
-                            k1[j] += pk[j] * r;
-                            k2[j] += pk[j] * r * r;
-                            s1[j] += ps[j] * r;
-                        }
+                        ps[j] = ac[j] * sc[j];
+                        mo.s0[j] += ps[j];
                     }
                 }
-                mo
-            })
-            .collect();
+                for (k, &xk) in x.iter().enumerate() {
+                    let span = k * m..(k + 1) * m;
+                    let mu = &cent.as_slice()[span.clone()];
+                    let k1 = &mut mo.k1.as_mut_slice()[span.clone()];
+                    let k2 = &mut mo.k2.as_mut_slice()[span.clone()];
+                    let s1 = &mut mo.s1.as_mut_slice()[span];
+                    for j in 0..m {
+                        let r = xk - mu[j];
+                        k1[j] += pk[j] * r;
+                        k2[j] += pk[j] * r * r;
+                        s1[j] += ps[j] * r;
+                    }
+                }
+            }
+            mo
+        });
         let mut total = Moments::zeros(d, m);
         for p in &parts {
             total.add(p);
@@ -637,105 +682,49 @@ fn mean_sd(x: &DMatrix<f64>) -> (Vec<f64>, Vec<f64>) {
     (mean, sd)
 }
 
+/// The kind of an inter-domain model's method.
+fn kind_of(model: &ModelFile) -> Result<Kind> {
+    match model.method.as_str() {
+        "fifgp" => Ok(Kind::Fif),
+        "tfifgp" => Ok(Kind::Tfif),
+        "smgp" => Ok(Kind::Sm),
+        other => Err(Error::input(format!(
+            "'{other}' is not an inter-domain method"
+        ))),
+    }
+}
+
 /// The instances `(Kuf at x (m×t), Kuu)` of an inter-domain model (used by the tests to
 /// compare with quadrature). Inputs are shifted by the model's `input_mean`.
 pub fn instances(model: &ModelFile, x: &DMatrix<f64>) -> Result<(DMatrix<f64>, DMatrix<f64>)> {
-    let method = InterDomain::for_model(model)?;
-    let f = Feat::new(method.kind, model)?;
-    let (kuf, _) = f.kuf(&model_columns(model, x)?, false);
+    let f = Feat::new(kind_of(model)?, model)?;
+    let (kuf, _) = f.kuf(&model_columns(model, x)?, false, Par::Seq);
     Ok((kuf, f.kuu(None)))
 }
 
-impl InterDomain {
-    fn for_model(model: &ModelFile) -> Result<&'static InterDomain> {
-        match model.method.as_str() {
-            "fifgp" => Ok(&FIFGP),
-            "tfifgp" => Ok(&TFIFGP),
-            "smgp" => Ok(&SMGP),
-            other => Err(Error::input(format!(
-                "'{other}' is not an inter-domain method"
-            ))),
-        }
-    }
-
-    /// Everything one evaluation needs.
-    fn low_rank_parts(&self, model: &ModelFile, data: &TrainData, want_sin: bool) -> Result<Parts> {
-        let f = Feat::new(self.kind, model)?;
-        let xt = model_columns(model, &data.x)?;
-        let (kuf, sin) = f.kuf(&xt, want_sin);
-        let kuu = f.kuu(None);
-        Ok(Parts {
-            f,
-            xt,
-            kuf,
-            sin,
-            kuu,
-        })
-    }
-}
-
-/// Features, inputs (D×n), Kuf, its sine companion and Kuu of one evaluation.
-struct Parts {
+/// What `parts` keeps for `pull_back`: the features, the inputs as columns and the
+/// sine companion of Kuf.
+pub struct Extra {
     f: Feat,
     xt: DMatrix<f64>,
-    kuf: DMatrix<f64>,
     sin: Option<DMatrix<f64>>,
-    kuu: DMatrix<f64>,
 }
 
-fn low_rank<'a>(
-    model: &ModelFile,
-    kuf: &'a DMatrix<f64>,
-    kuu: &'a DMatrix<f64>,
-    kdiag: &'a [f64],
-) -> LowRank<'a> {
-    LowRank {
-        kuf,
-        kuu,
-        mode: Mode::Fitc,
-        kdiag,
-        noise: model.hyper.noise_variance,
-        jitter: model.jitter_policy(),
-    }
-}
+impl Family for InterDomain {
+    type Extra = Extra;
 
-impl Method for InterDomain {
-    fn name(&self) -> &'static str {
-        match self.kind {
-            Kind::Fif => "fifgp",
-            Kind::Tfif => "tfifgp",
-            Kind::Sm => "smgp",
-        }
-    }
-    fn summary(&self) -> &'static str {
-        match self.kind {
-            Kind::Fif => {
-                "FIFGP: m frequency inducing features under one Gaussian window (Lázaro-Gredilla & Figueiras-Vidal 2009)"
-            }
-            Kind::Tfif => {
-                "TFIFGP: m time-frequency inducing features, each window with its own centre (Lázaro-Gredilla & Figueiras-Vidal 2009)"
-            }
-            Kind::Sm => {
-                "SMGP: m multiscale Gaussian inducing features, own centre and widths (Walder et al. 2008, as an IDGP)"
-            }
-        }
-    }
-    fn m_meaning(&self) -> &'static str {
-        "inducing features"
-    }
-    fn options(&self) -> &'static [&'static str] {
-        match self.kind {
-            Kind::Tfif => &["centres"],
-            _ => &[],
-        }
-    }
-
-    fn init(&self, data: &TrainData, spec: &RunSpec, rng: &mut ChaCha8Rng) -> Result<ModelFile> {
-        let hyper = super::initial_hyper(data, spec, rng)?;
+    fn init(
+        &self,
+        data: &TrainData,
+        spec: &ValidRunSpec,
+        ctx: &RunContext,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<ModelFile> {
+        let hyper = initial_hyper(data, spec, ctx, rng)?;
         let (d, m) = (data.x.ncols(), spec.m);
-        let mut model = ModelFile::new(self.name(), hyper);
+        let mut model = ModelFile::new(&spec.method, hyper);
         if self.kind == Kind::Sm {
-            let centres = super::random_rows(&data.x, m, rng);
+            let centres = random_rows(&data.x, m, rng);
             // c² = 2ℓ² (e^ρ = ℓ²): features twice as wide as the kernel in variance,
             // comfortably inside c² > ℓ².
             let widths = vec![
@@ -754,12 +743,7 @@ impl Method for InterDomain {
             });
             return Ok(model);
         }
-        let centring = spec.options.centres.as_deref().unwrap_or("zero");
-        if !matches!(centring, "zero" | "subset") {
-            return Err(Error::input(format!(
-                "option centres = '{centring}': choose \"zero\" or \"subset\""
-            )));
-        }
+        let centring = spec.options.centres.unwrap_or(Centres::Zero);
         let (mean, sd) = mean_sd(&data.x);
         let mut freq = vec![vec![0.0; d]; m];
         for (t, l) in model.hyper.lengthscales.iter().enumerate() {
@@ -771,9 +755,9 @@ impl Method for InterDomain {
         }
         let phases = (0..m).map(|_| rng.random_range(0.0..2.0 * PI)).collect();
         let centres = (self.kind == Kind::Tfif).then(|| {
-            if centring == "subset" {
+            if centring == Centres::Subset {
                 let xc = DMatrix::from_fn(data.x.nrows(), d, |i, t| data.x[(i, t)] - mean[t]);
-                crate::model_file::matrix_to_rows(&super::random_rows(&xc, m, rng))
+                crate::model_file::matrix_to_rows(&random_rows(&xc, m, rng))
             } else {
                 vec![vec![0.0; d]; m]
             }
@@ -789,7 +773,7 @@ impl Method for InterDomain {
         Ok(model)
     }
 
-    fn check(&self, model: &ModelFile) -> Result<()> {
+    fn check(&self, model: &ModelFile) -> Result<usize> {
         let f = Feat::new(self.kind, model)?;
         if let Some(v) = &model.input_mean
             && (v.len() != model.dim() || v.iter().any(|x| !x.is_finite()))
@@ -799,10 +783,7 @@ impl Method for InterDomain {
                 model.dim()
             )));
         }
-        if let Some(p) = &model.posterior {
-            p.check(f.m)?;
-        }
-        Ok(())
+        Ok(f.m)
     }
 
     /// [log σ0², log ℓ, log σ²] then FIF/TFIF: [log c (D), ω (m×D), ω0 (m), μ (m×D, TFIF)],
@@ -870,21 +851,39 @@ impl Method for InterDomain {
         model.features = Some(features);
     }
 
-    fn objective(&self, model: &ModelFile, data: &TrainData) -> Result<Objective> {
-        let Parts {
-            f,
-            xt,
+    fn parts(
+        &self,
+        model: &ModelFile,
+        x: &DMatrix<f64>,
+        for_gradient: bool,
+        exec: &Exec,
+    ) -> Result<(Parts, Extra)> {
+        let f = Feat::new(self.kind, model)?;
+        let xt = model_columns(model, x)?;
+        let (kuf, sin) = f.kuf(&xt, for_gradient, exec.par);
+        let parts = Parts {
             kuf,
-            sin,
-            kuu,
-        } = self.low_rank_parts(model, data, true)?;
-        let sf2 = model.hyper.signal_variance;
-        let kdiag = vec![sf2; data.y.len()];
-        let adj = likelihood::nlml_and_adjoints(&low_rank(model, &kuf, &kuu, &kdiag), &data.y)?;
+            kuu: KuuMatrix::Dense(f.kuu(None)),
+            kdiag: vec![model.hyper.signal_variance; x.nrows()],
+            jitter: model.jitter_policy(),
+        };
+        Ok((parts, Extra { f, xt, sin }))
+    }
+
+    fn pull_back(
+        &self,
+        model: &ModelFile,
+        _x: &DMatrix<f64>,
+        parts: &Parts,
+        extra: Extra,
+        adj: &Adjoints,
+        exec: &Exec,
+    ) -> Result<Vec<f64>> {
+        let Extra { f, xt, sin } = extra;
         let mut g = Grads::zeros(f.d, f.m);
-        f.kuf_grad(&adj.d_kuf, &kuf, sin.as_ref(), &xt, &mut g);
+        f.kuf_grad(&adj.d_kuf, &parts.kuf, sin.as_ref(), &xt, &mut g, exec.par);
         f.kuu(Some((&adj.d_kuu, &mut g)));
-        g.sf2 += sf2 * adj.d_kdiag.iter().sum::<f64>() + jitter_grad(model, adj.jitter, &adj.d_kuu);
+        g.sf2 += kdiag_grad(model, adj) + jitter_grad(parts.jitter, adj.jitter, &adj.d_kuu);
         // Back to the packed (log) coordinates: ∂/∂log ℓ = 2ℓ² ∂/∂ℓ², same for c.
         let mut grad = Vec::with_capacity(2 + f.d * (2 * f.m + 2) + f.m);
         grad.push(g.sf2);
@@ -904,45 +903,7 @@ impl Method for InterDomain {
                 push_block(&mut grad, &g.rho);
             }
         }
-        if grad.iter().any(|v| !v.is_finite()) {
-            return Err(Error::numerical(format!(
-                "{}: the gradient is not finite",
-                self.name()
-            )));
-        }
-        Ok(Objective {
-            nlml: adj.nlml,
-            grad,
-            jitter: adj.jitter,
-        })
-    }
-
-    fn nlml(&self, model: &ModelFile, data: &TrainData) -> Result<f64> {
-        let Parts { kuf, kuu, .. } = self.low_rank_parts(model, data, false)?;
-        let kdiag = vec![model.hyper.signal_variance; data.y.len()];
-        likelihood::nlml(&low_rank(model, &kuf, &kuu, &kdiag), &data.y)
-    }
-
-    fn posterior(
-        &self,
-        model: &ModelFile,
-        data: &TrainData,
-    ) -> Result<(Posterior, Option<DMatrix<f64>>)> {
-        let Parts { kuf, kuu, .. } = self.low_rank_parts(model, data, false)?;
-        let kdiag = vec![model.hyper.signal_variance; data.y.len()];
-        let lr = low_rank(model, &kuf, &kuu, &kdiag);
-        Ok((likelihood::posterior(&lr, &data.y, false)?, None))
-    }
-
-    fn cross(
-        &self,
-        model: &ModelFile,
-        _basis: Option<&DMatrix<f64>>,
-        x: &DMatrix<f64>,
-    ) -> Result<(DMatrix<f64>, Vec<f64>)> {
-        let f = Feat::new(self.kind, model)?;
-        let (kus, _) = f.kuf(&model_columns(model, x)?, false);
-        Ok((kus, vec![model.hyper.signal_variance; x.nrows()]))
+        Ok(grad)
     }
 }
 

@@ -1,23 +1,35 @@
 //! The `Method` trait and the registry (name → method). Nothing else in the program
 //! lists methods: the CLI, sessions, jobs and the terminal app all ask [`registry`].
+//!
+//! Every low-rank method is a feature family × an approximation ([`lowrank`]): the
+//! family maps its parameters to (Kuf, Kuu, kdiag) and pulls the core's adjoints
+//! back; the likelihood core knows only the approximation. Adding a method is a
+//! family file (or a new pairing of an existing family) plus one line in [`registry`].
 
 pub mod exact;
-pub mod fitc;
+pub mod hyper;
 pub mod interdomain;
+pub mod lowrank;
 pub mod online;
+pub mod pseudo;
 pub mod spectrum;
 
+use crate::data::TrainData;
 use crate::error::{Error, Result};
+use crate::exec::Exec;
 use crate::likelihood::Posterior;
 use crate::model_file::ModelFile;
-use crate::optim::{self, Control, IterInfo};
-use crate::train::{RunSpec, TrainData};
+use crate::optim::Outcome;
+use crate::run_context::RunContext;
+use crate::run_spec::{GENERAL_OPTIONS, MethodOptions, RunSpec, flag};
 use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
+use std::ops::Deref;
 
-/// NLML and its gradient with respect to the method's packed parameter vector.
+/// The objective and its gradient with respect to the method's packed parameter vector.
 #[derive(Clone, Debug)]
 pub struct Objective {
+    /// NLML, or the bound VFE and power EP minimise.
     pub nlml: f64,
     pub grad: Vec<f64>,
     /// Absolute jitter this evaluation needed.
@@ -26,8 +38,7 @@ pub struct Objective {
 
 /// A method: its parameters, initialisation, objective and predictions.
 ///
-/// A method maps its parameters to the likelihood core's (Kuf, Kuu, kdiag) and back;
-/// the optimiser, jobs and app never know which method runs.
+/// The optimiser, jobs and app never know which method runs.
 pub trait Method: Send + Sync {
     /// Registry name (`--method`).
     fn name(&self) -> &'static str;
@@ -41,7 +52,8 @@ pub trait Method: Send + Sync {
     fn m_meaning(&self) -> &'static str {
         "inducing points"
     }
-    /// Keys of `RunSpec::options` this method reads; others are rejected.
+    /// Keys of [`MethodOptions`] this method reads besides the general ones; others
+    /// are rejected when a spec is checked.
     fn options(&self) -> &'static [&'static str] {
         &[]
     }
@@ -49,24 +61,38 @@ pub trait Method: Send + Sync {
     fn uses_m(&self) -> bool {
         true
     }
-    /// Whether `m` must be at most the number of training points.
-    fn m_bounded_by_n(&self) -> bool {
-        true
+    /// The largest m on `n_train` training points (`usize::MAX` while n is unknown).
+    fn max_m(&self, n_train: usize) -> usize {
+        n_train
+    }
+    /// Checks of the method's own options beyond their types (run before any work).
+    fn check_options(&self, _options: &MethodOptions) -> Result<()> {
+        Ok(())
+    }
+    /// What the objective of a model is called ("NLML", "negative ELBO", …).
+    fn objective_name(&self, _model: &ModelFile) -> &'static str {
+        "NLML"
     }
 
     /// Initial parameters (METHODS.md §0 defaults unless the method says otherwise).
-    fn init(&self, data: &TrainData, spec: &RunSpec, rng: &mut ChaCha8Rng) -> Result<ModelFile>;
+    fn init(
+        &self,
+        data: &TrainData,
+        spec: &ValidRunSpec,
+        ctx: &RunContext,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<ModelFile>;
     /// Check a model's tables (shapes, signs) for this method.
     fn check(&self, model: &ModelFile) -> Result<()>;
     /// The free parameters as one vector (positive ones as logarithms).
     fn pack(&self, model: &ModelFile) -> Vec<f64>;
     /// Write a packed vector back into a model.
     fn unpack(&self, theta: &[f64], model: &mut ModelFile);
-    /// NLML and gradient in `pack` order.
-    fn objective(&self, model: &ModelFile, data: &TrainData) -> Result<Objective>;
-    /// The NLML alone (defaults to the objective).
-    fn nlml(&self, model: &ModelFile, data: &TrainData) -> Result<f64> {
-        Ok(self.objective(model, data)?.nlml)
+    /// Objective and gradient in `pack` order.
+    fn objective(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<Objective>;
+    /// The objective alone (defaults to the objective with its gradient).
+    fn nlml(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<f64> {
+        Ok(self.objective(model, data, exec)?.nlml)
     }
     /// The posterior needed for prediction, and (exact GP only) the inputs it is
     /// expressed in.
@@ -74,6 +100,7 @@ pub trait Method: Send + Sync {
         &self,
         model: &ModelFile,
         data: &TrainData,
+        exec: &Exec,
     ) -> Result<(Posterior, Option<DMatrix<f64>>)>;
     /// K(features, X*) (m×t) and the prior variances k(x*,x*) at the model's inputs.
     /// `basis` is the exact GP's training inputs; low-rank methods ignore it.
@@ -82,58 +109,38 @@ pub trait Method: Send + Sync {
         model: &ModelFile,
         basis: Option<&DMatrix<f64>>,
         x: &DMatrix<f64>,
+        exec: &Exec,
     ) -> Result<(DMatrix<f64>, Vec<f64>)>;
     /// Whether the posterior can be stored in a model file (not the exact GP's n×n one).
     fn stores_posterior(&self) -> bool {
         true
     }
 
-    /// Fit: minimise the NLML from `model`. Methods with staged schedules override it.
+    /// Fit: minimise the objective from `model`. Methods with staged schedules override it.
     fn fit(
         &self,
         model: ModelFile,
         data: &TrainData,
-        spec: &RunSpec,
-        on_iter: &mut dyn FnMut(&IterInfo) -> Control,
-    ) -> Result<(ModelFile, optim::Outcome)> {
-        fit_all(self, model, data, spec.iters, on_iter)
+        spec: &ValidRunSpec,
+        ctx: &RunContext,
+    ) -> Result<(ModelFile, Outcome)> {
+        hyper::fit_all(self, model, data, spec.iters, ctx)
     }
-}
-
-/// Minimise over every packed parameter with L-BFGS.
-pub fn fit_all<M: Method + ?Sized>(
-    method: &M,
-    model: ModelFile,
-    data: &TrainData,
-    iters: usize,
-    on_iter: &mut dyn FnMut(&IterInfo) -> Control,
-) -> Result<(ModelFile, optim::Outcome)> {
-    let theta0 = method.pack(&model);
-    let mut scratch = model.clone();
-    let objective = |theta: &[f64]| {
-        method.unpack(theta, &mut scratch);
-        method.objective(&scratch, data).map(|o| (o.nlml, o.grad))
-    };
-    let options = optim::Options {
-        max_iters: iters,
-        ..Default::default()
-    };
-    let outcome = optim::minimize(objective, &theta0, &options, on_iter)?;
-    let mut fitted = model;
-    method.unpack(&outcome.x, &mut fitted);
-    Ok((fitted, outcome))
 }
 
 /// Every method, in the order they are listed to users.
 pub fn registry() -> &'static [&'static dyn Method] {
     &[
         &exact::Exact,
-        &fitc::Fitc,
+        &pseudo::FITC,
+        &pseudo::VFE,
+        &pseudo::DTC,
+        &pseudo::PEP,
         &interdomain::FIFGP,
         &interdomain::TFIFGP,
         &interdomain::SMGP,
-        &spectrum::Psds,
-        &spectrum::Ssgp,
+        &spectrum::PSDS,
+        &spectrum::SSGP,
     ]
 }
 
@@ -153,80 +160,167 @@ pub fn get(name: &str) -> Result<&'static dyn Method> {
         })
 }
 
-/// The hyperparameters a run starts from: those of a full GP fitted on a random
-/// subset when `init_lengthscales_from_subset` is set (the inter-domain and PSDS
-/// papers' choice on pumadyn-32nm), else the defaults of METHODS.md §0. Methods draw
-/// their features (frequencies, widths) from these, so the subset fit comes first.
-pub fn initial_hyper(
-    data: &TrainData,
-    spec: &RunSpec,
-    rng: &mut ChaCha8Rng,
-) -> Result<crate::model_file::Hyper> {
-    match spec.options.init_lengthscales_from_subset {
-        Some(n) => exact::hyper_from_subset(data, n, spec.iters.min(200), rng),
-        None => Ok(default_hyper(data)),
+/// A run spec that was checked against its method (and, where known, the data):
+/// the only kind fitting accepts, so a worker never sees an invalid spec.
+#[derive(Clone)]
+pub struct ValidRunSpec {
+    checked: RunSpec,
+    resolved: &'static dyn Method,
+}
+
+impl ValidRunSpec {
+    pub fn method(&self) -> &'static dyn Method {
+        self.resolved
+    }
+
+    pub fn spec(&self) -> &RunSpec {
+        &self.checked
     }
 }
 
-/// Default hyperparameters of METHODS.md §0: σ0² = mean(y²) (y centred),
-/// σ² = σ0²/4, ℓ_d = half the range of input d.
-pub fn default_hyper(data: &TrainData) -> crate::model_file::Hyper {
-    let n = data.y.len().max(1) as f64;
-    let sf2 = (data.y.iter().map(|v| v * v).sum::<f64>() / n).max(1e-12);
-    let lengthscales = (0..data.x.ncols())
-        .map(|d| {
-            let c = data.x.column(d);
-            let half = 0.5 * (c.max() - c.min());
-            if half > 0.0 { half } else { 1.0 }
+impl Deref for ValidRunSpec {
+    type Target = RunSpec;
+    fn deref(&self) -> &RunSpec {
+        &self.checked
+    }
+}
+
+impl std::fmt::Debug for ValidRunSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.checked.fmt(f)
+    }
+}
+
+impl RunSpec {
+    /// Check the spec against its method and `n_train` training points
+    /// (`usize::MAX` when the data are not loaded yet, as when a session is read):
+    /// the method exists, m is in its range, every option set is one the method
+    /// reads, and the option values make sense. Errors name the flag or key.
+    pub fn check(&self, n_train: usize) -> Result<ValidRunSpec> {
+        let method = get(&self.method)?;
+        self.options.check(n_train).map_err(Error::input)?;
+        let n_fit = self.options.subset.unwrap_or(n_train);
+        if method.uses_m() {
+            if self.m == 0 {
+                return Err(Error::input("m must be at least 1 (--m)"));
+            }
+            let max = method.max_m(n_fit);
+            if self.m > max {
+                let why = if max == n_fit {
+                    format!("the training set ({n_fit} points)")
+                } else {
+                    format!("{}'s limit of {max} {}", method.name(), method.m_meaning())
+                };
+                return Err(Error::input(format!(
+                    "m = {} (--m) is larger than {why}; choose m ≤ {max}",
+                    self.m
+                )));
+            }
+        }
+        for key in self.options.set_keys() {
+            if !GENERAL_OPTIONS.contains(&key.as_str()) && !method.options().contains(&key.as_str())
+            {
+                return Err(Error::input(format!(
+                    "option {key} ({}) does not apply to method '{}'{}",
+                    flag(&key),
+                    method.name(),
+                    if method.options().is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (it reads: {})", method.options().join(", "))
+                    }
+                )));
+            }
+        }
+        method.check_options(&self.options)?;
+        Ok(ValidRunSpec {
+            checked: self.clone(),
+            resolved: method,
         })
-        .collect();
-    crate::model_file::Hyper {
-        signal_variance: sf2,
-        lengthscales,
-        noise_variance: sf2 / 4.0,
     }
 }
 
-/// Pack σ0², ℓ, σ² as logarithms (the shared head of most parameter vectors).
-pub fn pack_hyper(model: &ModelFile, out: &mut Vec<f64>) {
-    out.push(model.hyper.signal_variance.ln());
-    out.extend(model.hyper.lengthscales.iter().map(|l| l.ln()));
-    out.push(model.hyper.noise_variance.ln());
-}
-
-/// Inverse of [`pack_hyper`]; returns the number of entries read.
-pub fn unpack_hyper(theta: &[f64], model: &mut ModelFile) -> usize {
-    let d = model.hyper.lengthscales.len();
-    model.hyper.signal_variance = theta[0].exp();
-    for (l, t) in model.hyper.lengthscales.iter_mut().zip(&theta[1..=d]) {
-        *l = t.exp();
+impl ModelFile {
+    /// Check a model (read from a file or written by a run) against its method: the
+    /// method exists, the shared tables are consistent ([`ModelFile::check_hyper`])
+    /// and the method's own tables have the right shapes. `predict`, `nlml`, `stream`
+    /// and the predictor all call this before using a model. (Defined here, beside the
+    /// registry, because the model format itself does not know the methods.)
+    pub fn check(&self) -> Result<&'static dyn Method> {
+        let method = get(&self.method)?;
+        self.check_hyper()?;
+        method.check(self)?;
+        Ok(method)
     }
-    model.hyper.noise_variance = theta[d + 1].exp();
-    d + 2
 }
 
-/// σ0², ℓ, σ² as logarithms followed by a matrix of locations (pseudo-inputs,
-/// spectral points), column-major: the parameter vector of fitc and ssgp.
-pub fn pack_hyper_and(model: &ModelFile, points: Option<DMatrix<f64>>) -> Vec<f64> {
-    let mut theta = Vec::new();
-    pack_hyper(model, &mut theta);
-    if let Some(p) = points {
-        theta.extend_from_slice(p.as_slice());
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run_spec::option_fields;
+
+    /// Each method's option list names declared options only, and every declared
+    /// option is read by some method (the declaration and the methods cannot drift).
+    #[test]
+    fn option_lists_match_the_declaration() {
+        let declared: Vec<String> = option_fields().into_iter().map(|f| f.key).collect();
+        for m in registry() {
+            for key in m.options() {
+                assert!(declared.iter().any(|d| d == key), "{}: {key}", m.name());
+            }
+        }
+        for key in &declared {
+            assert!(
+                GENERAL_OPTIONS.contains(&key.as_str())
+                    || registry()
+                        .iter()
+                        .any(|m| m.options().contains(&key.as_str())),
+                "{key} is read by no method"
+            );
+        }
     }
-    theta
-}
 
-/// Inverse of [`pack_hyper_and`]: writes the hyperparameters into `model` and
-/// returns the matrix (rows × D) that follows them.
-pub fn unpack_hyper_and(theta: &[f64], model: &mut ModelFile) -> DMatrix<f64> {
-    let used = unpack_hyper(theta, model);
-    let d = model.dim().max(1);
-    let rows = (theta.len() - used) / d;
-    DMatrix::from_column_slice(rows, d, &theta[used..used + rows * d])
-}
+    #[test]
+    fn names_and_aliases_are_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for m in registry() {
+            for n in std::iter::once(m.name()).chain(m.aliases().iter().copied()) {
+                assert!(seen.insert(n), "{n} twice");
+            }
+        }
+    }
 
-/// Pick `m` distinct rows of `x` at random (inducing-point initialisation).
-pub fn random_rows(x: &DMatrix<f64>, m: usize, rng: &mut ChaCha8Rng) -> DMatrix<f64> {
-    let idx = rand::seq::index::sample(rng, x.nrows(), m.min(x.nrows()));
-    DMatrix::from_fn(idx.len(), x.ncols(), |i, d| x[(idx.index(i), d)])
+    #[test]
+    fn specs_are_checked_before_any_work() {
+        let spec = |method: &str, m: usize, options: MethodOptions| RunSpec {
+            method: method.into(),
+            m,
+            seed: 1,
+            iters: 10,
+            standardize: false,
+            options,
+        };
+        assert!(spec("fitc", 10, Default::default()).check(100).is_ok());
+        let e = spec("fitc", 101, Default::default())
+            .check(100)
+            .expect_err("m > n");
+        assert!(e.to_string().contains("m = 101"), "{e}");
+        let e = spec("ssgp", 5000, Default::default())
+            .check(usize::MAX)
+            .expect_err("spectral bound");
+        assert!(e.to_string().contains("limit"), "{e}");
+        let centres = MethodOptions {
+            centres: Some(crate::run_spec::Centres::Subset),
+            ..Default::default()
+        };
+        let e = spec("fitc", 10, centres)
+            .check(100)
+            .expect_err("not fitc's");
+        assert!(e.to_string().contains("--centres"), "{e}");
+        let alpha = MethodOptions {
+            alpha: Some(0.0),
+            ..Default::default()
+        };
+        assert!(spec("pep", 10, alpha).check(100).is_err());
+    }
 }

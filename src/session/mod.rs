@@ -10,8 +10,9 @@ pub mod runner;
 
 use crate::data::{Dataset, LoadSpec};
 use crate::error::{Error, Result};
-use crate::model_file::{ModelFile, atomic_write, toml_error};
-use crate::train::{MethodOptions, RunSpec, TestMetrics};
+use crate::model_file::{atomic_write, toml_error};
+pub use crate::results::{RunKey, RunResult, Status};
+use crate::run_spec::{MethodOptions, RunSpec};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -121,61 +122,6 @@ impl RunEntry {
             }
         }
         out
-    }
-}
-
-/// Identifies one run's result.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct RunKey {
-    pub dataset: String,
-    pub label: String,
-    pub m: usize,
-    pub seed: u64,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    Done,
-    Failed,
-    Cancelled,
-}
-
-/// The outcome of one run, with what is needed to replay it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RunResult {
-    #[serde(flatten)]
-    pub key: RunKey,
-    pub method: String,
-    pub status: Status,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nlml: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nmse: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mnlp: Option<f64>,
-    #[serde(default)]
-    pub iterations: usize,
-    #[serde(default)]
-    pub train_seconds: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub jitter: Option<f64>,
-    /// NLML after each iteration, starting with the initial value.
-    #[serde(default)]
-    pub trace: Vec<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<ModelFile>,
-}
-
-impl RunResult {
-    pub fn metrics(&self) -> Option<TestMetrics> {
-        Some(TestMetrics {
-            nmse: self.nmse?,
-            mnlp: self.mnlp?,
-        })
     }
 }
 

@@ -5,7 +5,7 @@ use super::{RunKey, RunResult, Session, Status, base_dir};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::jobs::{JobEvent, Jobs, outcome};
-use crate::train::RunSpec;
+use crate::run_spec::RunSpec;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -51,13 +51,18 @@ pub fn run_session(
     let (pool, events) = Jobs::new(jobs)?;
     let mut pending = 0;
     for (id, (key, spec)) in runs.into_iter().enumerate() {
-        match &data[&key.dataset] {
-            Ok(d) => {
-                pool.submit(id, key, d.clone(), spec);
+        // m ≤ n and the subset sizes can only be checked now that the data are loaded
+        let checked = match &data[&key.dataset] {
+            Ok(d) => spec.check(d.n_train()).map(|v| (d.clone(), v)),
+            Err(msg) => Err(Error::Data(msg.clone())),
+        };
+        match checked {
+            Ok((d, valid)) => {
+                pool.submit(id, key, d, valid);
                 pending += 1;
             }
-            Err(msg) => {
-                let r = outcome(key, &spec, Err(Error::Data(msg.clone())));
+            Err(e) => {
+                let r = outcome(key, &spec.method, Err(e));
                 report(&r);
                 session.set_result(r);
             }

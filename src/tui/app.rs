@@ -9,8 +9,10 @@ use crate::data::Dataset;
 use crate::error::Error;
 use crate::jobs::{JobEvent, RunId, outcome};
 use crate::methods;
+use crate::methods::ValidRunSpec;
+use crate::run_context::Phase;
+use crate::run_spec::{GENERAL_OPTIONS, MethodOptions, RunSpec};
 use crate::session::{DatasetEntry, RunEntry, RunKey, RunResult, Session, Status, base_dir};
-use crate::train::{GENERAL_OPTIONS, MethodOptions, RunSpec};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -214,7 +216,7 @@ pub enum Effect {
         id: RunId,
         key: RunKey,
         data: Arc<Dataset>,
-        spec: RunSpec,
+        spec: ValidRunSpec,
     },
     Cancel(RunId),
     CancelAll,
@@ -584,11 +586,15 @@ impl App {
             }
             JobEvent::Progress {
                 id,
+                phase,
                 iteration,
                 nlml,
                 elapsed,
             } => {
-                if let Some(row) = self.runs.iter_mut().find(|r| r.job == Some(id)) {
+                // the evidence curve is the main fit's; a subset pre-fit is not drawn
+                if let (Some(nlml), Phase::Fit { .. }) = (nlml, phase)
+                    && let Some(row) = self.runs.iter_mut().find(|r| r.job == Some(id))
+                {
                     row.activity = Activity::Running {
                         iteration,
                         nlml,
@@ -744,24 +750,32 @@ impl App {
         row.rerun_of = previous;
         row.live.clear();
         match state {
-            Some(DataState::Loaded(data)) => {
-                let id = self.next_id;
-                self.next_id += 1;
-                row.job = Some(id);
-                row.activity = Activity::Queued;
-                vec![Effect::Submit {
-                    id,
-                    key: row.key.clone(),
-                    data,
-                    spec: row.spec.clone(),
-                }]
-            }
+            Some(DataState::Loaded(data)) => match row.spec.check(data.n_train()) {
+                Ok(spec) => {
+                    let id = self.next_id;
+                    self.next_id += 1;
+                    row.job = Some(id);
+                    row.activity = Activity::Queued;
+                    vec![Effect::Submit {
+                        id,
+                        key: row.key.clone(),
+                        data,
+                        spec,
+                    }]
+                }
+                Err(e) => {
+                    let r = outcome(row.key.clone(), &row.spec.method, Err(e));
+                    row.rerun_of = None;
+                    self.finish_now(i, r);
+                    Vec::new()
+                }
+            },
             Some(DataState::Loading) => {
                 row.activity = Activity::Waiting;
                 Vec::new()
             }
             Some(DataState::Failed(msg)) => {
-                let r = outcome(row.key.clone(), &row.spec, Err(Error::Data(msg)));
+                let r = outcome(row.key.clone(), &row.spec.method, Err(Error::Data(msg)));
                 row.rerun_of = None;
                 self.finish_now(i, r);
                 Vec::new()
@@ -769,7 +783,7 @@ impl App {
             None => {
                 let r = outcome(
                     row.key.clone(),
-                    &row.spec,
+                    &row.spec.method,
                     Err(Error::Data(format!(
                         "no data set named '{}'",
                         row.key.dataset
@@ -1620,6 +1634,7 @@ iterations = 20
             iterations: 3,
             train_seconds: 0.1,
             jitter: None,
+            stop: None,
             trace: vec![3.0, 2.0, 1.0],
             model: None,
         }
@@ -1674,8 +1689,9 @@ iterations = 20
         a.update(Event::Job(JobEvent::Started { id: *id }));
         a.update(Event::Job(JobEvent::Progress {
             id: *id,
+            phase: Phase::Fit { stage: 0 },
             iteration: 1,
-            nlml: 4.0,
+            nlml: Some(4.0),
             elapsed: 0.1,
         }));
         assert_eq!(a.status_of(&a.runs[0]), RunStatus::Running);

@@ -6,8 +6,52 @@ use nalgebra::DMatrix;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::Value;
-use sgpw::train::TrainData;
+use sgpw::data::Dataset;
+pub use sgpw::data::TrainData;
+pub use sgpw::exec::Exec;
+use sgpw::methods::Method;
+use sgpw::model_file::ModelFile;
+use sgpw::run_context::{Phase, Progress, RunContext};
+use sgpw::run_spec::{MethodOptions, RunSpec};
+use sgpw::train::FitResult;
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
+
+/// All cores, never cancelled.
+pub fn ex() -> Exec {
+    Exec::default()
+}
+
+/// A method's initial model for a spec checked against the data.
+pub fn init(
+    method: &dyn Method,
+    data: &TrainData,
+    spec: &RunSpec,
+    rng: &mut ChaCha8Rng,
+) -> sgpw::error::Result<ModelFile> {
+    let valid = spec.check(data.y.len())?;
+    method.init(data, &valid, &RunContext::quiet(ex()), rng)
+}
+
+/// One fit (the spec checked first, as every caller does); returns the iteration
+/// numbers the fit phase reported, in order.
+pub fn fit(ds: &Dataset, spec: &RunSpec) -> (sgpw::error::Result<FitResult>, Vec<usize>) {
+    let seen = RefCell::new(Vec::new());
+    let sink = |p: &Progress| {
+        if let (Phase::Fit { .. }, Some(_)) = (p.phase, p.nlml) {
+            seen.borrow_mut().push(p.iteration);
+        }
+    };
+    let r = spec
+        .check(usize::MAX)
+        .and_then(|v| sgpw::train::fit(ds, &v, &RunContext::new(ex(), &sink)));
+    (r, seen.into_inner())
+}
+
+/// Options as a session would write them (TOML).
+pub fn options(toml_text: &str) -> MethodOptions {
+    toml::from_str(toml_text).unwrap_or_else(|e| panic!("{toml_text}: {e}"))
+}
 
 pub fn shared(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -1,0 +1,222 @@
+//! What every method shares about its parameters: the default and subset-fitted
+//! starting hyperparameters, packing σ0², ℓ, σ² as logarithms at the head of the
+//! parameter vector, and the optimiser runs over all or some of the packed entries.
+
+use super::{Method, ValidRunSpec};
+use crate::data::TrainData;
+use crate::error::{Error, Result};
+use crate::model_file::{Hyper, ModelFile};
+use crate::optim::{self, Outcome};
+use crate::run_context::{Phase, RunContext};
+use nalgebra::DMatrix;
+use rand_chacha::ChaCha8Rng;
+use std::ops::Range;
+
+/// The hyperparameters a run starts from: those of a full GP fitted on a random
+/// subset when `init_lengthscales_from_subset` is set (the inter-domain and PSDS
+/// papers' choice on pumadyn-32nm), else the defaults of METHODS.md §0. Methods draw
+/// their features (frequencies, widths) from these, so the subset fit comes first.
+pub fn initial_hyper(
+    data: &TrainData,
+    spec: &ValidRunSpec,
+    ctx: &RunContext,
+    rng: &mut ChaCha8Rng,
+) -> Result<Hyper> {
+    match spec.options.init_lengthscales_from_subset {
+        Some(n) => {
+            ctx.enter(Phase::SubsetInit);
+            super::exact::hyper_from_subset(data, n, spec.iters.min(200), ctx, rng)
+        }
+        None => Ok(default_hyper(data)),
+    }
+}
+
+/// Default hyperparameters of METHODS.md §0: σ0² = mean(y²) (y centred),
+/// σ² = σ0²/4, ℓ_d = half the range of input d.
+pub fn default_hyper(data: &TrainData) -> Hyper {
+    let n = data.y.len().max(1) as f64;
+    let sf2 = (data.y.iter().map(|v| v * v).sum::<f64>() / n).max(1e-12);
+    let lengthscales = (0..data.x.ncols())
+        .map(|d| {
+            let c = data.x.column(d);
+            let half = 0.5 * (c.max() - c.min());
+            if half > 0.0 { half } else { 1.0 }
+        })
+        .collect();
+    Hyper {
+        signal_variance: sf2,
+        lengthscales,
+        noise_variance: sf2 / 4.0,
+    }
+}
+
+/// Pack σ0², ℓ, σ² as logarithms (the shared head of most parameter vectors).
+pub fn pack_hyper(model: &ModelFile, out: &mut Vec<f64>) {
+    out.push(model.hyper.signal_variance.ln());
+    out.extend(model.hyper.lengthscales.iter().map(|l| l.ln()));
+    out.push(model.hyper.noise_variance.ln());
+}
+
+/// Inverse of [`pack_hyper`]; returns the number of entries read.
+pub fn unpack_hyper(theta: &[f64], model: &mut ModelFile) -> usize {
+    let d = model.hyper.lengthscales.len();
+    model.hyper.signal_variance = theta[0].exp();
+    for (l, t) in model.hyper.lengthscales.iter_mut().zip(&theta[1..=d]) {
+        *l = t.exp();
+    }
+    model.hyper.noise_variance = theta[d + 1].exp();
+    d + 2
+}
+
+/// σ0², ℓ, σ² as logarithms followed by a matrix of locations (pseudo-inputs,
+/// spectral points), column-major: the parameter vector of fitc and ssgp.
+pub fn pack_hyper_and(model: &ModelFile, points: Option<DMatrix<f64>>) -> Vec<f64> {
+    let mut theta = Vec::new();
+    pack_hyper(model, &mut theta);
+    if let Some(p) = points {
+        theta.extend_from_slice(p.as_slice());
+    }
+    theta
+}
+
+/// Inverse of [`pack_hyper_and`]: writes the hyperparameters into `model` and
+/// returns the matrix (rows × D) that follows them.
+pub fn unpack_hyper_and(theta: &[f64], model: &mut ModelFile) -> DMatrix<f64> {
+    let used = unpack_hyper(theta, model);
+    let d = model.dim().max(1);
+    let rows = (theta.len() - used) / d;
+    DMatrix::from_column_slice(rows, d, &theta[used..used + rows * d])
+}
+
+/// Pick `m` distinct rows of `x` at random (inducing-point initialisation).
+pub fn random_rows(x: &DMatrix<f64>, m: usize, rng: &mut ChaCha8Rng) -> DMatrix<f64> {
+    let idx = rand::seq::index::sample(rng, x.nrows(), m.min(x.nrows()));
+    DMatrix::from_fn(idx.len(), x.ncols(), |i, d| x[(idx.index(i), d)])
+}
+
+/// Minimise over every packed parameter with L-BFGS.
+pub fn fit_all<M: Method + ?Sized>(
+    method: &M,
+    model: ModelFile,
+    data: &TrainData,
+    iters: usize,
+    ctx: &RunContext,
+) -> Result<(ModelFile, Outcome)> {
+    let n = method.pack(&model).len();
+    fit_free(
+        method,
+        model,
+        data,
+        0..n,
+        iters,
+        Phase::Fit { stage: 0 },
+        None,
+        ctx,
+    )
+}
+
+/// Minimise over the packed entries `free` only, the others held at their values.
+/// Iteration numbers reported to the context continue from `continues` (see
+/// [`RunContext::on_iter`]).
+#[allow(clippy::too_many_arguments)]
+pub fn fit_free<M: Method + ?Sized>(
+    method: &M,
+    model: ModelFile,
+    data: &TrainData,
+    free: Range<usize>,
+    iters: usize,
+    phase: Phase,
+    continues: Option<usize>,
+    ctx: &RunContext,
+) -> Result<(ModelFile, Outcome)> {
+    let full = method.pack(&model);
+    let mut scratch = model.clone();
+    let objective = |sub: &[f64]| {
+        let mut theta = full.clone();
+        theta[free.clone()].copy_from_slice(sub);
+        // unpack from the starting model each time: psds reads its points back from
+        // w ⊙ ℓ, and a reused scratch would let them drift by rounding, so the final
+        // model would not be bitwise the point the line search accepted
+        scratch.clone_from(&model);
+        method.unpack(&theta, &mut scratch);
+        method
+            .objective(&scratch, data, &ctx.exec)
+            .map(|o| (o.nlml, o.grad[free.clone()].to_vec()))
+    };
+    let options = optim::Options {
+        max_iters: iters,
+        ..Default::default()
+    };
+    let mut on_iter = ctx.on_iter(phase, continues);
+    let outcome = optim::minimize(objective, &full[free.clone()], &options, &mut on_iter)?;
+    let mut theta = full;
+    theta[free].copy_from_slice(&outcome.x);
+    let mut fitted = model;
+    method.unpack(&theta, &mut fitted);
+    Ok((
+        fitted,
+        Outcome {
+            x: theta,
+            ..outcome
+        },
+    ))
+}
+
+/// Iteration budget of the next stage: what is left, split evenly over the stages
+/// still to run (so a stage that converges early leaves its share to the next).
+fn stage_budget(left: usize, stages_left: usize) -> usize {
+    left.div_ceil(stages_left.max(1))
+}
+
+/// Fit a schedule of stages, each over its own packed entries, within one iteration
+/// budget; the trace and the iteration count run on across stages.
+pub fn fit_stages<M: Method + ?Sized>(
+    method: &M,
+    model: ModelFile,
+    data: &TrainData,
+    stages: &[Range<usize>],
+    iters: usize,
+    ctx: &RunContext,
+) -> Result<(ModelFile, Outcome)> {
+    let mut model = model;
+    let mut total: Option<Outcome> = None;
+    for (k, free) in stages.iter().enumerate() {
+        let used = total.as_ref().map_or(0, |t| t.iterations);
+        let budget = stage_budget(iters - used.min(iters), stages.len() - k);
+        let continues = total.as_ref().map(|t| t.iterations);
+        let phase = Phase::Fit { stage: k + 1 };
+        let (fitted, out) = fit_free(
+            method,
+            model,
+            data,
+            free.clone(),
+            budget,
+            phase,
+            continues,
+            ctx,
+        )?;
+        model = fitted;
+        total = Some(match total {
+            None => out,
+            Some(t) => Outcome {
+                iterations: t.iterations + out.iterations,
+                evaluations: t.evaluations + out.evaluations,
+                trace: t
+                    .trace
+                    .iter()
+                    .chain(out.trace.iter().skip(1))
+                    .copied()
+                    .collect(),
+                ..out
+            },
+        });
+        if total
+            .as_ref()
+            .is_some_and(|t| t.stop == optim::Stop::Cancelled)
+        {
+            break;
+        }
+    }
+    let total = total.ok_or_else(|| Error::input("the stage schedule is empty"))?;
+    Ok((model, total))
+}

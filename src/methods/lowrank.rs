@@ -1,0 +1,363 @@
+//! Feature family × approximation = one low-rank method.
+//!
+//! A [`Family`] knows only its parameters: how to start them, how to pack them, how to
+//! build (Kuf, Kuu, kdiag) from them at some inputs, and how to pull the likelihood
+//! core's adjoints back to them. [`LowRankMethod`] pairs a family with an
+//! approximation and implements [`Method`] once for all of them: objective, gradient,
+//! posterior, prediction, staged fits and model checks go through this file and
+//! `likelihood.rs`, never through a copy.
+
+use super::{Method, Objective, ValidRunSpec, hyper};
+use crate::data::TrainData;
+use crate::error::{Error, Result};
+use crate::exec::Exec;
+use crate::likelihood::{self, Adjoints, Approx, Kuu, LowRank, Posterior};
+use crate::linalg::Jitter;
+use crate::model_file::ModelFile;
+use crate::optim::Outcome;
+use crate::run_context::RunContext;
+use crate::run_spec::{ApproxKind, MethodOptions, RunSpec};
+use nalgebra::DMatrix;
+use rand_chacha::ChaCha8Rng;
+use std::ops::Range;
+
+/// Kuu as a family builds it.
+#[derive(Clone, Debug)]
+pub enum KuuMatrix {
+    Dense(DMatrix<f64>),
+    /// The diagonal of a diagonal Kuu (the core's fast path: no triangular solves).
+    Diagonal(Vec<f64>),
+}
+
+/// What a family builds for one evaluation at some inputs.
+#[derive(Clone, Debug)]
+pub struct Parts {
+    /// m×n: column i holds the covariances of input i with the m features.
+    pub kuf: DMatrix<f64>,
+    pub kuu: KuuMatrix,
+    /// Prior variances k(x_i, x_i).
+    pub kdiag: Vec<f64>,
+    pub jitter: Jitter,
+}
+
+impl Parts {
+    /// Kuu of a family that builds it dense.
+    pub fn dense_kuu(&self) -> Result<&DMatrix<f64>> {
+        match &self.kuu {
+            KuuMatrix::Dense(k) => Ok(k),
+            KuuMatrix::Diagonal(_) => Err(Error::numerical(
+                "internal: a dense Kuu was expected but the family built a diagonal one",
+            )),
+        }
+    }
+
+    pub fn low_rank(&self, noise: f64, approx: Approx) -> LowRank<'_> {
+        LowRank {
+            kuf: &self.kuf,
+            kuu: match &self.kuu {
+                KuuMatrix::Dense(k) => Kuu::Dense(k),
+                KuuMatrix::Diagonal(k) => Kuu::Diagonal(k),
+            },
+            approx,
+            kdiag: &self.kdiag,
+            noise,
+            jitter: self.jitter,
+        }
+    }
+}
+
+/// A family of inducing features: parameters ↔ (Kuf, Kuu, kdiag).
+pub trait Family: Send + Sync + 'static {
+    /// What [`Family::parts`] computes on the way that [`Family::pull_back`] reuses
+    /// (e.g. the sines beside the cosines of frequency features).
+    type Extra: Send;
+
+    /// The hyperparameters and the family's tables for a new run (m = `spec.m`).
+    fn init(
+        &self,
+        data: &TrainData,
+        spec: &ValidRunSpec,
+        ctx: &RunContext,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<ModelFile>;
+    /// Check the family's tables; returns the number of features m.
+    fn check(&self, model: &ModelFile) -> Result<usize>;
+    /// The free parameters as one vector: [log σ0², log ℓ, log σ²] then the family's.
+    fn pack(&self, model: &ModelFile) -> Vec<f64>;
+    fn unpack(&self, theta: &[f64], model: &mut ModelFile);
+    /// (Kuf, Kuu, kdiag) at inputs `x` (n×D, model units); `for_gradient` asks for
+    /// the extras `pull_back` needs.
+    fn parts(
+        &self,
+        model: &ModelFile,
+        x: &DMatrix<f64>,
+        for_gradient: bool,
+        exec: &Exec,
+    ) -> Result<(Parts, Self::Extra)>;
+    /// The gradient in `pack` order from the core's adjoints at the same inputs.
+    fn pull_back(
+        &self,
+        model: &ModelFile,
+        x: &DMatrix<f64>,
+        parts: &Parts,
+        extra: Self::Extra,
+        adj: &Adjoints,
+        exec: &Exec,
+    ) -> Result<Vec<f64>>;
+    /// A degenerate model (SSGP, EigenGP): the prior variance is k*ᵀKuu⁻¹k*.
+    fn degenerate(&self) -> bool {
+        false
+    }
+    /// Stages of a schedule as ranges of packed entries (empty: one joint fit).
+    fn stages(&self, _spec: &RunSpec, _model: &ModelFile) -> Vec<Range<usize>> {
+        Vec::new()
+    }
+}
+
+/// Which approximation a method uses.
+#[derive(Clone, Copy, Debug)]
+pub enum ApproxChoice {
+    /// Always this one (fitc, vfe, dtc, pep; the spectral methods, where every
+    /// approximation is DTC because their diagonal d is zero).
+    Fixed(ApproxKind),
+    /// `--approx` chooses, this is the default (the inter-domain methods).
+    Option(ApproxKind),
+}
+
+/// Default α of power EP (Bui et al.'s recommended middle ground).
+pub const DEFAULT_ALPHA: f64 = 0.5;
+
+/// The largest m a method accepts.
+#[derive(Clone, Copy, Debug)]
+pub enum MaxM {
+    /// At most the number of training points.
+    TrainingSize,
+    /// At most this many, whatever n (a 2r×2r system for r spectral points).
+    Fixed(usize),
+}
+
+/// A feature family with an approximation: one registered method.
+pub struct LowRankMethod<F: Family> {
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    pub summary: &'static str,
+    pub m_meaning: &'static str,
+    /// The options the method reads besides the general ones.
+    pub options: &'static [&'static str],
+    pub approx: ApproxChoice,
+    pub max_m: MaxM,
+    pub family: F,
+}
+
+impl<F: Family> LowRankMethod<F> {
+    /// The approximation kind of a run's options.
+    fn kind_of(&self, options: &MethodOptions) -> ApproxKind {
+        match self.approx {
+            ApproxChoice::Fixed(k) => k,
+            ApproxChoice::Option(default) => options.approx.unwrap_or(default),
+        }
+    }
+
+    /// The approximation of a model, from its `approx` and `alpha` keys.
+    pub fn approx_of(&self, model: &ModelFile) -> Result<Approx> {
+        let kind = match (self.approx, model.approx) {
+            (ApproxChoice::Fixed(k), None) => k,
+            (ApproxChoice::Fixed(k), Some(m)) if m == k => k,
+            (ApproxChoice::Fixed(k), Some(m)) => {
+                return Err(Error::input(format!(
+                    "approx = \"{}\" does not apply to method '{}' (it is always {}); \
+                     remove the key or change the method",
+                    m.name(),
+                    self.name,
+                    k.name()
+                )));
+            }
+            (ApproxChoice::Option(default), m) => m.unwrap_or(default),
+        };
+        let approx = match kind {
+            ApproxKind::Fitc => Approx::Fitc,
+            ApproxKind::Dtc => Approx::Dtc,
+            ApproxKind::Vfe => Approx::Vfe,
+            ApproxKind::Pep => Approx::Pep {
+                alpha: model.alpha.ok_or_else(|| {
+                    Error::input("a power-EP model needs its alpha (e.g. alpha = 0.5)")
+                })?,
+            },
+        };
+        if kind != ApproxKind::Pep && model.alpha.is_some() {
+            return Err(Error::input(format!(
+                "alpha applies to power EP only, not to {}",
+                kind.name()
+            )));
+        }
+        approx.check()
+    }
+
+    fn evaluate(
+        &self,
+        model: &ModelFile,
+        data: &TrainData,
+        exec: &Exec,
+    ) -> Result<(Parts, F::Extra, Approx)> {
+        let approx = self.approx_of(model)?;
+        let (parts, extra) = self.family.parts(model, &data.x, true, exec)?;
+        Ok((parts, extra, approx))
+    }
+}
+
+impl<F: Family> Method for LowRankMethod<F> {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn aliases(&self) -> &'static [&'static str] {
+        self.aliases
+    }
+    fn summary(&self) -> &'static str {
+        self.summary
+    }
+    fn m_meaning(&self) -> &'static str {
+        self.m_meaning
+    }
+    fn options(&self) -> &'static [&'static str] {
+        self.options
+    }
+    fn max_m(&self, n_train: usize) -> usize {
+        match self.max_m {
+            MaxM::TrainingSize => n_train,
+            MaxM::Fixed(k) => k,
+        }
+    }
+    fn check_options(&self, options: &MethodOptions) -> Result<()> {
+        if options.alpha.is_some() && self.kind_of(options) != ApproxKind::Pep {
+            return Err(Error::input(format!(
+                "alpha (--alpha) applies to power EP only; method '{}' uses {}",
+                self.name,
+                self.kind_of(options).name()
+            )));
+        }
+        Ok(())
+    }
+    fn objective_name(&self, model: &ModelFile) -> &'static str {
+        self.approx_of(model).map_or("NLML", Approx::objective_name)
+    }
+
+    fn init(
+        &self,
+        data: &TrainData,
+        spec: &ValidRunSpec,
+        ctx: &RunContext,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<ModelFile> {
+        let mut model = self.family.init(data, spec, ctx, rng)?;
+        model.method = self.name.to_string();
+        let kind = self.kind_of(&spec.options);
+        if let ApproxChoice::Option(default) = self.approx
+            && kind != default
+        {
+            model.approx = Some(kind);
+        }
+        if kind == ApproxKind::Pep {
+            model.alpha = Some(spec.options.alpha.unwrap_or(DEFAULT_ALPHA));
+        }
+        Ok(model)
+    }
+
+    fn check(&self, model: &ModelFile) -> Result<()> {
+        self.approx_of(model)?;
+        let m = self.family.check(model)?;
+        if let Some(p) = &model.posterior {
+            p.check(m)?;
+        }
+        Ok(())
+    }
+
+    fn pack(&self, model: &ModelFile) -> Vec<f64> {
+        self.family.pack(model)
+    }
+
+    fn unpack(&self, theta: &[f64], model: &mut ModelFile) {
+        self.family.unpack(theta, model)
+    }
+
+    fn objective(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<Objective> {
+        let (parts, extra, approx) = self.evaluate(model, data, exec)?;
+        let lr = parts.low_rank(model.hyper.noise_variance, approx);
+        let adj = likelihood::nlml_and_adjoints(&lr, &data.y, exec)?;
+        let grad = self
+            .family
+            .pull_back(model, &data.x, &parts, extra, &adj, exec)?;
+        if grad.iter().any(|v| !v.is_finite()) {
+            return Err(Error::numerical(format!(
+                "{}: the gradient is not finite",
+                self.name
+            )));
+        }
+        Ok(Objective {
+            nlml: adj.nlml,
+            grad,
+            jitter: adj.jitter,
+        })
+    }
+
+    fn nlml(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<f64> {
+        let approx = self.approx_of(model)?;
+        let (parts, _) = self.family.parts(model, &data.x, false, exec)?;
+        likelihood::nlml(
+            &parts.low_rank(model.hyper.noise_variance, approx),
+            &data.y,
+            exec,
+        )
+    }
+
+    fn posterior(
+        &self,
+        model: &ModelFile,
+        data: &TrainData,
+        exec: &Exec,
+    ) -> Result<(Posterior, Option<DMatrix<f64>>)> {
+        let approx = self.approx_of(model)?;
+        let (parts, _) = self.family.parts(model, &data.x, false, exec)?;
+        let lr = parts.low_rank(model.hyper.noise_variance, approx);
+        let post = likelihood::posterior(&lr, &data.y, self.family.degenerate(), exec)?;
+        Ok((post, None))
+    }
+
+    fn cross(
+        &self,
+        model: &ModelFile,
+        _basis: Option<&DMatrix<f64>>,
+        x: &DMatrix<f64>,
+        exec: &Exec,
+    ) -> Result<(DMatrix<f64>, Vec<f64>)> {
+        let (parts, _) = self.family.parts(model, x, false, exec)?;
+        Ok((parts.kuf, parts.kdiag))
+    }
+
+    fn fit(
+        &self,
+        model: ModelFile,
+        data: &TrainData,
+        spec: &ValidRunSpec,
+        ctx: &RunContext,
+    ) -> Result<(ModelFile, Outcome)> {
+        let stages = self.family.stages(spec, &model);
+        if stages.is_empty() {
+            hyper::fit_all(self, model, data, spec.iters, ctx)
+        } else {
+            hyper::fit_stages(self, model, data, &stages, spec.iters, ctx)
+        }
+    }
+}
+
+/// ∂/∂log σ0² of an automatic jitter, which scales with σ0² (METHODS.md §1).
+pub fn jitter_grad(jitter_policy: Jitter, jitter: f64, d_kuu: &DMatrix<f64>) -> f64 {
+    match jitter_policy {
+        Jitter::Auto { .. } => jitter * d_kuu.trace(),
+        Jitter::Fixed(_) => 0.0,
+    }
+}
+
+/// ∂/∂log σ0² through a constant prior diagonal kdiag = σ0².
+pub fn kdiag_grad(model: &ModelFile, adj: &Adjoints) -> f64 {
+    model.hyper.signal_variance * adj.d_kdiag.iter().sum::<f64>()
+}

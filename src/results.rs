@@ -1,0 +1,64 @@
+//! The outcome of one run, as sessions store it and the run pool reports it.
+
+use crate::metrics::TestMetrics;
+use crate::model_file::ModelFile;
+use crate::optim::Stop;
+use serde::{Deserialize, Serialize};
+
+/// Identifies one run's result.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct RunKey {
+    pub dataset: String,
+    pub label: String,
+    pub m: usize,
+    pub seed: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Done,
+    Failed,
+    Cancelled,
+}
+
+/// The outcome of one run, with what is needed to replay it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunResult {
+    #[serde(flatten)]
+    pub key: RunKey,
+    pub method: String,
+    pub status: Status,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nlml: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nmse: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mnlp: Option<f64>,
+    #[serde(default)]
+    pub iterations: usize,
+    #[serde(default)]
+    pub train_seconds: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<f64>,
+    /// Why the optimiser stopped (budget, converged, line-search-failed, cancelled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<Stop>,
+    /// NLML after each iteration, starting with the initial value.
+    #[serde(default)]
+    pub trace: Vec<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelFile>,
+}
+
+impl RunResult {
+    pub fn metrics(&self) -> Option<TestMetrics> {
+        Some(TestMetrics {
+            nmse: self.nmse?,
+            mnlp: self.mnlp?,
+        })
+    }
+}

@@ -1,0 +1,315 @@
+//! What one run is — method × m × seed with its options — declared once.
+//!
+//! [`MethodOptions`] is the single declaration of every option a run can carry: serde
+//! reads it from sessions (an unknown key or value is an error naming its line), clap
+//! from the command line (flattened into `fit` and `bench`; its doc comments are the
+//! `--help` text), and the app's run form lists its fields from clap's description of
+//! the same struct ([`option_fields`]) and parses them with clap ([`parse_options`]).
+//! Each method names the options it reads; a spec is checked against its method
+//! before any worker sees it (`RunSpec::check` in `methods`, which knows the registry).
+
+use clap::{Args, CommandFactory, FromArgMatches, ValueEnum};
+use serde::{Deserialize, Serialize};
+
+/// How ssgp's spectral points start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum SpectralInit {
+    /// PSDS's Hammersley points (deterministic: the seed does not change them).
+    Psds,
+    /// Draws from N(0, I).
+    Random,
+}
+
+/// One stage of a staged schedule (ssgp).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Stage {
+    /// σ0², ℓ, σ² with the features fixed.
+    Hyper,
+    /// The features with σ0², ℓ, σ² fixed.
+    Points,
+    /// Everything jointly.
+    All,
+}
+
+/// Where tfifgp's feature centres start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Centres {
+    /// All at the training mean (FIFGP's window).
+    Zero,
+    /// At a random subset of the training inputs.
+    Subset,
+}
+
+/// The likelihood approximation a low-rank method uses (METHODS.md §1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ApproxKind {
+    /// FITC: the exact prior diagonal (Snelson & Ghahramani 2006).
+    Fitc,
+    /// DTC / projected process: no diagonal correction.
+    Dtc,
+    /// VFE: Titsias's collapsed variational bound (2009).
+    Vfe,
+    /// Power EP between VFE and FITC (Bui, Yan & Turner 2017); needs --alpha.
+    Pep,
+}
+
+impl ApproxKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ApproxKind::Fitc => "fitc",
+            ApproxKind::Dtc => "dtc",
+            ApproxKind::Vfe => "vfe",
+            ApproxKind::Pep => "pep",
+        }
+    }
+}
+
+/// Options that apply to every method; the others are read by some methods only.
+pub const GENERAL_OPTIONS: &[&str] = &["subset", "init_lengthscales_from_subset"];
+
+/// Every option a run can carry. Keys a method does not read are rejected when the
+/// spec is checked, so a typo never passes silently.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, Args)]
+#[serde(deny_unknown_fields)]
+pub struct MethodOptions {
+    /// Any method: fit on a random subset of this many training points
+    /// (`full --subset 2000` is the PSDS paper's random active set).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subset: Option<usize>,
+    /// Any method: first fit a full GP on this many random training points and start
+    /// from its σ0², ℓ and σ² (the papers' choice on pumadyn-32nm).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init_lengthscales_from_subset: Option<usize>,
+    /// ssgp: where the spectral points start.
+    #[arg(long, value_enum)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init: Option<SpectralInit>,
+    /// ssgp: a staged schedule sharing one iteration budget, e.g. hyper,points.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stages: Option<Vec<Stage>>,
+    /// tfifgp: where the feature centres start.
+    #[arg(long, value_enum)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub centres: Option<Centres>,
+    /// fifgp, tfifgp, smgp: the likelihood approximation (default fitc).
+    #[arg(long, value_enum)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approx: Option<ApproxKind>,
+    /// pep, and --approx pep: the power α in (0, 1] (default 0.5; 1 is FITC, → 0 is VFE).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<f64>,
+}
+
+impl MethodOptions {
+    /// Names of the options that are set, in declaration order (from serde, so this
+    /// list cannot drift from the declaration).
+    pub fn set_keys(&self) -> Vec<String> {
+        let order = option_fields();
+        let set: Vec<String> = match toml::Value::try_from(self) {
+            Ok(toml::Value::Table(t)) => t.keys().cloned().collect(),
+            _ => Vec::new(),
+        };
+        order
+            .into_iter()
+            .map(|f| f.key)
+            .filter(|k| set.contains(k))
+            .collect()
+    }
+
+    /// Checks that need no method: subset sizes (against the training size where it
+    /// is known), α's range, a non-empty schedule. Messages name the session key and
+    /// the flag.
+    pub fn check(&self, n_train: usize) -> std::result::Result<(), String> {
+        for (key, v) in [
+            ("subset", self.subset),
+            (
+                "init_lengthscales_from_subset",
+                self.init_lengthscales_from_subset,
+            ),
+        ] {
+            if let Some(s) = v
+                && (s < 2 || s > n_train)
+            {
+                return Err(format!(
+                    "{key} = {s} ({}): must be between 2 and the training size {}",
+                    flag(key),
+                    if n_train == usize::MAX {
+                        "n".to_string()
+                    } else {
+                        n_train.to_string()
+                    }
+                ));
+            }
+        }
+        if let Some(a) = self.alpha
+            && !(a > 0.0 && a <= 1.0)
+        {
+            return Err(format!(
+                "alpha = {a} (--alpha): power EP needs 0 < alpha ≤ 1 (1 is FITC, → 0 is VFE)"
+            ));
+        }
+        if self.stages.as_ref().is_some_and(Vec::is_empty) {
+            return Err("stages (--stages) is empty; give e.g. hyper,points".into());
+        }
+        Ok(())
+    }
+}
+
+/// The command-line flag of an option key.
+pub fn flag(key: &str) -> String {
+    format!("--{}", key.replace('_', "-"))
+}
+
+/// One option as the app's form shows it, read from the clap declaration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OptionField {
+    /// The session key (= clap's id).
+    pub key: String,
+    /// The flag, e.g. `--init-lengthscales-from-subset`.
+    pub flag: String,
+    pub help: String,
+    /// The values an enum option takes (empty for numbers).
+    pub choices: Vec<String>,
+    /// Whether it takes a comma-separated list.
+    pub list: bool,
+}
+
+/// Every option of [`MethodOptions`], in declaration order.
+pub fn option_fields() -> Vec<OptionField> {
+    let cmd = MethodOptions::augment_args(clap::Command::new("options"));
+    cmd.get_arguments()
+        .filter_map(|a| {
+            let long = a.get_long()?;
+            Some(OptionField {
+                key: a.get_id().to_string(),
+                flag: format!("--{long}"),
+                help: a.get_help().map(|h| h.to_string()).unwrap_or_default(),
+                choices: a
+                    .get_possible_values()
+                    .iter()
+                    .map(|v| v.get_name().to_string())
+                    .collect(),
+                list: a.get_value_delimiter().is_some(),
+            })
+        })
+        .collect()
+}
+
+/// Parse options given as (key, text) pairs with the command line's own parser, so
+/// the app's form accepts and rejects exactly what `--flag value` does.
+pub fn parse_options(pairs: &[(String, String)]) -> std::result::Result<MethodOptions, String> {
+    let mut argv = vec!["options".to_string()];
+    for (key, value) in pairs {
+        argv.push(flag(key));
+        argv.push(value.clone());
+    }
+    let cmd = MethodOptions::augment_args(clap::Command::new("options"));
+    let matches = cmd.try_get_matches_from(argv).map_err(|e| {
+        // clap's message without its usage block
+        e.to_string()
+            .lines()
+            .next()
+            .unwrap_or("invalid option")
+            .trim_start_matches("error: ")
+            .to_string()
+    })?;
+    MethodOptions::from_arg_matches(&matches).map_err(|e| e.to_string())
+}
+
+/// One run: method × m × seed on a data set.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunSpec {
+    pub method: String,
+    pub m: usize,
+    pub seed: u64,
+    pub iters: usize,
+    pub standardize: bool,
+    pub options: MethodOptions,
+}
+
+/// `MethodOptions` must be usable as a stand-alone clap command (for the form's parser).
+#[derive(clap::Parser)]
+struct OptionsOnly {
+    #[command(flatten)]
+    options: MethodOptions,
+}
+
+/// The help text of every option, as `--help` prints it (for the README and tests).
+pub fn options_help() -> String {
+    OptionsOnly::command().render_help().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_come_from_the_declaration() {
+        let fields = option_fields();
+        let keys: Vec<&str> = fields.iter().map(|f| f.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "subset",
+                "init_lengthscales_from_subset",
+                "init",
+                "stages",
+                "centres",
+                "approx",
+                "alpha"
+            ]
+        );
+        let init = &fields[2];
+        assert_eq!(init.choices, ["psds", "random"]);
+        assert!(fields[3].list && !init.list);
+        assert!(init.help.contains("ssgp"));
+    }
+
+    #[test]
+    fn the_form_parser_is_the_command_line_parser() {
+        let o = parse_options(&[
+            ("stages".into(), "hyper,points".into()),
+            ("alpha".into(), "0.25".into()),
+        ])
+        .expect("parses");
+        assert_eq!(o.stages, Some(vec![Stage::Hyper, Stage::Points]));
+        assert_eq!(o.alpha, Some(0.25));
+        assert_eq!(o.set_keys(), ["stages", "alpha"]);
+        let e = parse_options(&[("centres".into(), "subsett".into())]).expect_err("bad value");
+        assert!(e.contains("subsett") && e.contains("--centres"), "{e}");
+    }
+
+    #[test]
+    fn sessions_read_the_same_values() {
+        let o: MethodOptions =
+            toml::from_str("init = \"random\"\nstages = [\"hyper\", \"all\"]").expect("parses");
+        assert_eq!(o.init, Some(SpectralInit::Random));
+        let e = toml::from_str::<MethodOptions>("centres = \"subsett\"").expect_err("bad");
+        assert!(e.to_string().contains("subsett"), "{e}");
+        assert!(toml::from_str::<MethodOptions>("learning_rate = 3").is_err());
+    }
+
+    #[test]
+    fn checks_name_the_key_and_the_flag() {
+        let o = MethodOptions {
+            subset: Some(1),
+            ..Default::default()
+        };
+        let e = o.check(100).expect_err("too small");
+        assert!(e.contains("subset = 1") && e.contains("--subset"), "{e}");
+        let o = MethodOptions {
+            alpha: Some(1.5),
+            ..Default::default()
+        };
+        assert!(o.check(100).expect_err("alpha").contains("--alpha"));
+        assert!(options_help().contains("--init-lengthscales-from-subset"));
+    }
+}

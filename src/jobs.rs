@@ -16,6 +16,9 @@ use std::sync::{Arc, Mutex};
 
 pub type RunId = usize;
 
+/// What a worker runs for one task.
+pub type FitFn = fn(&Dataset, &ValidRunSpec, &RunContext) -> Result<FitResult>;
+
 #[derive(Clone, Debug)]
 pub enum JobEvent {
     Started {
@@ -60,6 +63,12 @@ pub struct Jobs {
 impl Jobs {
     /// `threads` workers (0 = one per core) and the receiving end of their events.
     pub fn new(threads: usize) -> Result<(Jobs, Receiver<JobEvent>)> {
+        Jobs::with_fit(threads, train::fit)
+    }
+
+    /// The same pool running `fit` in place of [`train::fit`] (the tests' seam for a
+    /// fit that panics or blocks).
+    pub fn with_fit(threads: usize, fit: FitFn) -> Result<(Jobs, Receiver<JobEvent>)> {
         let threads = if threads == 0 {
             rayon::current_num_threads()
         } else {
@@ -80,7 +89,7 @@ impl Jobs {
                 .spawn(move || {
                     for task in tasks.iter() {
                         let id = task.id;
-                        let result = execute(task, par, &tx);
+                        let result = execute(task, par, fit, &tx);
                         if let Ok(mut c) = cancels.lock() {
                             c.remove(&id);
                         }
@@ -136,7 +145,7 @@ impl Jobs {
 }
 
 /// Run one task, reporting progress; a panic inside a method becomes a failed result.
-fn execute(task: Task, par: Par, tx: &Sender<JobEvent>) -> RunResult {
+fn execute(task: Task, par: Par, fit: FitFn, tx: &Sender<JobEvent>) -> RunResult {
     let Task {
         id,
         key,
@@ -158,13 +167,12 @@ fn execute(task: Task, par: Par, tx: &Sender<JobEvent>) -> RunResult {
         });
     };
     let ctx = RunContext::new(Exec::new(par, cancel), &sink);
-    let fit =
-        catch_unwind(AssertUnwindSafe(|| train::fit(&data, &spec, &ctx))).unwrap_or_else(|panic| {
-            Err(Error::numerical(format!(
-                "the method panicked: {}",
-                panic_message(&panic)
-            )))
-        });
+    let fit = catch_unwind(AssertUnwindSafe(|| fit(&data, &spec, &ctx))).unwrap_or_else(|panic| {
+        Err(Error::numerical(format!(
+            "the method panicked: {}",
+            panic_message(&panic)
+        )))
+    });
     outcome(key, &spec.method, fit)
 }
 

@@ -3,6 +3,7 @@
 //! Nothing here touches the terminal, the file system or the run pool.
 
 use super::form::{Field, Form, FormOutcome, Value};
+use super::format::{fmt_nmse, fmt_opt};
 use super::predict::Curves;
 use super::theme::Theme;
 use crate::data::Dataset;
@@ -1320,24 +1321,6 @@ fn spec_from_result(r: &RunResult) -> RunSpec {
         iters: r.iterations.max(1),
         standardize: r.model.as_ref().is_some_and(|m| m.standardize.is_some()),
         options: MethodOptions::default(),
-    }
-}
-
-pub fn fmt_opt(v: Option<f64>, digits: usize) -> String {
-    match v {
-        Some(v) if v.is_finite() => format!("{v:.digits$}"),
-        Some(v) => format!("{v}"),
-        None => "-".into(),
-    }
-}
-
-/// NMSE spans decades: four significant figures.
-pub fn fmt_nmse(v: Option<f64>) -> String {
-    match v {
-        Some(v) if v.is_finite() && v != 0.0 && v.abs() < 0.001 => format!("{v:.2e}"),
-        Some(v) if v.is_finite() => format!("{v:.4}"),
-        Some(v) => format!("{v}"),
-        None => "-".into(),
     }
 }
 

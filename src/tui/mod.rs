@@ -7,6 +7,7 @@
 
 pub mod app;
 pub mod form;
+pub mod format;
 pub mod predict;
 pub mod theme;
 pub mod view;

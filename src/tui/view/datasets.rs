@@ -3,6 +3,7 @@
 
 use super::pane;
 use crate::tui::app::{App, DataState, Focus};
+use crate::tui::format::short;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -81,8 +82,8 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
                 lines.push(Line::raw(format!(
                     "target {}: mean {} sd {}",
                     ds.target_name,
-                    super::short(mean),
-                    super::short(sd)
+                    short(mean),
+                    short(sd)
                 )));
                 for note in &ds.notes {
                     lines.push(Line::styled(note.clone(), t.dim()));

@@ -9,6 +9,7 @@ pub mod app;
 pub mod form;
 pub mod format;
 pub mod predict;
+pub mod state;
 pub mod theme;
 pub mod view;
 pub mod widgets;
@@ -16,7 +17,6 @@ pub mod widgets;
 use crate::error::{Error, Result};
 use crate::jobs::{JobEvent, Jobs};
 use crate::session::Session;
-use app::{App, DataState, Effect, Event, PredState, PredWant};
 use crossbeam_channel::{Receiver, Sender, select, unbounded};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
@@ -25,6 +25,7 @@ use ratatui::crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 use ratatui::crossterm::{cursor, execute};
+use state::{App, DataState, Effect, Event, PredState, PredWant};
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;

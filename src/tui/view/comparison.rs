@@ -3,8 +3,8 @@
 
 use super::{method_index, pane};
 use crate::session::Status;
-use crate::tui::app::{App, ChartTab, Metric};
 use crate::tui::format::{fmt_nmse, fmt_opt, short};
+use crate::tui::state::{App, ChartTab, Metric};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};

@@ -2,8 +2,8 @@
 //! loading error.
 
 use super::pane;
-use crate::tui::app::{App, DataState, Focus};
 use crate::tui::format::short;
+use crate::tui::state::{App, DataState, Focus};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};

@@ -1,7 +1,8 @@
 //! Dialogs over the panes: help, the quit question, and the forms.
 
-use crate::tui::app::{App, Dialog, KEYS};
+use crate::tui::app::KEYS;
 use crate::tui::form::{Form, Value};
+use crate::tui::state::{App, Dialog};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::text::{Line, Span};

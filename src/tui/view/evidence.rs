@@ -2,8 +2,8 @@
 //! legend; during a replay, the replayed run's curve up to the animation's position.
 
 use super::{method_index, pane};
-use crate::tui::app::{App, ChartTab, SPEEDS};
 use crate::tui::format::short;
+use crate::tui::state::{App, ChartTab, SPEEDS};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;

@@ -9,7 +9,7 @@ pub mod prediction;
 pub mod runs;
 pub mod status;
 
-use super::app::{App, ChartTab};
+use super::state::{App, ChartTab};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;

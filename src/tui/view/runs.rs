@@ -2,8 +2,8 @@
 //! time; the selected run's details (failure message, re-run verdict) at the bottom.
 
 use super::{method_index, pane};
-use crate::tui::app::{Activity, App, Focus, RunStatus, Verdict};
 use crate::tui::format::{fmt_nmse, fmt_opt};
+use crate::tui::state::{Activity, App, Focus, RunStatus, Verdict};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Style;

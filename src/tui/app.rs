@@ -2,8 +2,9 @@
 //! that returns the effects (I/O, jobs) for the runtime to carry out. Nothing here
 //! touches the terminal, the file system or the run pool.
 
-use super::form::{Field, Form, FormOutcome, Value};
+use super::form::FormOutcome;
 use super::format::{fmt_nmse, fmt_opt};
+use super::forms::{DatasetChange, Slot, load_form, open_form, refresh_option_fields, runs_form};
 use super::state::{
     Activity, App, ChartTab, DataState, Dialog, Effect, Event, Focus, Metric, PredState, PredWant,
     Replay, RunRow, RunStatus, SPEEDS, Verdict,
@@ -12,11 +13,9 @@ use super::theme::Theme;
 use crate::data::Dataset;
 use crate::error::Error;
 use crate::jobs::{JobEvent, outcome};
-use crate::methods;
-use crate::session::{DatasetEntry, RunEntry, RunKey, RunResult, Session, Status, base_dir};
-use crate::train::{GENERAL_OPTIONS, MethodOptions, RunSpec};
+use crate::session::{RunEntry, RunKey, RunResult, Session, Status, base_dir};
+use crate::train::{MethodOptions, RunSpec};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use serde::Deserialize;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -636,19 +635,7 @@ impl App {
             }
             KeyCode::Char('s') => return self.save(),
             KeyCode::Char('o') => {
-                let mut f = Form::new(
-                    "Open a session",
-                    vec![Field::text(
-                        "path",
-                        "session file",
-                        &self.path.display().to_string(),
-                        "a session TOML file; Enter opens it",
-                    )],
-                );
-                if self.dirty {
-                    f.error = Some("unsaved changes will be lost (Esc, then s saves)".into());
-                }
-                self.dialog = Some(Dialog::Open(f));
+                self.dialog = Some(Dialog::Open(open_form(&self.path, self.dirty)))
             }
             KeyCode::Esc => {
                 if self.replay.take().is_some() {
@@ -803,8 +790,8 @@ impl App {
                 }
             },
             Dialog::LoadData(mut f) => match f.key(k) {
-                FormOutcome::Submit => match self.submit_load_form(&f) {
-                    Ok(e) => e,
+                FormOutcome::Submit => match self.check_load_form(&f) {
+                    Ok(change) => self.add_dataset(change),
                     Err(msg) => {
                         f.error = Some(msg);
                         self.dialog = Some(Dialog::LoadData(f));
@@ -818,8 +805,8 @@ impl App {
                 }
             },
             Dialog::NewRuns(mut f) => match f.key(k) {
-                FormOutcome::Submit => match self.submit_runs_form(&f) {
-                    Ok(e) => e,
+                FormOutcome::Submit => match self.check_runs_form(&f) {
+                    Ok((entry, runs)) => self.launch_runs(entry, runs),
                     Err(msg) => {
                         f.error = Some(msg);
                         self.dialog = Some(Dialog::NewRuns(f));
@@ -841,64 +828,14 @@ impl App {
         }
     }
 
-    fn submit_load_form(&mut self, f: &Form) -> Result<Vec<Effect>, String> {
-        let name = f.text("name");
-        let train = f.text("train");
-        if name.is_empty() {
-            return Err("give the data set a name".into());
-        }
-        if train.is_empty() {
-            return Err("give the training file (CSV or Parquet)".into());
-        }
-        let opt = |s: String| if s.is_empty() { None } else { Some(s) };
-        let split = match opt(f.text("split")) {
-            None => None,
-            Some(s) => match s.parse::<f64>() {
-                Ok(v) if v > 0.0 && v < 1.0 => Some(v),
-                _ => return Err(format!("split = '{s}' must be a fraction between 0 and 1")),
-            },
-        };
-        let test = opt(f.text("test")).map(PathBuf::from);
-        if test.is_some() && split.is_some() {
-            return Err("give a test file or a split, not both".into());
-        }
-        let features = opt(f.text("features")).map(|s| {
-            s.split(',')
-                .map(|c| c.trim().to_string())
-                .filter(|c| !c.is_empty())
-                .collect::<Vec<_>>()
-        });
-        let entry = DatasetEntry {
-            name: name.clone(),
-            train: PathBuf::from(train),
-            test,
-            split,
-            split_seed: 1,
-            target: opt(f.text("target")),
-            features,
-            drop_missing: f.toggle("drop_missing"),
-        };
-        let editing = f.get("editing").map(|e| e.display()).unwrap_or_default();
-        let existing = self
-            .session
-            .datasets
-            .iter()
-            .position(|d| d.get_ref().name == name);
-        match existing {
-            Some(i) if editing == name => {
-                self.session.datasets[i] = toml::Spanned::new(0..0, entry.clone())
-            }
-            Some(_) => return Err(format!("there is already a data set named '{name}'")),
-            None => {
-                if !editing.is_empty() {
-                    if self
-                        .session
-                        .runs
-                        .iter()
-                        .any(|r| r.get_ref().dataset == editing)
-                    {
-                        return Err(format!("runs use '{editing}': keep its name"));
-                    }
+    /// Store a checked data set entry and load it.
+    fn add_dataset(&mut self, change: DatasetChange) -> Vec<Effect> {
+        let DatasetChange { entry, slot } = change;
+        let name = entry.name.clone();
+        match slot {
+            Slot::Replace(i) => self.session.datasets[i] = toml::Spanned::new(0..0, entry.clone()),
+            Slot::Add { replacing } => {
+                if let Some(editing) = replacing {
                     self.session
                         .datasets
                         .retain(|d| d.get_ref().name != editing);
@@ -919,56 +856,16 @@ impl App {
         self.focus = Focus::Datasets;
         self.data.insert(name.clone(), DataState::Loading);
         self.say(format!("loading {name}…"));
-        Ok(vec![Effect::LoadData {
+        vec![Effect::LoadData {
             name,
             epoch: self.epoch,
             entry,
             base: base_dir(&self.path),
-        }])
+        }]
     }
 
-    fn submit_runs_form(&mut self, f: &Form) -> Result<Vec<Effect>, String> {
-        let dataset = f.text("dataset");
-        let method = f.text("method");
-        let m = parse_list(&f.text("m"), "m")?;
-        let seeds: Vec<u64> = parse_list(&f.text("seeds"), "seeds")?
-            .into_iter()
-            .map(|s| s as u64)
-            .collect();
-        let iterations: usize = f
-            .text("iterations")
-            .parse()
-            .map_err(|_| "iterations must be a whole number".to_string())?;
-        let label = f.text("label");
-        let options = parse_options(f)?;
-        let entry = RunEntry {
-            dataset: dataset.clone(),
-            method,
-            label: if label.is_empty() { None } else { Some(label) },
-            m,
-            seeds,
-            iterations,
-            standardize: f.toggle("standardize"),
-            options,
-        };
-        self.session.check_run(&entry).map_err(|e| e.to_string())?;
-        let runs = entry.expand();
-        if let Some(DataState::Loaded(d)) = self.data.get(&dataset) {
-            for (_, spec) in &runs {
-                spec.check(d.n_train()).map_err(|e| e.to_string())?;
-            }
-        }
-        // A key may be shared only by the same settings (results are stored by key).
-        for (key, spec) in &runs {
-            if let Some(row) = self.runs.iter().find(|r| &r.key == key)
-                && &row.spec != spec
-            {
-                return Err(format!(
-                    "{} m={} seed {} exists with other settings; give these runs a label",
-                    key.label, key.m, key.seed
-                ));
-            }
-        }
+    /// Store a checked run entry, list its runs and start the idle ones.
+    fn launch_runs(&mut self, entry: RunEntry, runs: Vec<(RunKey, RunSpec)>) -> Vec<Effect> {
         if !self.session.runs.iter().any(|r| r.get_ref() == &entry) {
             self.session.runs.push(toml::Spanned::new(0..0, entry));
             self.dirty = true;
@@ -987,7 +884,7 @@ impl App {
             self.focus = Focus::Runs;
         }
         self.say(format!("launched {} runs", effects.len()));
-        Ok(effects)
+        effects
     }
 }
 
@@ -1034,228 +931,6 @@ fn spec_from_result(r: &RunResult) -> RunSpec {
         standardize: r.model.as_ref().is_some_and(|m| m.standardize.is_some()),
         options: MethodOptions::default(),
     }
-}
-
-/// "10, 20 40" or "1-3" → numbers.
-fn parse_list(text: &str, what: &str) -> Result<Vec<usize>, String> {
-    let mut out = Vec::new();
-    for part in text
-        .split([',', ' '])
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-    {
-        let bad =
-            || format!("{what}: '{part}' is not a whole number (write e.g. 10, 20, 40 or 1-3)");
-        if let Some((a, b)) = part.split_once('-') {
-            let (a, b): (usize, usize) = (
-                a.trim().parse().map_err(|_| bad())?,
-                b.trim().parse().map_err(|_| bad())?,
-            );
-            if b < a || b - a > 1000 {
-                return Err(bad());
-            }
-            out.extend(a..=b);
-        } else {
-            out.push(part.parse().map_err(|_| bad())?);
-        }
-    }
-    if out.is_empty() {
-        return Err(format!("{what}: give at least one value"));
-    }
-    Ok(out)
-}
-
-/// Option fields (`opt:` + key) → MethodOptions through serde, so the app names no
-/// option: integers, floats and booleans as such, "a, b" as a list, else a string.
-fn parse_options(f: &Form) -> Result<MethodOptions, String> {
-    let mut table = toml::Table::new();
-    for field in &f.fields {
-        let Some(key) = field.key.strip_prefix("opt:") else {
-            continue;
-        };
-        let text = field.display().trim().to_string();
-        if text.is_empty() {
-            continue;
-        }
-        table.insert(key.to_string(), option_value(&text));
-    }
-    MethodOptions::deserialize(toml::Value::Table(table))
-        .map_err(|e| format!("options: {}", e.message().trim()))
-}
-
-fn option_value(text: &str) -> toml::Value {
-    if let Ok(i) = text.parse::<i64>() {
-        return toml::Value::Integer(i);
-    }
-    if let Ok(x) = text.parse::<f64>() {
-        return toml::Value::Float(x);
-    }
-    match text {
-        "true" | "yes" => return toml::Value::Boolean(true),
-        "false" | "no" => return toml::Value::Boolean(false),
-        _ => {}
-    }
-    if text.contains(',') {
-        return toml::Value::Array(
-            text.split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(option_value)
-                .collect(),
-        );
-    }
-    toml::Value::String(text.to_string())
-}
-
-fn load_form(existing: Option<&DatasetEntry>) -> Form {
-    let e = existing.cloned();
-    let s = |f: fn(&DatasetEntry) -> Option<String>| e.as_ref().and_then(f).unwrap_or_default();
-    let mut fields = vec![
-        Field::text(
-            "name",
-            "name",
-            &s(|d| Some(d.name.clone())),
-            "how runs refer to this data set",
-        ),
-        Field::text(
-            "train",
-            "training file",
-            &s(|d| Some(d.train.display().to_string())),
-            "CSV with a header row, or Parquet; relative to the session's folder",
-        ),
-        Field::text(
-            "test",
-            "test file",
-            &s(|d| d.test.as_ref().map(|p| p.display().to_string())),
-            "optional; same columns as the training file",
-        ),
-        Field::text(
-            "split",
-            "split",
-            &s(|d| d.split.map(|v| v.to_string())),
-            "optional, without a test file: training fraction, e.g. 0.8",
-        ),
-        Field::text(
-            "target",
-            "target column",
-            &s(|d| d.target.clone()),
-            "default: the last column",
-        ),
-        Field::text(
-            "features",
-            "feature columns",
-            &s(|d| d.features.as_ref().map(|f| f.join(", "))),
-            "comma-separated; default: every other column",
-        ),
-        Field::toggle(
-            "drop_missing",
-            "drop missing rows",
-            e.as_ref().is_some_and(|d| d.drop_missing),
-            "← → or Space: drop rows with missing values instead of failing",
-        ),
-    ];
-    // Remembers which entry an edit replaces (not shown as a field).
-    if let Some(d) = &e {
-        fields.push(Field::choice("editing", "", vec![d.name.clone()], 0, ""));
-    }
-    let title = if e.is_some() {
-        "Edit and reload the data set"
-    } else {
-        "Add a data set"
-    };
-    Form::new(title, fields)
-}
-
-fn runs_form(session: &Session, dataset: Option<&str>) -> Form {
-    let names: Vec<String> = session
-        .datasets
-        .iter()
-        .map(|d| d.get_ref().name.clone())
-        .collect();
-    let di = dataset
-        .and_then(|d| names.iter().position(|n| n == d))
-        .unwrap_or(0);
-    let methods: Vec<String> = methods::registry()
-        .iter()
-        .map(|m| m.name().to_string())
-        .collect();
-    let mi = methods.iter().position(|m| m == "fitc").unwrap_or(0);
-    let mut f = Form::new(
-        "New runs: one per (m, seed)",
-        vec![
-            Field::choice("dataset", "data set", names, di, "← → choose the data set"),
-            Field::choice("method", "method", methods, mi, ""),
-            Field::text(
-                "m",
-                "m values",
-                "10, 20, 40",
-                "comma-separated list, or a range such as 5-8",
-            ),
-            Field::text("seeds", "seeds", "1", "e.g. 1, 2, 3 or 1-5"),
-            Field::text(
-                "iterations",
-                "iterations",
-                "100",
-                "optimiser iteration budget",
-            ),
-            Field::toggle(
-                "standardize",
-                "standardize",
-                false,
-                "← → or Space: scale inputs and target to unit variance",
-            ),
-            Field::text(
-                "label",
-                "label",
-                "",
-                "optional name that tells apart runs of one method with other options",
-            ),
-        ],
-    );
-    refresh_option_fields(&mut f);
-    f
-}
-
-/// The method's own options (from the registry) plus the general ones, keeping values
-/// typed so far; also the method's summary as the help of the method field.
-fn refresh_option_fields(f: &mut Form) {
-    let method = methods::get(&f.text("method")).ok();
-    if let Some(field) = f.fields.iter_mut().find(|x| x.key == "method") {
-        field.help = method.map_or(String::new(), |m| {
-            format!("{} — m = {} (← → choose)", m.summary(), m.m_meaning())
-        });
-    }
-    let old: Vec<Field> = f
-        .fields
-        .iter()
-        .filter(|x| x.key.starts_with("opt:"))
-        .cloned()
-        .collect();
-    f.fields.retain(|x| !x.key.starts_with("opt:"));
-    let keys = GENERAL_OPTIONS
-        .iter()
-        .chain(method.map_or(&[][..], |m| m.options()));
-    for key in keys {
-        let k = format!("opt:{key}");
-        let value = old
-            .iter()
-            .find(|o| o.key == k)
-            .map(|o| o.display())
-            .unwrap_or_default();
-        let general = GENERAL_OPTIONS.contains(key);
-        let help = if general {
-            "option for any method; empty = not set"
-        } else {
-            "this method's option; empty = its default"
-        };
-        f.fields.push(Field {
-            key: k,
-            label: key.replace('_', " "),
-            help: help.into(),
-            value: Value::Text(value),
-        });
-    }
-    f.cursor = f.cursor.min(f.fields.len().saturating_sub(1));
 }
 
 #[cfg(test)]
@@ -1779,21 +1454,5 @@ iterations = 20
         });
         assert!(matches!(&a.prediction, PredState::Failed(_, m) if m == "boom"));
         assert!(a.update(Event::Resize(80, 24)).is_empty());
-    }
-
-    #[test]
-    fn lists_parse() {
-        assert_eq!(parse_list("10, 20 40", "m"), Ok(vec![10, 20, 40]));
-        assert_eq!(parse_list("1-3", "s"), Ok(vec![1, 2, 3]));
-        assert!(
-            parse_list("", "m").is_err()
-                && parse_list("x", "m").is_err()
-                && parse_list("3-1", "m").is_err()
-        );
-        assert_eq!(option_value("12"), toml::Value::Integer(12));
-        assert_eq!(
-            option_value("hyper, points"),
-            toml::Value::Array(vec!["hyper".into(), "points".into()])
-        );
     }
 }

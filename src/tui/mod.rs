@@ -8,6 +8,7 @@
 pub mod app;
 pub mod form;
 pub mod format;
+pub mod forms;
 pub mod predict;
 pub mod state;
 pub mod theme;

@@ -389,6 +389,150 @@ fn option_value(text: &str) -> toml::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::state::{Dialog, Effect, Event};
+    use crate::tui::testing::*;
+    use ratatui::crossterm::event::KeyCode;
+
+    #[test]
+    fn the_runs_form_validates_and_launches() {
+        let mut a = loaded();
+        a.update(ch('n'));
+        // dataset, method(fitc), m
+        a.update(key(KeyCode::Down));
+        a.update(key(KeyCode::Down));
+        clear_field(&mut a);
+        type_text(&mut a, "0");
+        assert!(a.update(key(KeyCode::Enter)).is_empty());
+        let Some(Dialog::NewRuns(f)) = &a.dialog else {
+            panic!("form closed")
+        };
+        assert!(
+            f.error
+                .as_deref()
+                .is_some_and(|e| e.contains("m must be at least 1")),
+            "{:?}",
+            f.error
+        );
+        clear_field(&mut a);
+        type_text(&mut a, "500");
+        a.update(key(KeyCode::Enter));
+        let Some(Dialog::NewRuns(f)) = &a.dialog else {
+            panic!("form closed")
+        };
+        assert!(
+            f.error
+                .as_deref()
+                .is_some_and(|e| e.contains("larger than the training set")),
+            "{:?}",
+            f.error
+        );
+        clear_field(&mut a);
+        type_text(&mut a, "3, 4");
+        a.update(key(KeyCode::Down));
+        clear_field(&mut a);
+        type_text(&mut a, "1-2");
+        let e = a.update(key(KeyCode::Enter));
+        assert!(a.dialog.is_none());
+        assert_eq!(
+            e.iter()
+                .filter(|e| matches!(e, Effect::Submit { .. }))
+                .count(),
+            4
+        );
+        assert_eq!(a.runs.len(), 6);
+        assert_eq!(a.session.runs.len(), 2);
+        assert!(a.dirty);
+    }
+
+    #[test]
+    fn the_runs_form_lists_the_methods_options_and_rejects_bad_values() {
+        let mut a = loaded();
+        a.update(ch('n'));
+        let Some(Dialog::NewRuns(f)) = &a.dialog else {
+            panic!("no form")
+        };
+        assert!(f.get("opt:subset").is_some());
+        let subset = f
+            .fields
+            .iter()
+            .position(|x| x.key == "opt:subset")
+            .expect("subset field");
+        for _ in 0..subset {
+            a.update(key(KeyCode::Down));
+        }
+        type_text(&mut a, "many");
+        a.update(key(KeyCode::Enter));
+        let Some(Dialog::NewRuns(f)) = &a.dialog else {
+            panic!("form closed")
+        };
+        assert!(
+            f.error.as_deref().is_some_and(|e| e.contains("options")),
+            "{:?}",
+            f.error
+        );
+    }
+
+    #[test]
+    fn the_same_key_with_other_settings_needs_a_label() {
+        let mut a = loaded();
+        a.update(ch('n'));
+        for _ in 0..2 {
+            a.update(key(KeyCode::Down));
+        }
+        clear_field(&mut a);
+        type_text(&mut a, "5");
+        a.update(key(KeyCode::Down));
+        a.update(key(KeyCode::Down));
+        clear_field(&mut a);
+        type_text(&mut a, "7");
+        a.update(key(KeyCode::Enter));
+        let Some(Dialog::NewRuns(f)) = &a.dialog else {
+            panic!("form closed")
+        };
+        assert!(
+            f.error.as_deref().is_some_and(|e| e.contains("label")),
+            "{:?}",
+            f.error
+        );
+    }
+
+    #[test]
+    fn the_load_form_adds_a_data_set_and_errors_show() {
+        let mut a = loaded();
+        a.update(ch('a'));
+        type_text(&mut a, "new");
+        a.update(key(KeyCode::Down));
+        type_text(&mut a, "x.csv");
+        a.update(key(KeyCode::Down));
+        a.update(key(KeyCode::Down));
+        type_text(&mut a, "1.5");
+        a.update(key(KeyCode::Enter));
+        let Some(Dialog::LoadData(f)) = &a.dialog else {
+            panic!("form closed")
+        };
+        assert!(
+            f.error
+                .as_deref()
+                .is_some_and(|e| e.contains("between 0 and 1"))
+        );
+        a.update(key(KeyCode::Backspace));
+        a.update(key(KeyCode::Backspace));
+        a.update(key(KeyCode::Backspace));
+        type_text(&mut a, ".8");
+        let e = a.update(key(KeyCode::Enter));
+        assert!(
+            matches!(&e[..], [Effect::LoadData { name, entry, .. }] if name == "new" && entry.split == Some(0.8)),
+            "{e:?}"
+        );
+        assert_eq!(a.session.datasets.len(), 2);
+        a.update(Event::DataLoaded {
+            name: "new".into(),
+            epoch: 1,
+            result: Err("x.csv: column 'y' is text".into()),
+        });
+        assert!(matches!(a.data.get("new"), Some(DataState::Failed(m)) if m.contains("text")));
+        assert!(a.message.contains("cannot load new"));
+    }
 
     #[test]
     fn lists_parse() {

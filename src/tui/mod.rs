@@ -1,17 +1,20 @@
 //! The terminal workbench (`sgpw`, `sgpw open`): ratatui + crossterm.
 //!
-//! One event enum feeds one pure transition ([`app::update`]); the [`Runtime`] carries
+//! One event enum feeds one pure transition ([`update::update`]); the [`Runtime`] carries
 //! out the effects it returns (run pool, file I/O, data loading, predictions) and feeds
 //! their outcomes back as events. Producers: an input thread, the run pool, background
 //! loaders and a prediction worker (the newest request replaces queued ones).
 
-pub mod app;
 pub mod form;
 pub mod format;
 pub mod forms;
+pub mod keys;
 pub mod predict;
 pub mod state;
+#[cfg(test)]
+mod testing;
 pub mod theme;
+pub mod update;
 pub mod view;
 pub mod widgets;
 

@@ -1,7 +1,7 @@
 //! Dialogs over the panes: help, the quit question, and the forms.
 
-use crate::tui::app::KEYS;
 use crate::tui::form::{Form, Value};
+use crate::tui::keys::KEYS;
 use crate::tui::state::{App, Dialog};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};

@@ -1,0 +1,389 @@
+//! Keys: the main screen's, the dialogs', and what a submitted form does.
+
+use crate::session::{RunEntry, RunKey, base_dir};
+use crate::train::RunSpec;
+use crate::tui::form::FormOutcome;
+use crate::tui::forms::{
+    DatasetChange, Slot, load_form, open_form, refresh_option_fields, runs_form,
+};
+use crate::tui::state::{
+    Activity, App, ChartTab, DataState, Dialog, Effect, Focus, Metric, RunStatus,
+};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use std::path::PathBuf;
+
+impl App {
+    pub(super) fn on_key(&mut self, k: KeyEvent) -> Vec<Effect> {
+        let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
+        // Ctrl-C leaves any form for the quit question (which it leaves alone).
+        if ctrl && k.code == KeyCode::Char('c') && !matches!(self.dialog, Some(Dialog::Quit(_))) {
+            self.dialog = None;
+            return self.ask_quit();
+        }
+        if let Some(dialog) = self.dialog.take() {
+            return self.on_dialog_key(dialog, k);
+        }
+        match k.code {
+            KeyCode::Char('c') if ctrl => return self.ask_quit(),
+            KeyCode::Char('q') => return self.ask_quit(),
+            KeyCode::Char('?') | KeyCode::F(1) => self.dialog = Some(Dialog::Help),
+            KeyCode::Tab | KeyCode::BackTab => {
+                self.focus = if self.focus == Focus::Runs {
+                    Focus::Datasets
+                } else {
+                    Focus::Runs
+                }
+            }
+            KeyCode::Char('1') => self.chart = ChartTab::Evidence,
+            KeyCode::Char('2') => self.chart = ChartTab::Comparison,
+            KeyCode::Char('3') => self.chart = ChartTab::Prediction,
+            KeyCode::Up | KeyCode::Char('k') => self.move_cursor(-1),
+            KeyCode::Down | KeyCode::Char('j') => self.move_cursor(1),
+            KeyCode::PageUp => self.move_cursor(-10),
+            KeyCode::PageDown => self.move_cursor(10),
+            KeyCode::Home => self.move_cursor(-1_000_000),
+            KeyCode::End => self.move_cursor(1_000_000),
+            KeyCode::Char(' ') => {
+                if let Some(r) = self.runs.get_mut(self.run_cursor) {
+                    r.marked = !r.marked;
+                }
+            }
+            KeyCode::Char('a') => self.dialog = Some(Dialog::LoadData(load_form(None))),
+            KeyCode::Char('e') => match self.selected_dataset() {
+                Some(d) => self.dialog = Some(Dialog::LoadData(load_form(Some(d)))),
+                None => self.fail("no data set selected (a adds one)"),
+            },
+            KeyCode::Char('n') => {
+                if self.session.datasets.is_empty() {
+                    self.fail("add a data set first (a)");
+                } else {
+                    let ds = self
+                        .selected_run()
+                        .map(|r| r.key.dataset.clone())
+                        .or_else(|| self.comparison_dataset());
+                    self.dialog = Some(Dialog::NewRuns(runs_form(&self.session, ds.as_deref())));
+                }
+            }
+            KeyCode::Enter => {
+                if self.focus == Focus::Datasets {
+                    self.focus = Focus::Runs;
+                } else if let Some(row) = self.selected_run() {
+                    if self.status_of(row) == RunStatus::NotRun {
+                        return self.start(self.run_cursor, false);
+                    }
+                    self.say("this run has a result: R re-runs it, r replays it");
+                }
+            }
+            KeyCode::Char('g') => {
+                let todo: Vec<usize> = (0..self.runs.len())
+                    .filter(|&i| self.status_of(&self.runs[i]) == RunStatus::NotRun)
+                    .collect();
+                if todo.is_empty() {
+                    self.say("every run has a result (R re-runs the selected one)");
+                }
+                return todo
+                    .into_iter()
+                    .flat_map(|i| self.start(i, false))
+                    .collect();
+            }
+            KeyCode::Char('x') => return self.cancel_selected(),
+            KeyCode::Char('X') => {
+                let mut effects = vec![Effect::CancelAll];
+                for row in &mut self.runs {
+                    if row.activity == Activity::Waiting {
+                        row.activity = Activity::Idle;
+                    }
+                }
+                let n = self.runs.iter().filter(|r| r.job.is_some()).count();
+                self.say(format!("cancelling {n} runs"));
+                if n == 0 {
+                    effects.clear();
+                }
+                return effects;
+            }
+            KeyCode::Char('R') => {
+                let i = self.run_cursor;
+                return match self.selected_run().map(|r| self.status_of(r)) {
+                    Some(
+                        RunStatus::Done
+                        | RunStatus::Failed
+                        | RunStatus::Cancelled
+                        | RunStatus::NotRun,
+                    ) => {
+                        self.say("re-running with the same seed…");
+                        self.start(i, true)
+                    }
+                    Some(s) => {
+                        self.say(format!("the run is {}; x cancels it", s.word()));
+                        Vec::new()
+                    }
+                    None => Vec::new(),
+                };
+            }
+            KeyCode::Char('r') => self.toggle_replay(),
+            KeyCode::Char('+') | KeyCode::Char('=') => self.change_speed(1),
+            KeyCode::Char('-') => self.change_speed(-1),
+            KeyCode::Char('c') => {
+                self.metric = if self.metric == Metric::Nmse {
+                    Metric::Mnlp
+                } else {
+                    Metric::Nmse
+                };
+                self.chart = ChartTab::Comparison;
+            }
+            KeyCode::Char('[') => {
+                self.pred_input = self.pred_input.saturating_sub(1);
+                self.chart = ChartTab::Prediction;
+            }
+            KeyCode::Char(']') => {
+                let dim = self
+                    .selected_run()
+                    .and_then(|r| match self.data.get(&r.key.dataset) {
+                        Some(DataState::Loaded(d)) => Some(d.dim()),
+                        _ => None,
+                    });
+                self.pred_input = (self.pred_input + 1).min(dim.unwrap_or(1).saturating_sub(1));
+                self.chart = ChartTab::Prediction;
+            }
+            KeyCode::Char('s') => return self.save(),
+            KeyCode::Char('o') => {
+                self.dialog = Some(Dialog::Open(open_form(&self.path, self.dirty)))
+            }
+            KeyCode::Esc => {
+                if self.replay.take().is_some() {
+                    self.say("replay stopped");
+                } else {
+                    self.runs.iter_mut().for_each(|r| r.marked = false);
+                }
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    fn move_cursor(&mut self, delta: i64) {
+        let (cursor, len) = match self.focus {
+            Focus::Runs => (&mut self.run_cursor, self.runs.len()),
+            Focus::Datasets => (&mut self.data_cursor, self.session.datasets.len()),
+        };
+        let max = len.saturating_sub(1) as i64;
+        *cursor = (*cursor as i64 + delta).clamp(0, max) as usize;
+        if self.focus == Focus::Runs {
+            // A replay follows the cursor only when restarted.
+            if let Some(ds) = self
+                .runs
+                .get(self.run_cursor)
+                .map(|r| r.key.dataset.clone())
+                && let Some(i) = self
+                    .session
+                    .datasets
+                    .iter()
+                    .position(|d| d.get_ref().name == ds)
+            {
+                self.data_cursor = i;
+            }
+        }
+    }
+
+    fn ask_quit(&mut self) -> Vec<Effect> {
+        let active = self.running() + self.queued();
+        let reason = match (self.dirty, active) {
+            (false, 0) => {
+                self.quit = true;
+                return vec![Effect::CancelAll, Effect::Quit];
+            }
+            (true, 0) => "The session has unsaved changes.".to_string(),
+            (false, n) => {
+                format!("{n} runs are still running or queued; their results will be lost.")
+            }
+            (true, n) => format!("Unsaved changes, and {n} runs are still running or queued."),
+        };
+        self.dialog = Some(Dialog::Quit(reason));
+        Vec::new()
+    }
+
+    fn on_dialog_key(&mut self, dialog: Dialog, k: KeyEvent) -> Vec<Effect> {
+        match dialog {
+            Dialog::Help => Vec::new(),
+            Dialog::Quit(reason) => match k.code {
+                KeyCode::Char('y') | KeyCode::Char('Y') => {
+                    self.quit = true;
+                    vec![Effect::CancelAll, Effect::Quit]
+                }
+                KeyCode::Char('s') | KeyCode::Char('S') => {
+                    self.quit_after_save = true;
+                    let mut e = vec![Effect::CancelAll];
+                    e.extend(self.save());
+                    e
+                }
+                KeyCode::Char('n') | KeyCode::Esc => Vec::new(),
+                _ => {
+                    self.dialog = Some(Dialog::Quit(reason));
+                    Vec::new()
+                }
+            },
+            Dialog::Open(mut f) => match f.key(k) {
+                FormOutcome::Submit => {
+                    let p = f.text("path");
+                    if p.is_empty() {
+                        f.error = Some("type a path".into());
+                        self.dialog = Some(Dialog::Open(f));
+                        return Vec::new();
+                    }
+                    vec![Effect::Open(PathBuf::from(p))]
+                }
+                FormOutcome::Cancel => Vec::new(),
+                FormOutcome::Editing { .. } => {
+                    self.dialog = Some(Dialog::Open(f));
+                    Vec::new()
+                }
+            },
+            Dialog::LoadData(mut f) => match f.key(k) {
+                FormOutcome::Submit => match self.check_load_form(&f) {
+                    Ok(change) => self.add_dataset(change),
+                    Err(msg) => {
+                        f.error = Some(msg);
+                        self.dialog = Some(Dialog::LoadData(f));
+                        Vec::new()
+                    }
+                },
+                FormOutcome::Cancel => Vec::new(),
+                FormOutcome::Editing { .. } => {
+                    self.dialog = Some(Dialog::LoadData(f));
+                    Vec::new()
+                }
+            },
+            Dialog::NewRuns(mut f) => match f.key(k) {
+                FormOutcome::Submit => match self.check_runs_form(&f) {
+                    Ok((entry, runs)) => self.launch_runs(entry, runs),
+                    Err(msg) => {
+                        f.error = Some(msg);
+                        self.dialog = Some(Dialog::NewRuns(f));
+                        Vec::new()
+                    }
+                },
+                FormOutcome::Cancel => Vec::new(),
+                FormOutcome::Editing { changed } => {
+                    if changed
+                        .and_then(|i| f.fields.get(i))
+                        .is_some_and(|fd| fd.key == "method")
+                    {
+                        refresh_option_fields(&mut f);
+                    }
+                    self.dialog = Some(Dialog::NewRuns(f));
+                    Vec::new()
+                }
+            },
+        }
+    }
+
+    /// Store a checked data set entry and load it.
+    fn add_dataset(&mut self, change: DatasetChange) -> Vec<Effect> {
+        let DatasetChange { entry, slot } = change;
+        let name = entry.name.clone();
+        match slot {
+            Slot::Replace(i) => self.session.datasets[i] = toml::Spanned::new(0..0, entry.clone()),
+            Slot::Add { replacing } => {
+                if let Some(editing) = replacing {
+                    self.session
+                        .datasets
+                        .retain(|d| d.get_ref().name != editing);
+                    self.data.remove(&editing);
+                }
+                self.session
+                    .datasets
+                    .push(toml::Spanned::new(0..0, entry.clone()));
+            }
+        }
+        self.dirty = true;
+        self.data_cursor = self
+            .session
+            .datasets
+            .iter()
+            .position(|d| d.get_ref().name == name)
+            .unwrap_or(0);
+        self.focus = Focus::Datasets;
+        self.data.insert(name.clone(), DataState::Loading);
+        self.say(format!("loading {name}…"));
+        vec![Effect::LoadData {
+            name,
+            epoch: self.epoch,
+            entry,
+            base: base_dir(&self.path),
+        }]
+    }
+
+    /// Store a checked run entry, list its runs and start the idle ones.
+    fn launch_runs(&mut self, entry: RunEntry, runs: Vec<(RunKey, RunSpec)>) -> Vec<Effect> {
+        if !self.session.runs.iter().any(|r| r.get_ref() == &entry) {
+            self.session.runs.push(toml::Spanned::new(0..0, entry));
+            self.dirty = true;
+        }
+        let mut effects = Vec::new();
+        let mut first = None;
+        for (key, spec) in runs {
+            let i = self.add_row(key, spec);
+            first.get_or_insert(i);
+            if self.runs[i].activity == Activity::Idle {
+                effects.extend(self.start(i, false));
+            }
+        }
+        if let Some(i) = first {
+            self.run_cursor = i;
+            self.focus = Focus::Runs;
+        }
+        self.say(format!("launched {} runs", effects.len()));
+        effects
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tui::state::{ChartTab, Dialog, Effect, Event, Focus, Metric};
+    use crate::tui::testing::*;
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+    #[test]
+    fn keys_move_focus_charts_and_metric() {
+        let mut a = loaded();
+        a.update(key(KeyCode::Down));
+        assert_eq!(a.run_cursor, 1);
+        a.update(key(KeyCode::Down));
+        assert_eq!(a.run_cursor, 1);
+        a.update(key(KeyCode::Tab));
+        assert_eq!(a.focus, Focus::Datasets);
+        a.update(ch('3'));
+        assert_eq!(a.chart, ChartTab::Prediction);
+        a.update(ch('c'));
+        assert_eq!((a.chart, a.metric), (ChartTab::Comparison, Metric::Mnlp));
+        a.update(ch('?'));
+        assert!(matches!(a.dialog, Some(Dialog::Help)));
+        a.update(ch('z'));
+        assert!(a.dialog.is_none());
+        a.update(ch('n'));
+        let e = a.update(Event::Key(KeyEvent::new(
+            KeyCode::Char('c'),
+            KeyModifiers::CONTROL,
+        )));
+        assert!(matches!(e[..], [Effect::CancelAll, Effect::Quit]) && a.quit);
+    }
+
+    #[test]
+    fn quit_asks_when_unsaved_and_save_then_quits() {
+        let mut a = loaded();
+        assert!(matches!(
+            a.update(ch('q'))[..],
+            [Effect::CancelAll, Effect::Quit]
+        ));
+        let mut a = loaded();
+        a.dirty = true;
+        assert!(a.update(ch('q')).is_empty());
+        assert!(matches!(a.dialog, Some(Dialog::Quit(_))));
+        assert!(a.update(ch('n')).is_empty() && a.dialog.is_none() && !a.quit);
+        a.update(ch('q'));
+        let e = a.update(ch('s'));
+        assert!(matches!(e.last(), Some(Effect::Save { .. })));
+        let e = a.update(Event::Saved(Ok("s/t.toml".into())));
+        assert!(matches!(e[..], [Effect::Quit]) && a.quit && !a.dirty);
+    }
+}

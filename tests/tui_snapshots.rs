@@ -507,7 +507,7 @@ fn help_lists_every_key() {
     for size in SIZES {
         let b = render(&app, size);
         snapshot("help", &b);
-        for (k, what) in sgpw::tui::keys::KEYS {
+        for (k, what) in sgpw::tui::keys::help_rows() {
             assert!(has(&b, what), "help lacks {k}: {what}\n{}", screen(&b));
         }
     }

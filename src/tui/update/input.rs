@@ -6,54 +6,53 @@ use crate::tui::form::FormOutcome;
 use crate::tui::forms::{
     DatasetChange, Slot, load_form, open_form, refresh_option_fields, runs_form,
 };
-use crate::tui::state::{
-    Activity, App, ChartTab, DataState, Dialog, Effect, Focus, Metric, RunStatus,
-};
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crate::tui::keys::{Action, CTRL_C, action_for};
+use crate::tui::state::{Activity, App, ChartTab, DataState, Dialog, Effect, Focus, Metric};
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use std::path::PathBuf;
 
 impl App {
+    /// A key: the open dialog's, else the main screen's through the key table.
     pub(super) fn on_key(&mut self, k: KeyEvent) -> Vec<Effect> {
-        let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
-        // Ctrl-C leaves any form for the quit question (which it leaves alone).
-        if ctrl && k.code == KeyCode::Char('c') && !matches!(self.dialog, Some(Dialog::Quit(_))) {
-            self.dialog = None;
-            return self.ask_quit();
-        }
         if let Some(dialog) = self.dialog.take() {
-            return self.on_dialog_key(dialog, k);
+            // Ctrl-C leaves any form for the quit question (which it leaves alone).
+            let leaves = CTRL_C.matches(&k) && !matches!(dialog, Dialog::Quit(_));
+            if !leaves {
+                return self.on_dialog_key(dialog, k);
+            }
         }
-        match k.code {
-            KeyCode::Char('c') if ctrl => return self.ask_quit(),
-            KeyCode::Char('q') => return self.ask_quit(),
-            KeyCode::Char('?') | KeyCode::F(1) => self.dialog = Some(Dialog::Help),
-            KeyCode::Tab | KeyCode::BackTab => {
+        match action_for(&k) {
+            Some(action) => self.perform(action),
+            None => Vec::new(),
+        }
+    }
+
+    /// What a key of the main screen does.
+    fn perform(&mut self, action: Action) -> Vec<Effect> {
+        match action {
+            Action::Help => self.dialog = Some(Dialog::Help),
+            Action::SwitchFocus => {
                 self.focus = if self.focus == Focus::Runs {
                     Focus::Datasets
                 } else {
                     Focus::Runs
                 }
             }
-            KeyCode::Char('1') => self.chart = ChartTab::Evidence,
-            KeyCode::Char('2') => self.chart = ChartTab::Comparison,
-            KeyCode::Char('3') => self.chart = ChartTab::Prediction,
-            KeyCode::Up | KeyCode::Char('k') => self.move_cursor(-1),
-            KeyCode::Down | KeyCode::Char('j') => self.move_cursor(1),
-            KeyCode::PageUp => self.move_cursor(-10),
-            KeyCode::PageDown => self.move_cursor(10),
-            KeyCode::Home => self.move_cursor(-1_000_000),
-            KeyCode::End => self.move_cursor(1_000_000),
-            KeyCode::Char(' ') => {
-                if let Some(r) = self.runs.get_mut(self.run_cursor) {
-                    r.marked = !r.marked;
-                }
-            }
-            KeyCode::Char('a') => self.dialog = Some(Dialog::LoadData(load_form(None))),
-            KeyCode::Char('e') => match self.selected_dataset() {
+            Action::Up => self.move_cursor(-1),
+            Action::Down => self.move_cursor(1),
+            Action::PageUp => self.move_cursor(-10),
+            Action::PageDown => self.move_cursor(10),
+            Action::Home => self.move_cursor(-1_000_000),
+            Action::End => self.move_cursor(1_000_000),
+            Action::ShowEvidence => self.chart = ChartTab::Evidence,
+            Action::ShowComparison => self.chart = ChartTab::Comparison,
+            Action::ShowPrediction => self.chart = ChartTab::Prediction,
+            Action::AddDataset => self.dialog = Some(Dialog::LoadData(load_form(None))),
+            Action::EditDataset => match self.selected_dataset() {
                 Some(d) => self.dialog = Some(Dialog::LoadData(load_form(Some(d)))),
                 None => self.fail("no data set selected (a adds one)"),
             },
-            KeyCode::Char('n') => {
+            Action::NewRuns => {
                 if self.session.datasets.is_empty() {
                     self.fail("add a data set first (a)");
                 } else {
@@ -64,66 +63,26 @@ impl App {
                     self.dialog = Some(Dialog::NewRuns(runs_form(&self.session, ds.as_deref())));
                 }
             }
-            KeyCode::Enter => {
+            Action::Start => {
                 if self.focus == Focus::Datasets {
                     self.focus = Focus::Runs;
-                } else if let Some(row) = self.selected_run() {
-                    if self.status_of(row) == RunStatus::NotRun {
-                        return self.start(self.run_cursor, false);
-                    }
-                    self.say("this run has a result: R re-runs it, r replays it");
+                } else {
+                    return self.start_selected();
                 }
             }
-            KeyCode::Char('g') => {
-                let todo: Vec<usize> = (0..self.runs.len())
-                    .filter(|&i| self.status_of(&self.runs[i]) == RunStatus::NotRun)
-                    .collect();
-                if todo.is_empty() {
-                    self.say("every run has a result (R re-runs the selected one)");
+            Action::StartAll => return self.start_all(),
+            Action::Cancel => return self.cancel_selected(),
+            Action::CancelAll => return self.cancel_all(),
+            Action::Rerun => return self.rerun_selected(),
+            Action::Replay => self.toggle_replay(),
+            Action::Faster => self.change_speed(1),
+            Action::Slower => self.change_speed(-1),
+            Action::Mark => {
+                if let Some(r) = self.runs.get_mut(self.run_cursor) {
+                    r.marked = !r.marked;
                 }
-                return todo
-                    .into_iter()
-                    .flat_map(|i| self.start(i, false))
-                    .collect();
             }
-            KeyCode::Char('x') => return self.cancel_selected(),
-            KeyCode::Char('X') => {
-                let mut effects = vec![Effect::CancelAll];
-                for row in &mut self.runs {
-                    if row.activity == Activity::Waiting {
-                        row.activity = Activity::Idle;
-                    }
-                }
-                let n = self.runs.iter().filter(|r| r.job.is_some()).count();
-                self.say(format!("cancelling {n} runs"));
-                if n == 0 {
-                    effects.clear();
-                }
-                return effects;
-            }
-            KeyCode::Char('R') => {
-                let i = self.run_cursor;
-                return match self.selected_run().map(|r| self.status_of(r)) {
-                    Some(
-                        RunStatus::Done
-                        | RunStatus::Failed
-                        | RunStatus::Cancelled
-                        | RunStatus::NotRun,
-                    ) => {
-                        self.say("re-running with the same seed…");
-                        self.start(i, true)
-                    }
-                    Some(s) => {
-                        self.say(format!("the run is {}; x cancels it", s.word()));
-                        Vec::new()
-                    }
-                    None => Vec::new(),
-                };
-            }
-            KeyCode::Char('r') => self.toggle_replay(),
-            KeyCode::Char('+') | KeyCode::Char('=') => self.change_speed(1),
-            KeyCode::Char('-') => self.change_speed(-1),
-            KeyCode::Char('c') => {
+            Action::ToggleMetric => {
                 self.metric = if self.metric == Metric::Nmse {
                     Metric::Mnlp
                 } else {
@@ -131,11 +90,11 @@ impl App {
                 };
                 self.chart = ChartTab::Comparison;
             }
-            KeyCode::Char('[') => {
+            Action::PrevInput => {
                 self.pred_input = self.pred_input.saturating_sub(1);
                 self.chart = ChartTab::Prediction;
             }
-            KeyCode::Char(']') => {
+            Action::NextInput => {
                 let dim = self
                     .selected_run()
                     .and_then(|r| match self.data.get(&r.key.dataset) {
@@ -145,18 +104,16 @@ impl App {
                 self.pred_input = (self.pred_input + 1).min(dim.unwrap_or(1).saturating_sub(1));
                 self.chart = ChartTab::Prediction;
             }
-            KeyCode::Char('s') => return self.save(),
-            KeyCode::Char('o') => {
-                self.dialog = Some(Dialog::Open(open_form(&self.path, self.dirty)))
-            }
-            KeyCode::Esc => {
+            Action::Save => return self.save(),
+            Action::Open => self.dialog = Some(Dialog::Open(open_form(&self.path, self.dirty))),
+            Action::Dismiss => {
                 if self.replay.take().is_some() {
                     self.say("replay stopped");
                 } else {
                     self.runs.iter_mut().for_each(|r| r.marked = false);
                 }
             }
-            _ => {}
+            Action::Quit => return self.ask_quit(),
         }
         Vec::new()
     }

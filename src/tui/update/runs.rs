@@ -6,7 +6,7 @@ use crate::error::Error;
 use crate::jobs::{JobEvent, outcome};
 use crate::session::{RunResult, Status};
 use crate::tui::format::{fmt_nmse, fmt_opt};
-use crate::tui::state::{Activity, App, DataState, Effect, Verdict};
+use crate::tui::state::{Activity, App, DataState, Effect, RunStatus, Verdict};
 use std::sync::Arc;
 
 impl App {
@@ -212,6 +212,49 @@ impl App {
         self.finish(i, r);
     }
 
+    /// Start the selected run if it has no result yet.
+    pub(super) fn start_selected(&mut self) -> Vec<Effect> {
+        if let Some(row) = self.selected_run() {
+            if self.status_of(row) == RunStatus::NotRun {
+                return self.start(self.run_cursor, false);
+            }
+            self.say("this run has a result: R re-runs it, r replays it");
+        }
+        Vec::new()
+    }
+
+    /// Start every run that has no result yet.
+    pub(super) fn start_all(&mut self) -> Vec<Effect> {
+        let todo: Vec<usize> = (0..self.runs.len())
+            .filter(|&i| self.status_of(&self.runs[i]) == RunStatus::NotRun)
+            .collect();
+        if todo.is_empty() {
+            self.say("every run has a result (R re-runs the selected one)");
+        }
+        todo.into_iter()
+            .flat_map(|i| self.start(i, false))
+            .collect()
+    }
+
+    /// Run the selected run again with its seed, to compare with its result.
+    pub(super) fn rerun_selected(&mut self) -> Vec<Effect> {
+        let i = self.run_cursor;
+        match self.selected_run().map(|r| self.status_of(r)) {
+            Some(
+                RunStatus::Done | RunStatus::Failed | RunStatus::Cancelled | RunStatus::NotRun,
+            ) => {
+                self.say("re-running with the same seed…");
+                self.start(i, true)
+            }
+            Some(s) => {
+                self.say(format!("the run is {}; x cancels it", s.word()));
+                Vec::new()
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// Cancel the selected run, or stop it waiting for its data.
     pub(super) fn cancel_selected(&mut self) -> Vec<Effect> {
         let Some(row) = self.runs.get_mut(self.run_cursor) else {
             return Vec::new();
@@ -231,6 +274,22 @@ impl App {
                 Vec::new()
             }
         }
+    }
+
+    /// Cancel every run: the pool's, and those waiting for their data.
+    pub(super) fn cancel_all(&mut self) -> Vec<Effect> {
+        let mut effects = vec![Effect::CancelAll];
+        for row in &mut self.runs {
+            if row.activity == Activity::Waiting {
+                row.activity = Activity::Idle;
+            }
+        }
+        let n = self.runs.iter().filter(|r| r.job.is_some()).count();
+        self.say(format!("cancelling {n} runs"));
+        if n == 0 {
+            effects.clear();
+        }
+        effects
     }
 }
 

@@ -11,7 +11,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use sgpw::data::Dataset;
 use sgpw::model_file::{Hyper, Inducing, ModelFile};
 use sgpw::session::{RunResult, Session, Status};
-use sgpw::tui::app::{App, Event, PredState};
+use sgpw::tui::state::{App, Event, PredState};
 use sgpw::tui::theme::Theme;
 use sgpw::tui::{predict, view};
 use std::io::{Read, Write};

@@ -287,6 +287,47 @@ pub mod rows {
     }
 }
 
+/// The line (1-based) a model-check message is about: the key after the first
+/// `[table]` it names (or that table's header), else the first top-level key it
+/// starts with. None when the text does not hold it (a table left out, say).
+pub fn line_of_message(text: &str, message: &str) -> Option<usize> {
+    let lines: Vec<&str> = text.lines().collect();
+    let key_line = |from: usize, key: &str| {
+        lines[from..]
+            .iter()
+            .take_while(|l| !l.trim_start().starts_with('['))
+            .position(|l| {
+                let t = l.trim_start();
+                t.strip_prefix(key)
+                    .is_some_and(|r| r.trim_start().starts_with('='))
+            })
+            .map(|i| from + i + 1)
+    };
+    if let Some(open) = message.find('[')
+        && let Some(len) = message[open..].find(']')
+    {
+        let table = &message[open + 1..open + len];
+        let header = lines.iter().position(|l| {
+            let t = l.trim();
+            t == format!("[{table}]") || t.starts_with(&format!("[{table}."))
+        })?;
+        let key: String = message[open + len + 1..]
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        return (!key.is_empty())
+            .then(|| key_line(header + 1, &key))
+            .flatten()
+            .or(Some(header + 1));
+    }
+    let key: String = message
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    (!key.is_empty()).then(|| key_line(0, &key)).flatten()
+}
+
 /// Describe a TOML error with its line number.
 pub fn toml_error(text: &str, e: &toml::de::Error) -> String {
     match e.span() {
@@ -337,6 +378,25 @@ points = [[0.1, 0.2], [0.3, 0.4]]
         assert_eq!(m.inducing.as_ref().map(|i| i.points.len()), Some(2));
         let again = ModelFile::parse(&m.to_toml().expect("writes")).expect("parses");
         assert_eq!(m, again);
+    }
+
+    #[test]
+    fn check_messages_find_their_line() {
+        let text = "method = \"fitc\"\ninput_mean = [1.0]\n[hyper]\nsignal_variance = 1.0\n\
+                    lengthscales = [1.0]\nnoise_variance = 0.1\n[inducing]\npoints = [[1.0, 2.0]]\n";
+        assert_eq!(
+            line_of_message(text, "[inducing] points: row 1 has 2 values"),
+            Some(8)
+        );
+        assert_eq!(
+            line_of_message(text, "[hyper] noise_variance must be positive"),
+            Some(6)
+        );
+        assert_eq!(
+            line_of_message(text, "input_mean must hold 1 finite values"),
+            Some(2)
+        );
+        assert_eq!(line_of_message(text, "[standardize] needs 2 values"), None);
     }
 
     #[test]

@@ -209,7 +209,9 @@ pub fn parse_options(pairs: &[(String, String)]) -> std::result::Result<MethodOp
     let mut argv = vec!["options".to_string()];
     for (key, value) in pairs {
         argv.push(flag(key));
-        argv.push(value.clone());
+        // a form's "hyper, points" is the command line's hyper,points
+        let parts: Vec<&str> = value.split(',').map(str::trim).collect();
+        argv.push(parts.join(","));
     }
     let cmd = MethodOptions::augment_args(clap::Command::new("options"));
     let matches = cmd.try_get_matches_from(argv).map_err(|e| {

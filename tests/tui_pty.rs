@@ -208,7 +208,7 @@ fn launch_save_quit_reopen_same_nmse() {
         .iter()
         .find(|r| r.key.label == "fitc" && r.key.m == 7 && r.key.dataset == "xsinx3")
         .expect("the m = 7 result");
-    assert_eq!(sgpw::tui::app::fmt_nmse(r.nmse), nmse);
+    assert_eq!(sgpw::tui::format::fmt_nmse(r.nmse), nmse);
     assert!(r.model.is_some() && !r.trace.is_empty());
     drop(app);
 

@@ -5,7 +5,7 @@ mod common;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use sgpw::session::{Session, Status, runner};
 use sgpw::tui::Runtime;
-use sgpw::tui::app::{App, Event};
+use sgpw::tui::state::{App, Event};
 use sgpw::tui::theme::Theme;
 use std::path::Path;
 use std::time::Duration;

@@ -14,7 +14,7 @@ use ratatui::style::Color;
 use sgpw::data::Dataset;
 use sgpw::model_file::{Hyper, Inducing, ModelFile};
 use sgpw::session::{RunResult, Session, Status};
-use sgpw::tui::app::{App, ChartTab, Effect, Event, PredState};
+use sgpw::tui::state::{App, ChartTab, Effect, Event, PredState};
 use sgpw::tui::theme::Theme;
 use sgpw::tui::{Runtime, predict, view};
 use std::path::{Path, PathBuf};
@@ -509,7 +509,7 @@ fn help_lists_every_key() {
     for size in SIZES {
         let b = render(&app, size);
         snapshot("help", &b);
-        for (k, what) in sgpw::tui::app::KEYS {
+        for (k, what) in sgpw::tui::keys::help_rows() {
             assert!(has(&b, what), "help lacks {k}: {what}\n{}", screen(&b));
         }
     }

@@ -38,7 +38,9 @@ pub enum Command {
     Fit(fit::FitArgs),
     /// Predict with a model file: CSV with mean, var_latent, var_noisy per input row.
     Predict(predict::PredictArgs),
-    /// The NLML (and with --json its gradient) at a model's parameters, without training.
+    /// The objective (and with --json its gradient) at a model's parameters, without
+    /// training: the NLML, or the negative ELBO for vfe (and --approx vfe) and the
+    /// power-EP energy for pep, which bound or approximate it.
     Nlml(nlml::NlmlArgs),
     /// Time one NLML + gradient evaluation on synthetic data.
     Bench(bench::BenchArgs),

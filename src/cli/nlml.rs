@@ -1,9 +1,8 @@
 //! `sgpw nlml`: the objective at a model's parameters, without training.
 
 use super::predict::training_data;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::exec::Exec;
-use crate::model_file::ModelFile;
 use crate::train::model_data;
 use clap::Args;
 use std::path::PathBuf;
@@ -28,8 +27,7 @@ pub struct NlmlArgs {
 }
 
 pub fn run(args: NlmlArgs) -> Result<()> {
-    let model = ModelFile::read(&args.model)?;
-    let method = model.check().map_err(|e| Error::file(&args.model, e))?;
+    let (model, method) = crate::methods::read_model(&args.model)?;
     let (x, y) = training_data(&model, &args.train, args.target.clone())?;
     let data = model_data(&model, &x, &y)?;
     let exec = Exec::default();

@@ -53,7 +53,7 @@ pub fn training_data(
 }
 
 pub fn run(args: PredictArgs) -> Result<()> {
-    let model = ModelFile::read(&args.model)?;
+    let (model, _) = crate::methods::read_model(&args.model)?;
     let features = model.inputs.clone().unwrap_or_default();
     let mut x = data::load_inputs(&args.input, &features)?;
     if features.is_empty() && x.ncols() > model.dim() {

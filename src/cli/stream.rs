@@ -35,8 +35,7 @@ pub fn run(args: StreamArgs) -> Result<()> {
     if args.every == 0 {
         return Err(Error::input("--every must be at least 1"));
     }
-    let model = ModelFile::read(&args.model)?;
-    model.check().map_err(|e| Error::file(&args.model, e))?;
+    let (model, _) = crate::methods::read_model(&args.model)?;
     if model.method != "psds" && model.method != "ssgp" {
         return Err(Error::file(
             &args.model,

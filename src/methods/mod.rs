@@ -254,6 +254,28 @@ impl ModelFile {
     }
 }
 
+/// Read a model file and check it against its method. A parse error names its line;
+/// an inconsistent table names the line of the table or key it concerns, where the
+/// file has it.
+pub fn read_model(path: &std::path::Path) -> Result<(ModelFile, &'static dyn Method)> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::file(path, format!("cannot read the model file: {e}")))?;
+    let model = ModelFile::parse(&text).map_err(|e| Error::file(path, e))?;
+    match model.check() {
+        Ok(method) => Ok((model, method)),
+        Err(e) => {
+            let msg = e.to_string();
+            Err(Error::file(
+                path,
+                match crate::model_file::line_of_message(&text, &msg) {
+                    Some(line) => format!("line {line}: {msg}"),
+                    None => msg,
+                },
+            ))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

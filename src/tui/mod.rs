@@ -1,21 +1,26 @@
 //! The terminal workbench (`sgpw`, `sgpw open`): ratatui + crossterm.
 //!
-//! One event enum feeds one pure transition ([`app::update`]); the [`Runtime`] carries
+//! One event enum feeds one pure transition ([`update::update`]); the [`Runtime`] carries
 //! out the effects it returns (run pool, file I/O, data loading, predictions) and feeds
 //! their outcomes back as events. Producers: an input thread, the run pool, background
 //! loaders and a prediction worker (the newest request replaces queued ones).
 
-pub mod app;
 pub mod form;
+pub mod format;
+pub mod forms;
+pub mod keys;
 pub mod predict;
+pub mod state;
+#[cfg(test)]
+mod testing;
 pub mod theme;
+pub mod update;
 pub mod view;
 pub mod widgets;
 
 use crate::error::{Error, Result};
 use crate::jobs::{JobEvent, Jobs};
 use crate::session::Session;
-use app::{App, DataState, Effect, Event, PredState, PredWant};
 use crossbeam_channel::{Receiver, Sender, select, unbounded};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
@@ -24,6 +29,7 @@ use ratatui::crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 use ratatui::crossterm::{cursor, execute};
+use state::{App, DataState, Effect, Event, PredState, PredWant};
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;

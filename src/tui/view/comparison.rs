@@ -1,9 +1,10 @@
 //! Comparison: test NMSE (log scale) or MNLP against m (log scale), one line per method
 //! (run label), for the selected data set, with the numbers in a table beside it.
 
-use super::{method_index, pane, short};
+use super::{method_index, pane};
 use crate::session::Status;
-use crate::tui::app::{App, ChartTab, Metric, fmt_nmse, fmt_opt};
+use crate::tui::format::{fmt_nmse, fmt_opt, short};
+use crate::tui::state::{App, ChartTab, Metric};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};

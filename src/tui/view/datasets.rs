@@ -2,7 +2,8 @@
 //! loading error.
 
 use super::pane;
-use crate::tui::app::{App, DataState, Focus};
+use crate::tui::format::short;
+use crate::tui::state::{App, DataState, Focus};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -81,8 +82,8 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
                 lines.push(Line::raw(format!(
                     "target {}: mean {} sd {}",
                     ds.target_name,
-                    super::short(mean),
-                    super::short(sd)
+                    short(mean),
+                    short(sd)
                 )));
                 for note in &ds.notes {
                     lines.push(Line::styled(note.clone(), t.dim()));

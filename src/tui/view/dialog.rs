@@ -1,7 +1,8 @@
 //! Dialogs over the panes: help, the quit question, and the forms.
 
-use crate::tui::app::{App, Dialog, KEYS};
 use crate::tui::form::{Form, Value};
+use crate::tui::keys::help_rows;
+use crate::tui::state::{App, Dialog};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -13,12 +14,11 @@ pub fn draw(frame: &mut Frame, app: &App) {
     let area = frame.area();
     match d {
         Dialog::Help => {
-            let mut lines: Vec<Line> = KEYS
-                .iter()
+            let mut lines: Vec<Line> = help_rows()
                 .map(|(k, what)| {
                     Line::from(vec![
                         Span::styled(format!("{k:>10}  "), t.key()),
-                        Span::raw(*what),
+                        Span::raw(what),
                     ])
                 })
                 .collect();

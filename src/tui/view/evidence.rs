@@ -1,8 +1,9 @@
 //! Evidence: NLML against iteration, live, one colour (or marker) per method, with a
 //! legend; during a replay, the replayed run's curve up to the animation's position.
 
-use super::{method_index, pane, short};
-use crate::tui::app::{App, ChartTab, SPEEDS};
+use super::{method_index, pane};
+use crate::tui::format::short;
+use crate::tui::state::{App, ChartTab, SPEEDS};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;

@@ -9,7 +9,7 @@ pub mod prediction;
 pub mod runs;
 pub mod status;
 
-use super::app::{App, ChartTab};
+use super::state::{App, ChartTab};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
@@ -135,21 +135,4 @@ pub fn method_index(method: &str) -> usize {
     reg.iter()
         .position(|m| m.name() == method)
         .unwrap_or(reg.len())
-}
-
-/// A number in at most `width` characters (axis labels).
-pub fn short(v: f64) -> String {
-    if !v.is_finite() {
-        return format!("{v}");
-    }
-    let a = v.abs();
-    if a != 0.0 && !(0.01..1e5).contains(&a) {
-        format!("{v:.1e}")
-    } else if a >= 100.0 {
-        format!("{v:.0}")
-    } else if a >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
 }

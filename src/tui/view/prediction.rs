@@ -3,7 +3,7 @@
 //! held at their training medians when D > 1, as the title says).
 
 use super::pane;
-use crate::tui::app::{App, ChartTab, PredState};
+use crate::tui::state::{App, ChartTab, PredState};
 use crate::tui::widgets::BandChart;
 use crate::tui::widgets::band_chart::{LATENT, MEAN, NOISY, TEST, TRAIN};
 use ratatui::Frame;

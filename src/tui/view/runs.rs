@@ -2,7 +2,9 @@
 //! time; the selected run's details (failure message, re-run verdict) at the bottom.
 
 use super::{method_index, pane};
-use crate::tui::app::{Activity, App, Focus, RunStatus, Verdict, fmt_nmse, fmt_opt};
+use crate::run_context::Phase;
+use crate::tui::format::{fmt_nmse, fmt_opt};
+use crate::tui::state::{Activity, App, Focus, RunStatus, Verdict};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Style;
@@ -45,6 +47,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
                     iteration,
                     nlml,
                     elapsed,
+                    ..
                 },
                 _,
             ) => (
@@ -72,7 +75,19 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         };
         Row::new([
             Cell::from(if row.marked { "*" } else { " " }),
-            Cell::from(status.word()).style(status_style),
+            Cell::from(match row.activity {
+                // what a running run is doing, where it is not the fit itself
+                Activity::Running {
+                    phase: Phase::SubsetInit,
+                    ..
+                } => "init",
+                Activity::Running {
+                    phase: Phase::Posterior | Phase::Scoring,
+                    ..
+                } => "scoring",
+                _ => status.word(),
+            })
+            .style(status_style),
             Cell::from(row.key.dataset.clone()),
             Cell::from(row.key.label.clone()).style(t.method_style(method_index(&row.spec.method))),
             Cell::from(row.key.m.to_string()),

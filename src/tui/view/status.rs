@@ -1,6 +1,6 @@
 //! The status line: session file, unsaved changes, runs running / queued, last message.
 
-use crate::tui::app::App;
+use crate::tui::state::App;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};

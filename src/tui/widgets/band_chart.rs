@@ -6,9 +6,9 @@
 //! With colour, the noisy band is filled dim and the latent band bright; without
 //! colour, the latent band is filled and the noisy band drawn as its two edges.
 
+use crate::tui::format::short;
 use crate::tui::predict::Curves;
 use crate::tui::theme::Theme;
-use crate::tui::view::short;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Color;

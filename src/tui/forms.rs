@@ -1,0 +1,574 @@
+//! The app's own forms: open a session, add or edit a data set, configure new runs.
+//! Building them, and reading a submitted one into what it asks for, checked against
+//! the session (applying that is `update`'s job). The generic form, its fields and
+//! keys, is `form`: it knows nothing of sessions, and the dialog view draws it.
+
+use super::form::{Field, Form};
+use super::state::{App, DataState};
+use crate::methods;
+use crate::run_spec::{self, GENERAL_OPTIONS, MethodOptions, OptionField, RunSpec};
+use crate::session::{DatasetEntry, RunEntry, RunKey, Session};
+use std::path::{Path, PathBuf};
+
+/// The first entry of an option's choice list: the option is not set.
+const DEFAULT_CHOICE: &str = "(default)";
+
+/// The path of a session to open, starting from the current one.
+pub fn open_form(path: &Path, dirty: bool) -> Form {
+    let mut f = Form::new(
+        "Open a session",
+        vec![Field::text(
+            "path",
+            "session file",
+            &path.display().to_string(),
+            "a session TOML file; Enter opens it",
+        )],
+    );
+    if dirty {
+        f.error = Some("unsaved changes will be lost (Esc, then s saves)".into());
+    }
+    f
+}
+
+/// Add a data set, or edit `existing` (the form remembers which entry it replaces).
+pub fn load_form(existing: Option<&DatasetEntry>) -> Form {
+    let e = existing.cloned();
+    let s = |f: fn(&DatasetEntry) -> Option<String>| e.as_ref().and_then(f).unwrap_or_default();
+    let mut fields = vec![
+        Field::text(
+            "name",
+            "name",
+            &s(|d| Some(d.name.clone())),
+            "how runs refer to this data set",
+        ),
+        Field::text(
+            "train",
+            "training file",
+            &s(|d| Some(d.train.display().to_string())),
+            "CSV with a header row, or Parquet; relative to the session's folder",
+        ),
+        Field::text(
+            "test",
+            "test file",
+            &s(|d| d.test.as_ref().map(|p| p.display().to_string())),
+            "optional; same columns as the training file",
+        ),
+        Field::text(
+            "split",
+            "split",
+            &s(|d| d.split.map(|v| v.to_string())),
+            "optional, without a test file: training fraction, e.g. 0.8",
+        ),
+        Field::text(
+            "target",
+            "target column",
+            &s(|d| d.target.clone()),
+            "default: the last column",
+        ),
+        Field::text(
+            "features",
+            "feature columns",
+            &s(|d| d.features.as_ref().map(|f| f.join(", "))),
+            "comma-separated; default: every other column",
+        ),
+        Field::toggle(
+            "drop_missing",
+            "drop missing rows",
+            e.as_ref().is_some_and(|d| d.drop_missing),
+            "← → or Space: drop rows with missing values instead of failing",
+        ),
+    ];
+    // Remembers which entry an edit replaces (not shown as a field).
+    if let Some(d) = &e {
+        fields.push(Field::choice("editing", "", vec![d.name.clone()], 0, ""));
+    }
+    let title = if e.is_some() {
+        "Edit and reload the data set"
+    } else {
+        "Add a data set"
+    };
+    Form::new(title, fields)
+}
+
+/// New runs on `dataset` (else the first data set), one per (m, seed).
+pub fn runs_form(session: &Session, dataset: Option<&str>) -> Form {
+    let names: Vec<String> = session
+        .datasets
+        .iter()
+        .map(|d| d.get_ref().name.clone())
+        .collect();
+    let di = dataset
+        .and_then(|d| names.iter().position(|n| n == d))
+        .unwrap_or(0);
+    let methods: Vec<String> = methods::registry()
+        .iter()
+        .map(|m| m.name().to_string())
+        .collect();
+    let mi = methods.iter().position(|m| m == "fitc").unwrap_or(0);
+    let mut f = Form::new(
+        "New runs: one per (m, seed)",
+        vec![
+            Field::choice("dataset", "data set", names, di, "← → choose the data set"),
+            Field::choice("method", "method", methods, mi, ""),
+            Field::text(
+                "m",
+                "m values",
+                "10, 20, 40",
+                "comma-separated list, or a range such as 5-8",
+            ),
+            Field::text("seeds", "seeds", "1", "e.g. 1, 2, 3 or 1-5"),
+            Field::text(
+                "iterations",
+                "iterations",
+                "100",
+                "optimiser iteration budget",
+            ),
+            Field::toggle(
+                "standardize",
+                "standardize",
+                false,
+                "← → or Space: scale inputs and target to unit variance",
+            ),
+            Field::text(
+                "label",
+                "label",
+                "",
+                "optional name that tells apart runs of one method with other options",
+            ),
+        ],
+    );
+    refresh_option_fields(&mut f);
+    f
+}
+
+/// The method's own options plus the general ones, each built from the option
+/// declaration (`run_spec::option_fields`: its help text, and a choice list for an
+/// enum option), keeping values chosen so far; also the method's summary as the help
+/// of the method field.
+pub fn refresh_option_fields(f: &mut Form) {
+    let method = methods::get(&f.text("method")).ok();
+    if let Some(field) = f.fields.iter_mut().find(|x| x.key == "method") {
+        field.help = method.map_or(String::new(), |m| {
+            format!("{} — m = {} (← → choose)", m.summary(), m.m_meaning())
+        });
+    }
+    let old: Vec<Field> = f
+        .fields
+        .iter()
+        .filter(|x| x.key.starts_with("opt:"))
+        .cloned()
+        .collect();
+    f.fields.retain(|x| !x.key.starts_with("opt:"));
+    let reads = |key: &str| {
+        GENERAL_OPTIONS.contains(&key) || method.is_some_and(|m| m.options().contains(&key))
+    };
+    for decl in run_spec::option_fields()
+        .into_iter()
+        .filter(|o| reads(&o.key))
+    {
+        let k = format!("opt:{}", decl.key);
+        let before = old
+            .iter()
+            .find(|o| o.key == k)
+            .map(|o| o.display())
+            .unwrap_or_default();
+        f.fields.push(option_field(&k, &decl, &before));
+    }
+    f.cursor = f.cursor.min(f.fields.len().saturating_sub(1));
+}
+
+/// One option's field: a choice for an enum option, text for a number or a list.
+fn option_field(key: &str, decl: &OptionField, value: &str) -> Field {
+    let label = decl.key.replace('_', " ");
+    if !decl.choices.is_empty() && !decl.list {
+        let options: Vec<String> = std::iter::once(DEFAULT_CHOICE.to_string())
+            .chain(decl.choices.iter().cloned())
+            .collect();
+        let index = options.iter().position(|o| o == value).unwrap_or(0);
+        let help = format!("{} (← → choose)", decl.help);
+        return Field::choice(key, &label, options, index, &help);
+    }
+    let help = if decl.choices.is_empty() {
+        format!("{}; empty = not set", decl.help)
+    } else {
+        format!(
+            "{} ({}); empty = not set",
+            decl.help,
+            decl.choices.join(", ")
+        )
+    };
+    Field::text(key, &label, value, &help)
+}
+
+/// A submitted data set form, checked: the entry and where it goes.
+#[derive(Clone, Debug)]
+pub struct DatasetChange {
+    pub entry: DatasetEntry,
+    pub slot: Slot,
+}
+
+/// Where a checked data set entry goes in the session.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Slot {
+    /// Replaces the entry at this index (an edit that kept the name).
+    Replace(usize),
+    /// Goes at the end, after removing the entry named `replacing` (a renaming edit).
+    Add { replacing: Option<String> },
+}
+
+/// Reading submitted forms: every check happens here, so applying them cannot fail.
+impl App {
+    /// The data set the load form asks for, or what is wrong with the form.
+    pub(super) fn check_load_form(&self, f: &Form) -> Result<DatasetChange, String> {
+        let name = f.text("name");
+        let train = f.text("train");
+        if name.is_empty() {
+            return Err("give the data set a name".into());
+        }
+        if train.is_empty() {
+            return Err("give the training file (CSV or Parquet)".into());
+        }
+        let opt = |s: String| if s.is_empty() { None } else { Some(s) };
+        let split = match opt(f.text("split")) {
+            None => None,
+            Some(s) => match s.parse::<f64>() {
+                Ok(v) if v > 0.0 && v < 1.0 => Some(v),
+                _ => return Err(format!("split = '{s}' must be a fraction between 0 and 1")),
+            },
+        };
+        let test = opt(f.text("test")).map(PathBuf::from);
+        if test.is_some() && split.is_some() {
+            return Err("give a test file or a split, not both".into());
+        }
+        let features = opt(f.text("features")).map(|s| {
+            s.split(',')
+                .map(|c| c.trim().to_string())
+                .filter(|c| !c.is_empty())
+                .collect::<Vec<_>>()
+        });
+        let entry = DatasetEntry {
+            name: name.clone(),
+            train: PathBuf::from(train),
+            test,
+            split,
+            split_seed: 1,
+            target: opt(f.text("target")),
+            features,
+            drop_missing: f.toggle("drop_missing"),
+        };
+        let editing = f.get("editing").map(|e| e.display()).unwrap_or_default();
+        let existing = self
+            .session
+            .datasets
+            .iter()
+            .position(|d| d.get_ref().name == name);
+        let slot = match existing {
+            Some(i) if editing == name => Slot::Replace(i),
+            Some(_) => return Err(format!("there is already a data set named '{name}'")),
+            None => {
+                if !editing.is_empty()
+                    && self
+                        .session
+                        .runs
+                        .iter()
+                        .any(|r| r.get_ref().dataset == editing)
+                {
+                    return Err(format!("runs use '{editing}': keep its name"));
+                }
+                Slot::Add {
+                    replacing: (!editing.is_empty()).then_some(editing),
+                }
+            }
+        };
+        Ok(DatasetChange { entry, slot })
+    }
+
+    /// The run entry the runs form asks for and the runs it expands to, or what is
+    /// wrong with the form.
+    pub(super) fn check_runs_form(
+        &self,
+        f: &Form,
+    ) -> Result<(RunEntry, Vec<(RunKey, RunSpec)>), String> {
+        let dataset = f.text("dataset");
+        let method = f.text("method");
+        let m = parse_list(&f.text("m"), "m")?;
+        let seeds: Vec<u64> = parse_list(&f.text("seeds"), "seeds")?
+            .into_iter()
+            .map(|s| s as u64)
+            .collect();
+        let iterations: usize = f
+            .text("iterations")
+            .parse()
+            .map_err(|_| "iterations must be a whole number".to_string())?;
+        let label = f.text("label");
+        let options = parse_options(f)?;
+        let entry = RunEntry {
+            dataset: dataset.clone(),
+            method,
+            label: if label.is_empty() { None } else { Some(label) },
+            m,
+            seeds,
+            iterations,
+            standardize: f.toggle("standardize"),
+            options,
+        };
+        self.session.check_run(&entry).map_err(|e| e.to_string())?;
+        let runs = entry.expand();
+        if let Some(DataState::Loaded(d)) = self.data.get(&dataset) {
+            for (_, spec) in &runs {
+                spec.check(d.n_train()).map_err(|e| e.to_string())?;
+            }
+        }
+        // A key may be shared only by the same settings (results are stored by key).
+        for (key, spec) in &runs {
+            if let Some(row) = self.runs.iter().find(|r| &r.key == key)
+                && &row.spec != spec
+            {
+                return Err(format!(
+                    "{} m={} seed {} exists with other settings; give these runs a label",
+                    key.label, key.m, key.seed
+                ));
+            }
+        }
+        Ok((entry, runs))
+    }
+}
+
+/// "10, 20 40" or "1-3" → numbers.
+fn parse_list(text: &str, what: &str) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    for part in text
+        .split([',', ' '])
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
+        let bad =
+            || format!("{what}: '{part}' is not a whole number (write e.g. 10, 20, 40 or 1-3)");
+        if let Some((a, b)) = part.split_once('-') {
+            let (a, b): (usize, usize) = (
+                a.trim().parse().map_err(|_| bad())?,
+                b.trim().parse().map_err(|_| bad())?,
+            );
+            if b < a || b - a > 1000 {
+                return Err(bad());
+            }
+            out.extend(a..=b);
+        } else {
+            out.push(part.parse().map_err(|_| bad())?);
+        }
+    }
+    if out.is_empty() {
+        return Err(format!("{what}: give at least one value"));
+    }
+    Ok(out)
+}
+
+/// Option fields (`opt:` + key) → MethodOptions with the command line's own parser,
+/// so the form accepts and rejects exactly what `--key value` does.
+fn parse_options(f: &Form) -> Result<MethodOptions, String> {
+    let pairs: Vec<(String, String)> = f
+        .fields
+        .iter()
+        .filter_map(|field| {
+            let key = field.key.strip_prefix("opt:")?;
+            let text = field.display().trim().to_string();
+            (!text.is_empty() && text != DEFAULT_CHOICE).then(|| (key.to_string(), text))
+        })
+        .collect();
+    run_spec::parse_options(&pairs).map_err(|e| format!("options: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::state::{Dialog, Effect, Event};
+    use crate::tui::testing::*;
+    use ratatui::crossterm::event::KeyCode;
+
+    #[test]
+    fn the_runs_form_validates_and_launches() {
+        let mut a = loaded();
+        a.update(ch('n'));
+        // dataset, method(fitc), m
+        a.update(key(KeyCode::Down));
+        a.update(key(KeyCode::Down));
+        clear_field(&mut a);
+        type_text(&mut a, "0");
+        assert!(a.update(key(KeyCode::Enter)).is_empty());
+        let Some(Dialog::NewRuns(f)) = &a.dialog else {
+            panic!("form closed")
+        };
+        assert!(
+            f.error
+                .as_deref()
+                .is_some_and(|e| e.contains("m must be at least 1")),
+            "{:?}",
+            f.error
+        );
+        clear_field(&mut a);
+        type_text(&mut a, "500");
+        a.update(key(KeyCode::Enter));
+        let Some(Dialog::NewRuns(f)) = &a.dialog else {
+            panic!("form closed")
+        };
+        assert!(
+            f.error
+                .as_deref()
+                .is_some_and(|e| e.contains("larger than the training set")),
+            "{:?}",
+            f.error
+        );
+        clear_field(&mut a);
+        type_text(&mut a, "3, 4");
+        a.update(key(KeyCode::Down));
+        clear_field(&mut a);
+        type_text(&mut a, "1-2");
+        let e = a.update(key(KeyCode::Enter));
+        assert!(a.dialog.is_none());
+        assert_eq!(
+            e.iter()
+                .filter(|e| matches!(e, Effect::Submit { .. }))
+                .count(),
+            4
+        );
+        assert_eq!(a.runs.len(), 6);
+        assert_eq!(a.session.runs.len(), 2);
+        assert!(a.dirty);
+    }
+
+    #[test]
+    fn the_runs_form_lists_the_methods_options_and_rejects_bad_values() {
+        let mut a = loaded();
+        a.update(ch('n'));
+        let Some(Dialog::NewRuns(f)) = &a.dialog else {
+            panic!("no form")
+        };
+        assert!(f.get("opt:subset").is_some());
+        let subset = f
+            .fields
+            .iter()
+            .position(|x| x.key == "opt:subset")
+            .expect("subset field");
+        for _ in 0..subset {
+            a.update(key(KeyCode::Down));
+        }
+        type_text(&mut a, "many");
+        a.update(key(KeyCode::Enter));
+        let Some(Dialog::NewRuns(f)) = &a.dialog else {
+            panic!("form closed")
+        };
+        assert!(
+            f.error.as_deref().is_some_and(|e| e.contains("options")),
+            "{:?}",
+            f.error
+        );
+    }
+
+    #[test]
+    fn the_same_key_with_other_settings_needs_a_label() {
+        let mut a = loaded();
+        a.update(ch('n'));
+        for _ in 0..2 {
+            a.update(key(KeyCode::Down));
+        }
+        clear_field(&mut a);
+        type_text(&mut a, "5");
+        a.update(key(KeyCode::Down));
+        a.update(key(KeyCode::Down));
+        clear_field(&mut a);
+        type_text(&mut a, "7");
+        a.update(key(KeyCode::Enter));
+        let Some(Dialog::NewRuns(f)) = &a.dialog else {
+            panic!("form closed")
+        };
+        assert!(
+            f.error.as_deref().is_some_and(|e| e.contains("label")),
+            "{:?}",
+            f.error
+        );
+    }
+
+    #[test]
+    fn the_load_form_adds_a_data_set_and_errors_show() {
+        let mut a = loaded();
+        a.update(ch('a'));
+        type_text(&mut a, "new");
+        a.update(key(KeyCode::Down));
+        type_text(&mut a, "x.csv");
+        a.update(key(KeyCode::Down));
+        a.update(key(KeyCode::Down));
+        type_text(&mut a, "1.5");
+        a.update(key(KeyCode::Enter));
+        let Some(Dialog::LoadData(f)) = &a.dialog else {
+            panic!("form closed")
+        };
+        assert!(
+            f.error
+                .as_deref()
+                .is_some_and(|e| e.contains("between 0 and 1"))
+        );
+        a.update(key(KeyCode::Backspace));
+        a.update(key(KeyCode::Backspace));
+        a.update(key(KeyCode::Backspace));
+        type_text(&mut a, ".8");
+        let e = a.update(key(KeyCode::Enter));
+        assert!(
+            matches!(&e[..], [Effect::LoadData { name, entry, .. }] if name == "new" && entry.split == Some(0.8)),
+            "{e:?}"
+        );
+        assert_eq!(a.session.datasets.len(), 2);
+        a.update(Event::DataLoaded {
+            name: "new".into(),
+            epoch: 1,
+            result: Err("x.csv: column 'y' is text".into()),
+        });
+        assert!(matches!(a.data.get("new"), Some(DataState::Failed(m)) if m.contains("text")));
+        assert!(a.message.contains("cannot load new"));
+    }
+
+    /// The option fields come from the declaration: an enum option is a choice list
+    /// (first entry: not set) with the declaration's help; the form's values go
+    /// through the command line's parser.
+    #[test]
+    fn option_fields_follow_the_declaration() {
+        use crate::tui::form::Value;
+        let mut f = runs_form(&session(), Some("d"));
+        if let Some(Value::Choice { options, index }) =
+            f.fields.iter_mut().find(|x| x.key == "method").map(|x| &mut x.value)
+        {
+            *index = options.iter().position(|o| o == "ssgp").expect("ssgp listed");
+        }
+        refresh_option_fields(&mut f);
+        let init = f.get("opt:init").expect("ssgp reads init");
+        assert!(
+            matches!(&init.value, Value::Choice { options, .. } if options == &["(default)", "psds", "random"])
+        );
+        assert!(init.help.contains("spectral points start"), "{}", init.help);
+        assert!(f.get("opt:centres").is_none(), "tfifgp's option");
+        assert_eq!(parse_options(&f), Ok(MethodOptions::default()));
+        if let Some(Value::Choice { index, .. }) =
+            f.fields.iter_mut().find(|x| x.key == "opt:init").map(|x| &mut x.value)
+        {
+            *index = 2;
+        }
+        if let Some(Value::Text(t)) =
+            f.fields.iter_mut().find(|x| x.key == "opt:stages").map(|x| &mut x.value)
+        {
+            *t = "hyper, points".into();
+        }
+        let o = parse_options(&f).expect("parses");
+        assert_eq!(o.init, Some(crate::run_spec::SpectralInit::Random));
+        assert_eq!(o.stages.map(|s| s.len()), Some(2));
+    }
+
+    #[test]
+    fn lists_parse() {
+        assert_eq!(parse_list("10, 20 40", "m"), Ok(vec![10, 20, 40]));
+        assert_eq!(parse_list("1-3", "s"), Ok(vec![1, 2, 3]));
+        assert!(
+            parse_list("", "m").is_err()
+                && parse_list("x", "m").is_err()
+                && parse_list("3-1", "m").is_err()
+        );
+    }
+}

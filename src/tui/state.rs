@@ -1,0 +1,315 @@
+//! The app's state: the [`App`] and the plain data it holds, the events that change it,
+//! the effects a change asks for, and the read-only queries the views make. Changing it
+//! is `update`'s business; nothing here touches the terminal, files or the run pool.
+
+use super::form::Form;
+use super::predict::Curves;
+use super::theme::Theme;
+use crate::data::Dataset;
+use crate::jobs::{JobEvent, RunId};
+use crate::methods::ValidRunSpec;
+use crate::run_context::Phase;
+use crate::run_spec::RunSpec;
+use crate::session::{DatasetEntry, RunKey, RunResult, Session, Status};
+use ratatui::crossterm::event::KeyEvent;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Replay speeds in iterations per second.
+pub const SPEEDS: &[f64] = &[1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0];
+
+#[derive(Clone, Debug)]
+pub enum DataState {
+    Loading,
+    Loaded(Arc<Dataset>),
+    Failed(String),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Activity {
+    Idle,
+    /// Waiting for its data set to load.
+    Waiting,
+    Queued,
+    Running {
+        phase: Phase,
+        iteration: usize,
+        nlml: f64,
+        elapsed: f64,
+    },
+}
+
+/// What the runs list shows for a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunStatus {
+    NotRun,
+    Waiting,
+    Queued,
+    Running,
+    Done,
+    Failed,
+    Cancelled,
+}
+
+impl RunStatus {
+    pub fn word(self) -> &'static str {
+        match self {
+            RunStatus::NotRun => "not run",
+            RunStatus::Waiting => "waiting",
+            RunStatus::Queued => "queued",
+            RunStatus::Running => "running",
+            RunStatus::Done => "done",
+            RunStatus::Failed => "failed",
+            RunStatus::Cancelled => "cancel",
+        }
+    }
+}
+
+/// Whether a re-run with the same seed reproduced the earlier result.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    Identical,
+    Differs(String),
+}
+
+#[derive(Clone, Debug)]
+pub struct RunRow {
+    pub key: RunKey,
+    pub spec: RunSpec,
+    pub activity: Activity,
+    /// The job currently working on this run.
+    pub job: Option<RunId>,
+    /// NLML per iteration while it runs.
+    pub live: Vec<f64>,
+    /// Bumped on every finished result (the prediction pane recomputes on change).
+    pub generation: u64,
+    /// The result an `R` re-run is compared with.
+    pub rerun_of: Option<Box<RunResult>>,
+    pub verdict: Option<Verdict>,
+    pub marked: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Focus {
+    Datasets,
+    Runs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChartTab {
+    Evidence,
+    Comparison,
+    Prediction,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Metric {
+    Nmse,
+    Mnlp,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Replay {
+    pub key: RunKey,
+    /// Trace points shown so far (fractional: advanced by ticks).
+    pub shown: f64,
+    pub speed: usize,
+}
+
+/// What the prediction pane is for: run, input, and the result's generation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PredWant {
+    pub key: RunKey,
+    pub input: usize,
+    pub generation: u64,
+}
+
+#[derive(Clone, Debug)]
+pub enum PredState {
+    None,
+    Pending(PredWant),
+    Ready(PredWant, Arc<Curves>),
+    Failed(PredWant, String),
+}
+
+#[derive(Clone, Debug)]
+pub enum Dialog {
+    Help,
+    /// Quit with unsaved results or active runs: the reason.
+    Quit(String),
+    Open(Form),
+    LoadData(Form),
+    NewRuns(Form),
+}
+
+#[derive(Clone, Debug)]
+pub enum Event {
+    Key(KeyEvent),
+    Resize(u16, u16),
+    /// Time passed (drives the replay animation).
+    Tick(Duration),
+    Job(JobEvent),
+    /// `epoch` is the one of the load request (a session opened since makes it stale).
+    DataLoaded {
+        name: String,
+        epoch: u64,
+        result: Result<Arc<Dataset>, String>,
+    },
+    Predicted {
+        want: PredWant,
+        result: Result<Arc<Curves>, String>,
+    },
+    Saved(Result<PathBuf, String>),
+    Opened {
+        path: PathBuf,
+        result: Result<Box<Session>, String>,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub enum Effect {
+    LoadData {
+        name: String,
+        epoch: u64,
+        entry: DatasetEntry,
+        base: PathBuf,
+    },
+    Submit {
+        id: RunId,
+        key: RunKey,
+        data: Arc<Dataset>,
+        spec: ValidRunSpec,
+    },
+    Cancel(RunId),
+    CancelAll,
+    Save {
+        path: PathBuf,
+        session: Box<Session>,
+    },
+    Open(PathBuf),
+    Predict {
+        want: PredWant,
+        model: Box<crate::model_file::ModelFile>,
+        data: Arc<Dataset>,
+    },
+    Quit,
+}
+
+/// Everything the screen shows and the keys act on. `App::new` (with the transition,
+/// since opening a session asks for its data sets to load) builds it.
+#[derive(Clone, Debug)]
+pub struct App {
+    pub path: PathBuf,
+    pub session: Session,
+    /// Something (results, data sets, runs) changed since the last save or open.
+    pub dirty: bool,
+    pub data: HashMap<String, DataState>,
+    pub runs: Vec<RunRow>,
+    pub next_id: RunId,
+    pub focus: Focus,
+    pub chart: ChartTab,
+    pub metric: Metric,
+    pub data_cursor: usize,
+    pub run_cursor: usize,
+    pub pred_input: usize,
+    pub prediction: PredState,
+    pub replay: Option<Replay>,
+    pub dialog: Option<Dialog>,
+    pub message: String,
+    pub message_is_error: bool,
+    pub theme: Theme,
+    pub quit_after_save: bool,
+    pub quit: bool,
+    /// Counts opened sessions, so late answers for a closed one are dropped.
+    pub epoch: u64,
+}
+
+/// What the views ask.
+impl App {
+    pub fn status_of(&self, row: &RunRow) -> RunStatus {
+        match row.activity {
+            Activity::Waiting => RunStatus::Waiting,
+            Activity::Queued => RunStatus::Queued,
+            Activity::Running { .. } => RunStatus::Running,
+            Activity::Idle => match self.session.result(&row.key).map(|r| r.status) {
+                None => RunStatus::NotRun,
+                Some(Status::Done) => RunStatus::Done,
+                Some(Status::Failed) => RunStatus::Failed,
+                Some(Status::Cancelled) => RunStatus::Cancelled,
+            },
+        }
+    }
+
+    pub fn result_of(&self, row: &RunRow) -> Option<&RunResult> {
+        self.session.result(&row.key)
+    }
+
+    /// NLML per iteration as drawn: live while running, else the recorded trace.
+    pub fn trace_of<'a>(&'a self, row: &'a RunRow) -> &'a [f64] {
+        if row.activity != Activity::Idle {
+            return &row.live;
+        }
+        self.result_of(row).map_or(&[][..], |r| &r.trace)
+    }
+
+    pub fn selected_run(&self) -> Option<&RunRow> {
+        self.runs.get(self.run_cursor)
+    }
+
+    pub fn selected_dataset(&self) -> Option<&DatasetEntry> {
+        self.session
+            .datasets
+            .get(self.data_cursor)
+            .map(|d| d.get_ref())
+    }
+
+    /// The data set the comparison is for: the one selected in the Data sets list.
+    pub fn comparison_dataset(&self) -> Option<String> {
+        self.selected_dataset().map(|d| d.name.clone())
+    }
+
+    /// Runs the evidence chart shows: the marked ones, else every run with a curve on
+    /// the selected data set (NLMLs of different data sets do not share a scale).
+    pub fn evidence_runs(&self) -> Vec<&RunRow> {
+        if let Some(r) = &self.replay {
+            return self.runs.iter().filter(|row| row.key == r.key).collect();
+        }
+        let marked: Vec<&RunRow> = self.runs.iter().filter(|r| r.marked).collect();
+        if !marked.is_empty() {
+            return marked;
+        }
+        let ds = self.comparison_dataset();
+        self.runs
+            .iter()
+            .filter(|r| Some(&r.key.dataset) == ds.as_ref() && !self.trace_of(r).is_empty())
+            .collect()
+    }
+
+    pub fn running(&self) -> usize {
+        self.runs
+            .iter()
+            .filter(|r| matches!(r.activity, Activity::Running { .. }))
+            .count()
+    }
+
+    pub fn queued(&self) -> usize {
+        self.runs
+            .iter()
+            .filter(|r| matches!(r.activity, Activity::Queued | Activity::Waiting))
+            .count()
+    }
+
+    /// A replay or a live run needs ticks.
+    pub fn animating(&self) -> bool {
+        self.replay.as_ref().is_some_and(|r| {
+            let len = self
+                .runs
+                .iter()
+                .find(|row| row.key == r.key)
+                .map_or(0, |row| self.trace_of(row).len());
+            r.shown < len as f64
+        })
+    }
+}

@@ -1,0 +1,101 @@
+//! Fixtures for the app's unit tests: a session with one data set and two runs.
+
+use super::state::{App, Effect, Event};
+use super::theme::Theme;
+use crate::data::Dataset;
+use crate::session::{RunKey, RunResult, SCHEMA_VERSION, Session, Status};
+use nalgebra::{DMatrix, DVector};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub fn key(c: KeyCode) -> Event {
+    Event::Key(KeyEvent::new(c, KeyModifiers::NONE))
+}
+
+pub fn ch(c: char) -> Event {
+    key(KeyCode::Char(c))
+}
+
+pub fn session() -> Session {
+    Session::parse(&format!(
+        r#"
+schema_version = {SCHEMA_VERSION}
+name = "t"
+[[datasets]]
+name = "d"
+train = "d.csv"
+[[runs]]
+dataset = "d"
+method = "fitc"
+m = [5, 10]
+iterations = 20
+"#
+    ))
+    .expect("parses")
+}
+
+pub fn dataset() -> Arc<Dataset> {
+    let n = 30;
+    Arc::new(Dataset {
+        feature_names: vec!["x".into()],
+        target_name: "y".into(),
+        x_train: DMatrix::from_fn(n, 1, |i, _| i as f64 / 3.0),
+        y_train: DVector::from_fn(n, |i, _| (i as f64 / 3.0).sin()),
+        x_test: None,
+        y_test: None,
+        notes: vec![],
+    })
+}
+
+pub fn done(key: &RunKey, nmse: f64) -> RunResult {
+    RunResult {
+        key: key.clone(),
+        method: "fitc".into(),
+        status: Status::Done,
+        message: None,
+        nlml: Some(1.0),
+        nmse: Some(nmse),
+        mnlp: Some(0.5),
+        iterations: 3,
+        train_seconds: 0.1,
+        jitter: None,
+        stop: None,
+        trace: vec![3.0, 2.0, 1.0],
+        model: None,
+    }
+}
+
+pub fn app() -> (App, Vec<Effect>) {
+    App::new(
+        PathBuf::from("s/t.toml"),
+        session(),
+        Theme {
+            color: true,
+            ascii: false,
+        },
+    )
+}
+
+pub fn loaded() -> App {
+    let (mut a, _) = app();
+    a.update(Event::DataLoaded {
+        name: "d".into(),
+        epoch: 1,
+        result: Ok(dataset()),
+    });
+    a
+}
+
+pub fn type_text(a: &mut App, s: &str) {
+    for c in s.chars() {
+        a.update(ch(c));
+    }
+}
+
+pub fn clear_field(a: &mut App) {
+    a.update(Event::Key(KeyEvent::new(
+        KeyCode::Char('u'),
+        KeyModifiers::CONTROL,
+    )));
+}

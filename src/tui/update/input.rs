@@ -1,0 +1,346 @@
+//! Keys: the main screen's, the dialogs', and what a submitted form does.
+
+use crate::run_spec::RunSpec;
+use crate::session::{RunEntry, RunKey, base_dir};
+use crate::tui::form::FormOutcome;
+use crate::tui::forms::{
+    DatasetChange, Slot, load_form, open_form, refresh_option_fields, runs_form,
+};
+use crate::tui::keys::{Action, CTRL_C, action_for};
+use crate::tui::state::{Activity, App, ChartTab, DataState, Dialog, Effect, Focus, Metric};
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use std::path::PathBuf;
+
+impl App {
+    /// A key: the open dialog's, else the main screen's through the key table.
+    pub(super) fn on_key(&mut self, k: KeyEvent) -> Vec<Effect> {
+        if let Some(dialog) = self.dialog.take() {
+            // Ctrl-C leaves any form for the quit question (which it leaves alone).
+            let leaves = CTRL_C.matches(&k) && !matches!(dialog, Dialog::Quit(_));
+            if !leaves {
+                return self.on_dialog_key(dialog, k);
+            }
+        }
+        match action_for(&k) {
+            Some(action) => self.perform(action),
+            None => Vec::new(),
+        }
+    }
+
+    /// What a key of the main screen does.
+    fn perform(&mut self, action: Action) -> Vec<Effect> {
+        match action {
+            Action::Help => self.dialog = Some(Dialog::Help),
+            Action::SwitchFocus => {
+                self.focus = if self.focus == Focus::Runs {
+                    Focus::Datasets
+                } else {
+                    Focus::Runs
+                }
+            }
+            Action::Up => self.move_cursor(-1),
+            Action::Down => self.move_cursor(1),
+            Action::PageUp => self.move_cursor(-10),
+            Action::PageDown => self.move_cursor(10),
+            Action::Home => self.move_cursor(-1_000_000),
+            Action::End => self.move_cursor(1_000_000),
+            Action::ShowEvidence => self.chart = ChartTab::Evidence,
+            Action::ShowComparison => self.chart = ChartTab::Comparison,
+            Action::ShowPrediction => self.chart = ChartTab::Prediction,
+            Action::AddDataset => self.dialog = Some(Dialog::LoadData(load_form(None))),
+            Action::EditDataset => match self.selected_dataset() {
+                Some(d) => self.dialog = Some(Dialog::LoadData(load_form(Some(d)))),
+                None => self.fail("no data set selected (a adds one)"),
+            },
+            Action::NewRuns => {
+                if self.session.datasets.is_empty() {
+                    self.fail("add a data set first (a)");
+                } else {
+                    let ds = self
+                        .selected_run()
+                        .map(|r| r.key.dataset.clone())
+                        .or_else(|| self.comparison_dataset());
+                    self.dialog = Some(Dialog::NewRuns(runs_form(&self.session, ds.as_deref())));
+                }
+            }
+            Action::Start => {
+                if self.focus == Focus::Datasets {
+                    self.focus = Focus::Runs;
+                } else {
+                    return self.start_selected();
+                }
+            }
+            Action::StartAll => return self.start_all(),
+            Action::Cancel => return self.cancel_selected(),
+            Action::CancelAll => return self.cancel_all(),
+            Action::Rerun => return self.rerun_selected(),
+            Action::Replay => self.toggle_replay(),
+            Action::Faster => self.change_speed(1),
+            Action::Slower => self.change_speed(-1),
+            Action::Mark => {
+                if let Some(r) = self.runs.get_mut(self.run_cursor) {
+                    r.marked = !r.marked;
+                }
+            }
+            Action::ToggleMetric => {
+                self.metric = if self.metric == Metric::Nmse {
+                    Metric::Mnlp
+                } else {
+                    Metric::Nmse
+                };
+                self.chart = ChartTab::Comparison;
+            }
+            Action::PrevInput => {
+                self.pred_input = self.pred_input.saturating_sub(1);
+                self.chart = ChartTab::Prediction;
+            }
+            Action::NextInput => {
+                let dim = self
+                    .selected_run()
+                    .and_then(|r| match self.data.get(&r.key.dataset) {
+                        Some(DataState::Loaded(d)) => Some(d.dim()),
+                        _ => None,
+                    });
+                self.pred_input = (self.pred_input + 1).min(dim.unwrap_or(1).saturating_sub(1));
+                self.chart = ChartTab::Prediction;
+            }
+            Action::Save => return self.save(),
+            Action::Open => self.dialog = Some(Dialog::Open(open_form(&self.path, self.dirty))),
+            Action::Dismiss => {
+                if self.replay.take().is_some() {
+                    self.say("replay stopped");
+                } else {
+                    self.runs.iter_mut().for_each(|r| r.marked = false);
+                }
+            }
+            Action::Quit => return self.ask_quit(),
+        }
+        Vec::new()
+    }
+
+    fn move_cursor(&mut self, delta: i64) {
+        let (cursor, len) = match self.focus {
+            Focus::Runs => (&mut self.run_cursor, self.runs.len()),
+            Focus::Datasets => (&mut self.data_cursor, self.session.datasets.len()),
+        };
+        let max = len.saturating_sub(1) as i64;
+        *cursor = (*cursor as i64 + delta).clamp(0, max) as usize;
+        if self.focus == Focus::Runs {
+            // A replay follows the cursor only when restarted.
+            if let Some(ds) = self
+                .runs
+                .get(self.run_cursor)
+                .map(|r| r.key.dataset.clone())
+                && let Some(i) = self
+                    .session
+                    .datasets
+                    .iter()
+                    .position(|d| d.get_ref().name == ds)
+            {
+                self.data_cursor = i;
+            }
+        }
+    }
+
+    fn ask_quit(&mut self) -> Vec<Effect> {
+        let active = self.running() + self.queued();
+        let reason = match (self.dirty, active) {
+            (false, 0) => {
+                self.quit = true;
+                return vec![Effect::CancelAll, Effect::Quit];
+            }
+            (true, 0) => "The session has unsaved changes.".to_string(),
+            (false, n) => {
+                format!("{n} runs are still running or queued; their results will be lost.")
+            }
+            (true, n) => format!("Unsaved changes, and {n} runs are still running or queued."),
+        };
+        self.dialog = Some(Dialog::Quit(reason));
+        Vec::new()
+    }
+
+    fn on_dialog_key(&mut self, dialog: Dialog, k: KeyEvent) -> Vec<Effect> {
+        match dialog {
+            Dialog::Help => Vec::new(),
+            Dialog::Quit(reason) => match k.code {
+                KeyCode::Char('y') | KeyCode::Char('Y') => {
+                    self.quit = true;
+                    vec![Effect::CancelAll, Effect::Quit]
+                }
+                KeyCode::Char('s') | KeyCode::Char('S') => {
+                    self.quit_after_save = true;
+                    let mut e = vec![Effect::CancelAll];
+                    e.extend(self.save());
+                    e
+                }
+                KeyCode::Char('n') | KeyCode::Esc => Vec::new(),
+                _ => {
+                    self.dialog = Some(Dialog::Quit(reason));
+                    Vec::new()
+                }
+            },
+            Dialog::Open(mut f) => match f.key(k) {
+                FormOutcome::Submit => {
+                    let p = f.text("path");
+                    if p.is_empty() {
+                        f.error = Some("type a path".into());
+                        self.dialog = Some(Dialog::Open(f));
+                        return Vec::new();
+                    }
+                    vec![Effect::Open(PathBuf::from(p))]
+                }
+                FormOutcome::Cancel => Vec::new(),
+                FormOutcome::Editing { .. } => {
+                    self.dialog = Some(Dialog::Open(f));
+                    Vec::new()
+                }
+            },
+            Dialog::LoadData(mut f) => match f.key(k) {
+                FormOutcome::Submit => match self.check_load_form(&f) {
+                    Ok(change) => self.add_dataset(change),
+                    Err(msg) => {
+                        f.error = Some(msg);
+                        self.dialog = Some(Dialog::LoadData(f));
+                        Vec::new()
+                    }
+                },
+                FormOutcome::Cancel => Vec::new(),
+                FormOutcome::Editing { .. } => {
+                    self.dialog = Some(Dialog::LoadData(f));
+                    Vec::new()
+                }
+            },
+            Dialog::NewRuns(mut f) => match f.key(k) {
+                FormOutcome::Submit => match self.check_runs_form(&f) {
+                    Ok((entry, runs)) => self.launch_runs(entry, runs),
+                    Err(msg) => {
+                        f.error = Some(msg);
+                        self.dialog = Some(Dialog::NewRuns(f));
+                        Vec::new()
+                    }
+                },
+                FormOutcome::Cancel => Vec::new(),
+                FormOutcome::Editing { changed } => {
+                    if changed
+                        .and_then(|i| f.fields.get(i))
+                        .is_some_and(|fd| fd.key == "method")
+                    {
+                        refresh_option_fields(&mut f);
+                    }
+                    self.dialog = Some(Dialog::NewRuns(f));
+                    Vec::new()
+                }
+            },
+        }
+    }
+
+    /// Store a checked data set entry and load it.
+    fn add_dataset(&mut self, change: DatasetChange) -> Vec<Effect> {
+        let DatasetChange { entry, slot } = change;
+        let name = entry.name.clone();
+        match slot {
+            Slot::Replace(i) => self.session.datasets[i] = toml::Spanned::new(0..0, entry.clone()),
+            Slot::Add { replacing } => {
+                if let Some(editing) = replacing {
+                    self.session
+                        .datasets
+                        .retain(|d| d.get_ref().name != editing);
+                    self.data.remove(&editing);
+                }
+                self.session
+                    .datasets
+                    .push(toml::Spanned::new(0..0, entry.clone()));
+            }
+        }
+        self.dirty = true;
+        self.data_cursor = self
+            .session
+            .datasets
+            .iter()
+            .position(|d| d.get_ref().name == name)
+            .unwrap_or(0);
+        self.focus = Focus::Datasets;
+        self.data.insert(name.clone(), DataState::Loading);
+        self.say(format!("loading {name}…"));
+        vec![Effect::LoadData {
+            name,
+            epoch: self.epoch,
+            entry,
+            base: base_dir(&self.path),
+        }]
+    }
+
+    /// Store a checked run entry, list its runs and start the idle ones.
+    fn launch_runs(&mut self, entry: RunEntry, runs: Vec<(RunKey, RunSpec)>) -> Vec<Effect> {
+        if !self.session.runs.iter().any(|r| r.get_ref() == &entry) {
+            self.session.runs.push(toml::Spanned::new(0..0, entry));
+            self.dirty = true;
+        }
+        let mut effects = Vec::new();
+        let mut first = None;
+        for (key, spec) in runs {
+            let i = self.add_row(key, spec);
+            first.get_or_insert(i);
+            if self.runs[i].activity == Activity::Idle {
+                effects.extend(self.start(i, false));
+            }
+        }
+        if let Some(i) = first {
+            self.run_cursor = i;
+            self.focus = Focus::Runs;
+        }
+        self.say(format!("launched {} runs", effects.len()));
+        effects
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tui::state::{ChartTab, Dialog, Effect, Event, Focus, Metric};
+    use crate::tui::testing::*;
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+    #[test]
+    fn keys_move_focus_charts_and_metric() {
+        let mut a = loaded();
+        a.update(key(KeyCode::Down));
+        assert_eq!(a.run_cursor, 1);
+        a.update(key(KeyCode::Down));
+        assert_eq!(a.run_cursor, 1);
+        a.update(key(KeyCode::Tab));
+        assert_eq!(a.focus, Focus::Datasets);
+        a.update(ch('3'));
+        assert_eq!(a.chart, ChartTab::Prediction);
+        a.update(ch('c'));
+        assert_eq!((a.chart, a.metric), (ChartTab::Comparison, Metric::Mnlp));
+        a.update(ch('?'));
+        assert!(matches!(a.dialog, Some(Dialog::Help)));
+        a.update(ch('z'));
+        assert!(a.dialog.is_none());
+        a.update(ch('n'));
+        let e = a.update(Event::Key(KeyEvent::new(
+            KeyCode::Char('c'),
+            KeyModifiers::CONTROL,
+        )));
+        assert!(matches!(e[..], [Effect::CancelAll, Effect::Quit]) && a.quit);
+    }
+
+    #[test]
+    fn quit_asks_when_unsaved_and_save_then_quits() {
+        let mut a = loaded();
+        assert!(matches!(
+            a.update(ch('q'))[..],
+            [Effect::CancelAll, Effect::Quit]
+        ));
+        let mut a = loaded();
+        a.dirty = true;
+        assert!(a.update(ch('q')).is_empty());
+        assert!(matches!(a.dialog, Some(Dialog::Quit(_))));
+        assert!(a.update(ch('n')).is_empty() && a.dialog.is_none() && !a.quit);
+        a.update(ch('q'));
+        let e = a.update(ch('s'));
+        assert!(matches!(e.last(), Some(Effect::Save { .. })));
+        let e = a.update(Event::Saved(Ok("s/t.toml".into())));
+        assert!(matches!(e[..], [Effect::Quit]) && a.quit && !a.dirty);
+    }
+}

@@ -1,0 +1,347 @@
+//! The transition: [`update`]`(app, event) -> effects`, a plain function of the state
+//! and one event that returns the effects (I/O, jobs) for the runtime to carry out.
+//! Nothing here touches the terminal, the file system or the run pool. Here: opening a
+//! session, saving, predictions; by source of the event: `runs` (the run pool, data
+//! loading), `input` (keys, dialogs, forms) and `replay` (ticks).
+
+mod input;
+mod replay;
+mod runs;
+
+use super::state::{
+    Activity, App, ChartTab, DataState, Effect, Event, Focus, Metric, PredState, PredWant, RunRow,
+};
+use super::theme::Theme;
+use crate::run_spec::{MethodOptions, RunSpec};
+use crate::session::{RunKey, RunResult, Session, base_dir};
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// The plain transition: `update(state, event) -> effects`.
+pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
+    app.update(event)
+}
+
+impl App {
+    /// An app on `session` (read from `path`); the effects load its data sets.
+    pub fn new(path: PathBuf, session: Session, theme: Theme) -> (App, Vec<Effect>) {
+        let mut app = App {
+            path,
+            session: Session::new("untitled"),
+            dirty: false,
+            data: HashMap::new(),
+            runs: Vec::new(),
+            next_id: 0,
+            focus: Focus::Runs,
+            chart: ChartTab::Evidence,
+            metric: Metric::Nmse,
+            data_cursor: 0,
+            run_cursor: 0,
+            pred_input: 0,
+            prediction: PredState::None,
+            replay: None,
+            dialog: None,
+            message: String::new(),
+            message_is_error: false,
+            theme,
+            quit_after_save: false,
+            quit: false,
+            epoch: 0,
+        };
+        let effects = app.replace_session(session);
+        (app, effects)
+    }
+
+    /// Show a session: rows from its run entries and results, data sets to load.
+    fn replace_session(&mut self, session: Session) -> Vec<Effect> {
+        self.session = session;
+        self.epoch += 1;
+        self.dirty = false;
+        self.data.clear();
+        self.runs.clear();
+        self.data_cursor = 0;
+        self.run_cursor = 0;
+        self.pred_input = 0;
+        self.prediction = PredState::None;
+        self.replay = None;
+        for (key, spec) in self.session.all_runs() {
+            self.add_row(key, spec);
+        }
+        let orphans: Vec<(RunKey, RunSpec)> = self
+            .session
+            .results
+            .iter()
+            .filter(|r| !self.runs.iter().any(|row| row.key == r.key))
+            .map(|r| (r.key.clone(), spec_from_result(r)))
+            .collect();
+        for (key, spec) in orphans {
+            self.add_row(key, spec);
+        }
+        let base = base_dir(&self.path);
+        let mut effects = Vec::new();
+        for d in self.session.datasets.iter().map(|d| d.get_ref().clone()) {
+            self.data.insert(d.name.clone(), DataState::Loading);
+            effects.push(Effect::LoadData {
+                name: d.name.clone(),
+                epoch: self.epoch,
+                entry: d,
+                base: base.clone(),
+            });
+        }
+        self.message = format!(
+            "opened: {} data sets, {} runs, {} results · ? lists every key",
+            self.session.datasets.len(),
+            self.runs.len(),
+            self.session.results.len()
+        );
+        self.message_is_error = false;
+        effects.extend(self.want_prediction());
+        effects
+    }
+
+    fn add_row(&mut self, key: RunKey, spec: RunSpec) -> usize {
+        if let Some(i) = self.runs.iter().position(|r| r.key == key) {
+            return i;
+        }
+        self.runs.push(RunRow {
+            key,
+            spec,
+            activity: Activity::Idle,
+            job: None,
+            live: Vec::new(),
+            generation: 0,
+            rerun_of: None,
+            verdict: None,
+            marked: false,
+        });
+        self.runs.len() - 1
+    }
+
+    fn say(&mut self, msg: impl Into<String>) {
+        self.message = msg.into();
+        self.message_is_error = false;
+    }
+
+    fn fail(&mut self, msg: impl Into<String>) {
+        self.message = msg.into();
+        self.message_is_error = true;
+    }
+
+    /// One event: change the state, return what the runtime must do.
+    pub fn update(&mut self, event: Event) -> Vec<Effect> {
+        let mut effects = match event {
+            Event::Key(k) => self.on_key(k),
+            Event::Resize(..) => Vec::new(),
+            Event::Tick(dt) => {
+                self.tick(dt);
+                Vec::new()
+            }
+            Event::Job(j) => self.on_job(j),
+            Event::DataLoaded {
+                name,
+                epoch,
+                result,
+            } => {
+                if epoch == self.epoch {
+                    self.on_data(name, result)
+                } else {
+                    Vec::new()
+                }
+            }
+            Event::Predicted { want, result } => {
+                // Only the newest request counts; older answers are dropped.
+                let current = match &self.prediction {
+                    PredState::Pending(w) => Some(w),
+                    _ => None,
+                };
+                if current == Some(&want) {
+                    self.prediction = match result {
+                        Ok(c) => PredState::Ready(want, c),
+                        Err(e) => PredState::Failed(want, e),
+                    };
+                }
+                Vec::new()
+            }
+            Event::Saved(r) => self.on_saved(r),
+            Event::Opened { path, result } => match result {
+                Ok(session) => {
+                    let mut e = vec![Effect::CancelAll];
+                    self.path = path;
+                    e.extend(self.replace_session(*session));
+                    e
+                }
+                Err(msg) => {
+                    self.fail(format!("cannot open: {msg}"));
+                    Vec::new()
+                }
+            },
+        };
+        self.clamp_cursors();
+        effects.extend(self.want_prediction());
+        effects
+    }
+
+    fn clamp_cursors(&mut self) {
+        self.run_cursor = self.run_cursor.min(self.runs.len().saturating_sub(1));
+        self.data_cursor = self
+            .data_cursor
+            .min(self.session.datasets.len().saturating_sub(1));
+    }
+
+    /// Ask for a prediction when the selected run, its result or the input changed.
+    fn want_prediction(&mut self) -> Vec<Effect> {
+        let Some(row) = self.runs.get(self.run_cursor) else {
+            self.prediction = PredState::None;
+            return Vec::new();
+        };
+        let Some(model) = self.result_of(row).and_then(|r| r.model.as_ref()) else {
+            self.prediction = PredState::None;
+            return Vec::new();
+        };
+        let Some(DataState::Loaded(data)) = self.data.get(&row.key.dataset) else {
+            self.prediction = PredState::None;
+            return Vec::new();
+        };
+        let input = self.pred_input.min(data.dim().saturating_sub(1));
+        let want = PredWant {
+            key: row.key.clone(),
+            input,
+            generation: row.generation,
+        };
+        let have = match &self.prediction {
+            PredState::Pending(w) | PredState::Ready(w, _) | PredState::Failed(w, _) => Some(w),
+            PredState::None => None,
+        };
+        if have == Some(&want) {
+            return Vec::new();
+        }
+        let effect = Effect::Predict {
+            want: want.clone(),
+            model: Box::new(model.clone()),
+            data: data.clone(),
+        };
+        self.prediction = PredState::Pending(want);
+        vec![effect]
+    }
+
+    fn save(&mut self) -> Vec<Effect> {
+        vec![Effect::Save {
+            path: self.path.clone(),
+            session: Box::new(self.session.clone()),
+        }]
+    }
+
+    fn on_saved(&mut self, r: Result<PathBuf, String>) -> Vec<Effect> {
+        match r {
+            Ok(p) => {
+                self.dirty = false;
+                self.say(format!("saved {}", p.display()));
+                if std::mem::take(&mut self.quit_after_save) {
+                    self.quit = true;
+                    return vec![Effect::Quit];
+                }
+            }
+            Err(e) => {
+                self.quit_after_save = false;
+                self.fail(format!("not saved: {e}"));
+            }
+        }
+        Vec::new()
+    }
+}
+
+/// A run spec for a result that has no run entry (only its re-run needs it).
+fn spec_from_result(r: &RunResult) -> RunSpec {
+    RunSpec {
+        method: r.method.clone(),
+        m: r.key.m,
+        seed: r.key.seed,
+        iters: r.iterations.max(1),
+        standardize: r.model.as_ref().is_some_and(|m| m.standardize.is_some()),
+        options: MethodOptions::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::state::RunStatus;
+    use crate::tui::testing::*;
+    use ratatui::crossterm::event::KeyCode;
+    use std::path::Path;
+
+    #[test]
+    fn opening_loads_every_data_set_and_lists_runs() {
+        let (a, effects) = app();
+        assert_eq!(a.runs.len(), 2);
+        assert!(
+            matches!(&effects[..], [Effect::LoadData { name, base, .. }] if name == "d" && base == &PathBuf::from("s"))
+        );
+        assert_eq!(a.status_of(&a.runs[0]), RunStatus::NotRun);
+        assert!(!a.dirty);
+    }
+
+    #[test]
+    fn opening_replaces_the_session_and_cancels_runs() {
+        let mut a = loaded();
+        a.update(ch('o'));
+        let e = a.update(key(KeyCode::Enter));
+        assert!(matches!(&e[..], [Effect::Open(p)] if p == &PathBuf::from("s/t.toml")));
+        let e = a.update(Event::Opened {
+            path: "other.toml".into(),
+            result: Ok(Box::new(session())),
+        });
+        assert!(matches!(e[0], Effect::CancelAll));
+        assert_eq!(a.path, PathBuf::from("other.toml"));
+        a.update(Event::Opened {
+            path: "bad.toml".into(),
+            result: Err("line 3: bad".into()),
+        });
+        assert!(a.message_is_error && a.path == Path::new("other.toml"));
+        // A load answered for the closed session is dropped.
+        a.update(Event::DataLoaded {
+            name: "d".into(),
+            epoch: 1,
+            result: Err("stale".into()),
+        });
+        assert!(matches!(a.data.get("d"), Some(DataState::Loading)));
+    }
+
+    #[test]
+    fn a_failed_save_keeps_the_app_open() {
+        let mut a = loaded();
+        a.dirty = true;
+        a.update(ch('q'));
+        a.update(ch('s'));
+        assert!(a.update(Event::Saved(Err("disk full".into()))).is_empty());
+        assert!(!a.quit && a.dirty && a.message_is_error);
+    }
+
+    #[test]
+    fn prediction_is_requested_once_per_run_and_result() {
+        let mut a = loaded();
+        let k = a.runs[0].key.clone();
+        let mut r = done(&k, 0.5);
+        r.model = Some(crate::model_file::ModelFile::new(
+            "fitc",
+            crate::model_file::Hyper {
+                signal_variance: 1.0,
+                lengthscales: vec![1.0],
+                noise_variance: 0.1,
+            },
+        ));
+        a.session.set_result(r);
+        let e = a.update(Event::Resize(80, 24));
+        let [Effect::Predict { want, .. }] = &e[..] else {
+            panic!("{e:?}")
+        };
+        let want = want.clone();
+        assert!(a.update(Event::Resize(80, 24)).is_empty());
+        a.update(Event::Predicted {
+            want: want.clone(),
+            result: Err("boom".into()),
+        });
+        assert!(matches!(&a.prediction, PredState::Failed(_, m) if m == "boom"));
+        assert!(a.update(Event::Resize(80, 24)).is_empty());
+    }
+}

@@ -1,0 +1,498 @@
+//! Runs: starting and cancelling them, the run pool's progress and results, and the
+//! data sets they wait for.
+
+use crate::data::Dataset;
+use crate::error::Error;
+use crate::jobs::{JobEvent, outcome};
+use crate::run_context::Phase;
+use crate::session::{RunResult, Status};
+use crate::tui::format::{fmt_nmse, fmt_opt};
+use crate::tui::state::{Activity, App, DataState, Effect, RunStatus, Verdict};
+use std::sync::Arc;
+
+impl App {
+    pub(super) fn on_job(&mut self, event: JobEvent) -> Vec<Effect> {
+        match event {
+            JobEvent::Started { id } => {
+                if let Some(row) = self.runs.iter_mut().find(|r| r.job == Some(id)) {
+                    row.activity = Activity::Running {
+                        phase: Phase::Fit { stage: 0 },
+                        iteration: 0,
+                        nlml: f64::NAN,
+                        elapsed: 0.0,
+                    };
+                }
+            }
+            JobEvent::Progress {
+                id,
+                phase,
+                iteration,
+                nlml,
+                elapsed,
+            } => {
+                if let Some(row) = self.runs.iter_mut().find(|r| r.job == Some(id)) {
+                    let last = match row.activity {
+                        Activity::Running { nlml, .. } => nlml,
+                        _ => f64::NAN,
+                    };
+                    // the evidence curve is the main fit's; a subset pre-fit is not drawn
+                    let fit_value = nlml.filter(|_| matches!(phase, Phase::Fit { .. }));
+                    row.activity = Activity::Running {
+                        phase,
+                        iteration,
+                        nlml: fit_value.unwrap_or(last),
+                        elapsed,
+                    };
+                    if let Some(v) = fit_value {
+                        row.live.push(v);
+                    }
+                }
+            }
+            JobEvent::Finished { id, result } => {
+                let Some(i) = self.runs.iter().position(|r| r.job == Some(id)) else {
+                    return Vec::new();
+                };
+                self.finish(i, *result);
+            }
+        }
+        Vec::new()
+    }
+
+    fn finish(&mut self, i: usize, result: RunResult) {
+        let row = &mut self.runs[i];
+        row.job = None;
+        row.activity = Activity::Idle;
+        row.live.clear();
+        row.generation += 1;
+        let k = &result.key;
+        let name = format!("{}/{} m={} seed {}", k.dataset, k.label, k.m, k.seed);
+        let previous = row.rerun_of.take();
+        match result.status {
+            Status::Done => {
+                row.verdict = previous.as_deref().map(|p| compare(p, &result));
+                let verdict = match &row.verdict {
+                    Some(Verdict::Identical) => " · re-run IDENTICAL to the earlier result",
+                    Some(Verdict::Differs(_)) => " · re-run DIFFERS from the earlier result",
+                    None => "",
+                };
+                self.message = format!(
+                    "done {name}: NMSE {} MNLP {} ({} it, {:.2} s){verdict}",
+                    fmt_nmse(result.nmse),
+                    fmt_opt(result.mnlp, 3),
+                    result.iterations,
+                    result.train_seconds
+                );
+                self.message_is_error = false;
+            }
+            Status::Failed => {
+                self.message = format!(
+                    "failed {name}: {}",
+                    result.message.as_deref().unwrap_or("no message")
+                );
+                self.message_is_error = true;
+            }
+            Status::Cancelled => {
+                if self
+                    .session
+                    .result(&result.key)
+                    .is_some_and(|r| r.status == Status::Done)
+                {
+                    self.say(format!("cancelled {name}; kept its earlier result"));
+                    return;
+                }
+                self.say(format!("cancelled {name}"));
+            }
+        }
+        self.session.set_result(result);
+        self.dirty = true;
+    }
+
+    pub(super) fn on_data(
+        &mut self,
+        name: String,
+        result: Result<Arc<Dataset>, String>,
+    ) -> Vec<Effect> {
+        if !self.data.contains_key(&name) {
+            return Vec::new(); // a data set of a session that was closed meanwhile
+        }
+        match result {
+            Ok(d) => {
+                // The data sets of a session just opened load quietly (the pane shows them).
+                let quiet = self.message.starts_with("opened:") && !self.message_is_error;
+                if !quiet {
+                    self.say(format!(
+                        "loaded {name}: {} training, {} test points, D = {}",
+                        d.n_train(),
+                        d.n_test(),
+                        d.dim()
+                    ));
+                }
+                self.data.insert(name.clone(), DataState::Loaded(d));
+            }
+            Err(e) => {
+                self.fail(format!("cannot load {name}: {e}"));
+                self.data.insert(name.clone(), DataState::Failed(e));
+            }
+        }
+        // Runs that waited for this data set start (or fail) now.
+        let waiting: Vec<usize> = (0..self.runs.len())
+            .filter(|&i| {
+                self.runs[i].activity == Activity::Waiting && self.runs[i].key.dataset == name
+            })
+            .collect();
+        let mut effects = Vec::new();
+        for i in waiting {
+            self.runs[i].activity = Activity::Idle;
+            let keep = self.runs[i].rerun_of.take();
+            effects.extend(self.start(i, false));
+            if self.runs[i].job.is_some() {
+                self.runs[i].rerun_of = keep;
+            }
+        }
+        effects
+    }
+
+    /// Start run `i` (unless it is already active). With `rerun`, remember its result to
+    /// compare the new one with.
+    pub(super) fn start(&mut self, i: usize, rerun: bool) -> Vec<Effect> {
+        let Some(row) = self.runs.get(i) else {
+            return Vec::new();
+        };
+        if row.activity != Activity::Idle {
+            let s = self.status_of(row).word();
+            self.say(format!(
+                "{}/{} m={} seed {} is {s}",
+                row.key.dataset, row.key.label, row.key.m, row.key.seed
+            ));
+            return Vec::new();
+        }
+        let previous = if rerun {
+            self.session
+                .result(&row.key)
+                .filter(|r| r.status == Status::Done)
+                .cloned()
+                .map(Box::new)
+        } else {
+            None
+        };
+        let state = self.data.get(&row.key.dataset).cloned();
+        let row = &mut self.runs[i];
+        row.verdict = None;
+        row.rerun_of = previous;
+        row.live.clear();
+        match state {
+            // m ≤ n and the subset sizes are checked now that the data are here
+            Some(DataState::Loaded(data)) => match row.spec.check(data.n_train()) {
+                Ok(spec) => {
+                    let id = self.next_id;
+                    self.next_id += 1;
+                    row.job = Some(id);
+                    row.activity = Activity::Queued;
+                    vec![Effect::Submit {
+                        id,
+                        key: row.key.clone(),
+                        data,
+                        spec,
+                    }]
+                }
+                Err(e) => {
+                    let r = outcome(row.key.clone(), &row.spec.method, Err(e));
+                    row.rerun_of = None;
+                    self.finish_now(i, r);
+                    Vec::new()
+                }
+            },
+            Some(DataState::Loading) => {
+                row.activity = Activity::Waiting;
+                Vec::new()
+            }
+            Some(DataState::Failed(msg)) => {
+                let r = outcome(row.key.clone(), &row.spec.method, Err(Error::Data(msg)));
+                row.rerun_of = None;
+                self.finish_now(i, r);
+                Vec::new()
+            }
+            None => {
+                let r = outcome(
+                    row.key.clone(),
+                    &row.spec.method,
+                    Err(Error::Data(format!(
+                        "no data set named '{}'",
+                        row.key.dataset
+                    ))),
+                );
+                row.rerun_of = None;
+                self.finish_now(i, r);
+                Vec::new()
+            }
+        }
+    }
+
+    fn finish_now(&mut self, i: usize, r: RunResult) {
+        self.runs[i].activity = Activity::Idle;
+        self.finish(i, r);
+    }
+
+    /// Start the selected run if it has no result yet.
+    pub(super) fn start_selected(&mut self) -> Vec<Effect> {
+        if let Some(row) = self.selected_run() {
+            if self.status_of(row) == RunStatus::NotRun {
+                return self.start(self.run_cursor, false);
+            }
+            self.say("this run has a result: R re-runs it, r replays it");
+        }
+        Vec::new()
+    }
+
+    /// Start every run that has no result yet.
+    pub(super) fn start_all(&mut self) -> Vec<Effect> {
+        let todo: Vec<usize> = (0..self.runs.len())
+            .filter(|&i| self.status_of(&self.runs[i]) == RunStatus::NotRun)
+            .collect();
+        if todo.is_empty() {
+            self.say("every run has a result (R re-runs the selected one)");
+        }
+        todo.into_iter()
+            .flat_map(|i| self.start(i, false))
+            .collect()
+    }
+
+    /// Run the selected run again with its seed, to compare with its result.
+    pub(super) fn rerun_selected(&mut self) -> Vec<Effect> {
+        let i = self.run_cursor;
+        match self.selected_run().map(|r| self.status_of(r)) {
+            Some(
+                RunStatus::Done | RunStatus::Failed | RunStatus::Cancelled | RunStatus::NotRun,
+            ) => {
+                self.say("re-running with the same seed…");
+                self.start(i, true)
+            }
+            Some(s) => {
+                self.say(format!("the run is {}; x cancels it", s.word()));
+                Vec::new()
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// Cancel the selected run, or stop it waiting for its data.
+    pub(super) fn cancel_selected(&mut self) -> Vec<Effect> {
+        let Some(row) = self.runs.get_mut(self.run_cursor) else {
+            return Vec::new();
+        };
+        match (&row.activity, row.job) {
+            (Activity::Waiting, _) => {
+                row.activity = Activity::Idle;
+                self.say("cancelled before it started");
+                Vec::new()
+            }
+            (_, Some(id)) => {
+                self.say("cancelling…");
+                vec![Effect::Cancel(id)]
+            }
+            _ => {
+                self.say("the selected run is not running");
+                Vec::new()
+            }
+        }
+    }
+
+    /// Cancel every run: the pool's, and those waiting for their data.
+    pub(super) fn cancel_all(&mut self) -> Vec<Effect> {
+        let mut effects = vec![Effect::CancelAll];
+        for row in &mut self.runs {
+            if row.activity == Activity::Waiting {
+                row.activity = Activity::Idle;
+            }
+        }
+        let n = self.runs.iter().filter(|r| r.job.is_some()).count();
+        self.say(format!("cancelling {n} runs"));
+        if n == 0 {
+            effects.clear();
+        }
+        effects
+    }
+}
+
+/// Whether a re-run reproduced a result: bit-for-bit on the metrics and the trace.
+pub fn compare(before: &RunResult, after: &RunResult) -> Verdict {
+    let same = |a: Option<f64>, b: Option<f64>| a.map(f64::to_bits) == b.map(f64::to_bits);
+    let mut diffs = Vec::new();
+    for (name, a, b) in [
+        ("NLML", before.nlml, after.nlml),
+        ("NMSE", before.nmse, after.nmse),
+        ("MNLP", before.mnlp, after.mnlp),
+    ] {
+        if !same(a, b) {
+            diffs.push(format!("{name} {} → {}", fmt_opt(a, 6), fmt_opt(b, 6)));
+        }
+    }
+    let trace_same = before.trace.len() == after.trace.len()
+        && before
+            .trace
+            .iter()
+            .zip(&after.trace)
+            .all(|(a, b)| a.to_bits() == b.to_bits());
+    if !trace_same {
+        diffs.push(format!(
+            "trace {} → {} points",
+            before.trace.len(),
+            after.trace.len()
+        ));
+    }
+    if diffs.is_empty() {
+        Verdict::Identical
+    } else {
+        Verdict::Differs(diffs.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::state::{Event, RunStatus};
+    use crate::tui::testing::*;
+    use ratatui::crossterm::event::KeyCode;
+
+    #[test]
+    fn a_run_goes_queued_running_done_and_marks_unsaved() {
+        let mut a = loaded();
+        let e = a.update(key(KeyCode::Enter));
+        let [
+            Effect::Submit {
+                id, key: k, spec, ..
+            },
+        ] = &e[..]
+        else {
+            panic!("{e:?}")
+        };
+        assert_eq!((k.m, spec.iters), (5, 20));
+        assert_eq!(a.status_of(&a.runs[0]), RunStatus::Queued);
+        a.update(Event::Job(JobEvent::Started { id: *id }));
+        a.update(Event::Job(JobEvent::Progress {
+            id: *id,
+            phase: Phase::Fit { stage: 0 },
+            iteration: 1,
+            nlml: Some(4.0),
+            elapsed: 0.1,
+        }));
+        assert_eq!(a.status_of(&a.runs[0]), RunStatus::Running);
+        assert_eq!(a.trace_of(&a.runs[0]), &[4.0]);
+        a.update(Event::Job(JobEvent::Finished {
+            id: *id,
+            result: Box::new(done(k, 0.01)),
+        }));
+        assert_eq!(a.status_of(&a.runs[0]), RunStatus::Done);
+        assert!(
+            a.dirty && a.message.contains("NMSE 0.0100"),
+            "{}",
+            a.message
+        );
+        assert_eq!(a.trace_of(&a.runs[0]), &[3.0, 2.0, 1.0]);
+    }
+
+    #[test]
+    fn runs_wait_for_their_data_and_fail_with_its_error() {
+        let (mut a, _) = app();
+        assert!(a.update(ch('g')).is_empty());
+        assert_eq!(a.status_of(&a.runs[1]), RunStatus::Waiting);
+        a.update(Event::DataLoaded {
+            name: "d".into(),
+            epoch: 1,
+            result: Err("d.csv: no such file".into()),
+        });
+        assert_eq!(a.status_of(&a.runs[0]), RunStatus::Failed);
+        let r = a.result_of(&a.runs[0]).expect("a failed result");
+        assert!(
+            r.message
+                .as_deref()
+                .is_some_and(|m| m.contains("no such file"))
+        );
+        assert!(a.message_is_error);
+    }
+
+    #[test]
+    fn waiting_runs_start_when_the_data_arrive() {
+        let (mut a, _) = app();
+        a.update(ch('g'));
+        let e = a.update(Event::DataLoaded {
+            name: "d".into(),
+            epoch: 1,
+            result: Ok(dataset()),
+        });
+        assert_eq!(
+            e.iter()
+                .filter(|e| matches!(e, Effect::Submit { .. }))
+                .count(),
+            2
+        );
+    }
+
+    #[test]
+    fn cancel_one_and_all() {
+        let mut a = loaded();
+        a.update(ch('g'));
+        let e = a.update(ch('x'));
+        assert!(matches!(e[..], [Effect::Cancel(0)]));
+        let e = a.update(ch('X'));
+        assert!(matches!(e[..], [Effect::CancelAll]));
+        let k = a.runs[0].key.clone();
+        let mut r = done(&k, 1.0);
+        r.status = Status::Cancelled;
+        a.update(Event::Job(JobEvent::Finished {
+            id: 0,
+            result: Box::new(r),
+        }));
+        assert_eq!(a.status_of(&a.runs[0]), RunStatus::Cancelled);
+    }
+
+    #[test]
+    fn a_cancelled_rerun_keeps_the_earlier_result() {
+        let mut a = loaded();
+        let k = a.runs[0].key.clone();
+        a.session.set_result(done(&k, 0.5));
+        a.update(ch('R'));
+        let mut r = done(&k, 1.0);
+        r.status = Status::Cancelled;
+        a.update(Event::Job(JobEvent::Finished {
+            id: 0,
+            result: Box::new(r),
+        }));
+        assert_eq!(a.result_of(&a.runs[0]).and_then(|r| r.nmse), Some(0.5));
+    }
+
+    #[test]
+    fn rerun_reports_identical_or_different() {
+        let mut a = loaded();
+        let k = a.runs[0].key.clone();
+        a.session.set_result(done(&k, 0.5));
+        let e = a.update(ch('R'));
+        assert!(matches!(e[..], [Effect::Submit { id: 0, .. }]));
+        a.update(Event::Job(JobEvent::Finished {
+            id: 0,
+            result: Box::new(done(&k, 0.5)),
+        }));
+        assert_eq!(a.runs[0].verdict, Some(Verdict::Identical));
+        assert!(a.message.contains("IDENTICAL"));
+        a.update(ch('R'));
+        a.update(Event::Job(JobEvent::Finished {
+            id: 1,
+            result: Box::new(done(&k, 0.25)),
+        }));
+        assert!(matches!(&a.runs[0].verdict, Some(Verdict::Differs(d)) if d.contains("NMSE")));
+    }
+
+    #[test]
+    fn stale_job_events_are_ignored() {
+        let mut a = loaded();
+        let k = a.runs[0].key.clone();
+        assert!(
+            a.update(Event::Job(JobEvent::Finished {
+                id: 42,
+                result: Box::new(done(&k, 0.5))
+            }))
+            .is_empty()
+        );
+        assert!(a.session.results.is_empty());
+    }
+}

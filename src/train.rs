@@ -196,7 +196,8 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
         Some(n) => methods::exact::subset(&td, n, &mut rng),
         None => td,
     };
-    let mut model = method.init(&td, spec, ctx, &mut rng)?;
+    let hyper = methods::start::initial_hyper(&td, spec, ctx, &mut rng)?;
+    let mut model = method.init(&td, spec, hyper, ctx, &mut rng)?;
     model.target_mean = target_mean;
     model.standardize = standardize;
     model.inputs = Some(data.feature_names.clone());

@@ -63,7 +63,8 @@ pub fn time_objective(
     let data = synthetic(n, d, spec.seed);
     let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
     let ctx = RunContext::quiet(Exec::new(par, Default::default()));
-    let model = method.init(&data, &valid, &ctx, &mut rng)?;
+    let hyper = crate::methods::start::initial_hyper(&data, &valid, &ctx, &mut rng)?;
+    let model = method.init(&data, &valid, hyper, &ctx, &mut rng)?;
     let exec = &ctx.exec;
     method.objective(&model, &data, exec)?; // warm-up
     let mut times = Vec::with_capacity(reps.max(1));

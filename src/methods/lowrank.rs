@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::exec::Exec;
 use crate::likelihood::{self, Adjoints, Approx, Kuu, LowRank, Posterior};
 use crate::linalg::Jitter;
-use crate::model_file::ModelFile;
+use crate::model_file::{Hyper, ModelFile};
 use crate::optim::Outcome;
 use crate::run_context::RunContext;
 use crate::run_spec::{ApproxKind, MethodOptions, RunSpec};
@@ -72,11 +72,13 @@ pub trait Family: Send + Sync + 'static {
     /// (e.g. the sines beside the cosines of frequency features).
     type Extra: Send;
 
-    /// The hyperparameters and the family's tables for a new run (m = `spec.m`).
+    /// A new model with the starting hyperparameters and the family's tables for
+    /// m = `spec.m` features.
     fn init(
         &self,
         data: &TrainData,
         spec: &ValidRunSpec,
+        hyper: Hyper,
         ctx: &RunContext,
         rng: &mut ChaCha8Rng,
     ) -> Result<ModelFile>;
@@ -245,10 +247,11 @@ impl<F: Family> Method for LowRankMethod<F> {
         &self,
         data: &TrainData,
         spec: &ValidRunSpec,
+        hyper: Hyper,
         ctx: &RunContext,
         rng: &mut ChaCha8Rng,
     ) -> Result<ModelFile> {
-        let mut model = self.family.init(data, spec, ctx, rng)?;
+        let mut model = self.family.init(data, spec, hyper, ctx, rng)?;
         model.method = self.name.to_string();
         let kind = self.kind_of(&spec.options);
         if let ApproxChoice::Option(default) = self.approx

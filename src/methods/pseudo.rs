@@ -11,7 +11,7 @@ use crate::data::TrainData;
 use crate::error::Result;
 use crate::exec::Exec;
 use crate::likelihood::Adjoints;
-use crate::model_file::{Inducing, ModelFile, matrix_to_rows, required_matrix};
+use crate::model_file::{Hyper, Inducing, ModelFile, matrix_to_rows, required_matrix};
 use crate::run_context::RunContext;
 use crate::run_spec::ApproxKind;
 use nalgebra::DMatrix;
@@ -83,10 +83,10 @@ impl Family for PseudoInputs {
         &self,
         data: &TrainData,
         spec: &ValidRunSpec,
-        ctx: &RunContext,
+        hyper: Hyper,
+        _ctx: &RunContext,
         rng: &mut ChaCha8Rng,
     ) -> Result<ModelFile> {
-        let hyper = super::hyper::initial_hyper(data, spec, ctx, rng)?;
         let z = random_rows(&data.x, spec.m, rng);
         let mut model = ModelFile::new(&spec.method, hyper);
         model.inducing = Some(Inducing {

@@ -574,7 +574,7 @@ fn chunk_pass(
     vs.resize_with(count, || &mut []);
     let mut ds: Vec<&mut [f64]> = d.chunks_mut(len).collect();
     ds.resize_with(count, || &mut []);
-    let work: Vec<(usize, &mut [f64], &mut [f64], &mut [f64])> = vs
+    let work: Vec<Stripe> = vs
         .into_iter()
         .zip(lambda.chunks_mut(len))
         .zip(ds)

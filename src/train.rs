@@ -86,6 +86,10 @@ impl Predictor {
         &self.model
     }
 
+    pub fn posterior(&self) -> &Posterior {
+        &self.posterior
+    }
+
     pub fn predict(&self, x: &DMatrix<f64>) -> Result<Prediction> {
         self.predict_with(x, &Exec::default())
     }

@@ -37,10 +37,25 @@ pub enum Format {
 
 pub fn run(args: GenArgs) -> Result<()> {
     if args.name == "big" {
-        let ext = if args.format == Format::Parquet { "parquet" } else { "csv" };
+        let ext = if args.format == Format::Parquet {
+            "parquet"
+        } else {
+            "csv"
+        };
         let path = args.out.join(format!("big_{}_{}.{ext}", args.n, args.d));
-        crate::data::big::write_big(&path, args.n, args.d, args.seed, args.format == Format::Parquet)?;
-        println!("wrote {} ({} rows, {} inputs)", path.display(), args.n, args.d);
+        crate::data::big::write_big(
+            &path,
+            args.n,
+            args.d,
+            args.seed,
+            args.format == Format::Parquet,
+        )?;
+        println!(
+            "wrote {} ({} rows, {} inputs)",
+            path.display(),
+            args.n,
+            args.d
+        );
         return Ok(());
     }
     std::fs::create_dir_all(&args.out)

@@ -534,7 +534,9 @@ fn read_csv(file: File) -> PolarsResult<DataFrame> {
 }
 
 /// [`read_csv`] from any source polars can read (a file, or a chunk in memory).
-pub(crate) fn read_csv_from<R: polars::io::mmap::MmapBytesReader>(source: R) -> PolarsResult<DataFrame> {
+pub(crate) fn read_csv_from<R: polars::io::mmap::MmapBytesReader>(
+    source: R,
+) -> PolarsResult<DataFrame> {
     let nulls = NullValues::AllColumns(NULL_TOKENS.iter().map(|s| (*s).into()).collect());
     CsvReadOptions::default()
         .with_has_header(true)

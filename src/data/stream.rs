@@ -139,7 +139,10 @@ mod tests {
         })
         .expect("chunks");
         assert_eq!(n, 23);
-        assert_eq!(got.iter().map(|(f, _)| *f).collect::<Vec<_>>(), [0, 5, 10, 15, 20]);
+        assert_eq!(
+            got.iter().map(|(f, _)| *f).collect::<Vec<_>>(),
+            [0, 5, 10, 15, 20]
+        );
         for (first, x) in &got {
             assert_eq!(x, &whole.rows(*first, x.nrows()).into_owned());
         }
@@ -147,6 +150,9 @@ mod tests {
         std::fs::write(&path, &text).expect("writes");
         let e = for_each_input_chunk(&path, &["b".into()], 5, &mut |_, _| Ok(()))
             .expect_err("bad cell");
-        assert!(e.to_string().contains("row 18 (line 19 of the file)"), "{e}");
+        assert!(
+            e.to_string().contains("row 18 (line 19 of the file)"),
+            "{e}"
+        );
     }
 }

@@ -93,10 +93,9 @@ impl Predictor {
     /// Predict with the given threads (and cancellation).
     pub fn predict_with(&self, x: &DMatrix<f64>, exec: &Exec) -> Result<Prediction> {
         let xm = model_inputs(&self.model, x)?;
-        let (kus, prior) = self
-            .method
-            .cross(&self.model, self.basis.as_ref(), &xm, exec)?;
-        let (mean, var) = self.posterior.predict(&kus, &prior, exec.par);
+        let (mean, var) =
+            self.method
+                .predict(&self.model, &self.posterior, self.basis.as_ref(), &xm, exec)?;
         let scale = self
             .model
             .standardize
@@ -120,9 +119,17 @@ impl Predictor {
 
     pub fn score_with(&self, x: &DMatrix<f64>, y: &[f64], exec: &Exec) -> Result<TestMetrics> {
         let p = self.predict_with(x, exec)?;
+        let scale = self
+            .model
+            .standardize
+            .as_ref()
+            .map_or(1.0, |s| s.target_scale);
+        let noise = self.model.hyper.noise_variance * scale * scale;
         Ok(TestMetrics {
             nmse: metrics::nmse(y, &p.mean, self.model.target_mean),
-            mnlp: metrics::mnlp(y, &p.mean, &p.var_noisy),
+            mnlp: metrics::mnlp_clamped(y, &p.mean, &p.var_noisy, noise),
+            negative_var_latent: p.var_latent.iter().filter(|v| **v < 0.0).count(),
+            negative_var_noisy: p.var_noisy.iter().filter(|v| **v < 0.0).count(),
         })
     }
 }

@@ -533,10 +533,16 @@ mod tests {
     fn option_fields_follow_the_declaration() {
         use crate::tui::form::Value;
         let mut f = runs_form(&session(), Some("d"));
-        if let Some(Value::Choice { options, index }) =
-            f.fields.iter_mut().find(|x| x.key == "method").map(|x| &mut x.value)
+        if let Some(Value::Choice { options, index }) = f
+            .fields
+            .iter_mut()
+            .find(|x| x.key == "method")
+            .map(|x| &mut x.value)
         {
-            *index = options.iter().position(|o| o == "ssgp").expect("ssgp listed");
+            *index = options
+                .iter()
+                .position(|o| o == "ssgp")
+                .expect("ssgp listed");
         }
         refresh_option_fields(&mut f);
         let init = f.get("opt:init").expect("ssgp reads init");
@@ -546,13 +552,19 @@ mod tests {
         assert!(init.help.contains("spectral points start"), "{}", init.help);
         assert!(f.get("opt:centres").is_none(), "tfifgp's option");
         assert_eq!(parse_options(&f), Ok(MethodOptions::default()));
-        if let Some(Value::Choice { index, .. }) =
-            f.fields.iter_mut().find(|x| x.key == "opt:init").map(|x| &mut x.value)
+        if let Some(Value::Choice { index, .. }) = f
+            .fields
+            .iter_mut()
+            .find(|x| x.key == "opt:init")
+            .map(|x| &mut x.value)
         {
             *index = 2;
         }
-        if let Some(Value::Text(t)) =
-            f.fields.iter_mut().find(|x| x.key == "opt:stages").map(|x| &mut x.value)
+        if let Some(Value::Text(t)) = f
+            .fields
+            .iter_mut()
+            .find(|x| x.key == "opt:stages")
+            .map(|x| &mut x.value)
         {
             *t = "hyper, points".into();
         }

@@ -29,6 +29,10 @@ pub struct BenchArgs {
     /// Threads one evaluation may use (0 = all cores).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// Also time this method (same n, d, m, seed; its default options), alternating
+    /// evaluation by evaluation with --method, and report the ratio of the medians.
+    #[arg(long)]
+    pub against: Option<String>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -76,7 +80,90 @@ pub fn time_objective(
     Ok((times[times.len() / 2], times[0]))
 }
 
+/// One method's model, ready to evaluate.
+struct Timed {
+    method: &'static dyn crate::methods::Method,
+    model: crate::model_file::ModelFile,
+    times: Vec<f64>,
+}
+
+fn prepare(spec: &RunSpec, data: &TrainData, ctx: &RunContext) -> Result<Timed> {
+    let valid = spec.check(data.y.len())?;
+    let method = valid.method();
+    let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
+    let model = method.init(data, &valid, ctx, &mut rng)?;
+    method.objective(&model, data, &ctx.exec)?; // warm-up
+    Ok(Timed {
+        method,
+        model,
+        times: Vec::new(),
+    })
+}
+
+/// Medians of one objective evaluation of two specs on the same data, timed
+/// alternately (A, B, A, B, …) so that a change in the machine's load hits both.
+pub fn time_alternating(
+    a: &RunSpec,
+    b: &RunSpec,
+    n: usize,
+    d: usize,
+    reps: usize,
+    par: Par,
+) -> Result<(f64, f64)> {
+    let data = synthetic(n, d, a.seed);
+    let ctx = RunContext::quiet(Exec::new(par, Default::default()));
+    let mut timed = [prepare(a, &data, &ctx)?, prepare(b, &data, &ctx)?];
+    for _ in 0..reps.max(1) {
+        for t in timed.iter_mut() {
+            let start = Instant::now();
+            std::hint::black_box(t.method.objective(&t.model, &data, &ctx.exec)?);
+            t.times.push(start.elapsed().as_secs_f64());
+        }
+    }
+    let median = |t: &mut Timed| {
+        t.times.sort_by(f64::total_cmp);
+        t.times[t.times.len() / 2]
+    };
+    let [ta, tb] = &mut timed;
+    Ok((median(ta), median(tb)))
+}
+
 pub fn run(args: BenchArgs) -> Result<()> {
+    if let Some(other) = &args.against {
+        let spec = args.run.spec();
+        let against = RunSpec {
+            method: other.clone(),
+            options: Default::default(),
+            ..spec.clone()
+        };
+        let par = Par::from_threads(args.threads);
+        let (ta, tb) = time_alternating(&spec, &against, args.n, args.d, args.reps, par)?;
+        let (na, nb) = (
+            spec.check(args.n)?.method().name(),
+            against.check(args.n)?.method().name(),
+        );
+        return if args.json {
+            print_json(&serde_json::json!({
+                "method": na, "against": nb, "n": args.n, "d": args.d, "m": spec.m,
+                "reps": args.reps, "threads": par.threads(),
+                "median_eval_seconds": ta, "against_median_eval_seconds": tb, "ratio": ta / tb,
+            }))
+        } else {
+            println!(
+                "n={} d={} m={}, alternating, {} reps, {} threads: {na} median {:.2} ms, \
+                 {nb} median {:.2} ms, ratio {na}/{nb} = {:.2}",
+                args.n,
+                args.d,
+                spec.m,
+                args.reps,
+                par.threads(),
+                ta * 1e3,
+                tb * 1e3,
+                ta / tb
+            );
+            Ok(())
+        };
+    }
     let spec = args.run.spec();
     let par = Par::from_threads(args.threads);
     let (median, min) = time_objective(&spec, args.n, args.d, args.reps, par)?;

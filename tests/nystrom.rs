@@ -81,7 +81,11 @@ fn negative_variances_are_counted_and_clamped_only_in_mnlp() {
     let want = metrics::mnlp_clamped(&test.y, &p.mean, &p.var_noisy, model.hyper.noise_variance);
     assert_eq!(s.mnlp, want);
     assert!(s.mnlp.is_finite());
-    assert!(s.negative_note(100).expect("a note").contains("MNLP uses σ²"));
+    assert!(
+        s.negative_note(100)
+            .expect("a note")
+            .contains("MNLP uses σ²")
+    );
 }
 
 #[test]
@@ -99,7 +103,9 @@ fn nystrom_opt_gradient_matches_finite_differences() {
     check_gradient("nystrom-opt", &mut f, &theta, &o.grad, 1e-6, 1e-6);
     // its objective is the DTC evidence on B
     let dtc = sgpw::methods::eigen::as_pseudo(&model, "dtc");
-    let d = methods::get("dtc").expect("dtc").objective(&dtc, &data, &ex());
+    let d = methods::get("dtc")
+        .expect("dtc")
+        .objective(&dtc, &data, &ex());
     assert_eq!(d.expect("dtc").nlml, o.nlml);
 }
 

@@ -193,6 +193,8 @@ pub fn outcome(key: RunKey, method: &str, fit: Result<FitResult>) -> RunResult {
         nlml: None,
         nmse: None,
         mnlp: None,
+        negative_var_latent: 0,
+        negative_var_noisy: 0,
         iterations: 0,
         train_seconds: 0.0,
         jitter: None,
@@ -205,6 +207,8 @@ pub fn outcome(key: RunKey, method: &str, fit: Result<FitResult>) -> RunResult {
             r.nlml = Some(f.nlml);
             r.nmse = f.test.map(|t| t.nmse);
             r.mnlp = f.test.map(|t| t.mnlp);
+            r.negative_var_latent = f.test.map_or(0, |t| t.negative_var_latent);
+            r.negative_var_noisy = f.test.map_or(0, |t| t.negative_var_noisy);
             r.iterations = f.iterations;
             r.train_seconds = f.train_seconds;
             r.jitter = Some(f.jitter);

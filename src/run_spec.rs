@@ -106,6 +106,13 @@ pub struct MethodOptions {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alpha: Option<f64>,
+    /// eigengp, eigengp-plus: rounds of the sequential schedule (default 2), each
+    /// (1) DTC (eigengp-plus: FITC) on the basis points, σ0², ℓ, σ² with the weights tied
+    /// to w = λ/M, then (2) the eigen-weights w and σ² with the eigenfunctions fixed; the
+    /// iteration budget is split evenly over the 2·rounds stages.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<usize>,
 }
 
 impl MethodOptions {
@@ -155,6 +162,11 @@ impl MethodOptions {
             return Err(format!(
                 "alpha = {a} (--alpha): power EP needs 0 < alpha ≤ 1 (1 is FITC, → 0 is VFE)"
             ));
+        }
+        if self.rounds == Some(0) {
+            return Err(
+                "rounds = 0 (--rounds): the sequential schedule needs at least 1 round".into(),
+            );
         }
         if self.stages.as_ref().is_some_and(Vec::is_empty) {
             return Err("stages (--stages) is empty; give e.g. hyper,points".into());
@@ -266,7 +278,8 @@ mod tests {
                 "stages",
                 "centres",
                 "approx",
-                "alpha"
+                "alpha",
+                "rounds"
             ]
         );
         let init = &fields[2];

@@ -28,13 +28,18 @@ pub struct Curves {
     pub markers: Vec<f64>,
     /// What the markers are ("inducing points", ...), empty when there are none.
     pub marker_kind: String,
+    /// Grid points whose predictive latent variance came out negative (the Nyström
+    /// predictor); the bands draw them as 0.
+    pub negative: usize,
 }
 
 /// X-locations (original units) along `input` that a model marks, and what they are:
-/// `inducing.points` or `features.centres`, whichever the model has.
+/// `inducing.points`, `basis.points` or `features.centres`, whichever the model has.
 pub fn marker_locations(model: &ModelFile, input: usize) -> (Vec<f64>, &'static str) {
     let (rows, kind) = if let Some(ind) = &model.inducing {
         (&ind.points, "inducing points")
+    } else if let Some(b) = &model.basis {
+        (&b.points, "basis points")
     } else if let Some(c) = model.features.as_ref().and_then(|f| f.centres.as_ref()) {
         (c, "feature centres")
     } else {
@@ -139,6 +144,7 @@ pub fn compute(
             .unwrap_or_else(|| format!("x{}", input + 1)),
         dim,
         grid,
+        negative: p.var_latent.iter().filter(|v| **v < 0.0).count(),
         sd_latent: sd(&p.var_latent),
         sd_noisy: sd(&p.var_noisy),
         mean: p.mean,

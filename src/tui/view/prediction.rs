@@ -100,6 +100,13 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
                 legend.push(Span::styled(if t.ascii { "^" } else { "▲" }, t.warn()));
                 legend.push(Span::raw(format!(" {} ", curves.marker_kind)));
             }
+            if curves.negative > 0 {
+                title = format!(
+                    "{title}· {} of {} variances < 0 (drawn as 0; MNLP uses σ²) ",
+                    curves.negative,
+                    curves.grid.len()
+                );
+            }
             let block = block_for(title, Some(Line::from(legend)));
             let inner = block.inner(area);
             frame.render_widget(block, area);

@@ -90,7 +90,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
             "median_eval_seconds": median, "min_eval_seconds": min,
         }))
     } else {
-        println!(
+        crate::outln!(
             "{name} n={} d={} m={}: median {:.2} ms, min {:.2} ms per NLML+gradient ({} reps, {} threads)",
             args.n,
             args.d,
@@ -99,7 +99,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
             min * 1e3,
             args.reps,
             threads
-        );
+        )?;
         Ok(())
     }
 }

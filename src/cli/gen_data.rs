@@ -22,7 +22,7 @@ pub fn run(args: GenArgs) -> Result<()> {
     for (file, header, rows) in synthetic::generate(&args.name, args.seed)? {
         let path = args.out.join(file);
         synthetic::write_csv(&path, &header, &rows)?;
-        println!("wrote {} ({} rows)", path.display(), rows.len());
+        crate::outln!("wrote {} ({} rows)", path.display(), rows.len())?;
     }
     Ok(())
 }

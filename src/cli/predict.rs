@@ -58,7 +58,7 @@ pub fn run(args: PredictArgs) -> Result<()> {
     let mut x = data::load_inputs(&args.input, &features)?;
     if features.is_empty() && x.ncols() > model.dim() {
         // A hand-written model names no inputs: the usual layout is features first.
-        eprintln!(
+        crate::noteln!(
             "note: the model has no `inputs` list; using the first {} column(s) of {}",
             model.dim(),
             args.input.display()
@@ -78,9 +78,6 @@ pub fn run(args: PredictArgs) -> Result<()> {
     }
     match &args.out {
         Some(path) => crate::model_file::atomic_write(path, &out),
-        None => {
-            print!("{out}");
-            Ok(())
-        }
+        None => super::out::out(&out),
     }
 }

@@ -156,6 +156,7 @@ fn execute(task: Task, par: Par, fit: FitFn, tx: &Sender<JobEvent>) -> RunResult
     if cancel.is_cancelled() {
         return outcome(key, &spec.method, Err(Error::Cancelled));
     }
+    let started = std::time::Instant::now();
     let _ = tx.send(JobEvent::Started { id });
     let sink = |p: &Progress| {
         let _ = tx.send(JobEvent::Progress {
@@ -173,7 +174,12 @@ fn execute(task: Task, par: Par, fit: FitFn, tx: &Sender<JobEvent>) -> RunResult
             panic_message(&panic)
         )))
     });
-    outcome(key, &spec.method, fit)
+    let mut r = outcome(key, &spec.method, fit);
+    if r.status == Status::Cancelled && r.train_seconds == 0.0 {
+        // cancelled before the fit iterated (e.g. in the subset pre-fit): the time spent
+        r.train_seconds = started.elapsed().as_secs_f64();
+    }
+    r
 }
 
 fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
@@ -219,6 +225,13 @@ pub fn outcome(key: RunKey, method: &str, fit: Result<FitResult>) -> RunResult {
         Err(Error::Cancelled) => {
             r.status = Status::Cancelled;
             r.stop = Some(crate::optim::Stop::Cancelled);
+        }
+        Err(Error::CancelledAfter(p)) => {
+            r.status = Status::Cancelled;
+            r.stop = Some(crate::optim::Stop::Cancelled);
+            r.iterations = p.iterations;
+            r.train_seconds = p.seconds;
+            r.trace = p.trace;
         }
         Err(e) => {
             r.status = Status::Failed;

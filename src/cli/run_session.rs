@@ -1,9 +1,14 @@
-//! `sgpw run`: run a session headless and write the results back into it.
+//! `sgpw run`: run a session headless and write the results back into it; `sgpw
+//! report`: print its results.
 
-use crate::error::Result;
-use crate::session::{Status, report, runner};
+use super::exit;
+use crate::error::{Error, Result};
+use crate::session::{Session, Status, report, runner};
+use crate::{noteln, outln};
 use clap::Args;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -17,38 +22,94 @@ pub struct RunArgs {
     pub force: bool,
 }
 
-pub fn run(args: RunArgs) -> Result<()> {
-    let session = runner::run_session(&args.session, args.jobs, args.force, &mut |r| {
-        let k = &r.key;
-        match r.status {
-            Status::Done => eprintln!(
-                "done      {}/{} m={} seed={}: NMSE {} MNLP {} NLML {:.4} ({} it, {:.2} s)",
-                k.dataset,
-                k.label,
-                k.m,
-                k.seed,
-                r.nmse.map_or("-".into(), |v| format!("{v:.4}")),
-                r.mnlp.map_or("-".into(), |v| format!("{v:.4}")),
-                r.nlml.unwrap_or(f64::NAN),
-                r.iterations,
-                r.train_seconds
-            ),
-            Status::Failed => eprintln!(
-                "failed    {}/{} m={} seed={}: {}",
-                k.dataset,
-                k.label,
-                k.m,
-                k.seed,
-                r.message.as_deref().unwrap_or("")
-            ),
-            Status::Cancelled => eprintln!(
-                "cancelled {}/{} m={} seed={}",
-                k.dataset, k.label, k.m, k.seed
-            ),
-        }
-    })?;
-    println!("{}", report::tables(&session, false));
-    Ok(())
+/// SIGINT, SIGTERM and SIGHUP set `interrupt` to their number; a second one ends the
+/// process at once (the session file is then the one of the last finished run).
+fn catch_signals() -> Result<Arc<AtomicUsize>> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let interrupt = Arc::new(AtomicUsize::new(0));
+    let twice = Arc::new(AtomicBool::new(false));
+    let err = |e: std::io::Error| Error::input(format!("cannot watch for signals: {e}"));
+    for sig in [SIGINT, SIGTERM, SIGHUP] {
+        // Registered first, so it sees `twice` as it was before this signal.
+        signal_hook::flag::register_conditional_shutdown(
+            sig,
+            i32::from(exit::signal(sig)),
+            twice.clone(),
+        )
+        .map_err(err)?;
+        signal_hook::flag::register_usize(sig, interrupt.clone(), sig as usize).map_err(err)?;
+        signal_hook::flag::register(sig, twice.clone()).map_err(err)?;
+    }
+    Ok(interrupt)
+}
+
+pub fn run(args: RunArgs) -> Result<u8> {
+    let interrupt = catch_signals()?;
+    let summary = runner::run_session_until(
+        &args.session,
+        args.jobs,
+        args.force,
+        &mut |r| {
+            let k = &r.key;
+            match r.status {
+                Status::Done => noteln!(
+                    "done      {}/{} m={} seed={}: NMSE {} MNLP {} NLML {:.4} ({} it, {:.2} s)",
+                    k.dataset,
+                    k.label,
+                    k.m,
+                    k.seed,
+                    r.nmse.map_or("-".into(), |v| format!("{v:.4}")),
+                    r.mnlp.map_or("-".into(), |v| format!("{v:.4}")),
+                    r.nlml.unwrap_or(f64::NAN),
+                    r.iterations,
+                    r.train_seconds
+                ),
+                Status::Failed => noteln!(
+                    "failed    {}/{} m={} seed={}: {}",
+                    k.dataset,
+                    k.label,
+                    k.m,
+                    k.seed,
+                    r.message.as_deref().unwrap_or("")
+                ),
+                Status::Cancelled => noteln!(
+                    "cancelled {}/{} m={} seed={} after {} it, {:.2} s (not finished: the next run re-runs it)",
+                    k.dataset,
+                    k.label,
+                    k.m,
+                    k.seed,
+                    r.iterations,
+                    r.train_seconds
+                ),
+            }
+        },
+        &interrupt,
+    )?;
+    let path = args.session.display();
+    if summary.ran == 0 {
+        noteln!("nothing to run: every run of {path} has a finished result (--force re-runs them)");
+    }
+    if let Some(sig) = summary.interrupted {
+        noteln!(
+            "interrupted by signal {sig}: {} finished runs are saved in {path}; {} cancelled runs will re-run next time",
+            summary.done + summary.failed,
+            summary.cancelled
+        );
+        return Ok(exit::signal(sig));
+    }
+    outln!("{}", report::tables(&summary.session, false))?;
+    let bad = summary.failed + summary.cancelled;
+    if bad > 0 {
+        noteln!(
+            "error: {} of {} runs did not finish ({} failed, {} cancelled); their messages are in {path}",
+            bad,
+            summary.ran,
+            summary.failed,
+            summary.cancelled
+        );
+        return Ok(exit::INCOMPLETE);
+    }
+    Ok(exit::OK)
 }
 
 #[derive(Args)]
@@ -60,9 +121,19 @@ pub struct ReportArgs {
     pub merge_generations: bool,
 }
 
-/// `sgpw report`: the result tables of a session, without running anything.
-pub fn report(args: ReportArgs) -> Result<()> {
-    let session = crate::session::Session::read(&args.session)?;
-    print!("{}", report::tables(&session, args.merge_generations));
-    Ok(())
+/// `sgpw report`: the result tables of a session, without running anything. A session
+/// with no results says so on standard error and exits with [`exit::INCOMPLETE`].
+pub fn report(args: ReportArgs) -> Result<u8> {
+    let session = Session::read(&args.session)?;
+    if session.results.is_empty() {
+        noteln!(
+            "{}: no results yet ({} runs defined): `sgpw run {}` runs them",
+            args.session.display(),
+            session.all_runs().len(),
+            args.session.display()
+        );
+        return Ok(exit::INCOMPLETE);
+    }
+    super::out::out(&report::tables(&session, args.merge_generations))?;
+    Ok(exit::OK)
 }

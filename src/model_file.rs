@@ -342,6 +342,7 @@ pub fn toml_error(text: &str, e: &toml::de::Error) -> String {
 /// Write a file atomically: a temporary file beside it, then a rename, so a crash
 /// never leaves half a file.
 pub fn atomic_write(path: &Path, text: &str) -> Result<()> {
+    use std::io::Write;
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
     let dir = dir.unwrap_or_else(|| Path::new("."));
     let name = path
@@ -349,11 +350,40 @@ pub fn atomic_write(path: &Path, text: &str) -> Result<()> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "out".into());
     let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    std::fs::write(&tmp, text).map_err(|e| Error::file(&tmp, format!("cannot write: {e}")))?;
+    // Written in full and flushed to the disk before it replaces the old file, so a
+    // crash, a kill -9 or a power cut leaves either the old file or the new one.
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()
+    };
+    if let Err(e) = write() {
+        // a full disk leaves a partial temporary file: do not leave it behind
+        let _ = std::fs::remove_file(&tmp);
+        return Err(Error::file(path, format!("cannot write: {e}")));
+    }
+    test_pause_before_rename();
     std::fs::rename(&tmp, path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         Error::file(path, format!("cannot replace: {e}"))
-    })
+    })?;
+    // The rename itself reaches the disk with the folder's metadata.
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Fault-injection seam for the tests: `SGPW_TEST_SAVE_PAUSE_MS=N` waits N ms between
+/// writing the temporary file and renaming it, so a test can kill -9 the process in
+/// the middle of a save.
+fn test_pause_before_rename() {
+    if let Some(ms) = std::env::var("SGPW_TEST_SAVE_PAUSE_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
 }
 
 #[cfg(test)]

@@ -16,6 +16,10 @@ use std::sync::{Arc, Mutex};
 
 pub type RunId = usize;
 
+/// The most runs the pool runs at once: each is a thread, and a mistyped --jobs
+/// (99999999999) must be an error, not a machine out of threads.
+pub const MAX_JOBS: usize = 256;
+
 /// What a worker runs for one task.
 pub type FitFn = fn(&Dataset, &ValidRunSpec, &RunContext) -> Result<FitResult>;
 
@@ -69,6 +73,11 @@ impl Jobs {
     /// The same pool running `fit` in place of [`train::fit`] (the tests' seam for a
     /// fit that panics or blocks).
     pub fn with_fit(threads: usize, fit: FitFn) -> Result<(Jobs, Receiver<JobEvent>)> {
+        if threads > MAX_JOBS {
+            return Err(Error::input(format!(
+                "--jobs {threads}: at most {MAX_JOBS} runs at once (0 = one per core)"
+            )));
+        }
         let threads = if threads == 0 {
             rayon::current_num_threads()
         } else {

@@ -360,18 +360,30 @@ pub fn atomic_write(path: &Path, text: &str) -> Result<()> {
     if let Err(e) = write() {
         // a full disk leaves a partial temporary file: do not leave it behind
         let _ = std::fs::remove_file(&tmp);
-        return Err(Error::file(path, format!("cannot write: {e}")));
+        return Err(Error::file(
+            path,
+            format!("cannot write: {}", io_reason(&e)),
+        ));
     }
     test_pause_before_rename();
     std::fs::rename(&tmp, path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
-        Error::file(path, format!("cannot replace: {e}"))
+        Error::file(path, format!("cannot replace: {}", io_reason(&e)))
     })?;
     // The rename itself reaches the disk with the folder's metadata.
     if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+/// The system's words for an I/O error without the "(os error 28)" after them.
+fn io_reason(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" (os error ") {
+        Some(i) if text.ends_with(')') => text[..i].to_string(),
+        _ => text,
+    }
 }
 
 /// Fault-injection seam for the tests: `SGPW_TEST_SAVE_PAUSE_MS=N` waits N ms between

@@ -3,7 +3,7 @@
 
 use super::{RunArgs, print_json};
 use crate::data::TrainData;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::exec::{Exec, Par};
 use crate::run_context::RunContext;
 use crate::run_spec::RunSpec;
@@ -77,8 +77,35 @@ pub fn time_objective(
     Ok((times[times.len() / 2], times[0]))
 }
 
+/// The memory a benchmark needs, roughly: the inputs and a few n×m (n×n for the
+/// exact GP) matrices. A mistyped --n must be an error, not an abort when the
+/// allocation fails.
+fn check_size(spec: &RunSpec, n: usize, d: usize) -> Result<()> {
+    if n == 0 || d == 0 {
+        return Err(Error::input("--n and --d must be at least 1"));
+    }
+    let cols = if crate::methods::get(&spec.method).is_ok_and(|m| !m.uses_m()) {
+        n
+    } else {
+        spec.m
+    };
+    let bytes = n
+        .checked_mul(d.saturating_add(cols.saturating_mul(4)))
+        .and_then(|v| v.checked_mul(8));
+    const LIMIT: usize = 16 << 30;
+    match bytes {
+        Some(b) if b <= LIMIT => Ok(()),
+        _ => Err(Error::input(format!(
+            "--n {n} --d {d} --m {}: the benchmark would need more than 16 GB of memory",
+            spec.m
+        ))),
+    }
+}
+
 pub fn run(args: BenchArgs) -> Result<()> {
     let spec = args.run.spec();
+    spec.check(usize::MAX)?;
+    check_size(&spec, args.n, args.d)?;
     let par = Par::from_threads(args.threads);
     let (median, min) = time_objective(&spec, args.n, args.d, args.reps, par)?;
     let name = spec.check(args.n)?.method().name();

@@ -162,6 +162,14 @@ pub mod exit {
 /// Parse the arguments, run, and turn an error into a message and exit code 1; a
 /// closed standard output ends the command quietly with 0.
 pub fn main() -> ExitCode {
+    // A panic inside a data reader on a damaged file is caught and reported as an
+    // error naming the file; its default message would only confuse.
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !crate::data::load::in_guarded_reader() {
+            default(info);
+        }
+    }));
     let methods = format!("Methods:\n{}", method_list());
     let command = Cli::command()
         .mut_subcommand("fit", |c| c.after_help(methods.clone()))

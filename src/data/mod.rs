@@ -1,7 +1,7 @@
 //! Data sets: loading (through polars, the only module that touches it),
 //! validation, splits, standardisation and the synthetic generators.
 
-mod load;
+pub mod load;
 pub mod synthetic;
 
 use nalgebra::{DMatrix, DVector};

@@ -136,7 +136,11 @@ pub fn run_session_until(
                     .is_some_and(|r| r.status == Status::Done);
             if !keep {
                 session.set_result(*result);
-                session.save(path)?;
+                // A failed save (a full disk, a read-only folder) does not stop the
+                // runs: the next one tries again, and the last save's error is final.
+                if let Err(e) = session.save(path) {
+                    crate::noteln!("warning: {e} (retrying after the next run)");
+                }
             }
         }
     }

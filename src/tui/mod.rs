@@ -145,11 +145,16 @@ impl Runtime {
                 Effect::Cancel(id) => self.jobs.cancel(id),
                 Effect::CancelAll => self.jobs.cancel_all(),
                 Effect::Save { path, session } => {
-                    let r = session.save(&path).map(|_| path).map_err(|e| e.to_string());
+                    let r = session
+                        .save(&path)
+                        .map_err(|e| without_path(&e.to_string(), &path))
+                        .map(|_| path);
                     queue.extend(app.update(Event::Saved(r)));
                 }
                 Effect::Autosave { path, session } => {
-                    let r = autosave::write(&path, &session).map_err(|e| e.to_string());
+                    let journal = autosave::path_for(&path);
+                    let r = autosave::write(&path, &session)
+                        .map_err(|e| without_path(&e.to_string(), &journal));
                     queue.extend(app.update(Event::Autosaved(r)));
                 }
                 Effect::DropAutosave(path) => autosave::remove(&path),
@@ -202,6 +207,17 @@ impl Runtime {
             }
         }
     }
+}
+
+/// An error message without the file name it starts with (the status line is short
+/// and names the session already): "No space left on device".
+fn without_path(msg: &str, path: &Path) -> String {
+    let msg = msg
+        .strip_prefix(&format!("{}: ", path.display()))
+        .unwrap_or(msg);
+    msg.strip_prefix("cannot write: ")
+        .unwrap_or(msg)
+        .to_string()
 }
 
 /// Read the session at `path` (or start a new one there) and what its autosave adds.
@@ -295,7 +311,10 @@ fn install_panic_hook() {
             .name()
             .map(str::to_owned)
             .unwrap_or_default();
-        if name.starts_with("sgpw-run-") || name.starts_with("sgpw-bg-") {
+        if name.starts_with("sgpw-run-")
+            || name.starts_with("sgpw-bg-")
+            || crate::data::load::in_guarded_reader()
+        {
             return;
         }
         restore_terminal();

@@ -220,9 +220,7 @@ impl App {
             }
             Err(e) => {
                 self.autosave_failed = true;
-                self.fail(format!(
-                    "autosave failed: {e} · everything is kept in memory; s retries saving"
-                ));
+                self.fail(format!("autosave failed: {e} · s saves"));
             }
         }
     }
@@ -362,7 +360,7 @@ impl App {
             }
             Err(e) => {
                 self.quit_after_save = false;
-                self.fail(format!("not saved: {e}"));
+                self.fail(format!("not saved: {e} · s retries"));
             }
         }
         Vec::new()

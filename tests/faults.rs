@@ -444,3 +444,74 @@ grep -c 'status = "done"' "$MNT/sessions/s.toml"
     assert!(err.contains("Read-only file system"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+#[test]
+fn sigterm_during_sgpw_run_saves_what_finished_and_records_the_cancelled_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut slow = String::from("x1,x2,y\n");
+    for i in 0..2000 {
+        let (a, b) = ((i as f64 * 0.7).sin() * 3.0, (i as f64 * 1.3).cos() * 3.0);
+        slow.push_str(&format!("{a},{b},{}\n", a.sin() * b.cos()));
+    }
+    std::fs::create_dir_all(dir.path().join("datasets")).expect("mkdir");
+    std::fs::write(dir.path().join("datasets/slow.csv"), slow).expect("writes");
+    let s = session_in(
+        dir.path(),
+        r#"
+[[datasets]]
+name = "slow"
+train = "../datasets/slow.csv"
+split = 0.8
+
+[[runs]]
+dataset = "slow"
+method = "full"
+m = [1]
+iterations = 500
+"#,
+    );
+    let mut child = Command::new(bin())
+        .args(["run", &s.display().to_string(), "--jobs", "2"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawns");
+    wait_until("the three fitc runs saved", || {
+        Session::read(&s).is_ok_and(|x| x.results.len() == 3)
+    });
+    // SAFETY: a signal to the child this test started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let end = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("waits") {
+            break st;
+        }
+        assert!(Instant::now() < end, "sgpw run did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut err)
+        .expect("reads");
+    assert_eq!(status.code(), Some(143), "{err}");
+    assert!(err.contains("interrupted by signal 15"), "{err}");
+    let session = Session::read(&s).expect("reads");
+    let full = session
+        .results
+        .iter()
+        .find(|r| r.key.dataset == "slow")
+        .expect("the full GP's result");
+    assert_eq!(full.status, Status::Cancelled);
+    assert!(full.train_seconds > 0.0, "the time it ran is kept");
+    assert_eq!(
+        session
+            .results
+            .iter()
+            .filter(|r| r.status == Status::Done)
+            .count(),
+        3
+    );
+}

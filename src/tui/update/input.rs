@@ -302,7 +302,15 @@ impl App {
             self.run_cursor = i;
             self.focus = Focus::Runs;
         }
-        self.say(format!("launched {} runs", effects.len()));
+        // Runs on a data set that did not load did not start: start() said why.
+        let blocked = self
+            .runs
+            .get(self.run_cursor)
+            .and_then(|r| self.data.get(&r.key.dataset))
+            .is_some_and(|d| matches!(d, DataState::Failed(_)));
+        if !blocked {
+            self.say(format!("launched {} runs", effects.len()));
+        }
         effects
     }
 }

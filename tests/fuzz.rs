@@ -701,10 +701,10 @@ fn model_files_check_or_fail_cleanly() {
             let Ok(method) = model.check() else { return };
             reached("model checked");
             let _ = model.to_toml();
-            if let Ok(p) = sgpw::train::Predictor::new(model.clone(), Some((&x, &y))) {
-                if p.predict(&x).is_ok() {
-                    reached("model predicted");
-                }
+            if let Ok(p) = sgpw::train::Predictor::new(model.clone(), Some((&x, &y)))
+                && p.predict(&x).is_ok()
+            {
+                reached("model predicted");
             }
             let d = model.dim();
             if let Ok(data) = sgpw::train::model_data(&model, &x, &y)

@@ -958,3 +958,95 @@ mod regressions {
         assert!(err.contains("16 GB"), "{err}");
     }
 }
+
+// ---------------------------------------------------------------- keys in the app
+
+/// Keys a user may press: every key of the table, form editing keys, and text.
+fn key_event() -> impl Strategy<Value = ratatui::crossterm::event::KeyEvent> {
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let plain = |c: KeyCode| KeyEvent::new(c, KeyModifiers::NONE);
+    prop_oneof![
+        6 => prop::sample::select(
+            "?\tjkgnaexXRr+- c[]soq123yY0-9.,/NnSz".chars().collect::<Vec<_>>()
+        )
+        .prop_map(move |c| plain(KeyCode::Char(c))),
+        4 => prop::sample::select(vec![
+            KeyCode::Up, KeyCode::Down, KeyCode::Left, KeyCode::Right, KeyCode::Enter,
+            KeyCode::Esc, KeyCode::Tab, KeyCode::BackTab, KeyCode::Backspace, KeyCode::Delete,
+            KeyCode::Home, KeyCode::End, KeyCode::PageUp, KeyCode::PageDown,
+        ])
+        .prop_map(move |c| plain(c)),
+        1 => prop::sample::select(vec!['u', 'c', 'a', 'e', 'w'])
+            .prop_map(|c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)),
+        1 => any::<char>().prop_map(move |c| plain(KeyCode::Char(c))),
+    ]
+}
+
+/// Random key presses in the app (on a session with runs, results and a loaded data
+/// set; started runs finish at once): the transition and the screen never panic.
+#[test]
+fn key_presses_never_panic_the_app() {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use sgpw::jobs::JobEvent;
+    use sgpw::tui::state::{App, Effect, Event};
+    let session = Session::parse(SESSION).expect("the template parses");
+    let x = nalgebra::DMatrix::from_fn(20, 1, |i, _| i as f64 * 0.1);
+    let data = std::sync::Arc::new(sgpw::data::Dataset {
+        feature_names: vec!["x1".into()],
+        target_name: "y".into(),
+        y_train: nalgebra::DVector::from_fn(20, |i, _| (i as f64 * 0.3).sin()),
+        x_train: x,
+        x_test: None,
+        y_test: None,
+        notes: Vec::new(),
+    });
+    fuzz(
+        "keys",
+        CI_CASES / 2,
+        (
+            prop::collection::vec(key_event(), 1..60),
+            prop::sample::select(vec![(80u16, 24u16), (160, 48), (40, 10)]),
+        ),
+        |(keys, (w, h))| {
+            let theme = sgpw::tui::theme::Theme {
+                color: false,
+                ascii: true,
+            };
+            let (mut app, _) = App::new("/nowhere/k.toml".into(), session.clone(), theme);
+            app.update(Event::DataLoaded {
+                name: "d".into(),
+                epoch: 1,
+                result: Ok(data.clone()),
+            });
+            app.update(Event::DataLoaded {
+                name: "e".into(),
+                epoch: 1,
+                result: Err("e.csv: no such file".into()),
+            });
+            let mut t = Terminal::new(TestBackend::new(w, h)).expect("a test terminal");
+            for k in keys {
+                let effects = app.update(Event::Key(k));
+                for e in effects {
+                    if let Effect::Submit { id, key, spec, .. } = e {
+                        let r = sgpw::jobs::outcome(
+                            key,
+                            &spec.method,
+                            Err(sgpw::error::Error::numerical("not run in this test")),
+                        );
+                        app.update(Event::Job(JobEvent::Finished {
+                            id,
+                            result: Box::new(r),
+                        }));
+                    }
+                }
+                app.update(Event::Tick(Duration::from_millis(200)));
+                t.draw(|f| sgpw::tui::view::draw(f, &app)).expect("draws");
+                reached("keys pressed");
+                if app.quit {
+                    break;
+                }
+            }
+        },
+    );
+}

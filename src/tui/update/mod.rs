@@ -430,6 +430,56 @@ mod tests {
     }
 
     #[test]
+    fn o_on_a_new_path_starts_a_new_session_that_is_not_saved_yet() {
+        let dir = std::env::temp_dir().join(format!("sgpw-o-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let path = dir.join("fresh.toml");
+        let opened = crate::tui::open(&path).expect("a new session, not an error");
+        assert!(!opened.exists && opened.session.name == "fresh");
+        let mut a = loaded();
+        a.update(Event::Opened {
+            path: path.clone(),
+            result: Ok(Box::new(opened)),
+        });
+        assert!(!a.on_disk && !a.dirty && a.message.starts_with("new session"));
+        // the status line says so, not "saved"
+        let line = crate::tui::testing::render(&a, 80, 24);
+        assert!(line.contains("new, not saved"), "{line}");
+        a.update(Event::Saved(Ok(path.clone())));
+        assert!(a.on_disk);
+        // a path that cannot be a session is an error
+        assert!(crate::tui::open(&dir.join("no/such/dir/x.toml")).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn recovering_an_autosave_folds_it_in_unsaved() {
+        let mut a = loaded();
+        let k = a.runs[0].key.clone();
+        let mut journal = a.session.clone();
+        journal.set_result(done(&k, 0.5));
+        let r = crate::session::autosave::fold(&a.session, &journal, "j".into())
+            .expect("one result to recover");
+        a.offer_recovery(r.clone());
+        // other keys leave the question up; Ctrl-C does not skip it
+        a.update(ch('g'));
+        a.update(Event::Key(ratatui::crossterm::event::KeyEvent::new(
+            KeyCode::Char('c'),
+            ratatui::crossterm::event::KeyModifiers::CONTROL,
+        )));
+        assert!(matches!(a.dialog, Some(Dialog::Recover(_))) && !a.quit);
+        a.update(ch('y'));
+        assert!(a.dirty && a.result_of(&a.runs[0]).is_some());
+        assert!(a.message.starts_with("recovered 1 result"), "{}", a.message);
+        // n discards the journal
+        let mut b = loaded();
+        b.offer_recovery(r);
+        let e = b.update(ch('n'));
+        assert!(matches!(&e[..], [Effect::DropAutosave(_)]), "{e:?}");
+        assert!(b.session.results.is_empty() && !b.dirty);
+    }
+
+    #[test]
     fn a_failed_save_keeps_the_app_open() {
         let mut a = loaded();
         a.dirty = true;

@@ -364,7 +364,8 @@ fn watch_signals(tx: Sender<Event>) -> Result<()> {
                 seen += 1;
                 if seen > 1 || tx.send(Event::Signal(sig)).is_err() {
                     restore_terminal();
-                    std::process::exit(i32::from(crate::cli::exit::signal(sig)));
+                    // 128 + N, the shell's code for "ended by signal N"
+                    std::process::exit(128 + sig);
                 }
             }
         })

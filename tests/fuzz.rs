@@ -975,7 +975,7 @@ fn key_event() -> impl Strategy<Value = ratatui::crossterm::event::KeyEvent> {
             KeyCode::Esc, KeyCode::Tab, KeyCode::BackTab, KeyCode::Backspace, KeyCode::Delete,
             KeyCode::Home, KeyCode::End, KeyCode::PageUp, KeyCode::PageDown,
         ])
-        .prop_map(move |c| plain(c)),
+        .prop_map(plain),
         1 => prop::sample::select(vec!['u', 'c', 'a', 'e', 'w'])
             .prop_map(|c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)),
         1 => any::<char>().prop_map(move |c| plain(KeyCode::Char(c))),

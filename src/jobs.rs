@@ -28,13 +28,15 @@ pub enum JobEvent {
     Started {
         id: RunId,
     },
-    /// An optimiser iteration (`nlml` set) or the start of a phase (`nlml` None).
+    /// An optimiser iteration (`nlml` set), the start of a phase (neither set), or a
+    /// validation score (`validation` = NMSE, MNLP; `--validation`).
     Progress {
         id: RunId,
         phase: Phase,
         iteration: usize,
         nlml: Option<f64>,
         elapsed: f64,
+        validation: Option<(f64, f64)>,
     },
     /// The run ended: done, failed (with its message) or cancelled.
     Finished {
@@ -174,6 +176,7 @@ fn execute(task: Task, par: Par, fit: FitFn, tx: &Sender<JobEvent>) -> RunResult
             iteration: p.iteration,
             nlml: p.nlml,
             elapsed: p.elapsed,
+            validation: p.validation,
         });
     };
     let ctx = RunContext::new(Exec::new(par, cancel), &sink);
@@ -200,23 +203,7 @@ fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
 
 /// A session result from a fit's outcome.
 pub fn outcome(key: RunKey, method: &str, fit: Result<FitResult>) -> RunResult {
-    let mut r = RunResult {
-        key,
-        method: method.to_string(),
-        status: Status::Done,
-        message: None,
-        nlml: None,
-        nmse: None,
-        mnlp: None,
-        negative_var_latent: 0,
-        negative_var_noisy: 0,
-        iterations: 0,
-        train_seconds: 0.0,
-        jitter: None,
-        stop: None,
-        trace: Vec::new(),
-        model: None,
-    };
+    let mut r = RunResult::new(key, method, Status::Done);
     match fit {
         Ok(f) => {
             r.nlml = Some(f.nlml);
@@ -229,6 +216,9 @@ pub fn outcome(key: RunKey, method: &str, fit: Result<FitResult>) -> RunResult {
             r.jitter = Some(f.jitter);
             r.stop = Some(f.stop);
             r.trace = f.trace;
+            r.validation = f.validation;
+            r.best_iteration = f.best_iteration;
+            r.constant_mnlp = f.constant_mnlp;
             // The posterior (m-vector and m×m matrix) is recomputed from the data on
             // replay in O(n·m²); storing it would make sessions tens of megabytes.
             let mut model = f.model;

@@ -20,6 +20,13 @@ pub fn mnlp(y: &[f64], mean: &[f64], var_noisy: &[f64]) -> f64 {
     0.5 * total / y.len() as f64
 }
 
+/// MNLP of the constant predictor: the training mean `ybar` and the training targets'
+/// variance `var` at every test point — the score a model must beat to be of use.
+pub fn constant_mnlp(y: &[f64], ybar: f64, var: f64) -> f64 {
+    let mean = vec![ybar; y.len()];
+    mnlp(y, &mean, &vec![var; y.len()])
+}
+
 /// MNLP with every noisy variance below `floor` raised to it — the only place a
 /// predictive variance is clamped. The Nyström predictor's variances can be negative;
 /// with `floor` = σ² a negative latent variance counts as 0. For every other method

@@ -59,7 +59,10 @@ pub struct IterInfo {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Control {
     Continue,
+    /// Stop: the run was cancelled.
     Stop,
+    /// Stop: the caller has what it wants (early stopping on a validation score).
+    Finish,
 }
 
 /// Why a minimisation ended (kept in every result).
@@ -74,6 +77,8 @@ pub enum Stop {
     LineSearchFailed,
     /// The callback asked to stop, or an evaluation saw the run's cancel token.
     Cancelled,
+    /// The validation score stopped improving (`--early-stop`).
+    EarlyStop,
     /// The method learns nothing by optimisation (nystrom: its hyperparameters come
     /// from a full GP on a subset, its basis points from k-means).
     NothingToFit,
@@ -87,6 +92,7 @@ impl Stop {
             Stop::Converged => "converged",
             Stop::LineSearchFailed => "line-search-failed",
             Stop::Cancelled => "cancelled",
+            Stop::EarlyStop => "early-stop",
             Stop::NothingToFit => "nothing-to-fit",
         }
     }
@@ -289,8 +295,10 @@ where
     };
     let mut stop = Stop::Budget;
     let mut iterations = 0;
-    if on_iter(&info(0, fx, &g, &x)) == Control::Stop {
-        stop = Stop::Cancelled;
+    match on_iter(&info(0, fx, &g, &x)) {
+        Control::Stop => stop = Stop::Cancelled,
+        Control::Finish => stop = Stop::EarlyStop,
+        Control::Continue => {}
     }
     while stop == Stop::Budget && iterations < opts.max_iters {
         if inf_norm(&g) < opts.grad_tol {
@@ -354,9 +362,18 @@ where
         g = p.g;
         iterations += 1;
         trace.push(fx);
-        if on_iter(&info(iterations, fx, &g, &x)) == Control::Stop {
-            stop = Stop::Cancelled;
-        } else if decrease <= opts.f_tol {
+        match on_iter(&info(iterations, fx, &g, &x)) {
+            Control::Stop => {
+                stop = Stop::Cancelled;
+                continue;
+            }
+            Control::Finish => {
+                stop = Stop::EarlyStop;
+                continue;
+            }
+            Control::Continue => {}
+        }
+        if decrease <= opts.f_tol {
             stop = Stop::Converged;
         }
     }

@@ -59,6 +59,11 @@ pub struct RunContext<'a> {
     sink: &'a dyn Fn(&Progress),
     started: Instant,
     observer: Option<(Observer<'a>, usize)>,
+    /// Reports of the fit phase go out as this restart's (`--restarts`).
+    restart: Option<usize>,
+    /// Added to every reported objective: n·log(target scale) for a standardised run,
+    /// so that progress is on the raw target scale like the results.
+    offset: std::cell::Cell<f64>,
 }
 
 fn ignore(_: &Progress) {}
@@ -70,6 +75,8 @@ impl<'a> RunContext<'a> {
             sink,
             started: Instant::now(),
             observer: None,
+            restart: None,
+            offset: std::cell::Cell::new(0.0),
         }
     }
 
@@ -80,6 +87,27 @@ impl<'a> RunContext<'a> {
             sink: &ignore,
             started: Instant::now(),
             observer: None,
+            restart: None,
+            offset: std::cell::Cell::new(0.0),
+        }
+    }
+
+    /// Report objectives shifted by `offset` from now on (see the field).
+    pub fn set_offset(&self, offset: f64) {
+        self.offset.set(offset);
+    }
+
+    /// The same context for the short fit from start `k` of `--restarts`: its
+    /// iterations are reported as that restart's, not as the run's fit, and nothing
+    /// observes them.
+    pub fn restart(&self, k: usize) -> RunContext<'_> {
+        RunContext {
+            exec: self.exec.clone(),
+            sink: self.sink,
+            started: self.started,
+            observer: None,
+            restart: Some(k),
+            offset: self.offset.clone(),
         }
     }
 
@@ -90,6 +118,8 @@ impl<'a> RunContext<'a> {
             sink: self.sink,
             started: self.started,
             observer: Some((observer, every.max(1))),
+            restart: self.restart,
+            offset: self.offset.clone(),
         }
     }
 
@@ -148,12 +178,16 @@ impl<'a> RunContext<'a> {
         phase: Phase,
         continues: Option<usize>,
     ) -> impl FnMut(&IterInfo) -> Control + '_ {
+        let phase = match (self.restart, phase) {
+            (Some(start), Phase::Fit { .. }) => Phase::Restart { start },
+            _ => phase,
+        };
         move |it: &IterInfo| {
             if !(continues.is_some() && it.iteration == 0) {
                 (self.sink)(&Progress {
                     phase,
                     iteration: it.iteration + continues.unwrap_or(0),
-                    nlml: Some(it.nlml),
+                    nlml: Some(it.nlml + self.offset.get()),
                     elapsed: self.elapsed(),
                     validation: None,
                 });

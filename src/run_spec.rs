@@ -69,7 +69,14 @@ impl ApproxKind {
 }
 
 /// Options that apply to every method; the others are read by some methods only.
-pub const GENERAL_OPTIONS: &[&str] = &["subset", "init_lengthscales_from_subset"];
+pub const GENERAL_OPTIONS: &[&str] = &[
+    "subset",
+    "init_lengthscales_from_subset",
+    "noise_floor",
+    "restarts",
+    "validation",
+    "early_stop",
+];
 
 /// Every option a run can carry. Keys a method does not read are rejected when the
 /// spec is checked, so a typo never passes silently.
@@ -113,6 +120,29 @@ pub struct MethodOptions {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounds: Option<usize>,
+    /// Any method: keep σ² above this fraction of the training targets' variance (σ² is
+    /// fitted as floor + e^θ), so noiseless data cannot drive it to zero; 0 turns it off.
+    /// The command line and the app start from 1e-6; a session run without the key has
+    /// no floor, as before the option existed.
+    #[arg(long, default_value = "1e-6")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_floor: Option<f64>,
+    /// Any method: K seeded starts (start 0 is the run's own seed), each optimised for a
+    /// tenth of the iteration budget (at least 10 iterations); the one with the best
+    /// objective continues with the rest of the budget.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restarts: Option<usize>,
+    /// Any method: hold out this fraction of the training rows (a seeded draw) as a
+    /// validation set, scored (NMSE, MNLP) every few iterations while the model trains.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validation: Option<f64>,
+    /// With --validation: stop once the validation MNLP has not improved for 10 scorings
+    /// and return the parameters with the best validation MNLP.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub early_stop: bool,
 }
 
 impl MethodOptions {
@@ -163,6 +193,30 @@ impl MethodOptions {
                 "alpha = {a} (--alpha): power EP needs 0 < alpha ≤ 1 (1 is FITC, → 0 is VFE)"
             ));
         }
+        if let Some(f) = self.noise_floor
+            && !(f.is_finite() && (0.0..0.5).contains(&f))
+        {
+            return Err(format!(
+                "noise_floor = {f} (--noise-floor): a fraction of the target variance in [0, 0.5)"
+            ));
+        }
+        if let Some(k) = self.restarts
+            && !(1..=100).contains(&k)
+        {
+            return Err(format!("restarts = {k} (--restarts): between 1 and 100"));
+        }
+        if let Some(v) = self.validation
+            && !(v > 0.0 && v <= 0.5)
+        {
+            return Err(format!(
+                "validation = {v} (--validation): a fraction of the training rows in (0, 0.5]"
+            ));
+        }
+        if self.early_stop && self.validation.is_none() {
+            return Err(
+                "early_stop (--early-stop) needs a validation set (--validation 0.1)".into(),
+            );
+        }
         if self.rounds == Some(0) {
             return Err(
                 "rounds = 0 (--rounds): the sequential schedule needs at least 1 round".into(),
@@ -192,6 +246,10 @@ pub struct OptionField {
     pub choices: Vec<String>,
     /// Whether it takes a comma-separated list.
     pub list: bool,
+    /// A switch: the flag alone, no value (`--early-stop`); choices are then yes/no.
+    pub switch: bool,
+    /// The value the command line uses when the flag is not given, if any.
+    pub default: Option<String>,
 }
 
 /// Every option of [`MethodOptions`], in declaration order.
@@ -200,16 +258,25 @@ pub fn option_fields() -> Vec<OptionField> {
     cmd.get_arguments()
         .filter_map(|a| {
             let long = a.get_long()?;
+            let switch = !a.get_action().takes_values();
             Some(OptionField {
                 key: a.get_id().to_string(),
                 flag: format!("--{long}"),
                 help: a.get_help().map(|h| h.to_string()).unwrap_or_default(),
-                choices: a
-                    .get_possible_values()
-                    .iter()
-                    .map(|v| v.get_name().to_string())
-                    .collect(),
+                choices: if switch {
+                    vec!["no".into(), "yes".into()]
+                } else {
+                    a.get_possible_values()
+                        .iter()
+                        .map(|v| v.get_name().to_string())
+                        .collect()
+                },
                 list: a.get_value_delimiter().is_some(),
+                switch,
+                default: (!switch)
+                    .then(|| a.get_default_values().first())
+                    .flatten()
+                    .map(|v| v.to_string_lossy().into_owned()),
             })
         })
         .collect()
@@ -218,8 +285,22 @@ pub fn option_fields() -> Vec<OptionField> {
 /// Parse options given as (key, text) pairs with the command line's own parser, so
 /// the app's form accepts and rejects exactly what `--flag value` does.
 pub fn parse_options(pairs: &[(String, String)]) -> std::result::Result<MethodOptions, String> {
+    let switches: Vec<String> = option_fields()
+        .into_iter()
+        .filter(|f| f.switch)
+        .map(|f| f.key)
+        .collect();
     let mut argv = vec!["options".to_string()];
     for (key, value) in pairs {
+        if switches.contains(key) {
+            // a switch is the flag alone
+            match value.trim() {
+                "yes" | "true" => argv.push(flag(key)),
+                "no" | "false" | "" => {}
+                other => return Err(format!("{}: yes or no, not '{other}'", flag(key))),
+            }
+            continue;
+        }
         argv.push(flag(key));
         // a form's "hyper, points" is the command line's hyper,points
         let parts: Vec<&str> = value.split(',').map(str::trim).collect();
@@ -279,9 +360,16 @@ mod tests {
                 "centres",
                 "approx",
                 "alpha",
-                "rounds"
+                "rounds",
+                "noise_floor",
+                "restarts",
+                "validation",
+                "early_stop"
             ]
         );
+        let early = fields.last().expect("early_stop");
+        assert!(early.switch && early.choices == ["no", "yes"]);
+        assert_eq!(fields[8].default.as_deref(), Some("1e-6"));
         let init = &fields[2];
         assert_eq!(init.choices, ["psds", "random"]);
         assert!(fields[3].list && !init.list);
@@ -297,7 +385,10 @@ mod tests {
         .expect("parses");
         assert_eq!(o.stages, Some(vec![Stage::Hyper, Stage::Points]));
         assert_eq!(o.alpha, Some(0.25));
-        assert_eq!(o.set_keys(), ["stages", "alpha"]);
+        // the noise floor's command-line default comes along
+        assert_eq!(o.set_keys(), ["stages", "alpha", "noise_floor"]);
+        let o = parse_options(&[("early_stop".into(), "yes".into())]).expect("switch");
+        assert!(o.early_stop);
         let e = parse_options(&[("centres".into(), "subsett".into())]).expect_err("bad value");
         assert!(e.contains("subsett") && e.contains("--centres"), "{e}");
     }

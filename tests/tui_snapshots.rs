@@ -103,20 +103,13 @@ fn result(app: &App, label: &str, m: usize, seed: u64, status: Status) -> RunRes
         .collect();
     let done = status == Status::Done;
     RunResult {
-        key: row.key.clone(),
-        method: row.spec.method.clone(),
-        status,
         message: (status == Status::Failed)
             .then(|| "numerical failure: Kuu is not positive definite".to_string()),
         nlml: done.then(|| trace[49]),
         nmse: done.then(|| 0.2 / (m as f64) + 0.001 * seed as f64),
         mnlp: done.then_some(1.0 - 0.5 * k),
-        negative_var_latent: 0,
-        negative_var_noisy: 0,
         iterations: if done { 50 } else { 7 },
         train_seconds: 0.01 * m as f64,
-        jitter: None,
-        stop: None,
         trace: if done { trace } else { Vec::new() },
         model: done.then(|| {
             if row.spec.method == "fitc" {
@@ -132,6 +125,7 @@ fn result(app: &App, label: &str, m: usize, seed: u64, status: Status) -> RunRes
                 )
             }
         }),
+        ..RunResult::new(row.key.clone(), &row.spec.method, status)
     }
 }
 
@@ -175,6 +169,7 @@ fn fixture(theme: Theme) -> App {
             phase: sgpw::run_context::Phase::Fit { stage: 0 },
             iteration: i + 1,
             nlml: Some(*v),
+            validation: None,
             elapsed: 0.1 * (i + 1) as f64,
         }));
     }

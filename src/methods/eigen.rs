@@ -290,7 +290,10 @@ impl EigenBasis {
                 out
             };
             total = Some(chain(total, out));
-            if total.as_ref().is_some_and(|t| t.stop == Stop::Cancelled) {
+            if total
+                .as_ref()
+                .is_some_and(|t| matches!(t.stop, Stop::Cancelled | Stop::EarlyStop))
+            {
                 break;
             }
         }

@@ -223,7 +223,7 @@ pub fn fit_stages<M: Method + ?Sized>(
         total = Some(chain(total, out));
         if total
             .as_ref()
-            .is_some_and(|t| t.stop == optim::Stop::Cancelled)
+            .is_some_and(|t| matches!(t.stop, optim::Stop::Cancelled | optim::Stop::EarlyStop))
         {
             break;
         }

@@ -202,6 +202,13 @@ impl ValidRunSpec {
     pub fn spec(&self) -> &RunSpec {
         &self.checked
     }
+
+    /// The same checked spec with another iteration budget (restarts' short fits).
+    pub fn with_iters(&self, iters: usize) -> ValidRunSpec {
+        let mut v = self.clone();
+        v.checked.iters = iters;
+        v
+    }
 }
 
 impl Deref for ValidRunSpec {

@@ -137,27 +137,18 @@ mod tests {
     use crate::results::RunKey;
 
     fn result(m: usize, status: Status) -> RunResult {
+        let key = RunKey {
+            dataset: "d".into(),
+            label: "fitc".into(),
+            m,
+            seed: 1,
+        };
         RunResult {
-            key: RunKey {
-                dataset: "d".into(),
-                label: "fitc".into(),
-                m,
-                seed: 1,
-            },
-            method: "fitc".into(),
-            status,
-            message: None,
-            nlml: None,
             nmse: Some(0.5),
-            mnlp: None,
             iterations: 3,
             train_seconds: 0.1,
-            jitter: None,
-            stop: None,
-            negative_var_latent: 0,
-            negative_var_noisy: 0,
             trace: vec![3.0, 2.0],
-            model: None,
+            ..RunResult::new(key, "fitc", status)
         }
     }
 

@@ -188,14 +188,14 @@ fn option_field(key: &str, decl: &OptionField, value: &str) -> Field {
         let help = format!("{} (← → choose)", decl.help);
         return Field::choice(key, &label, options, index, &help);
     }
+    let empty = match &decl.default {
+        Some(d) => format!("empty = {d}"),
+        None => "empty = not set".into(),
+    };
     let help = if decl.choices.is_empty() {
-        format!("{}; empty = not set", decl.help)
+        format!("{}; {empty}", decl.help)
     } else {
-        format!(
-            "{} ({}); empty = not set",
-            decl.help,
-            decl.choices.join(", ")
-        )
+        format!("{} ({}); {empty}", decl.help, decl.choices.join(", "))
     };
     Field::text(key, &label, value, &help)
 }
@@ -551,7 +551,8 @@ mod tests {
         );
         assert!(init.help.contains("spectral points start"), "{}", init.help);
         assert!(f.get("opt:centres").is_none(), "tfifgp's option");
-        assert_eq!(parse_options(&f), Ok(MethodOptions::default()));
+        // nothing chosen: the command line's defaults (the noise floor's)
+        assert_eq!(parse_options(&f), crate::run_spec::parse_options(&[]));
         if let Some(Value::Choice { index, .. }) = f
             .fields
             .iter_mut()

@@ -84,6 +84,8 @@ pub struct RunRow {
     pub job: Option<RunId>,
     /// NLML per iteration while it runs.
     pub live: Vec<f64>,
+    /// Validation scores while it runs (`--validation`).
+    pub live_validation: Vec<crate::results::ValidationPoint>,
     /// Bumped on every finished result (the prediction pane recomputes on change).
     pub generation: u64,
     /// The result an `R` re-run is compared with.

@@ -50,21 +50,13 @@ pub fn dataset() -> Arc<Dataset> {
 
 pub fn done(key: &RunKey, nmse: f64) -> RunResult {
     RunResult {
-        key: key.clone(),
-        method: "fitc".into(),
-        status: Status::Done,
-        message: None,
         nlml: Some(1.0),
         nmse: Some(nmse),
         mnlp: Some(0.5),
-        negative_var_latent: 0,
-        negative_var_noisy: 0,
         iterations: 3,
         train_seconds: 0.1,
-        jitter: None,
-        stop: None,
         trace: vec![3.0, 2.0, 1.0],
-        model: None,
+        ..RunResult::new(key.clone(), "fitc", Status::Done)
     }
 }
 

@@ -118,6 +118,7 @@ impl App {
             activity: Activity::Idle,
             job: None,
             live: Vec::new(),
+            live_validation: Vec::new(),
             generation: 0,
             rerun_of: None,
             verdict: None,

@@ -29,8 +29,17 @@ impl App {
                 iteration,
                 nlml,
                 elapsed,
+                validation,
             } => {
                 if let Some(row) = self.runs.iter_mut().find(|r| r.job == Some(id)) {
+                    if let Some((nmse, mnlp)) = validation {
+                        row.live_validation.push(crate::results::ValidationPoint {
+                            iteration,
+                            nmse,
+                            mnlp,
+                        });
+                        return Vec::new();
+                    }
                     let last = match row.activity {
                         Activity::Running { nlml, .. } => nlml,
                         _ => f64::NAN,
@@ -63,6 +72,7 @@ impl App {
         row.job = None;
         row.activity = Activity::Idle;
         row.live.clear();
+        row.live_validation.clear();
         row.generation += 1;
         let k = &result.key;
         let name = format!("{}/{} m={} seed {}", k.dataset, k.label, k.m, k.seed);
@@ -197,6 +207,7 @@ impl App {
         row.verdict = None;
         row.rerun_of = previous;
         row.live.clear();
+        row.live_validation.clear();
         match state {
             // m ≤ n and the subset sizes are checked now that the data are here
             Some(DataState::Loaded(data)) => match row.spec.check(data.n_train()) {
@@ -424,6 +435,7 @@ mod tests {
             phase: Phase::Fit { stage: 0 },
             iteration: 1,
             nlml: Some(4.0),
+            validation: None,
             elapsed: 0.1,
         }));
         assert_eq!(a.status_of(&a.runs[0]), RunStatus::Running);

@@ -37,7 +37,7 @@ pub struct Predictor {
 pub fn model_inputs(model: &ModelFile, x: &DMatrix<f64>) -> Result<DMatrix<f64>> {
     if x.ncols() != model.dim() {
         return Err(Error::input(format!(
-            "the inputs have {} columns but the model has {} lengthscales",
+            "the inputs have {} columns but the model takes {} inputs",
             x.ncols(),
             model.dim()
         )));

@@ -112,6 +112,14 @@ pub trait Family: Send + Sync + 'static {
     fn stages(&self, _spec: &RunSpec, _model: &ModelFile) -> Vec<Range<usize>> {
         Vec::new()
     }
+    /// Whether the model has `[hyper] lengthscales` (see [`Method::uses_lengthscales`]).
+    fn uses_lengthscales(&self) -> bool {
+        true
+    }
+    /// Which optional tables the model may have (see [`Method::model_tables`]).
+    fn tables(&self) -> &'static [&'static str] {
+        &[]
+    }
 }
 
 /// Which approximation a method uses.
@@ -220,6 +228,12 @@ impl<F: Family> Method for LowRankMethod<F> {
     }
     fn options(&self) -> &'static [&'static str] {
         self.options
+    }
+    fn uses_lengthscales(&self) -> bool {
+        self.family.uses_lengthscales()
+    }
+    fn model_tables(&self) -> &'static [&'static str] {
+        self.family.tables()
     }
     fn max_m(&self, n_train: usize) -> usize {
         match self.max_m {

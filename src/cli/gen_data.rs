@@ -7,7 +7,11 @@ use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct GenArgs {
-    /// Which data set: sinc, spiral or xsinx3.
+    /// Which data set: sinc (noiseless sinc, PSDS paper), spiral (PSDS paper; seeds
+    /// 1–10 are its ten generations), xsinx3 (EigenGP paper), or hetero (1-D with
+    /// input-dependent noise in the spirit of the SPGP+HS paper's Figure 1: x uniform
+    /// on [0, 10], y = 4 sin(1.1x) + ε, sd(ε) = 0.2·e^{x/4} from 0.2 to 2.4; 250 train
+    /// and 500 noisy test points).
     pub name: String,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,

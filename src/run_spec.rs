@@ -106,6 +106,14 @@ pub struct MethodOptions {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alpha: Option<f64>,
+    /// spgp-dr, pca-spgp (required): the reduced input dimension G, 1 ≤ G ≤ D.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dims: Option<usize>,
+    /// spgp-dr: also learn a pseudo-noise h_j per pseudo-input (SPGP+HS on the projection).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hetero: bool,
 }
 
 impl MethodOptions {
@@ -159,6 +167,9 @@ impl MethodOptions {
         if self.stages.as_ref().is_some_and(Vec::is_empty) {
             return Err("stages (--stages) is empty; give e.g. hyper,points".into());
         }
+        if self.dims == Some(0) {
+            return Err("dims = 0 (--dims): the reduced dimension G must be at least 1".into());
+        }
         Ok(())
     }
 }
@@ -180,6 +191,8 @@ pub struct OptionField {
     pub choices: Vec<String>,
     /// Whether it takes a comma-separated list.
     pub list: bool,
+    /// Whether it is a switch without a value (`--hetero`): given or not.
+    pub switch: bool,
 }
 
 /// Every option of [`MethodOptions`], in declaration order.
@@ -188,26 +201,50 @@ pub fn option_fields() -> Vec<OptionField> {
     cmd.get_arguments()
         .filter_map(|a| {
             let long = a.get_long()?;
+            let is_flag = !a.get_action().takes_values();
             Some(OptionField {
                 key: a.get_id().to_string(),
                 flag: format!("--{long}"),
                 help: a.get_help().map(|h| h.to_string()).unwrap_or_default(),
-                choices: a
-                    .get_possible_values()
-                    .iter()
-                    .map(|v| v.get_name().to_string())
-                    .collect(),
+                choices: if is_flag {
+                    Vec::new()
+                } else {
+                    a.get_possible_values()
+                        .iter()
+                        .map(|v| v.get_name().to_string())
+                        .collect()
+                },
                 list: a.get_value_delimiter().is_some(),
+                switch: is_flag,
             })
         })
         .collect()
 }
 
 /// Parse options given as (key, text) pairs with the command line's own parser, so
-/// the app's form accepts and rejects exactly what `--flag value` does.
+/// the app's form accepts and rejects exactly what `--flag value` does. A flag
+/// option's text is yes/true/on (given) or no/false/off (not given).
 pub fn parse_options(pairs: &[(String, String)]) -> std::result::Result<MethodOptions, String> {
+    let flags: Vec<String> = option_fields()
+        .into_iter()
+        .filter(|f| f.switch)
+        .map(|f| f.key)
+        .collect();
     let mut argv = vec!["options".to_string()];
     for (key, value) in pairs {
+        if flags.contains(key) {
+            match value.trim().to_ascii_lowercase().as_str() {
+                "yes" | "true" | "on" => argv.push(flag(key)),
+                "no" | "false" | "off" | "" => {}
+                other => {
+                    return Err(format!(
+                        "{}: '{other}' is not yes or no (it is a switch)",
+                        flag(key)
+                    ));
+                }
+            }
+            continue;
+        }
         argv.push(flag(key));
         // a form's "hyper, points" is the command line's hyper,points
         let parts: Vec<&str> = value.split(',').map(str::trim).collect();
@@ -266,9 +303,13 @@ mod tests {
                 "stages",
                 "centres",
                 "approx",
-                "alpha"
+                "alpha",
+                "dims",
+                "hetero"
             ]
         );
+        let hetero = &fields[8];
+        assert!(hetero.switch && hetero.choices.is_empty() && !fields[7].switch);
         let init = &fields[2];
         assert_eq!(init.choices, ["psds", "random"]);
         assert!(fields[3].list && !init.list);
@@ -287,6 +328,13 @@ mod tests {
         assert_eq!(o.set_keys(), ["stages", "alpha"]);
         let e = parse_options(&[("centres".into(), "subsett".into())]).expect_err("bad value");
         assert!(e.contains("subsett") && e.contains("--centres"), "{e}");
+        let o = parse_options(&[("dims".into(), "4".into()), ("hetero".into(), "yes".into())])
+            .expect("parses");
+        assert_eq!((o.dims, o.hetero), (Some(4), true));
+        assert_eq!(o.set_keys(), ["dims", "hetero"]);
+        let o = parse_options(&[("hetero".into(), "no".into())]).expect("parses");
+        assert!(!o.hetero && o.set_keys().is_empty());
+        assert!(parse_options(&[("hetero".into(), "maybe".into())]).is_err());
     }
 
     #[test]
@@ -294,6 +342,9 @@ mod tests {
         let o: MethodOptions =
             toml::from_str("init = \"random\"\nstages = [\"hyper\", \"all\"]").expect("parses");
         assert_eq!(o.init, Some(SpectralInit::Random));
+        let o: MethodOptions = toml::from_str("dims = 4\nhetero = true").expect("parses");
+        assert_eq!((o.dims, o.hetero), (Some(4), true));
+        assert!(toml::from_str::<MethodOptions>("hetero = \"yes\"").is_err());
         let e = toml::from_str::<MethodOptions>("centres = \"subsett\"").expect_err("bad");
         assert!(e.to_string().contains("subsett"), "{e}");
         assert!(toml::from_str::<MethodOptions>("learning_rate = 3").is_err());

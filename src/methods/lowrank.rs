@@ -112,6 +112,10 @@ pub trait Family: Send + Sync + 'static {
     fn stages(&self, _spec: &RunSpec, _model: &ModelFile) -> Vec<Range<usize>> {
         Vec::new()
     }
+    /// Checks of the family's own options (e.g. a required `dims`).
+    fn check_options(&self, _options: &MethodOptions) -> Result<()> {
+        Ok(())
+    }
     /// Whether the model has `[hyper] lengthscales` (see [`Method::uses_lengthscales`]).
     fn uses_lengthscales(&self) -> bool {
         true
@@ -249,7 +253,7 @@ impl<F: Family> Method for LowRankMethod<F> {
                 self.kind_of(options).name()
             )));
         }
-        Ok(())
+        self.family.check_options(options)
     }
     fn objective_name(&self, model: &ModelFile) -> &'static str {
         self.approx_of(model).map_or("NLML", Approx::objective_name)

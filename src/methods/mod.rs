@@ -11,6 +11,8 @@ pub mod hyper;
 pub mod interdomain;
 pub mod lowrank;
 pub mod online;
+pub mod pca;
+pub mod projected;
 pub mod pseudo;
 pub mod spectrum;
 
@@ -146,6 +148,9 @@ pub fn registry() -> &'static [&'static dyn Method] {
         &pseudo::VFE,
         &pseudo::DTC,
         &pseudo::PEP,
+        &pseudo::SPGP_HS,
+        &projected::SPGP_DR,
+        &pca::PCA_SPGP,
         &interdomain::FIFGP,
         &interdomain::TFIFGP,
         &interdomain::SMGP,

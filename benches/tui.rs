@@ -96,6 +96,7 @@ fn big_app() -> App {
             nlml: Some(trace[999]),
             nmse: Some(0.1 / key.m as f64),
             mnlp: Some(-1.0),
+            mse: None,
             iterations: 1000,
             train_seconds: 1.0,
             jitter: None,

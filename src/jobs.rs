@@ -193,6 +193,7 @@ pub fn outcome(key: RunKey, method: &str, fit: Result<FitResult>) -> RunResult {
         nlml: None,
         nmse: None,
         mnlp: None,
+        mse: None,
         iterations: 0,
         train_seconds: 0.0,
         jitter: None,
@@ -205,6 +206,7 @@ pub fn outcome(key: RunKey, method: &str, fit: Result<FitResult>) -> RunResult {
             r.nlml = Some(f.nlml);
             r.nmse = f.test.map(|t| t.nmse);
             r.mnlp = f.test.map(|t| t.mnlp);
+            r.mse = f.test.map(|t| t.mse);
             r.iterations = f.iterations;
             r.train_seconds = f.train_seconds;
             r.jitter = Some(f.jitter);

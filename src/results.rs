@@ -38,6 +38,9 @@ pub struct RunResult {
     pub nmse: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mnlp: Option<f64>,
+    /// Test MSE in the target's units (`sgpw report --mse`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mse: Option<f64>,
     #[serde(default)]
     pub iterations: usize,
     #[serde(default)]
@@ -59,6 +62,7 @@ impl RunResult {
         Some(TestMetrics {
             nmse: self.nmse?,
             mnlp: self.mnlp?,
+            mse: self.mse.unwrap_or(f64::NAN),
         })
     }
 }

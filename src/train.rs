@@ -123,6 +123,7 @@ impl Predictor {
         Ok(TestMetrics {
             nmse: metrics::nmse(y, &p.mean, self.model.target_mean),
             mnlp: metrics::mnlp(y, &p.mean, &p.var_noisy),
+            mse: metrics::mse(y, &p.mean),
         })
     }
 }

@@ -53,9 +53,9 @@ pub fn run(args: FitArgs) -> Result<()> {
     if let Some(path) = &args.save_model {
         r.model.write(path)?;
     }
-    let (nmse, mnlp) = r
-        .test
-        .map_or((None, None), |t| (Some(t.nmse), Some(t.mnlp)));
+    let (nmse, mnlp, mse) = r.test.map_or((None, None, None), |t| {
+        (Some(t.nmse), Some(t.mnlp), Some(t.mse))
+    });
     let objective = valid.method().objective_name(&r.model);
     if args.json {
         print_json(&serde_json::json!({
@@ -69,6 +69,7 @@ pub fn run(args: FitArgs) -> Result<()> {
             "objective": objective,
             "nmse": nmse,
             "mnlp": mnlp,
+            "mse": mse,
             "iterations": r.iterations,
             "evaluations": r.evaluations,
             "stop": r.stop.word(),

@@ -47,7 +47,7 @@ pub fn run(args: RunArgs) -> Result<()> {
             ),
         }
     })?;
-    println!("{}", report::tables(&session, false));
+    println!("{}", report::tables(&session, false, false));
     Ok(())
 }
 
@@ -58,11 +58,18 @@ pub struct ReportArgs {
     /// Average data sets named NAME-01, NAME-02, … together (generations of one problem).
     #[arg(long)]
     pub merge_generations: bool,
+    /// Show the test MSE (in the target's units, as the SPGP+DR/HS paper reports it)
+    /// instead of the NMSE.
+    #[arg(long)]
+    pub mse: bool,
 }
 
 /// `sgpw report`: the result tables of a session, without running anything.
 pub fn report(args: ReportArgs) -> Result<()> {
     let session = crate::session::Session::read(&args.session)?;
-    print!("{}", report::tables(&session, args.merge_generations));
+    print!(
+        "{}",
+        report::tables(&session, args.merge_generations, args.mse)
+    );
     Ok(())
 }

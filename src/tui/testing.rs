@@ -57,6 +57,7 @@ pub fn done(key: &RunKey, nmse: f64) -> RunResult {
         nlml: Some(1.0),
         nmse: Some(nmse),
         mnlp: Some(0.5),
+        mse: None,
         iterations: 3,
         train_seconds: 0.1,
         jitter: None,

@@ -219,11 +219,7 @@ impl Family for Projected {
         let k = kernel(model, p.nrows());
         let mut kuu = k.gram(&z, exec.par);
         let kernel_kuu = match &model.pseudo_noise {
-            Some(_) => {
-                let plain = kuu.clone();
-                add_pseudo_noise(&mut kuu, pseudo_noise(model, z.nrows())?);
-                Some(plain)
-            }
+            Some(_) => Some(add_pseudo_noise(&mut kuu, pseudo_noise(model, z.nrows())?)),
             None => None,
         };
         let parts = Parts {

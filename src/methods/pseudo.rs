@@ -133,11 +133,14 @@ pub fn pseudo_noise(model: &ModelFile, m: usize) -> Result<&[f64]> {
     Ok(h)
 }
 
-/// `Kuu + diag(h)`.
-pub fn add_pseudo_noise(kuu: &mut DMatrix<f64>, h: &[f64]) {
+/// `Kuu ← Kuu + diag(h)`; returns the kernel's Kuu as it was (what the kernel's
+/// derivatives are contracted with in the pull-back).
+pub fn add_pseudo_noise(kuu: &mut DMatrix<f64>, h: &[f64]) -> DMatrix<f64> {
+    let plain = kuu.clone();
     for (j, v) in h.iter().enumerate() {
         kuu[(j, j)] += v;
     }
+    plain
 }
 
 /// ∂NLML/∂log h_j = h_j · ∂NLML/∂Kuu_jj.
@@ -235,9 +238,7 @@ impl Family for PseudoInputs {
         let k = model.kernel();
         let mut kuu = k.gram(&z, exec.par);
         let kernel_kuu = if self.hetero {
-            let plain = kuu.clone();
-            add_pseudo_noise(&mut kuu, pseudo_noise(model, z.nrows())?);
-            Some(plain)
+            Some(add_pseudo_noise(&mut kuu, pseudo_noise(model, z.nrows())?))
         } else {
             None
         };

@@ -67,34 +67,44 @@ impl CancelToken {
     }
 }
 
-/// Threads and cancellation for one evaluation.
+/// Entries of one chunk's m×rows matrices: data whose Kuf would hold more are
+/// evaluated a chunk of rows at a time, so memory stays O(n·D + m² + chunk·m) however
+/// large n is (64 MB per matrix; a whole n = 10⁴, m = 400 problem is one chunk).
+pub const CHUNK_ENTRIES: usize = 1 << 23;
+
+/// Threads, cancellation and the memory bound for one evaluation.
 #[derive(Clone, Debug)]
 pub struct Exec {
     pub par: Par,
     pub cancel: CancelToken,
+    /// Largest m×rows matrix an evaluation may hold at once ([`CHUNK_ENTRIES`]).
+    pub chunk_entries: usize,
 }
 
 impl Default for Exec {
     /// Every core, never cancelled (the CLI's single evaluations, tests).
     fn default() -> Exec {
-        Exec {
-            par: Par::Threads(0),
-            cancel: CancelToken::new(),
-        }
+        Exec::new(Par::Threads(0), CancelToken::new())
     }
 }
 
 impl Exec {
     pub fn new(par: Par, cancel: CancelToken) -> Exec {
-        Exec { par, cancel }
+        Exec {
+            par,
+            cancel,
+            chunk_entries: CHUNK_ENTRIES,
+        }
     }
 
     /// One thread, never cancelled.
     pub fn sequential() -> Exec {
-        Exec {
-            par: Par::Seq,
-            cancel: CancelToken::new(),
-        }
+        Exec::new(Par::Seq, CancelToken::new())
+    }
+
+    /// Rows per chunk for m features.
+    pub fn chunk_rows(&self, m: usize) -> usize {
+        (self.chunk_entries / m.max(1)).max(1)
     }
 
     /// `Err(Error::Cancelled)` once the run was asked to stop.

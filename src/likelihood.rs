@@ -277,6 +277,8 @@ fn scale_rows(b: &mut [f64], l: &[f64]) {
 pub struct Summary {
     kuu: KuuFactor,
     jitter: f64,
+    approx: Approx,
+    noise: f64,
     /// Cholesky factor of A.
     la: DMatrix<f64>,
     beta: DVector<f64>,
@@ -290,8 +292,9 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// DTC with no data yet (A = I): the start of a model that grows by [`Summary::add_dtc`].
-    pub fn empty_dtc(kuu: Kuu, jitter: Jitter) -> Result<Summary> {
+    /// DTC with noise σ² and no data yet (A = I): the start of a model that grows by
+    /// [`Summary::add_dtc`].
+    pub fn empty_dtc(kuu: Kuu, jitter: Jitter, noise: f64) -> Result<Summary> {
         let (kuu, jitter) = KuuFactor::new(kuu, jitter, Par::Seq)?;
         let m = match &kuu {
             KuuFactor::Dense(l) => l.nrows(),
@@ -300,6 +303,8 @@ impl Summary {
         Ok(Summary {
             kuu,
             jitter,
+            approx: Approx::Dtc,
+            noise,
             la: DMatrix::identity(m, m),
             beta: DVector::zeros(m),
             quad: 0.0,
@@ -309,9 +314,10 @@ impl Summary {
         })
     }
 
-    /// Fold one data point into a DTC summary: `kuf_col` (m, overwritten) and y,
-    /// with noise σ². A rank-one update of chol(A): O(m²).
-    pub fn add_dtc(&mut self, kuf_col: &mut [f64], y: f64, noise: f64) -> Result<()> {
+    /// Fold one data point into a DTC summary: `kuf_col` (m, overwritten) and y.
+    /// A rank-one update of chol(A): O(m²).
+    pub fn add_dtc(&mut self, kuf_col: &mut [f64], y: f64) -> Result<()> {
+        let noise = self.noise;
         self.kuu.solve_block(kuf_col, kuf_col.len());
         let inv_s = 1.0 / noise.sqrt();
         for (b, v) in self.beta.iter_mut().zip(kuf_col.iter_mut()) {
@@ -328,6 +334,11 @@ impl Summary {
     /// Data points folded in.
     pub fn n(&self) -> usize {
         self.n
+    }
+
+    /// Absolute jitter that was added to Kuu's diagonal.
+    pub fn jitter(&self) -> f64 {
+        self.jitter
     }
 
     /// Cholesky factor of A = I + V Λ⁻¹ Vᵀ.
@@ -389,14 +400,11 @@ impl Summary {
     }
 }
 
-/// The first half of every evaluation: the summary and the n-sized values the
-/// adjoints need.
-struct Factors {
-    summary: Summary,
-    /// V = L⁻¹Kuf (m×n).
+/// The n-sized values of one chunk that the second pass needs: V = L⁻¹Kuf (m×len),
+/// λ, and d where the extra term needs it (VFE, power EP).
+pub struct ChunkValues {
     v: DMatrix<f64>,
     lambda: Vec<f64>,
-    /// d_i = kdiag_i − ‖v_i‖², kept where the extra term needs it (VFE, power EP).
     d: Vec<f64>,
 }
 
@@ -418,113 +426,238 @@ fn stripes<'a>(v: &'a mut DMatrix<f64>, a: &'a mut [f64], b: &'a mut [f64]) -> V
         .collect()
 }
 
-fn factor(lr: &LowRank, y: &[f64], exec: &Exec) -> Result<Factors> {
+/// Check the shapes and the noise of one chunk.
+fn check_chunk(lr: &LowRank, y: &[f64]) -> Result<()> {
     let (m, n) = lr.kuf.shape();
-    let approx = lr.approx.check()?;
-    let diag = approx.uses_diagonal();
-    if m == 0 || n == 0 {
-        return Err(Error::input("likelihood core: no features or no data"));
+    if m == 0 {
+        return Err(Error::input("likelihood core: no features"));
     }
-    if y.len() != n || lr.kuu.size() != m || (diag && lr.kdiag.len() != n) {
+    if y.len() != n || lr.kuu.size() != m || (lr.approx.uses_diagonal() && lr.kdiag.len() != n) {
         return Err(Error::input("likelihood core: inconsistent shapes"));
     }
-    if !(lr.noise.is_finite() && lr.noise > 0.0) {
-        return Err(Error::numerical(format!(
-            "the noise variance {:e} is not a positive number",
-            lr.noise
-        )));
+    Ok(())
+}
+
+/// The first pass over the data, chunk by chunk: A = I + V Λ⁻¹ Vᵀ, β = V Λ⁻¹ y and the
+/// sums over the data, added stripe by stripe in order. Data too large for one
+/// m×n matrix are folded in a chunk of rows at a time ([`Accumulator::add`]); the
+/// whole data set as one chunk gives exactly what a single evaluation gives.
+pub struct Accumulator {
+    kuu: KuuFactor,
+    jitter: f64,
+    approx: Approx,
+    noise: f64,
+    /// I + V Λ⁻¹ Vᵀ so far (lower triangle).
+    a: DMatrix<f64>,
+    beta: DVector<f64>,
+    quad: f64,
+    sum_log_lambda: f64,
+    extra: f64,
+    n: usize,
+}
+
+impl Accumulator {
+    /// Factor Kuu (with its jitter policy) and start from no data.
+    pub fn new(
+        kuu: Kuu,
+        jitter: Jitter,
+        approx: Approx,
+        noise: f64,
+        exec: &Exec,
+    ) -> Result<Accumulator> {
+        let approx = approx.check()?;
+        if !(noise.is_finite() && noise > 0.0) {
+            return Err(Error::numerical(format!(
+                "the noise variance {noise:e} is not a positive number"
+            )));
+        }
+        exec.check()?;
+        let m = kuu.size();
+        if m == 0 {
+            return Err(Error::input("likelihood core: no features"));
+        }
+        let (kuu, jitter) = KuuFactor::new(kuu, jitter, exec.par)?;
+        Ok(Accumulator {
+            kuu,
+            jitter,
+            approx,
+            noise,
+            a: DMatrix::identity(m, m),
+            beta: DVector::zeros(m),
+            quad: 0.0,
+            sum_log_lambda: 0.0,
+            extra: 0.0,
+            n: 0,
+        })
     }
-    exec.check()?;
-    let (l, jitter) = KuuFactor::new(lr.kuu, lr.jitter, exec.par)?;
+
+    /// Fold in a chunk of data (its Kuf columns, prior variances and targets; `lr`'s
+    /// Kuu and settings are those of [`Accumulator::new`]). With `keep`, returns
+    /// the chunk's V, λ and d for the second pass (no second computation of V).
+    pub fn add(
+        &mut self,
+        lr: &LowRank,
+        y: &[f64],
+        exec: &Exec,
+        keep: bool,
+    ) -> Result<Option<ChunkValues>> {
+        check_chunk(lr, y)?;
+        let values = chunk_pass(
+            &self.kuu,
+            lr,
+            y,
+            exec,
+            keep,
+            Some((&mut self.a, &mut self.beta)),
+        )?;
+        self.quad += y
+            .iter()
+            .zip(&values.lambda)
+            .map(|(y, l)| y * y / l)
+            .sum::<f64>();
+        self.sum_log_lambda += values.lambda.iter().map(|l| l.ln()).sum::<f64>();
+        self.extra += values
+            .d
+            .iter()
+            .map(|di| self.approx.extra(*di, self.noise).0)
+            .sum::<f64>();
+        self.n += y.len();
+        Ok(keep.then_some(values))
+    }
+
+    /// Factor A: the summary the objective, the adjoints and the posterior come from.
+    pub fn finish(self, exec: &Exec) -> Result<Summary> {
+        let mut a = self.a;
+        linalg::mirror_lower(&mut a);
+        let la = linalg::cholesky_with(&a, 0.0, exec.par).ok_or_else(|| {
+            Error::numerical("I + V Λ⁻¹ Vᵀ is not positive definite (NaN in the parameters?)")
+        })?;
+        Ok(Summary {
+            kuu: self.kuu,
+            jitter: self.jitter,
+            approx: self.approx,
+            noise: self.noise,
+            la,
+            beta: self.beta,
+            quad: self.quad,
+            half_logdet_lambda: 0.5 * self.sum_log_lambda,
+            extra: self.extra,
+            n: self.n,
+        })
+    }
+}
+
+/// One chunk's first pass: V = L⁻¹Kuf, λ (and d) per column, and — when `sums` is
+/// given — its share of V Λ⁻¹ Vᵀ and β, added stripe by stripe in order. λ and d are
+/// always returned (O(n)); V only with `keep_v` — without, each stripe works in a
+/// block-sized scratch and nothing of size m×n is kept.
+fn chunk_pass(
+    l: &KuuFactor,
+    lr: &LowRank,
+    y: &[f64],
+    exec: &Exec,
+    keep_v: bool,
+    sums: Option<(&mut DMatrix<f64>, &mut DVector<f64>)>,
+) -> Result<ChunkValues> {
+    let (m, n) = lr.kuf.shape();
+    let diag = lr.approx.uses_diagonal();
     let kuf = lr.kuf.as_slice();
-    let weight = approx.weight();
-    let keep_d = matches!(approx, Approx::Vfe | Approx::Pep { .. });
-    let mut v = DMatrix::zeros(m, n);
+    let weight = lr.approx.weight();
+    let keep_d = matches!(lr.approx, Approx::Vfe | Approx::Pep { .. });
+    let accumulate = sums.is_some();
+    let mut v = DMatrix::zeros(m, if keep_v { n } else { 0 });
     let mut lambda = vec![0.0; n];
     let mut d = vec![0.0; if keep_d { n } else { 0 }];
-    // Per stripe: V = L⁻¹Kuf, λ (and d), and its share of V Λ⁻¹ Vᵀ and β.
-    let sums = linalg::map_ordered(
-        exec.par,
-        stripes(&mut v, &mut lambda, &mut d),
-        |(first, vs, ls, ds)| {
-            let mut a = DMatrix::zeros(m, m);
-            let mut beta = vec![0.0; m];
-            let mut scaled = vec![0.0; m * BLOCK.min(ls.len())];
-            let mut ds_blocks = ds.chunks_mut(BLOCK);
-            for (b, (vb, lb)) in vs
-                .chunks_mut(m * BLOCK)
-                .zip(ls.chunks_mut(BLOCK))
-                .enumerate()
-            {
-                exec.check()?;
-                let j0 = first + b * BLOCK;
-                vb.copy_from_slice(&kuf[j0 * m..j0 * m + vb.len()]);
-                l.solve_block(vb, m);
-                let sb = &mut scaled[..vb.len()];
-                let cols = j0..j0 + lb.len();
-                let kd = diag.then(|| &lr.kdiag[cols.clone()]);
-                let db = ds_blocks.next().unwrap_or_default();
-                let pass = FirstPass {
-                    m,
-                    kdiag: kd,
-                    weight,
-                    y: &y[cols],
-                    noise: lr.noise,
-                };
-                if let Some(i) = first_pass_block(&pass, vb, lb, db, sb, &mut beta) {
-                    return Err(Error::numerical(format!(
-                        "diagonal of the covariance is {} at training point {} (noise variance {:e})",
-                        lb[i],
-                        j0 + i + 1,
-                        lr.noise
-                    )));
-                }
+    let len = linalg::stripe_len(n);
+    let count = n.div_ceil(len);
+    let mut vs: Vec<&mut [f64]> = v.as_mut_slice().chunks_mut(m * len).collect();
+    vs.resize_with(count, || &mut []);
+    let mut ds: Vec<&mut [f64]> = d.chunks_mut(len).collect();
+    ds.resize_with(count, || &mut []);
+    let work: Vec<Stripe> = vs
+        .into_iter()
+        .zip(lambda.chunks_mut(len))
+        .zip(ds)
+        .enumerate()
+        .map(|(s, ((v, l), d))| (s * len, v, l, d))
+        .collect();
+    let parts = linalg::map_ordered(exec.par, work, |(first, vs, ls, ds)| {
+        let cols = ls.len();
+        let k = if accumulate { m } else { 0 };
+        let mut a = DMatrix::zeros(k, k);
+        let mut beta = vec![0.0; k];
+        let width = m * BLOCK.min(cols);
+        let mut scaled = vec![0.0; width];
+        // without V kept: a block-sized scratch for its columns
+        let mut scratch = vec![0.0; if keep_v { 0 } else { width }];
+        let mut ds_blocks = ds.chunks_mut(BLOCK);
+        let mut vs_blocks = vs.chunks_mut(m * BLOCK);
+        for (b, lb) in ls.chunks_mut(BLOCK).enumerate() {
+            exec.check()?;
+            let j0 = first + b * BLOCK;
+            let w = lb.len();
+            let vb: &mut [f64] = if keep_v {
+                vs_blocks.next().unwrap_or_default()
+            } else {
+                &mut scratch[..w * m]
+            };
+            let db = ds_blocks.next().unwrap_or_default();
+            vb.copy_from_slice(&kuf[j0 * m..(j0 + w) * m]);
+            l.solve_block(vb, m);
+            let sb = &mut scaled[..vb.len()];
+            let range = j0..j0 + w;
+            let pass = FirstPass {
+                m,
+                kdiag: diag.then(|| &lr.kdiag[range.clone()]),
+                weight,
+                y: &y[range],
+                noise: lr.noise,
+            };
+            if let Some(i) = first_pass_block(&pass, vb, lb, db, sb, &mut beta) {
+                return Err(Error::numerical(format!(
+                    "diagonal of the covariance is {} at training point {} (noise variance {:e})",
+                    lb[i],
+                    j0 + i + 1,
+                    lr.noise
+                )));
+            }
+            if accumulate {
                 linalg::block_add_nt_lower(&mut a, linalg::block(sb, m), linalg::block(vb, m), 1.0);
             }
-            Ok((a, beta))
-        },
-    );
-    // A = I + V Λ⁻¹ Vᵀ, summed stripe by stripe in order.
-    let mut a = DMatrix::identity(m, m);
-    let mut beta = DVector::zeros(m);
-    for part in sums {
-        let (sa, sb) = part?;
-        a += sa;
-        beta += DVector::from_vec(sb);
+        }
+        Ok((a, beta))
+    });
+    match sums {
+        Some((a, beta)) => {
+            for part in parts {
+                let (sa, sb) = part?;
+                *a += sa;
+                *beta += DVector::from_vec(sb);
+            }
+        }
+        None => {
+            for part in parts {
+                part?;
+            }
+        }
     }
-    linalg::mirror_lower(&mut a);
-    let la = linalg::cholesky_with(&a, 0.0, exec.par).ok_or_else(|| {
-        Error::numerical("I + V Λ⁻¹ Vᵀ is not positive definite (NaN in the parameters?)")
-    })?;
-    let quad: f64 = y.iter().zip(&lambda).map(|(y, l)| y * y / l).sum();
-    let half_logdet_lambda = 0.5 * lambda.iter().map(|l| l.ln()).sum::<f64>();
-    let extra: f64 = d.iter().map(|di| approx.extra(*di, lr.noise).0).sum();
-    Ok(Factors {
-        summary: Summary {
-            kuu: l,
-            jitter,
-            la,
-            beta,
-            quad,
-            half_logdet_lambda,
-            extra,
-            n,
-        },
-        v,
-        lambda,
-        d,
-    })
+    Ok(ChunkValues { v, lambda, d })
 }
 
 /// The objective alone (no adjoints).
 pub fn nlml(lr: &LowRank, y: &[f64], exec: &Exec) -> Result<f64> {
-    let f = factor(lr, y, exec)?;
-    finite(f.summary.nlml())
+    finite(summary(lr, y, exec)?.nlml())
 }
 
 /// The summary of the data (for the NLML and the posterior together).
 pub fn summary(lr: &LowRank, y: &[f64], exec: &Exec) -> Result<Summary> {
-    Ok(factor(lr, y, exec)?.summary)
+    check_chunk(lr, y)?;
+    if y.is_empty() {
+        return Err(Error::input("likelihood core: no data"));
+    }
+    let mut acc = Accumulator::new(lr.kuu, lr.jitter, lr.approx, lr.noise, exec)?;
+    acc.add(lr, y, exec, false)?;
+    acc.finish(exec)
 }
 
 fn finite(x: f64) -> Result<f64> {
@@ -642,115 +775,169 @@ fn second_pass_block(
     }
 }
 
-/// The objective and all adjoints, O(n·m²).
-pub fn nlml_and_adjoints(lr: &LowRank, y: &[f64], exec: &Exec) -> Result<Adjoints> {
-    let f = factor(lr, y, exec)?;
-    let gamma = f.summary.gamma();
-    let nlml = finite(f.summary.nlml_with(&gamma))?;
-    let Factors {
-        summary,
-        v,
-        lambda,
-        d,
-    } = f;
-    let (l, la, jitter) = (&summary.kuu, &summary.la, summary.jitter);
-    let (m, n) = v.shape();
-    let approx = lr.approx;
-    let uses_d = approx.uses_diagonal();
-    // t = ∂/∂d has its own vector unless it equals the per-point ∂/∂σ² (FITC)
-    let separate_t = matches!(approx, Approx::Vfe | Approx::Pep { .. });
-    // δ = A⁻¹β; then α = C⁻¹y = Λ⁻¹(y − Vᵀδ) and Vα = β − (A − I)δ = δ.
-    let mut delta = DMatrix::from_column_slice(m, 1, gamma.as_slice());
-    linalg::solve_lower_transpose(la, &mut delta, exec.par);
-    let delta = delta.as_slice();
-    let a_inv = linalg::chol_inverse(la, exec.par);
-    // Per stripe, V's storage becomes ∂NLML/∂Kuf column block by column block:
-    // P = A⁻¹V gives v_iᵀA⁻¹v_i, hence C⁻¹_ii = 1/Λ_i − v_iᵀA⁻¹v_i/Λ_i² and
-    // g_i = ½(C⁻¹_ii − α_i²) = ∂NLML/∂Λ_ii; Hᵀ = (G'Vᵀ)ᵀ has column i
-    // ½ p_i/Λ_i − ½ δ α_i − t_i v_i, and ∂/∂Kuf = 2 L⁻ᵀ Hᵀ.
-    let mut d_kuf = v;
-    let mut g = vec![0.0; n];
-    let mut t = vec![0.0; if separate_t { n } else { 0 }];
-    let parts = linalg::map_ordered(
-        exec.par,
-        stripes(&mut d_kuf, &mut g, &mut t),
-        |(first, vs, gs, ts)| {
-            // this stripe's share of V D_t Vᵀ
-            let k = if uses_d { m } else { 0 };
-            let mut vtv = DMatrix::zeros(k, k);
-            let width = m * BLOCK.min(gs.len());
-            let (mut p, mut scaled) = (vec![0.0; width], vec![0.0; if uses_d { width } else { 0 }]);
-            let mut ts_blocks = ts.chunks_mut(BLOCK);
-            for (b, (vb, gb)) in vs
-                .chunks_mut(m * BLOCK)
-                .zip(gs.chunks_mut(BLOCK))
-                .enumerate()
-            {
-                exec.check()?;
-                let j0 = first + b * BLOCK;
-                let pb = &mut p[..vb.len()];
-                linalg::block_mul(
-                    linalg::block_mut(pb, m),
-                    linalg::view(&a_inv),
-                    linalg::block(vb, m),
-                );
-                let cols = j0..j0 + gb.len();
-                let sb = if uses_d {
-                    &mut scaled[..vb.len()]
-                } else {
-                    &mut [][..]
-                };
-                let pass = SecondPass {
-                    m,
-                    approx,
-                    lambda: &lambda[cols.clone()],
-                    d: if d.is_empty() { &[] } else { &d[cols.clone()] },
-                    y: &y[cols],
-                    delta,
-                    noise: lr.noise,
-                };
-                let tb = ts_blocks.next().unwrap_or_default();
-                second_pass_block(&pass, vb, pb, gb, tb, sb);
-                if uses_d {
-                    let sb = &scaled[..vb.len()];
-                    linalg::block_add_nt_lower(
-                        &mut vtv,
-                        linalg::block(sb, m),
-                        linalg::block(vb, m),
-                        1.0,
-                    );
-                }
-                vb.copy_from_slice(pb);
-                l.solve_transpose_block(vb, m);
-            }
-            Ok(vtv)
-        },
-    );
-    // V G' Vᵀ = ½(I − A⁻¹) − ½ δδᵀ − V D_t Vᵀ, since V C⁻¹ Vᵀ = I − A⁻¹.
-    let dv = DVector::from_column_slice(delta);
-    let mut vgv = (DMatrix::identity(m, m) - a_inv) * 0.5 - (&dv * dv.transpose()) * 0.5;
-    let mut sum = DMatrix::zeros(if uses_d { m } else { 0 }, if uses_d { m } else { 0 });
-    for part in parts {
-        let part: DMatrix<f64> = part?;
-        if uses_d {
-            sum += part;
+/// The second pass over the data, chunk by chunk, after the first: the adjoints of
+/// each chunk's Kuf and kdiag ([`Backward::chunk`]), while the parts of ∂/∂Kuu and
+/// ∂/∂σ² that sum over the data accumulate ([`Backward::finish`]).
+pub struct Backward<'s> {
+    summary: &'s Summary,
+    /// δ = A⁻¹β
+    delta: Vec<f64>,
+    a_inv: DMatrix<f64>,
+    /// V D_t Vᵀ so far (lower triangle; empty for DTC).
+    vtv: DMatrix<f64>,
+    /// Σ ∂/∂σ² of the points so far.
+    d_noise: f64,
+}
+
+impl<'s> Backward<'s> {
+    pub fn new(summary: &'s Summary, exec: &Exec) -> Backward<'s> {
+        let m = summary.beta.len();
+        // δ = A⁻¹β; then α = C⁻¹y = Λ⁻¹(y − Vᵀδ) and Vα = β − (A − I)δ = δ.
+        let mut delta = DMatrix::from_column_slice(m, 1, summary.gamma().as_slice());
+        linalg::solve_lower_transpose(&summary.la, &mut delta, exec.par);
+        let k = if summary.approx.uses_diagonal() { m } else { 0 };
+        Backward {
+            summary,
+            delta: delta.as_slice().to_vec(),
+            a_inv: linalg::chol_inverse(&summary.la, exec.par),
+            vtv: DMatrix::zeros(k, k),
+            d_noise: 0.0,
         }
     }
-    if uses_d {
-        linalg::mirror_lower(&mut sum);
-        vgv -= sum;
+
+    /// ∂/∂Kuf (m×len) and ∂/∂kdiag (len; empty for DTC) of one chunk; `values` are the
+    /// chunk's from the first pass if it kept them, else V is computed again.
+    pub fn chunk(
+        &mut self,
+        lr: &LowRank,
+        y: &[f64],
+        values: Option<ChunkValues>,
+        exec: &Exec,
+    ) -> Result<(DMatrix<f64>, Vec<f64>)> {
+        check_chunk(lr, y)?;
+        let s = self.summary;
+        let values = match values {
+            Some(v) => v,
+            None => chunk_pass(&s.kuu, lr, y, exec, true, None)?,
+        };
+        let ChunkValues { v, lambda, d } = values;
+        let (m, n) = v.shape();
+        let approx = s.approx;
+        let uses_d = approx.uses_diagonal();
+        // t = ∂/∂d has its own vector unless it equals the per-point ∂/∂σ² (FITC)
+        let separate_t = matches!(approx, Approx::Vfe | Approx::Pep { .. });
+        let (delta, a_inv, l) = (&self.delta, &self.a_inv, &s.kuu);
+        // Per stripe, V's storage becomes ∂NLML/∂Kuf column block by column block:
+        // P = A⁻¹V gives v_iᵀA⁻¹v_i, hence C⁻¹_ii = 1/Λ_i − v_iᵀA⁻¹v_i/Λ_i² and
+        // g_i = ½(C⁻¹_ii − α_i²) = ∂NLML/∂Λ_ii; Hᵀ = (G'Vᵀ)ᵀ has column i
+        // ½ p_i/Λ_i − ½ δ α_i − t_i v_i, and ∂/∂Kuf = 2 L⁻ᵀ Hᵀ.
+        let mut d_kuf = v;
+        let mut g = vec![0.0; n];
+        let mut t = vec![0.0; if separate_t { n } else { 0 }];
+        let parts = linalg::map_ordered(
+            exec.par,
+            stripes(&mut d_kuf, &mut g, &mut t),
+            |(first, vs, gs, ts)| {
+                // this stripe's share of V D_t Vᵀ
+                let k = if uses_d { m } else { 0 };
+                let mut vtv = DMatrix::zeros(k, k);
+                let width = m * BLOCK.min(gs.len());
+                let (mut p, mut scaled) =
+                    (vec![0.0; width], vec![0.0; if uses_d { width } else { 0 }]);
+                let mut ts_blocks = ts.chunks_mut(BLOCK);
+                for (b, (vb, gb)) in vs
+                    .chunks_mut(m * BLOCK)
+                    .zip(gs.chunks_mut(BLOCK))
+                    .enumerate()
+                {
+                    exec.check()?;
+                    let j0 = first + b * BLOCK;
+                    let pb = &mut p[..vb.len()];
+                    linalg::block_mul(
+                        linalg::block_mut(pb, m),
+                        linalg::view(a_inv),
+                        linalg::block(vb, m),
+                    );
+                    let cols = j0..j0 + gb.len();
+                    let sb = if uses_d {
+                        &mut scaled[..vb.len()]
+                    } else {
+                        &mut [][..]
+                    };
+                    let pass = SecondPass {
+                        m,
+                        approx,
+                        lambda: &lambda[cols.clone()],
+                        d: if d.is_empty() { &[] } else { &d[cols.clone()] },
+                        y: &y[cols],
+                        delta,
+                        noise: s.noise,
+                    };
+                    let tb = ts_blocks.next().unwrap_or_default();
+                    second_pass_block(&pass, vb, pb, gb, tb, sb);
+                    if uses_d {
+                        let sb = &scaled[..vb.len()];
+                        linalg::block_add_nt_lower(
+                            &mut vtv,
+                            linalg::block(sb, m),
+                            linalg::block(vb, m),
+                            1.0,
+                        );
+                    }
+                    vb.copy_from_slice(pb);
+                    l.solve_transpose_block(vb, m);
+                }
+                Ok(vtv)
+            },
+        );
+        for part in parts {
+            let part: DMatrix<f64> = part?;
+            if uses_d {
+                self.vtv += part;
+            }
+        }
+        self.d_noise += g.iter().sum::<f64>();
+        let d_kdiag = match approx {
+            Approx::Dtc => Vec::new(),
+            Approx::Fitc => g,
+            Approx::Vfe | Approx::Pep { .. } => t,
+        };
+        Ok((d_kuf, d_kdiag))
     }
-    // ∂/∂Kuu = −L⁻ᵀ (V G' Vᵀ) L⁻¹
-    let d_kuu = l.sandwich(vgv, exec.par) * -1.0;
-    let d_noise = g.iter().sum();
-    let d_kdiag = match approx {
-        Approx::Dtc => Vec::new(),
-        Approx::Fitc => g,
-        Approx::Vfe | Approx::Pep { .. } => t,
-    };
+
+    /// ∂/∂Kuu and ∂/∂σ² once every chunk has been through [`Backward::chunk`].
+    pub fn finish(self, exec: &Exec) -> (DMatrix<f64>, f64) {
+        let m = self.delta.len();
+        // V G' Vᵀ = ½(I − A⁻¹) − ½ δδᵀ − V D_t Vᵀ, since V C⁻¹ Vᵀ = I − A⁻¹.
+        let dv = DVector::from_column_slice(&self.delta);
+        let mut vgv = (DMatrix::identity(m, m) - self.a_inv) * 0.5 - (&dv * dv.transpose()) * 0.5;
+        if self.summary.approx.uses_diagonal() {
+            let mut sum = self.vtv;
+            linalg::mirror_lower(&mut sum);
+            vgv -= sum;
+        }
+        // ∂/∂Kuu = −L⁻ᵀ (V G' Vᵀ) L⁻¹
+        let d_kuu = self.summary.kuu.sandwich(vgv, exec.par) * -1.0;
+        (d_kuu, self.d_noise)
+    }
+}
+
+/// The objective and all adjoints, O(n·m²): the whole data set as one chunk.
+pub fn nlml_and_adjoints(lr: &LowRank, y: &[f64], exec: &Exec) -> Result<Adjoints> {
+    check_chunk(lr, y)?;
+    if y.is_empty() {
+        return Err(Error::input("likelihood core: no data"));
+    }
+    let mut acc = Accumulator::new(lr.kuu, lr.jitter, lr.approx, lr.noise, exec)?;
+    let values = acc.add(lr, y, exec, true)?;
+    let summary = acc.finish(exec)?;
+    let nlml = finite(summary.nlml())?;
+    let mut back = Backward::new(&summary, exec);
+    let (d_kuf, d_kdiag) = back.chunk(lr, y, values, exec)?;
+    let (d_kuu, d_noise) = back.finish(exec);
     Ok(Adjoints {
         nlml,
-        jitter,
+        jitter: summary.jitter,
         d_kuf,
         d_kuu,
         d_kdiag,
@@ -1144,10 +1331,11 @@ mod tests {
             &SEQ(),
         )
         .expect("batch");
-        let mut s = Summary::empty_dtc(Kuu::Diagonal(&diag), Jitter::Fixed(0.0)).expect("empty");
+        let mut s =
+            Summary::empty_dtc(Kuu::Diagonal(&diag), Jitter::Fixed(0.0), 0.03).expect("empty");
         for (i, yi) in y.iter().enumerate() {
             let mut col = kuf.column(i).iter().copied().collect::<Vec<_>>();
-            s.add_dtc(&mut col, *yi, 0.03).expect("adds");
+            s.add_dtc(&mut col, *yi).expect("adds");
         }
         assert!((s.nlml() - batch.nlml()).abs() < 1e-10 * batch.nlml().abs());
         let (a, b) = (s.posterior(true, Par::Seq), batch.posterior(true, Par::Seq));

@@ -408,16 +408,21 @@ pub fn toml_error(text: &str, e: &toml::de::Error) -> String {
     }
 }
 
-/// Write a file atomically: a temporary file beside it, then a rename, so a crash
-/// never leaves half a file.
-pub fn atomic_write(path: &Path, text: &str) -> Result<()> {
+/// A temporary file name beside `path` (same folder, so a rename replaces it atomically).
+pub fn temp_beside(path: &Path) -> std::path::PathBuf {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
     let dir = dir.unwrap_or_else(|| Path::new("."));
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "out".into());
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+    dir.join(format!(".{name}.tmp{}", std::process::id()))
+}
+
+/// Write a file atomically: a temporary file beside it, then a rename, so a crash
+/// never leaves half a file.
+pub fn atomic_write(path: &Path, text: &str) -> Result<()> {
+    let tmp = temp_beside(path);
     std::fs::write(&tmp, text).map_err(|e| Error::file(&tmp, format!("cannot write: {e}")))?;
     std::fs::rename(&tmp, path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);

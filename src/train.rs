@@ -86,31 +86,45 @@ impl Predictor {
         &self.model
     }
 
+    pub fn posterior(&self) -> &Posterior {
+        &self.posterior
+    }
+
     pub fn predict(&self, x: &DMatrix<f64>) -> Result<Prediction> {
         self.predict_with(x, &Exec::default())
     }
 
     /// Predict with the given threads (and cancellation).
+    /// Predict with the given threads (and cancellation), a chunk of rows at a time so
+    /// that K(features, X*) never holds more than `exec.chunk_entries` entries.
     pub fn predict_with(&self, x: &DMatrix<f64>, exec: &Exec) -> Result<Prediction> {
-        let xm = model_inputs(&self.model, x)?;
-        let (kus, prior) = self
-            .method
-            .cross(&self.model, self.basis.as_ref(), &xm, exec)?;
-        let (mean, var) = self.posterior.predict(&kus, &prior, exec.par);
         let scale = self
             .model
             .standardize
             .as_ref()
             .map_or(1.0, |s| s.target_scale);
         let s2 = self.model.hyper.noise_variance;
-        Ok(Prediction {
-            mean: mean
-                .iter()
-                .map(|m| m * scale + self.model.target_mean)
-                .collect(),
-            var_latent: var.iter().map(|v| v * scale * scale).collect(),
-            var_noisy: var.iter().map(|v| (v + s2) * scale * scale).collect(),
-        })
+        let t = x.nrows();
+        let mut out = Prediction {
+            mean: Vec::with_capacity(t),
+            var_latent: Vec::with_capacity(t),
+            var_noisy: Vec::with_capacity(t),
+        };
+        let rows = exec.chunk_rows(self.posterior.m());
+        for start in (0..t.max(1)).step_by(rows) {
+            let len = rows.min(t - start.min(t));
+            let xm = model_inputs(&self.model, &x.rows(start, len).into_owned())?;
+            let (kus, prior) = self
+                .method
+                .cross(&self.model, self.basis.as_ref(), &xm, exec)?;
+            let (mean, var) = self.posterior.predict(&kus, &prior, exec.par);
+            out.mean
+                .extend(mean.iter().map(|m| m * scale + self.model.target_mean));
+            out.var_latent.extend(var.iter().map(|v| v * scale * scale));
+            out.var_noisy
+                .extend(var.iter().map(|v| (v + s2) * scale * scale));
+        }
+        Ok(out)
     }
 
     /// NMSE and MNLP on a test set (original units; ȳ = the training mean).
@@ -197,7 +211,8 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
         Some(n) => methods::exact::subset(&td, n, &mut rng),
         None => td,
     };
-    let mut model = method.init(&td, spec, ctx, &mut rng)?;
+    let hyper = methods::start::initial_hyper(&td, spec, ctx, &mut rng)?;
+    let mut model = method.init(&td, spec, hyper, ctx, &mut rng)?;
     model.target_mean = target_mean;
     model.standardize = standardize;
     model.inputs = Some(data.feature_names.clone());

@@ -29,7 +29,7 @@ fn key(c: char) -> Event {
 #[test]
 fn run_and_app_agree_bit_for_bit() {
     let (_a, headless) = fresh_demo();
-    let from_run = runner::run_session(&headless, 2, false, &mut |_| {}).expect("sgpw run");
+    let from_run = runner::run_session(&headless, 2, false, None, &mut |_| {}).expect("sgpw run");
     assert!(!from_run.results.is_empty());
 
     let (_b, path) = fresh_demo();

@@ -17,6 +17,10 @@ use std::time::Instant;
 pub struct BenchArgs {
     #[command(flatten)]
     pub run: RunArgs,
+    /// Time on this data set (CSV or Parquet; target = the last column, inputs used
+    /// as given, y centred) instead of synthetic data; --n and --d are then its own.
+    #[arg(long)]
+    pub train: Option<std::path::PathBuf>,
     /// Training points.
     #[arg(long, default_value_t = 10000)]
     pub n: usize,
@@ -53,23 +57,22 @@ pub fn synthetic(n: usize, d: usize, seed: u64) -> TrainData {
 /// Median and minimum seconds of one objective evaluation on `par` threads.
 pub fn time_objective(
     spec: &RunSpec,
-    n: usize,
-    d: usize,
+    data: &TrainData,
     reps: usize,
     par: Par,
 ) -> Result<(f64, f64)> {
-    let valid = spec.check(n)?;
+    let valid = spec.check(data.y.len())?;
     let method = valid.method();
-    let data = synthetic(n, d, spec.seed);
     let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
     let ctx = RunContext::quiet(Exec::new(par, Default::default()));
-    let model = method.init(&data, &valid, &ctx, &mut rng)?;
+    let hyper = crate::methods::start::initial_hyper(data, &valid, &ctx, &mut rng)?;
+    let model = method.init(data, &valid, hyper, &ctx, &mut rng)?;
     let exec = &ctx.exec;
-    method.objective(&model, &data, exec)?; // warm-up
+    method.objective(&model, data, exec)?; // warm-up
     let mut times = Vec::with_capacity(reps.max(1));
     for _ in 0..reps.max(1) {
         let t = Instant::now();
-        std::hint::black_box(method.objective(&model, &data, exec)?);
+        std::hint::black_box(method.objective(&model, data, exec)?);
         times.push(t.elapsed().as_secs_f64());
     }
     times.sort_by(f64::total_cmp);
@@ -79,20 +82,31 @@ pub fn time_objective(
 pub fn run(args: BenchArgs) -> Result<()> {
     let spec = args.run.spec();
     let par = Par::from_threads(args.threads);
-    let (median, min) = time_objective(&spec, args.n, args.d, args.reps, par)?;
-    let name = spec.check(args.n)?.method().name();
+    let data = match &args.train {
+        Some(path) => {
+            let ds = crate::data::load(&crate::data::LoadSpec {
+                train: path.clone(),
+                ..Default::default()
+            })?;
+            crate::train::prepare(&ds, false).0
+        }
+        None => synthetic(args.n, args.d, spec.seed),
+    };
+    let (n, d) = (data.y.len(), data.x.ncols());
+    let (median, min) = time_objective(&spec, &data, args.reps, par)?;
+    let name = spec.check(n)?.method().name();
     let threads = par.threads();
     if args.json {
         print_json(&serde_json::json!({
-            "method": name, "n": args.n, "d": args.d, "m": spec.m, "reps": args.reps,
+            "method": name, "n": n, "d": d, "m": spec.m, "reps": args.reps,
             "threads": threads,
             "median_eval_seconds": median, "min_eval_seconds": min,
         }))
     } else {
         println!(
             "{name} n={} d={} m={}: median {:.2} ms, min {:.2} ms per NLML+gradient ({} reps, {} threads)",
-            args.n,
-            args.d,
+            n,
+            d,
             spec.m,
             median * 1e3,
             min * 1e3,

@@ -51,6 +51,8 @@ pub enum Command {
     Stream(stream::StreamArgs),
     /// Run every run of a session file headless and write the results back into it.
     Run(run_session::RunArgs),
+    /// Fold the shard files of `sgpw run --shard` into their session.
+    Merge(run_session::MergeArgs),
     /// Print a session's results as Markdown tables (NMSE / MNLP per method and m).
     Report(run_session::ReportArgs),
     /// Open a session in the terminal app (`sgpw` alone opens sessions/demo.toml).
@@ -161,6 +163,7 @@ pub fn main() -> ExitCode {
         Command::Gen(a) => gen_data::run(a),
         Command::Stream(a) => stream::run(a),
         Command::Run(a) => run_session::run(a),
+        Command::Merge(a) => run_session::merge(a),
         Command::Report(a) => run_session::report(a),
         Command::Open(a) => open::run(a),
     };

@@ -2,6 +2,7 @@
 
 use crate::data::{self, LoadSpec};
 use crate::error::{Error, Result};
+use crate::exec::Exec;
 use crate::model_file::ModelFile;
 use crate::train::Predictor;
 use clap::Args;
@@ -55,32 +56,96 @@ pub fn training_data(
 pub fn run(args: PredictArgs) -> Result<()> {
     let (model, _) = crate::methods::read_model(&args.model)?;
     let features = model.inputs.clone().unwrap_or_default();
-    let mut x = data::load_inputs(&args.input, &features)?;
-    if features.is_empty() && x.ncols() > model.dim() {
-        // A hand-written model names no inputs: the usual layout is features first.
-        eprintln!(
-            "note: the model has no `inputs` list; using the first {} column(s) of {}",
-            model.dim(),
-            args.input.display()
-        );
-        x = x.columns(0, model.dim()).into_owned();
-    }
+    let dim = model.dim();
     let train = match &args.train {
         Some(t) => Some(training_data(&model, t, args.target.clone())?),
         None => None,
     };
     let predictor = Predictor::new(model, train.as_ref().map(|(x, y)| (x, y.as_slice())))
         .map_err(|e| Error::file(&args.model, e))?;
-    let p = predictor.predict(&x)?;
-    let mut out = String::from("mean,var_latent,var_noisy\n");
-    for i in 0..p.mean.len() {
-        let _ = writeln!(out, "{},{},{}", p.mean[i], p.var_latent[i], p.var_noisy[i]);
+    let exec = Exec::default();
+    let mut sink = Output::open(args.out.as_deref())?;
+    sink.write(b"mean,var_latent,var_noisy\n")?;
+    let mut noted = false;
+    // the input a chunk at a time: predicting millions of rows needs one chunk's memory
+    let rows = exec.chunk_rows(predictor.posterior().m()).min(1 << 16);
+    data::stream::for_each_input_chunk(&args.input, &features, rows, &mut |_, mut x| {
+        if features.is_empty() && x.ncols() > dim {
+            // A hand-written model names no inputs: the usual layout is features first.
+            if !noted {
+                eprintln!(
+                    "note: the model has no `inputs` list; using the first {dim} column(s) of {}",
+                    args.input.display()
+                );
+                noted = true;
+            }
+            x = x.columns(0, dim).into_owned();
+        }
+        let p = predictor.predict_with(&x, &exec)?;
+        let mut out = String::with_capacity(64 * p.mean.len());
+        for i in 0..p.mean.len() {
+            let _ = writeln!(out, "{},{},{}", p.mean[i], p.var_latent[i], p.var_noisy[i]);
+        }
+        sink.write(out.as_bytes())
+    })?;
+    sink.finish()
+}
+
+/// Where predictions go: standard output as they come, or a file written beside its
+/// destination and renamed into place at the end (never half a file).
+enum Output {
+    Stdout(std::io::BufWriter<std::io::Stdout>),
+    File {
+        tmp: PathBuf,
+        dest: PathBuf,
+        file: std::io::BufWriter<std::fs::File>,
+    },
+}
+
+impl Output {
+    fn open(path: Option<&std::path::Path>) -> Result<Output> {
+        let Some(dest) = path else {
+            return Ok(Output::Stdout(std::io::BufWriter::new(std::io::stdout())));
+        };
+        let tmp = crate::model_file::temp_beside(dest);
+        let file = std::fs::File::create(&tmp)
+            .map_err(|e| Error::file(dest, format!("cannot write: {e}")))?;
+        Ok(Output::File {
+            tmp,
+            dest: dest.to_path_buf(),
+            file: std::io::BufWriter::new(file),
+        })
     }
-    match &args.out {
-        Some(path) => crate::model_file::atomic_write(path, &out),
-        None => {
-            print!("{out}");
-            Ok(())
+
+    fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        use std::io::Write;
+        match self {
+            Output::Stdout(w) => w
+                .write_all(bytes)
+                .map_err(|e| Error::File(format!("standard output: {e}"))),
+            Output::File { dest, file, .. } => file
+                .write_all(bytes)
+                .map_err(|e| Error::file(dest, format!("cannot write: {e}"))),
+        }
+    }
+
+    fn finish(self) -> Result<()> {
+        use std::io::Write;
+        match self {
+            Output::Stdout(mut w) => w
+                .flush()
+                .map_err(|e| Error::File(format!("standard output: {e}"))),
+            Output::File { tmp, dest, file } => {
+                let done = file
+                    .into_inner()
+                    .map_err(|e| e.into_error())
+                    .and_then(|f| f.sync_all())
+                    .and_then(|_| std::fs::rename(&tmp, &dest));
+                done.map_err(|e| {
+                    let _ = std::fs::remove_file(&tmp);
+                    Error::file(&dest, format!("cannot write: {e}"))
+                })
+            }
         }
     }
 }

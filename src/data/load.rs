@@ -67,7 +67,36 @@ pub fn load(spec: &LoadSpec) -> Result<Dataset> {
 /// Reads prediction inputs: the named feature columns (all columns if `features` is
 /// empty), in that order; other columns, such as a target, are ignored.
 pub fn load_inputs(path: &Path, features: &[String]) -> Result<DMatrix<f64>> {
-    let table = Table::read(path)?;
+    inputs_of(&Table::read(path)?, features)
+}
+
+/// The input matrix of rows `offset..` of a file, already read by polars (a chunk of a
+/// large file, see `data::stream`): checked as `load_inputs` checks a whole file, with
+/// errors naming the rows of the file.
+pub(crate) fn inputs_of_frame(
+    path: &Path,
+    csv: bool,
+    frame: DataFrame,
+    offset: usize,
+    features: &[String],
+) -> Result<DMatrix<f64>> {
+    let names = frame
+        .get_column_names()
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let table = Table {
+        path: path.to_path_buf(),
+        csv,
+        names,
+        frame,
+        offset,
+    };
+    table.check_shape()?;
+    inputs_of(&table, features)
+}
+
+fn inputs_of(table: &Table, features: &[String]) -> Result<DMatrix<f64>> {
     let names = if features.is_empty() {
         table.names.clone()
     } else {
@@ -246,6 +275,8 @@ struct Table {
     csv: bool,
     names: Vec<String>,
     frame: DataFrame,
+    /// Data rows of the file before the frame's first (a chunk of a large file).
+    offset: usize,
 }
 
 impl Table {
@@ -284,6 +315,7 @@ impl Table {
             csv,
             names,
             frame,
+            offset: 0,
         };
         table.check_shape()?;
         Ok(table)
@@ -339,6 +371,7 @@ impl Table {
 
     /// Where 0-based data row `i` is, for the user: "row 3 (line 4 of the file)".
     fn row_at(&self, i: usize) -> String {
+        let i = i + self.offset;
         if self.csv {
             format!("row {} (line {} of the file)", i + 1, i + 2)
         } else {
@@ -397,7 +430,10 @@ impl Table {
         let mut rows = BTreeSet::new();
         let mut parts = Vec::new();
         for (name, col) in names.iter().zip(cols) {
-            let at: Vec<usize> = (0..col.len()).filter(|&i| col[i].is_nan()).collect();
+            let at: Vec<usize> = (0..col.len())
+                .filter(|&i| col[i].is_nan())
+                .map(|i| i + self.offset)
+                .collect();
             if !at.is_empty() {
                 total += at.len();
                 rows.extend(at.iter().copied());
@@ -468,14 +504,14 @@ impl Table {
 }
 
 /// Parquet by extension (`.parquet`, `.pq`); everything else is read as CSV.
-fn is_parquet(path: &Path) -> bool {
+pub(crate) fn is_parquet(path: &Path) -> bool {
     path.extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| e.eq_ignore_ascii_case("parquet") || e.eq_ignore_ascii_case("pq"))
 }
 
 /// Polars' own reason, without its advice about polars options the user cannot set.
-fn polars_failure(csv: bool, e: &PolarsError) -> String {
+pub(crate) fn polars_failure(csv: bool, e: &PolarsError) -> String {
     match e {
         PolarsError::NoData(_) => {
             "the file is empty (a header row and at least one data row are needed)".into()
@@ -494,12 +530,19 @@ fn polars_failure(csv: bool, e: &PolarsError) -> String {
 /// CSV with a header, the schema inferred over all rows so that one bad cell anywhere
 /// makes its column text (which we then report).
 fn read_csv(file: File) -> PolarsResult<DataFrame> {
+    read_csv_from(file)
+}
+
+/// [`read_csv`] from any source polars can read (a file, or a chunk in memory).
+pub(crate) fn read_csv_from<R: polars::io::mmap::MmapBytesReader>(
+    source: R,
+) -> PolarsResult<DataFrame> {
     let nulls = NullValues::AllColumns(NULL_TOKENS.iter().map(|s| (*s).into()).collect());
     CsvReadOptions::default()
         .with_has_header(true)
         .with_infer_schema_length(None)
         .map_parse_options(|o| o.with_null_values(Some(nulls.clone())))
-        .into_reader_with_file_handle(file)
+        .into_reader_with_file_handle(source)
         .finish()
 }
 

@@ -1,7 +1,9 @@
 //! Data sets: loading (through polars, the only module that touches it),
 //! validation, splits, standardisation and the synthetic generators.
 
+pub mod big;
 mod load;
+pub mod stream;
 pub mod synthetic;
 
 use nalgebra::{DMatrix, DVector};

@@ -2,7 +2,7 @@
 //! sparse method is compared with. `--subset N` (a general option) fits it on a random
 //! subset, the "random active set" baseline of the PSDS paper.
 
-use super::hyper::{default_hyper, fit_free, initial_hyper, pack_hyper, unpack_hyper};
+use super::hyper::{default_hyper, fit_free, pack_hyper, unpack_hyper};
 use super::{Method, Objective, ValidRunSpec};
 use crate::data::TrainData;
 use crate::error::{Error, Result};
@@ -86,15 +86,13 @@ impl Method for Exact {
 
     fn init(
         &self,
-        data: &TrainData,
-        spec: &ValidRunSpec,
-        ctx: &RunContext,
-        rng: &mut ChaCha8Rng,
+        _data: &TrainData,
+        _spec: &ValidRunSpec,
+        hyper: Hyper,
+        _ctx: &RunContext,
+        _rng: &mut ChaCha8Rng,
     ) -> Result<ModelFile> {
-        Ok(ModelFile::new(
-            self.name(),
-            initial_hyper(data, spec, ctx, rng)?,
-        ))
+        Ok(ModelFile::new(self.name(), hyper))
     }
 
     fn check(&self, _model: &ModelFile) -> Result<()> {

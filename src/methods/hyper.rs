@@ -1,8 +1,8 @@
-//! What every method shares about its parameters: the default and subset-fitted
-//! starting hyperparameters, packing σ0², ℓ, σ² as logarithms at the head of the
-//! parameter vector, and the optimiser runs over all or some of the packed entries.
+//! What every method shares about its parameters: the default starting
+//! hyperparameters, packing σ0², ℓ, σ² as logarithms at the head of the parameter
+//! vector, and the optimiser runs over all or some of the packed entries.
 
-use super::{Method, ValidRunSpec};
+use super::Method;
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::model_file::{Hyper, ModelFile};
@@ -11,25 +11,6 @@ use crate::run_context::{Phase, RunContext};
 use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
 use std::ops::Range;
-
-/// The hyperparameters a run starts from: those of a full GP fitted on a random
-/// subset when `init_lengthscales_from_subset` is set (the inter-domain and PSDS
-/// papers' choice on pumadyn-32nm), else the defaults of METHODS.md §0. Methods draw
-/// their features (frequencies, widths) from these, so the subset fit comes first.
-pub fn initial_hyper(
-    data: &TrainData,
-    spec: &ValidRunSpec,
-    ctx: &RunContext,
-    rng: &mut ChaCha8Rng,
-) -> Result<Hyper> {
-    match spec.options.init_lengthscales_from_subset {
-        Some(n) => {
-            ctx.enter(Phase::SubsetInit);
-            super::exact::hyper_from_subset(data, n, spec.iters.min(200), ctx, rng)
-        }
-        None => Ok(default_hyper(data)),
-    }
-}
 
 /// Default hyperparameters of METHODS.md §0: σ0² = mean(y²) (y centred),
 /// σ² = σ0²/4, ℓ_d = half the range of input d.

@@ -9,7 +9,7 @@
 //! agree bit for bit there.
 
 use super::ValidRunSpec;
-use super::hyper::{initial_hyper, pack_hyper, random_rows, unpack_hyper};
+use super::hyper::{pack_hyper, random_rows, unpack_hyper};
 use super::lowrank::{
     ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad, kdiag_grad,
 };
@@ -17,7 +17,7 @@ use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::{Exec, Par};
 use crate::likelihood::Adjoints;
-use crate::model_file::{Features, ModelFile, rows_to_matrix};
+use crate::model_file::{Features, Hyper, ModelFile, rows_to_matrix};
 use crate::run_context::RunContext;
 use crate::run_spec::{ApproxKind, Centres};
 use nalgebra::DMatrix;
@@ -717,10 +717,10 @@ impl Family for InterDomain {
         &self,
         data: &TrainData,
         spec: &ValidRunSpec,
-        ctx: &RunContext,
+        hyper: Hyper,
+        _ctx: &RunContext,
         rng: &mut ChaCha8Rng,
     ) -> Result<ModelFile> {
-        let hyper = initial_hyper(data, spec, ctx, rng)?;
         let (d, m) = (data.x.ncols(), spec.m);
         let mut model = ModelFile::new(&spec.method, hyper);
         if self.kind == Kind::Sm {

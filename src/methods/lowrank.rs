@@ -11,9 +11,11 @@ use super::{Method, Objective, ValidRunSpec, hyper};
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
-use crate::likelihood::{self, Adjoints, Approx, Kuu, LowRank, Posterior};
+use crate::likelihood::{
+    self, Accumulator, Adjoints, Approx, Backward, Kuu, LowRank, Posterior, Summary,
+};
 use crate::linalg::Jitter;
-use crate::model_file::ModelFile;
+use crate::model_file::{Hyper, ModelFile};
 use crate::optim::Outcome;
 use crate::run_context::RunContext;
 use crate::run_spec::{ApproxKind, MethodOptions, RunSpec};
@@ -72,11 +74,13 @@ pub trait Family: Send + Sync + 'static {
     /// (e.g. the sines beside the cosines of frequency features).
     type Extra: Send;
 
-    /// The hyperparameters and the family's tables for a new run (m = `spec.m`).
+    /// A new model with the starting hyperparameters and the family's tables for
+    /// m = `spec.m` features.
     fn init(
         &self,
         data: &TrainData,
         spec: &ValidRunSpec,
+        hyper: Hyper,
         ctx: &RunContext,
         rng: &mut ChaCha8Rng,
     ) -> Result<ModelFile>;
@@ -205,16 +209,113 @@ impl<F: Family> LowRankMethod<F> {
         approx.check()
     }
 
-    fn evaluate(
+    /// The rows of each chunk when the data are too large for one evaluation
+    /// (`Exec::chunk_entries`); None when they fit.
+    fn chunks(
+        &self,
+        model: &ModelFile,
+        n: usize,
+        exec: &Exec,
+    ) -> Result<Option<Vec<Range<usize>>>> {
+        let rows = exec.chunk_rows(self.family.check(model)?);
+        Ok((n > rows).then(|| (0..n).step_by(rows).map(|r| r..(r + rows).min(n)).collect()))
+    }
+
+    /// The first pass over the data chunk by chunk: the summary the objective and the
+    /// posterior come from, with Kuf built and dropped one chunk at a time.
+    fn summary_in_chunks(
         &self,
         model: &ModelFile,
         data: &TrainData,
+        chunks: &[Range<usize>],
+        approx: Approx,
         exec: &Exec,
-    ) -> Result<(Parts, F::Extra, Approx)> {
-        let approx = self.approx_of(model)?;
-        let (parts, extra) = self.family.parts(model, &data.x, true, exec)?;
-        Ok((parts, extra, approx))
+    ) -> Result<Summary> {
+        let noise = model.hyper.noise_variance;
+        let mut acc: Option<Accumulator> = None;
+        for rows in chunks {
+            let x = rows_of(&data.x, rows);
+            let (parts, _) = self.family.parts(model, &x, false, exec)?;
+            let lr = parts.low_rank(noise, approx);
+            let acc = match &mut acc {
+                Some(a) => a,
+                None => acc.insert(Accumulator::new(lr.kuu, lr.jitter, approx, noise, exec)?),
+            };
+            acc.add(&lr, &data.y[rows.clone()], exec, false)?;
+        }
+        acc.ok_or_else(|| Error::input("no data"))?.finish(exec)
     }
+
+    /// The objective and gradient chunk by chunk: two passes over the data, each
+    /// chunk's Kuf built, used and dropped in each. The family's pull-back is linear in
+    /// the adjoints, so it is applied per chunk (∂/∂Kuf, ∂/∂kdiag) and once more at no
+    /// data for what sums over them (∂/∂Kuu, ∂/∂σ²).
+    fn objective_in_chunks(
+        &self,
+        model: &ModelFile,
+        data: &TrainData,
+        chunks: &[Range<usize>],
+        approx: Approx,
+        exec: &Exec,
+    ) -> Result<Objective> {
+        let summary = self.summary_in_chunks(model, data, chunks, approx, exec)?;
+        let nlml = summary.nlml();
+        if !nlml.is_finite() {
+            return Err(Error::numerical("the NLML is not finite"));
+        }
+        let noise = model.hyper.noise_variance;
+        let mut back = Backward::new(&summary, exec);
+        let mut grad: Vec<f64> = Vec::new();
+        let mut add = |g: Vec<f64>| {
+            if grad.is_empty() {
+                grad = g;
+            } else {
+                grad.iter_mut().zip(g).for_each(|(a, b)| *a += b);
+            }
+        };
+        for rows in chunks {
+            let x = rows_of(&data.x, rows);
+            let (parts, extra) = self.family.parts(model, &x, true, exec)?;
+            let lr = parts.low_rank(noise, approx);
+            let (d_kuf, d_kdiag) = back.chunk(&lr, &data.y[rows.clone()], None, exec)?;
+            let m = d_kuf.nrows();
+            let adj = Adjoints {
+                nlml,
+                jitter: summary.jitter(),
+                d_kuf,
+                d_kuu: DMatrix::zeros(m, m),
+                d_kdiag,
+                d_noise: 0.0,
+            };
+            add(self
+                .family
+                .pull_back(model, &x, &parts, extra, &adj, exec)?);
+        }
+        let (d_kuu, d_noise) = back.finish(exec);
+        let none = DMatrix::zeros(0, data.x.ncols());
+        let (parts, extra) = self.family.parts(model, &none, true, exec)?;
+        let adj = Adjoints {
+            nlml,
+            jitter: summary.jitter(),
+            d_kuf: DMatrix::zeros(d_kuu.nrows(), 0),
+            d_kuu,
+            d_kdiag: Vec::new(),
+            d_noise,
+        };
+        add(self
+            .family
+            .pull_back(model, &none, &parts, extra, &adj, exec)?);
+        Ok(Objective {
+            nlml,
+            grad,
+            jitter: summary.jitter(),
+        })
+    }
+}
+
+/// Rows `rows` of x as a matrix of their own.
+fn rows_of(x: &DMatrix<f64>, rows: &Range<usize>) -> DMatrix<f64> {
+    x.rows(rows.start, rows.len()).into_owned()
 }
 
 impl<F: Family> Method for LowRankMethod<F> {
@@ -263,10 +364,11 @@ impl<F: Family> Method for LowRankMethod<F> {
         &self,
         data: &TrainData,
         spec: &ValidRunSpec,
+        hyper: Hyper,
         ctx: &RunContext,
         rng: &mut ChaCha8Rng,
     ) -> Result<ModelFile> {
-        let mut model = self.family.init(data, spec, ctx, rng)?;
+        let mut model = self.family.init(data, spec, hyper, ctx, rng)?;
         model.method = self.name.to_string();
         let kind = self.kind_of(&spec.options);
         if let ApproxChoice::Option(default) = self.approx
@@ -298,27 +400,44 @@ impl<F: Family> Method for LowRankMethod<F> {
     }
 
     fn objective(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<Objective> {
-        let (parts, extra, approx) = self.evaluate(model, data, exec)?;
-        let lr = parts.low_rank(model.hyper.noise_variance, approx);
-        let adj = likelihood::nlml_and_adjoints(&lr, &data.y, exec)?;
-        let grad = self
-            .family
-            .pull_back(model, &data.x, &parts, extra, &adj, exec)?;
-        if grad.iter().any(|v| !v.is_finite()) {
+        let approx = self.approx_of(model)?;
+        let obj = match self.chunks(model, data.y.len(), exec)? {
+            Some(chunks) => self.objective_in_chunks(model, data, &chunks, approx, exec)?,
+            None => {
+                let (parts, extra) = self.family.parts(model, &data.x, true, exec)?;
+                let lr = parts.low_rank(model.hyper.noise_variance, approx);
+                let adj = likelihood::nlml_and_adjoints(&lr, &data.y, exec)?;
+                let grad = self
+                    .family
+                    .pull_back(model, &data.x, &parts, extra, &adj, exec)?;
+                Objective {
+                    nlml: adj.nlml,
+                    grad,
+                    jitter: adj.jitter,
+                }
+            }
+        };
+        if obj.grad.iter().any(|v| !v.is_finite()) {
             return Err(Error::numerical(format!(
                 "{}: the gradient is not finite",
                 self.name
             )));
         }
-        Ok(Objective {
-            nlml: adj.nlml,
-            grad,
-            jitter: adj.jitter,
-        })
+        Ok(obj)
     }
 
     fn nlml(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<f64> {
         let approx = self.approx_of(model)?;
+        if let Some(chunks) = self.chunks(model, data.y.len(), exec)? {
+            let nlml = self
+                .summary_in_chunks(model, data, &chunks, approx, exec)?
+                .nlml();
+            return if nlml.is_finite() {
+                Ok(nlml)
+            } else {
+                Err(Error::numerical("the NLML is not finite"))
+            };
+        }
         let (parts, _) = self.family.parts(model, &data.x, false, exec)?;
         likelihood::nlml(
             &parts.low_rank(model.hyper.noise_variance, approx),
@@ -334,9 +453,14 @@ impl<F: Family> Method for LowRankMethod<F> {
         exec: &Exec,
     ) -> Result<(Posterior, Option<DMatrix<f64>>)> {
         let approx = self.approx_of(model)?;
+        let degenerate = self.family.degenerate();
+        if let Some(chunks) = self.chunks(model, data.y.len(), exec)? {
+            let summary = self.summary_in_chunks(model, data, &chunks, approx, exec)?;
+            return Ok((summary.posterior(degenerate, exec.par), None));
+        }
         let (parts, _) = self.family.parts(model, &data.x, false, exec)?;
         let lr = parts.low_rank(model.hyper.noise_variance, approx);
-        let post = likelihood::posterior(&lr, &data.y, self.family.degenerate(), exec)?;
+        let post = likelihood::posterior(&lr, &data.y, degenerate, exec)?;
         Ok((post, None))
     }
 

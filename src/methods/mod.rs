@@ -15,12 +15,13 @@ pub mod pca;
 pub mod projected;
 pub mod pseudo;
 pub mod spectrum;
+pub mod start;
 
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
 use crate::likelihood::Posterior;
-use crate::model_file::ModelFile;
+use crate::model_file::{Hyper, ModelFile};
 use crate::optim::Outcome;
 use crate::run_context::RunContext;
 use crate::run_spec::{GENERAL_OPTIONS, MethodOptions, RunSpec, flag};
@@ -86,11 +87,13 @@ pub trait Method: Send + Sync {
         "NLML"
     }
 
-    /// Initial parameters (METHODS.md §0 defaults unless the method says otherwise).
+    /// Initial parameters around the starting hyperparameters `hyper` (which
+    /// `start::initial_hyper` chose: METHODS.md §0 defaults or a subset fit).
     fn init(
         &self,
         data: &TrainData,
         spec: &ValidRunSpec,
+        hyper: Hyper,
         ctx: &RunContext,
         rng: &mut ChaCha8Rng,
     ) -> Result<ModelFile>;

@@ -63,7 +63,7 @@ impl OnlinePsds {
             ));
         }
         let kuu = kuu_diagonal(signal_variance, w.nrows());
-        let summary = Summary::empty_dtc(Kuu::Diagonal(&kuu), jitter)?;
+        let summary = Summary::empty_dtc(Kuu::Diagonal(&kuu), jitter, noise_variance)?;
         Ok(OnlinePsds {
             phi: vec![0.0; 2 * w.nrows()],
             w,
@@ -109,7 +109,7 @@ impl OnlinePsds {
         }
         let mut phi = std::mem::take(&mut self.phi);
         features_of(&self.w, x, &mut phi);
-        let result = self.summary.add_dtc(&mut phi, y, self.noise_variance);
+        let result = self.summary.add_dtc(&mut phi, y);
         self.phi = phi;
         result
     }

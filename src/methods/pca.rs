@@ -3,7 +3,9 @@
 //! components, then plain SPGP (the pseudo-input family under FITC) in that space.
 //! The model stores the PCA's mean and basis (`[pca]`), so predictions, `sgpw nlml`
 //! and the app take the original D inputs; the lengthscales and pseudo-inputs live in
-//! the G-dimensional space.
+//! the G-dimensional space. The run's starting hyperparameters (defaults or a subset
+//! fit, on the D inputs) become G lengthscales by the ARD metric along each principal
+//! direction b_g: `1/ℓ_g² = Σ_d b_gd²/ℓ_d²`.
 
 use super::ValidRunSpec;
 use super::lowrank::{ApproxChoice, Family, LowRankMethod, MaxM, Parts};
@@ -12,8 +14,7 @@ use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
 use crate::likelihood::Adjoints;
-use crate::linalg;
-use crate::model_file::{ModelFile, Pca, matrix_to_rows, rows_to_matrix};
+use crate::model_file::{Hyper, ModelFile, Pca, matrix_to_rows, rows_to_matrix};
 use crate::run_context::RunContext;
 use crate::run_spec::{ApproxKind, MethodOptions};
 use nalgebra::{DMatrix, SymmetricEigen};
@@ -53,6 +54,27 @@ pub fn check_dims(method: &str, g: usize, d: usize) -> Result<()> {
     Ok(())
 }
 
+/// The rows of `x` (n×D), less `shift` (D) if given, on the rows of `p` (G×D): the
+/// n×G matrix `(x − shift) pᵀ`. Each entry sums over d in order 0..D whatever n is,
+/// so a chunk of rows projects exactly as it does within the whole (a gemm's blocking
+/// would depend on the size); columns of the result are contiguous, so the loop over
+/// rows vectorises.
+pub fn project_rows(x: &DMatrix<f64>, p: &DMatrix<f64>, shift: Option<&[f64]>) -> DMatrix<f64> {
+    let (n, d) = x.shape();
+    let mut out = DMatrix::zeros(n, p.nrows());
+    for g in 0..p.nrows() {
+        let col = &mut out.as_mut_slice()[g * n..(g + 1) * n];
+        for k in 0..d {
+            let (w, c) = (p[(g, k)], shift.map_or(0.0, |s| s[k]));
+            let xk = &x.as_slice()[k * n..(k + 1) * n];
+            for (o, v) in col.iter_mut().zip(xk) {
+                *o += w * (v - c);
+            }
+        }
+    }
+    out
+}
+
 /// The mean (D) of the rows of `x` and its top `g` principal directions as the rows
 /// of a g×D matrix, largest variance first, each unit length with its largest entry
 /// positive (so the basis does not depend on the eigensolver's signs).
@@ -84,6 +106,21 @@ pub fn principal_directions(x: &DMatrix<f64>, g: usize) -> (Vec<f64>, DMatrix<f6
     (mean, basis)
 }
 
+/// ARD lengthscales (D) seen along the rows b_g of a basis: `1/ℓ_g² = Σ_d b_gd²/ℓ_d²`.
+pub fn component_lengthscales(basis: &DMatrix<f64>, lengthscales: &[f64]) -> Vec<f64> {
+    basis
+        .row_iter()
+        .map(|b| {
+            let w: f64 = b
+                .iter()
+                .zip(lengthscales)
+                .map(|(v, l)| v * v / (l * l))
+                .sum();
+            1.0 / w.sqrt()
+        })
+        .collect()
+}
+
 /// The model's `[pca]` as (mean, basis G×D), checked against its lengthscales.
 fn pca_of(model: &ModelFile) -> Result<(Vec<f64>, DMatrix<f64>)> {
     let p = model
@@ -108,12 +145,7 @@ fn pca_of(model: &ModelFile) -> Result<(Vec<f64>, DMatrix<f64>)> {
 }
 
 /// (x − mean) Bᵀ: the inputs (n×D) on the components (n×G).
-fn project(
-    x: &DMatrix<f64>,
-    mean: &[f64],
-    basis: &DMatrix<f64>,
-    exec: &Exec,
-) -> Result<DMatrix<f64>> {
+fn project(x: &DMatrix<f64>, mean: &[f64], basis: &DMatrix<f64>) -> Result<DMatrix<f64>> {
     if x.ncols() != mean.len() {
         return Err(Error::input(format!(
             "the inputs have {} columns but the model's PCA takes {}",
@@ -121,8 +153,7 @@ fn project(
             mean.len()
         )));
     }
-    let xc = DMatrix::from_fn(x.nrows(), x.ncols(), |i, j| x[(i, j)] - mean[j]);
-    Ok(linalg::mul(&xc, false, basis, true, exec.par))
+    Ok(project_rows(x, basis, Some(mean)))
 }
 
 impl Family for PcaPseudo {
@@ -133,6 +164,7 @@ impl Family for PcaPseudo {
         &self,
         data: &TrainData,
         spec: &ValidRunSpec,
+        hyper: Hyper,
         ctx: &RunContext,
         rng: &mut ChaCha8Rng,
     ) -> Result<ModelFile> {
@@ -140,10 +172,14 @@ impl Family for PcaPseudo {
         check_dims(&spec.method, g, data.x.ncols())?;
         let (mean, basis) = principal_directions(&data.x, g);
         let projected = TrainData {
-            x: project(&data.x, &mean, &basis, &ctx.exec)?,
+            x: project(&data.x, &mean, &basis)?,
             y: data.y.clone(),
         };
-        let mut model = PLAIN.init(&projected, spec, ctx, rng)?;
+        let hyper = Hyper {
+            lengthscales: component_lengthscales(&basis, &hyper.lengthscales),
+            ..hyper
+        };
+        let mut model = PLAIN.init(&projected, spec, hyper, ctx, rng)?;
         model.pca = Some(Pca {
             mean,
             basis: matrix_to_rows(&basis),
@@ -180,7 +216,7 @@ impl Family for PcaPseudo {
         exec: &Exec,
     ) -> Result<(Parts, Self::Extra)> {
         let (mean, basis) = pca_of(model)?;
-        let xp = project(x, &mean, &basis, exec)?;
+        let xp = project(x, &mean, &basis)?;
         let (parts, extra) = PLAIN.parts(model, &xp, for_gradient, exec)?;
         Ok((parts, (extra, xp)))
     }
@@ -220,5 +256,10 @@ mod tests {
         );
         assert!((b.row(1).norm() - 1.0).abs() < 1e-12);
         assert!(b.row(0).dot(&b.row(1)).abs() < 1e-12);
+        // an axis-aligned direction keeps its lengthscale; a diagonal one mixes them
+        let axes = DMatrix::from_row_slice(2, 2, &[1.0, 0.0, r, r]);
+        let ell = component_lengthscales(&axes, &[2.0, 1.0]);
+        assert!((ell[0] - 2.0).abs() < 1e-15);
+        assert!((ell[1] - (0.5f64 * (0.25 + 1.0)).sqrt().recip()).abs() < 1e-15);
     }
 }

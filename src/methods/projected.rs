@@ -12,11 +12,11 @@
 //! starts as the ARD one (PᵀP = diag(1/ℓ²)); X̄ starts at P·(a random subset).
 
 use super::ValidRunSpec;
-use super::hyper::{initial_hyper, pack_hyper, random_rows, unpack_hyper};
+use super::hyper::{pack_hyper, random_rows, unpack_hyper};
 use super::lowrank::{
     ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad, kdiag_grad,
 };
-use super::pca::{check_dims, principal_directions, required_dims};
+use super::pca::{check_dims, principal_directions, project_rows, required_dims};
 use super::pseudo::{
     add_pseudo_noise, initial_pseudo_noise, pack_pseudo_noise, pseudo_noise, pseudo_noise_grad,
 };
@@ -111,15 +111,15 @@ impl Family for Projected {
         &self,
         data: &TrainData,
         spec: &ValidRunSpec,
-        ctx: &RunContext,
+        hyper: Hyper,
+        _ctx: &RunContext,
         rng: &mut ChaCha8Rng,
     ) -> Result<ModelFile> {
         let g = required_dims(&spec.method, &spec.options)?;
         check_dims(&spec.method, g, data.x.ncols())?;
-        let hyper = initial_hyper(data, spec, ctx, rng)?;
         let p = initial_projection(&data.x, &hyper.lengthscales, g);
         let subset = random_rows(&data.x, spec.m, rng);
-        let z = linalg::mul(&subset, false, &p, true, ctx.exec.par);
+        let z = project_rows(&subset, &p, None);
         let mut model = ModelFile::new(
             &spec.method,
             Hyper {
@@ -215,7 +215,7 @@ impl Family for Projected {
             )));
         }
         let z = points(model, p.nrows())?;
-        let u = linalg::mul(x, false, &p, true, exec.par);
+        let u = project_rows(x, &p, None);
         let k = kernel(model, p.nrows());
         let mut kuu = k.gram(&z, exec.par);
         let kernel_kuu = match &model.pseudo_noise {

@@ -16,7 +16,7 @@ use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
 use crate::likelihood::Adjoints;
-use crate::model_file::{Inducing, ModelFile, PseudoNoise, matrix_to_rows, required_matrix};
+use crate::model_file::{Hyper, Inducing, ModelFile, PseudoNoise, matrix_to_rows, required_matrix};
 use crate::run_context::RunContext;
 use crate::run_spec::ApproxKind;
 use nalgebra::DMatrix;
@@ -171,10 +171,10 @@ impl Family for PseudoInputs {
         &self,
         data: &TrainData,
         spec: &ValidRunSpec,
-        ctx: &RunContext,
+        hyper: Hyper,
+        _ctx: &RunContext,
         rng: &mut ChaCha8Rng,
     ) -> Result<ModelFile> {
-        let hyper = super::hyper::initial_hyper(data, spec, ctx, rng)?;
         let z = random_rows(&data.x, spec.m, rng);
         let mut model = ModelFile::new(&spec.method, hyper);
         if self.hetero {

@@ -13,7 +13,7 @@
 //! matches the authors' `ssgpr.m`.
 
 use super::ValidRunSpec;
-use super::hyper::{initial_hyper, pack_hyper, pack_hyper_and, unpack_hyper, unpack_hyper_and};
+use super::hyper::{pack_hyper, pack_hyper_and, unpack_hyper, unpack_hyper_and};
 use super::lowrank::{ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts};
 use crate::data::TrainData;
 use crate::error::Result;
@@ -215,17 +215,15 @@ impl Family for SpectralPoints {
         &self,
         data: &TrainData,
         spec: &ValidRunSpec,
-        ctx: &RunContext,
+        hyper: Hyper,
+        _ctx: &RunContext,
         rng: &mut ChaCha8Rng,
     ) -> Result<ModelFile> {
         let (r, d) = (spec.m, data.x.ncols());
-        // the points are drawn before the hyperparameters (a fixed order keeps a
-        // seed's result the same from release to release)
         let s = match spec.options.init.unwrap_or(SpectralInit::Psds) {
             SpectralInit::Psds => psds_points(r, d),
             SpectralInit::Random => DMatrix::from_fn(r, d, |_, _| StandardNormal.sample(rng)),
         };
-        let hyper: Hyper = initial_hyper(data, spec, ctx, rng)?;
         let mut model = ModelFile::new(&spec.method, hyper);
         set_points(&mut model, &s);
         Ok(model)

@@ -7,6 +7,7 @@
 
 pub mod report;
 pub mod runner;
+pub mod shard;
 
 use crate::data::{Dataset, LoadSpec};
 use crate::error::{Error, Result};

@@ -30,7 +30,9 @@ pub fn init(
     rng: &mut ChaCha8Rng,
 ) -> sgpw::error::Result<ModelFile> {
     let valid = spec.check(data.y.len())?;
-    method.init(data, &valid, &RunContext::quiet(ex()), rng)
+    let ctx = RunContext::quiet(ex());
+    let hyper = sgpw::methods::start::initial_hyper(data, &valid, &ctx, rng)?;
+    method.init(data, &valid, hyper, &ctx, rng)
 }
 
 /// One fit (the spec checked first, as every caller does); returns the iteration

@@ -97,6 +97,8 @@ fn big_app() -> App {
             nmse: Some(0.1 / key.m as f64),
             mnlp: Some(-1.0),
             mse: None,
+            negative_var_latent: 0,
+            negative_var_noisy: 0,
             iterations: 1000,
             train_seconds: 1.0,
             jitter: None,

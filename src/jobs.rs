@@ -194,6 +194,8 @@ pub fn outcome(key: RunKey, method: &str, fit: Result<FitResult>) -> RunResult {
         nmse: None,
         mnlp: None,
         mse: None,
+        negative_var_latent: 0,
+        negative_var_noisy: 0,
         iterations: 0,
         train_seconds: 0.0,
         jitter: None,
@@ -207,6 +209,8 @@ pub fn outcome(key: RunKey, method: &str, fit: Result<FitResult>) -> RunResult {
             r.nmse = f.test.map(|t| t.nmse);
             r.mnlp = f.test.map(|t| t.mnlp);
             r.mse = f.test.map(|t| t.mse);
+            r.negative_var_latent = f.test.map_or(0, |t| t.negative_var_latent);
+            r.negative_var_noisy = f.test.map_or(0, |t| t.negative_var_noisy);
             r.iterations = f.iterations;
             r.train_seconds = f.train_seconds;
             r.jitter = Some(f.jitter);

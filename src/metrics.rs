@@ -27,14 +27,48 @@ pub fn mnlp(y: &[f64], mean: &[f64], var_noisy: &[f64]) -> f64 {
     0.5 * total / y.len() as f64
 }
 
+/// MNLP with every noisy variance below `floor` raised to it — the only place a
+/// predictive variance is clamped. The Nyström predictor's variances can be negative;
+/// with `floor` = σ² a negative latent variance counts as 0. For every other method
+/// the noisy variance is already ≥ σ², so this is [`mnlp`] exactly.
+pub fn mnlp_clamped(y: &[f64], mean: &[f64], var_noisy: &[f64], floor: f64) -> f64 {
+    let clamped: Vec<f64> = var_noisy.iter().map(|v| v.max(floor)).collect();
+    mnlp(y, mean, &clamped)
+}
+
 /// Test-set scores.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TestMetrics {
     pub nmse: f64,
+    /// With the variances clamped at σ² (see [`mnlp_clamped`]).
     pub mnlp: f64,
     /// Unnormalised MSE (original units).
     #[serde(default)]
     pub mse: f64,
+    /// Test points whose predictive latent variance came out negative (Nyström); MNLP
+    /// used σ² for their noisy variance.
+    #[serde(default)]
+    pub negative_var_latent: usize,
+    /// Test points whose noisy predictive variance (latent + σ²) came out negative.
+    #[serde(default)]
+    pub negative_var_noisy: usize,
+}
+
+impl TestMetrics {
+    /// "37 of 500 negative (12 even with σ²); MNLP clamps them", or None when none are.
+    pub fn negative_note(&self, n_test: usize) -> Option<String> {
+        negative_note(self.negative_var_latent, self.negative_var_noisy, n_test)
+    }
+}
+
+/// The sentence the CLI and the app show for negative predictive variances.
+pub fn negative_note(latent: usize, noisy: usize, n_test: usize) -> Option<String> {
+    (latent > 0).then(|| {
+        format!(
+            "{latent} of {n_test} predictive variances negative ({noisy} even after adding σ²); \
+             MNLP uses σ² for them"
+        )
+    })
 }
 
 #[cfg(test)]
@@ -54,5 +88,13 @@ mod tests {
         // one sd away with variance 4: ½(1 + ln 4 + ln 2π)
         let v = mnlp(&[2.0], &[0.0], &[4.0]);
         assert!((v - 0.5 * (1.0 + 4f64.ln() + (2.0 * std::f64::consts::PI).ln())).abs() < 1e-15);
+        // a negative variance is raised to the floor, a larger one is left alone
+        let (y, m) = ([2.0, 0.0], [0.0, 0.0]);
+        let clamped = mnlp_clamped(&y, &m, &[-1.0, 4.0], 4.0);
+        assert_eq!(clamped, mnlp(&y, &m, &[4.0, 4.0]));
+        assert_eq!(
+            mnlp_clamped(&y, &m, &[5.0, 4.0], 1.0),
+            mnlp(&y, &m, &[5.0, 4.0])
+        );
     }
 }

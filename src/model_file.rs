@@ -55,6 +55,12 @@ pub struct ModelFile {
     /// PCA+SPGP: the principal components the inputs are projected on (pca-spgp).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pca: Option<Pca>,
+    /// Basis points B of EigenGP and the Nyström methods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub basis: Option<Basis>,
+    /// EigenGP's eigen-weights; absent = the DTC tie w_j = λ_j / M.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eigen: Option<Eigen>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub posterior: Option<Posterior>,
     /// What the fit reported (informational; ignored when reading).
@@ -97,6 +103,23 @@ pub struct Inducing {
 #[serde(deny_unknown_fields)]
 pub struct Spectral {
     pub frequencies: Vec<Vec<f64>>,
+}
+
+/// Basis points (EigenGP, Nyström).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Basis {
+    /// M rows of D values.
+    pub points: Vec<Vec<f64>>,
+}
+
+/// EigenGP's weights: w_j is the prior variance of the weight of the eigenfunction
+/// φ_j(x) = √M · k(x, B) u_j / λ_j, j in order of descending eigenvalue λ_j of K_BB
+/// (jitter included).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Eigen {
+    pub weights: Vec<f64>,
 }
 
 /// Inter-domain features (FIFGP, TFIFGP, SMGP).
@@ -172,6 +195,8 @@ impl ModelFile {
             pseudo_noise: None,
             projection: None,
             pca: None,
+            basis: None,
+            eigen: None,
             posterior: None,
             fit: None,
         }

@@ -72,6 +72,9 @@ pub enum Stop {
     LineSearchFailed,
     /// The callback asked to stop, or an evaluation saw the run's cancel token.
     Cancelled,
+    /// The method learns nothing by optimisation (nystrom: its hyperparameters come
+    /// from a full GP on a subset, its basis points from k-means).
+    NothingToFit,
 }
 
 impl Stop {
@@ -82,6 +85,7 @@ impl Stop {
             Stop::Converged => "converged",
             Stop::LineSearchFailed => "line-search-failed",
             Stop::Cancelled => "cancelled",
+            Stop::NothingToFit => "nothing-to-fit",
         }
     }
 }

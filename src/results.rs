@@ -41,6 +41,12 @@ pub struct RunResult {
     /// Test MSE in the target's units (`sgpw report --mse`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mse: Option<f64>,
+    /// Test points with a negative predictive latent variance (Nyström; MNLP used σ²).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub negative_var_latent: usize,
+    /// Of those, the ones still negative after adding σ².
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub negative_var_noisy: usize,
     #[serde(default)]
     pub iterations: usize,
     #[serde(default)]
@@ -57,12 +63,18 @@ pub struct RunResult {
     pub model: Option<ModelFile>,
 }
 
+fn is_zero(v: &usize) -> bool {
+    *v == 0
+}
+
 impl RunResult {
     pub fn metrics(&self) -> Option<TestMetrics> {
         Some(TestMetrics {
             nmse: self.nmse?,
             mnlp: self.mnlp?,
             mse: self.mse.unwrap_or(f64::NAN),
+            negative_var_latent: self.negative_var_latent,
+            negative_var_noisy: self.negative_var_noisy,
         })
     }
 }

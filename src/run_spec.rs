@@ -114,6 +114,13 @@ pub struct MethodOptions {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub hetero: bool,
+    /// eigengp, eigengp-plus: rounds of the sequential schedule (default 2), each
+    /// (1) DTC (eigengp-plus: FITC) on the basis points, σ0², ℓ, σ² with the weights tied
+    /// to w = λ/M, then (2) the eigen-weights w and σ² with the eigenfunctions fixed; the
+    /// iteration budget is split evenly over the 2·rounds stages.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<usize>,
 }
 
 impl MethodOptions {
@@ -163,6 +170,11 @@ impl MethodOptions {
             return Err(format!(
                 "alpha = {a} (--alpha): power EP needs 0 < alpha ≤ 1 (1 is FITC, → 0 is VFE)"
             ));
+        }
+        if self.rounds == Some(0) {
+            return Err(
+                "rounds = 0 (--rounds): the sequential schedule needs at least 1 round".into(),
+            );
         }
         if self.stages.as_ref().is_some_and(Vec::is_empty) {
             return Err("stages (--stages) is empty; give e.g. hyper,points".into());
@@ -305,7 +317,8 @@ mod tests {
                 "approx",
                 "alpha",
                 "dims",
-                "hetero"
+                "hetero",
+                "rounds"
             ]
         );
         let hetero = &fields[8];

@@ -94,7 +94,6 @@ impl Predictor {
         self.predict_with(x, &Exec::default())
     }
 
-    /// Predict with the given threads (and cancellation).
     /// Predict with the given threads (and cancellation), a chunk of rows at a time so
     /// that K(features, X*) never holds more than `exec.chunk_entries` entries.
     pub fn predict_with(&self, x: &DMatrix<f64>, exec: &Exec) -> Result<Prediction> {
@@ -114,10 +113,13 @@ impl Predictor {
         for start in (0..t.max(1)).step_by(rows) {
             let len = rows.min(t - start.min(t));
             let xm = model_inputs(&self.model, &x.rows(start, len).into_owned())?;
-            let (kus, prior) = self
-                .method
-                .cross(&self.model, self.basis.as_ref(), &xm, exec)?;
-            let (mean, var) = self.posterior.predict(&kus, &prior, exec.par);
+            let (mean, var) = self.method.predict(
+                &self.model,
+                &self.posterior,
+                self.basis.as_ref(),
+                &xm,
+                exec,
+            )?;
             out.mean
                 .extend(mean.iter().map(|m| m * scale + self.model.target_mean));
             out.var_latent.extend(var.iter().map(|v| v * scale * scale));
@@ -134,10 +136,18 @@ impl Predictor {
 
     pub fn score_with(&self, x: &DMatrix<f64>, y: &[f64], exec: &Exec) -> Result<TestMetrics> {
         let p = self.predict_with(x, exec)?;
+        let scale = self
+            .model
+            .standardize
+            .as_ref()
+            .map_or(1.0, |s| s.target_scale);
+        let noise = self.model.hyper.noise_variance * scale * scale;
         Ok(TestMetrics {
             nmse: metrics::nmse(y, &p.mean, self.model.target_mean),
-            mnlp: metrics::mnlp(y, &p.mean, &p.var_noisy),
+            mnlp: metrics::mnlp_clamped(y, &p.mean, &p.var_noisy, noise),
             mse: metrics::mse(y, &p.mean),
+            negative_var_latent: p.var_latent.iter().filter(|v| **v < 0.0).count(),
+            negative_var_noisy: p.var_noisy.iter().filter(|v| **v < 0.0).count(),
         })
     }
 }

@@ -67,6 +67,7 @@ fn chunked_evaluations_equal_the_whole() {
         ("smgp", 7, MethodOptions::default()),
         ("psds", 6, MethodOptions::default()),
         ("ssgp", 6, MethodOptions::default()),
+        ("eigengp-joint", 6, MethodOptions::default()),
         ("spgp-hs", 9, MethodOptions::default()),
         (
             "spgp-dr",

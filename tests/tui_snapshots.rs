@@ -112,6 +112,8 @@ fn result(app: &App, label: &str, m: usize, seed: u64, status: Status) -> RunRes
         nmse: done.then(|| 0.2 / (m as f64) + 0.001 * seed as f64),
         mnlp: done.then_some(1.0 - 0.5 * k),
         mse: None,
+        negative_var_latent: 0,
+        negative_var_noisy: 0,
         iterations: if done { 50 } else { 7 },
         train_seconds: 0.01 * m as f64,
         jitter: None,

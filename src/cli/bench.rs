@@ -33,6 +33,10 @@ pub struct BenchArgs {
     /// Threads one evaluation may use (0 = all cores).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// Also time this method (same n, d, m, seed; its default options), alternating
+    /// evaluation by evaluation with --method, and report the ratio of the medians.
+    #[arg(long)]
+    pub against: Option<String>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -54,29 +58,55 @@ pub fn synthetic(n: usize, d: usize, seed: u64) -> TrainData {
     TrainData { x, y }
 }
 
-/// Median and minimum seconds of one objective evaluation on `par` threads.
-pub fn time_objective(
-    spec: &RunSpec,
-    data: &TrainData,
-    reps: usize,
-    par: Par,
-) -> Result<(f64, f64)> {
+/// One method's model, ready to evaluate.
+struct Timed {
+    method: &'static dyn crate::methods::Method,
+    model: crate::model_file::ModelFile,
+    times: Vec<f64>,
+}
+
+/// A spec's starting model on the data (as a fit would start), evaluated once.
+fn prepare(spec: &RunSpec, data: &TrainData, ctx: &RunContext) -> Result<Timed> {
     let valid = spec.check(data.y.len())?;
     let method = valid.method();
     let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
+    let hyper = crate::methods::start::initial_hyper(data, &valid, ctx, &mut rng)?;
+    let model = method.init(data, &valid, hyper, ctx, &mut rng)?;
+    method.objective(&model, data, &ctx.exec)?; // warm-up
+    Ok(Timed {
+        method,
+        model,
+        times: Vec::new(),
+    })
+}
+
+/// Median and minimum seconds of one objective evaluation of each spec, timed
+/// alternately (A, B, A, B, …) so that a change in the machine's load hits all alike.
+pub fn time_alternating(
+    specs: &[RunSpec],
+    data: &TrainData,
+    reps: usize,
+    par: Par,
+) -> Result<Vec<(f64, f64)>> {
     let ctx = RunContext::quiet(Exec::new(par, Default::default()));
-    let hyper = crate::methods::start::initial_hyper(data, &valid, &ctx, &mut rng)?;
-    let model = method.init(data, &valid, hyper, &ctx, &mut rng)?;
-    let exec = &ctx.exec;
-    method.objective(&model, data, exec)?; // warm-up
-    let mut times = Vec::with_capacity(reps.max(1));
+    let mut timed = specs
+        .iter()
+        .map(|s| prepare(s, data, &ctx))
+        .collect::<Result<Vec<_>>>()?;
     for _ in 0..reps.max(1) {
-        let t = Instant::now();
-        std::hint::black_box(method.objective(&model, data, exec)?);
-        times.push(t.elapsed().as_secs_f64());
+        for t in timed.iter_mut() {
+            let start = Instant::now();
+            std::hint::black_box(t.method.objective(&t.model, data, &ctx.exec)?);
+            t.times.push(start.elapsed().as_secs_f64());
+        }
     }
-    times.sort_by(f64::total_cmp);
-    Ok((times[times.len() / 2], times[0]))
+    Ok(timed
+        .iter_mut()
+        .map(|t| {
+            t.times.sort_by(f64::total_cmp);
+            (t.times[t.times.len() / 2], t.times[0])
+        })
+        .collect())
 }
 
 pub fn run(args: BenchArgs) -> Result<()> {
@@ -93,8 +123,37 @@ pub fn run(args: BenchArgs) -> Result<()> {
         None => synthetic(args.n, args.d, spec.seed),
     };
     let (n, d) = (data.y.len(), data.x.ncols());
-    let (median, min) = time_objective(&spec, &data, args.reps, par)?;
     let name = spec.check(n)?.method().name();
+    if let Some(other) = &args.against {
+        let against = RunSpec {
+            method: other.clone(),
+            options: Default::default(),
+            ..spec.clone()
+        };
+        let nb = against.check(n)?.method().name();
+        let t = time_alternating(&[spec.clone(), against], &data, args.reps, par)?;
+        let (ta, tb) = (t[0].0, t[1].0);
+        return if args.json {
+            print_json(&serde_json::json!({
+                "method": name, "against": nb, "n": n, "d": d, "m": spec.m,
+                "reps": args.reps, "threads": par.threads(),
+                "median_eval_seconds": ta, "against_median_eval_seconds": tb, "ratio": ta / tb,
+            }))
+        } else {
+            println!(
+                "n={n} d={d} m={}, alternating, {} reps, {} threads: {name} median {:.2} ms, \
+                 {nb} median {:.2} ms, ratio {name}/{nb} = {:.2}",
+                spec.m,
+                args.reps,
+                par.threads(),
+                ta * 1e3,
+                tb * 1e3,
+                ta / tb
+            );
+            Ok(())
+        };
+    }
+    let (median, min) = time_alternating(std::slice::from_ref(&spec), &data, args.reps, par)?[0];
     let threads = par.threads();
     if args.json {
         print_json(&serde_json::json!({
@@ -104,9 +163,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         }))
     } else {
         println!(
-            "{name} n={} d={} m={}: median {:.2} ms, min {:.2} ms per NLML+gradient ({} reps, {} threads)",
-            n,
-            d,
+            "{name} n={n} d={d} m={}: median {:.2} ms, min {:.2} ms per NLML+gradient ({} reps, {} threads)",
             spec.m,
             median * 1e3,
             min * 1e3,

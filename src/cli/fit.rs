@@ -56,6 +56,7 @@ pub fn run(args: FitArgs) -> Result<()> {
     let (nmse, mnlp, mse) = r.test.map_or((None, None, None), |t| {
         (Some(t.nmse), Some(t.mnlp), Some(t.mse))
     });
+    let negative = r.test.and_then(|t| t.negative_note(data.n_test()));
     let objective = valid.method().objective_name(&r.model);
     if args.json {
         print_json(&serde_json::json!({
@@ -70,6 +71,8 @@ pub fn run(args: FitArgs) -> Result<()> {
             "nmse": nmse,
             "mnlp": mnlp,
             "mse": mse,
+            "negative_var_latent": r.test.map(|t| t.negative_var_latent),
+            "negative_var_noisy": r.test.map(|t| t.negative_var_noisy),
             "iterations": r.iterations,
             "evaluations": r.evaluations,
             "stop": r.stop.word(),
@@ -90,6 +93,9 @@ pub fn run(args: FitArgs) -> Result<()> {
         match (nmse, mnlp) {
             (Some(a), Some(b)) => println!("test        NMSE {a:.6}   MNLP {b:.6}"),
             _ => println!("test        (no test set: use --test or --split)"),
+        }
+        if let Some(note) = &negative {
+            println!("variances   {note}");
         }
         println!(
             "iterations  {} ({}; {} evaluations)",

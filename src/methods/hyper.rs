@@ -145,8 +145,28 @@ pub fn fit_free<M: Method + ?Sized>(
 
 /// Iteration budget of the next stage: what is left, split evenly over the stages
 /// still to run (so a stage that converges early leaves its share to the next).
-fn stage_budget(left: usize, stages_left: usize) -> usize {
+pub fn stage_budget(left: usize, stages_left: usize) -> usize {
     left.div_ceil(stages_left.max(1))
+}
+
+/// The outcome of a schedule so far followed by its next stage's: iterations and
+/// evaluations add up, the trace runs on (the stage's initial value is the previous
+/// stage's last), the rest is the last stage's.
+pub fn chain(total: Option<Outcome>, out: Outcome) -> Outcome {
+    match total {
+        None => out,
+        Some(t) => Outcome {
+            iterations: t.iterations + out.iterations,
+            evaluations: t.evaluations + out.evaluations,
+            trace: t
+                .trace
+                .iter()
+                .chain(out.trace.iter().skip(1))
+                .copied()
+                .collect(),
+            ..out
+        },
+    }
 }
 
 /// Fit a schedule of stages, each over its own packed entries, within one iteration
@@ -177,20 +197,7 @@ pub fn fit_stages<M: Method + ?Sized>(
             ctx,
         )?;
         model = fitted;
-        total = Some(match total {
-            None => out,
-            Some(t) => Outcome {
-                iterations: t.iterations + out.iterations,
-                evaluations: t.evaluations + out.evaluations,
-                trace: t
-                    .trace
-                    .iter()
-                    .chain(out.trace.iter().skip(1))
-                    .copied()
-                    .collect(),
-                ..out
-            },
-        });
+        total = Some(chain(total, out));
         if total
             .as_ref()
             .is_some_and(|t| t.stop == optim::Stop::Cancelled)

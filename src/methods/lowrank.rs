@@ -128,6 +128,27 @@ pub trait Family: Send + Sync + 'static {
     fn tables(&self) -> &'static [&'static str] {
         &[]
     }
+    /// Fit `method` (this family with its approximation) from `model`: one joint fit,
+    /// or the stages of [`Family::stages`]. Families whose schedule changes the model's
+    /// tables between stages (EigenGP's sequential rounds) override it.
+    fn fit(
+        &self,
+        method: &LowRankMethod<Self>,
+        model: ModelFile,
+        data: &TrainData,
+        spec: &ValidRunSpec,
+        ctx: &RunContext,
+    ) -> Result<(ModelFile, Outcome)>
+    where
+        Self: Sized,
+    {
+        let stages = self.stages(spec, &model);
+        if stages.is_empty() {
+            hyper::fit_all(method, model, data, spec.iters, ctx)
+        } else {
+            hyper::fit_stages(method, model, data, &stages, spec.iters, ctx)
+        }
+    }
 }
 
 /// Which approximation a method uses.
@@ -482,12 +503,7 @@ impl<F: Family> Method for LowRankMethod<F> {
         spec: &ValidRunSpec,
         ctx: &RunContext,
     ) -> Result<(ModelFile, Outcome)> {
-        let stages = self.family.stages(spec, &model);
-        if stages.is_empty() {
-            hyper::fit_all(self, model, data, spec.iters, ctx)
-        } else {
-            hyper::fit_stages(self, model, data, &stages, spec.iters, ctx)
-        }
+        self.family.fit(self, model, data, spec, ctx)
     }
 }
 

@@ -6,10 +6,13 @@
 //! back; the likelihood core knows only the approximation. Adding a method is a
 //! family file (or a new pairing of an existing family) plus one line in [`registry`].
 
+pub mod eigen;
 pub mod exact;
 pub mod hyper;
 pub mod interdomain;
+pub mod kmeans;
 pub mod lowrank;
+pub mod nystrom;
 pub mod online;
 pub mod pca;
 pub mod projected;
@@ -130,6 +133,21 @@ pub trait Method: Send + Sync {
     fn stores_posterior(&self) -> bool {
         true
     }
+    /// Mean and latent variance at inputs `x` (model units). The default is
+    /// [`Method::cross`] with [`Posterior::predict`], whose variances are ≥ 0; the
+    /// Nyström predictor overrides it and returns its variances as computed, negative
+    /// ones included.
+    fn predict(
+        &self,
+        model: &ModelFile,
+        posterior: &Posterior,
+        basis: Option<&DMatrix<f64>>,
+        x: &DMatrix<f64>,
+        exec: &Exec,
+    ) -> Result<(Vec<f64>, Vec<f64>)> {
+        let (kus, prior) = self.cross(model, basis, x, exec)?;
+        Ok(posterior.predict(&kus, &prior, exec.par))
+    }
 
     /// Fit: minimise the objective from `model`. Methods with staged schedules override it.
     fn fit(
@@ -159,6 +177,11 @@ pub fn registry() -> &'static [&'static dyn Method] {
         &interdomain::SMGP,
         &spectrum::PSDS,
         &spectrum::SSGP,
+        &eigen::EIGENGP,
+        &eigen::EIGENGP_JOINT,
+        &eigen::EIGENGP_PLUS,
+        &nystrom::NYSTROM,
+        &nystrom::NYSTROM_OPT,
     ]
 }
 

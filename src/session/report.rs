@@ -19,6 +19,13 @@ fn mean(v: &[f64]) -> Option<f64> {
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
+/// Standard error of the mean (sample sd / √k); None below two values.
+fn std_error(v: &[f64]) -> Option<f64> {
+    let mu = mean(v)?;
+    let k = v.len() as f64;
+    (v.len() >= 2).then(|| (v.iter().map(|x| (x - mu).powi(2)).sum::<f64>() / (k - 1.0) / k).sqrt())
+}
+
 /// A number with four significant digits that stays readable for 1e-12 and 8000 alike.
 fn fmt(v: f64) -> String {
     if v != 0.0 && (v.abs() < 1e-3 || v.abs() >= 1e5) {
@@ -51,8 +58,9 @@ pub fn tables(session: &Session, merge_generations: bool, mse: bool) -> String {
         let (columns, singles): (Vec<&String>, Vec<&String>) =
             labels.iter().partition(|l| single_m(cells, l).is_none());
         out.push_str(&format!(
-            "**{name}** — test {} / MNLP (mean over runs; training time in s)\n\n| m |",
-            if mse { "MSE" } else { "NMSE" }
+            "**{name}** — test {e} / MNLP (mean over runs, ± standard error of the {e} where \
+             there are several; training time in s)\n\n| m |",
+            e = if mse { "MSE" } else { "NMSE" }
         ));
         for l in &columns {
             out.push_str(&format!(" {l} |"));
@@ -137,7 +145,17 @@ fn cell(rs: Option<&Vec<&RunResult>>, mse: bool) -> String {
             } else {
                 String::new()
             };
-            format!("{} / {} ({t:.1}){partial}", fmt(a), fmt(b))
+            let se = std_error(&nmse).map_or(String::new(), |e| format!(" ± {}", fmt(e)));
+            let negative: usize = done.iter().map(|r| r.negative_var_latent).sum();
+            let negative = if negative > 0 {
+                format!(
+                    " [{:.0} negative variances per run]",
+                    negative as f64 / done.len() as f64
+                )
+            } else {
+                String::new()
+            };
+            format!("{}{se} / {} ({t:.1}){partial}{negative}", fmt(a), fmt(b))
         }
         _ => format!("{} failed", rs.len() - done.len()),
     }
@@ -184,7 +202,8 @@ train_seconds = 3.0
         let s = Session::parse(text).expect("parses");
         let merged = tables(&s, true, false);
         assert!(
-            merged.contains("**spiral**") && merged.contains("| 10 | 0.3000 / 1.5000 (2.0) |"),
+            merged.contains("**spiral**")
+                && merged.contains("| 10 | 0.3000 ± 0.1000 / 1.5000 (2.0) |"),
             "{merged}"
         );
         let apart = tables(&s, false, false);
@@ -194,7 +213,8 @@ train_seconds = 3.0
         );
         let mse = tables(&s, true, true);
         assert!(
-            mse.contains("test MSE / MNLP") && mse.contains("| 10 | 30.0000 / 1.5000 (2.0) |"),
+            mse.contains("test MSE / MNLP")
+                && mse.contains("| 10 | 30.0000 ± 10.0000 / 1.5000 (2.0) |"),
             "{mse}"
         );
     }

@@ -32,6 +32,9 @@ pub struct Curves {
     /// pseudo-noise, σ0²/(σ0² + h_j) in (0, 1] (drawn as the marker's size); empty
     /// for models without pseudo-noise.
     pub marker_strength: Vec<f64>,
+    /// Grid points whose predictive latent variance came out negative (the Nyström
+    /// predictor); the bands draw them as 0.
+    pub negative: usize,
 }
 
 /// σ0²/(σ0² + h_j) per pseudo-input of a model with `[pseudo_noise]` whose markers
@@ -48,14 +51,17 @@ pub fn marker_strengths(model: &ModelFile) -> Vec<f64> {
 }
 
 /// X-locations (original units) along `input` that a model marks, and what they are:
-/// `inducing.points` or `features.centres`, whichever the model has. Pseudo-inputs in
-/// a projected space (spgp-dr, pca-spgp) have no place on an input axis: none.
+/// `inducing.points`, `basis.points` or `features.centres`, whichever the model has.
+/// Pseudo-inputs in a projected space (spgp-dr, pca-spgp) have no place on an input
+/// axis: none.
 pub fn marker_locations(model: &ModelFile, input: usize) -> (Vec<f64>, &'static str) {
     if model.projection.is_some() || model.pca.is_some() {
         return (Vec::new(), "");
     }
     let (rows, kind) = if let Some(ind) = &model.inducing {
         (&ind.points, "inducing points")
+    } else if let Some(b) = &model.basis {
+        (&b.points, "basis points")
     } else if let Some(c) = model.features.as_ref().and_then(|f| f.centres.as_ref()) {
         (c, "feature centres")
     } else {
@@ -160,6 +166,7 @@ pub fn compute(
             .unwrap_or_else(|| format!("x{}", input + 1)),
         dim,
         grid,
+        negative: p.var_latent.iter().filter(|v| **v < 0.0).count(),
         sd_latent: sd(&p.var_latent),
         sd_noisy: sd(&p.var_noisy),
         mean: p.mean,

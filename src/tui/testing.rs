@@ -58,6 +58,8 @@ pub fn done(key: &RunKey, nmse: f64) -> RunResult {
         nmse: Some(nmse),
         mnlp: Some(0.5),
         mse: None,
+        negative_var_latent: 0,
+        negative_var_noisy: 0,
         iterations: 3,
         train_seconds: 0.1,
         jitter: None,

@@ -108,6 +108,13 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
                     )));
                 }
             }
+            if curves.negative > 0 {
+                title = format!(
+                    "{title}· {} of {} variances < 0 (drawn as 0; MNLP uses σ²) ",
+                    curves.negative,
+                    curves.grid.len()
+                );
+            }
             let block = block_for(title, Some(Line::from(legend)));
             let inner = block.inner(area);
             frame.render_widget(block, area);

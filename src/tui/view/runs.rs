@@ -153,6 +153,15 @@ fn details(app: &App) -> Line<'static> {
         " {} m={} ({meaning}) seed {} · {} it ",
         row.key.label, row.key.m, row.key.seed, row.spec.iters
     ))];
+    if let Some(r) = app.result_of(row).filter(|r| r.negative_var_latent > 0) {
+        spans.push(Span::styled(
+            format!(
+                "· {} negative test variances ({} even with σ²; MNLP uses σ²) ",
+                r.negative_var_latent, r.negative_var_noisy
+            ),
+            t.warn(),
+        ));
+    }
     if let Some(msg) = app.result_of(row).and_then(|r| r.message.as_ref()) {
         spans.push(Span::styled(format!("· {msg} "), t.error()));
     }

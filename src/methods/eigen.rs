@@ -1,0 +1,486 @@
+//! EigenGP (Peng & Qi 2015), METHODS.md §5: a GP projected onto M eigenfunctions of
+//! the SE kernel, estimated by the Nyström method at basis points B (M×D):
+//! `K_BB + jitter·I = U diag(λ) Uᵀ` (λ descending), `φ_j(x) = √M · k(x, B) u_j / λ_j`,
+//! and `C = Φ diag(w) Φᵀ + σ² I`. On the likelihood core that is `Kuf = Φᵀ` (M×n) with
+//! the diagonal `Kuu = diag(1/w)`; eigengp and eigengp-joint are degenerate (DTC
+//! algebra, predictive variance φ*ᵀΣ⁻¹φ*), eigengp-plus adds the FITC diagonal with
+//! kdiag = σ0², so its variance far from the data returns to σ0² + σ².
+//!
+//! With w_j = λ_j / M the model is exactly DTC (FITC for plus) on B: a model without an
+//! `[eigen]` table is that tie, and is evaluated as the SE pseudo-input family with B as
+//! its inducing inputs (no eigen-decomposition at all).
+//!
+//! Parameters packed as `[log σ0², log ℓ (D), log σ², log w (M, if [eigen]), B (M·D,
+//! column-major)]`, so σ² and w are one contiguous range (the sequential stage 2).
+//!
+//! The joint gradient goes through the eigen-decomposition: the model depends on B,
+//! σ0², ℓ through K_BX and `S = U diag(g_j(λ_j)) Uᵀ`, `g_j(λ) = M w_j / λ²` (so that
+//! `Φ diag(w) Φᵀ = K_XB S K_BX`), and for a spectral function
+//! `∂L/∂K_BB = U (Γ ∘ (Uᵀ ∂L/∂S U)) Uᵀ` with `Γ_jj = g_j'(λ_j)` and
+//! `Γ_jk = (g_j(λ_j) − g_k(λ_k)) / (λ_j − λ_k)` ([`gamma`] guards near-equal
+//! eigenvalues). `Uᵀ ∂L/∂S U` comes from the core's ∂L/∂Kuu in O(M²), and
+//! `∂L/∂K_BX = √M U Λ⁻¹ ∂L/∂Kuf` in O(n·M²).
+
+use super::hyper::{self, chain, fit_free, pack_hyper, stage_budget, unpack_hyper};
+use super::lowrank::{
+    ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad, kdiag_grad,
+};
+use super::pseudo::{self, PLAIN, PseudoExtra, PseudoInputs};
+use super::{Method, ValidRunSpec, kmeans};
+use crate::data::TrainData;
+use crate::error::{Error, Result};
+use crate::exec::Exec;
+use crate::likelihood::Adjoints;
+use crate::linalg::{self, Jitter};
+use crate::model_file::{
+    Basis, Eigen, Hyper, Inducing, ModelFile, matrix_to_rows, required_matrix,
+};
+use crate::optim::{Outcome, Stop};
+use crate::run_context::{Phase, RunContext};
+use crate::run_spec::ApproxKind;
+use nalgebra::{DMatrix, SymmetricEigen};
+use rand_chacha::ChaCha8Rng;
+
+/// EigenGP's basis points and eigen-weights.
+pub struct EigenBasis {
+    /// EigenGP+: the FITC diagonal (and the FITC stage 1).
+    pub plus: bool,
+    /// EigenGP*: one joint fit of everything (else the sequential rounds).
+    pub joint: bool,
+}
+
+const M_MEANING: &str = "basis points (= eigenfunctions)";
+
+/// Rounds of the sequential schedule when `--rounds` is not given.
+pub const DEFAULT_ROUNDS: usize = 2;
+
+/// Eigenvalues closer than this (relative to the larger) are treated as equal by
+/// [`gamma`]: the divided difference of the weights is dropped (its limit for equal
+/// weights), since the eigenvectors of such a pair are not determined.
+pub const EQUAL_EIGENVALUES: f64 = 1e-9;
+
+pub const EIGENGP: LowRankMethod<EigenBasis> = LowRankMethod {
+    name: "eigengp",
+    aliases: &[],
+    summary: "EigenGP: M Nyström eigenfunctions at learned basis points (Peng & Qi 2015); \
+              sequential: --rounds R (default 2) of (1) DTC on B, σ0², ℓ, σ² with w = λ/M, \
+              (2) the eigen-weights w and σ² with Φ fixed",
+    m_meaning: M_MEANING,
+    options: &["rounds"],
+    approx: ApproxChoice::Fixed(ApproxKind::Dtc),
+    max_m: MaxM::TrainingSize,
+    family: EigenBasis {
+        plus: false,
+        joint: false,
+    },
+};
+
+pub const EIGENGP_JOINT: LowRankMethod<EigenBasis> = LowRankMethod {
+    name: "eigengp-joint",
+    aliases: &[],
+    summary: "EigenGP*: B, σ0², ℓ, σ² and the eigen-weights w learned jointly, gradients \
+              through the eigen-decomposition (Peng & Qi 2015)",
+    m_meaning: M_MEANING,
+    options: &[],
+    approx: ApproxChoice::Fixed(ApproxKind::Dtc),
+    max_m: MaxM::TrainingSize,
+    family: EigenBasis {
+        plus: false,
+        joint: true,
+    },
+};
+
+pub const EIGENGP_PLUS: LowRankMethod<EigenBasis> = LowRankMethod {
+    name: "eigengp-plus",
+    aliases: &[],
+    summary: "EigenGP+: EigenGP with the FITC diagonal, so the variance far from the data \
+              returns to σ0² + σ² (Peng & Qi 2015); sequential like eigengp with FITC in stage 1",
+    m_meaning: M_MEANING,
+    options: &["rounds"],
+    approx: ApproxChoice::Fixed(ApproxKind::Fitc),
+    max_m: MaxM::TrainingSize,
+    family: EigenBasis {
+        plus: true,
+        joint: false,
+    },
+};
+
+/// The basis points of a model (M×D).
+pub fn basis_points(model: &ModelFile) -> Result<DMatrix<f64>> {
+    let points = model.basis.as_ref().map(|b| &b.points);
+    required_matrix("[basis] points", points, model.dim())
+}
+
+/// The eigen-decomposition of K_BB + jitter·I, eigenvalues descending.
+#[derive(Clone, Debug)]
+pub struct EigenSystem {
+    /// K_BB without the jitter (what the kernel derivatives need).
+    pub kbb: DMatrix<f64>,
+    /// Absolute jitter on K_BB's diagonal.
+    pub jitter: f64,
+    /// Columns u_j.
+    pub u: DMatrix<f64>,
+    pub lambda: Vec<f64>,
+}
+
+/// Decompose K_BB + jitter·I; the jitter follows the model's policy (its `jitter` key,
+/// or ε·σ0² with ε raised until K_BB is positive definite, METHODS.md §1).
+pub fn eigen_system(model: &ModelFile, b: &DMatrix<f64>, exec: &Exec) -> Result<EigenSystem> {
+    let kbb = model.kernel().gram(b, exec.par);
+    let (_, jitter) = linalg::cholesky_jittered(&kbb, model.jitter_policy(), exec.par)?;
+    let mut shifted = kbb.clone();
+    for i in 0..shifted.nrows() {
+        shifted[(i, i)] += jitter;
+    }
+    let eig = SymmetricEigen::new(shifted);
+    let mut order: Vec<usize> = (0..eig.eigenvalues.len()).collect();
+    order.sort_by(|a, c| eig.eigenvalues[*c].total_cmp(&eig.eigenvalues[*a]));
+    let lambda: Vec<f64> = order.iter().map(|&j| eig.eigenvalues[j]).collect();
+    if let Some(l) = lambda.iter().find(|l| !(l.is_finite() && **l > 0.0)) {
+        return Err(Error::numerical(format!(
+            "K_BB + jitter has the eigenvalue {l:e}; EigenGP needs them all positive \
+             (duplicate basis points?)"
+        )));
+    }
+    let u = DMatrix::from_fn(b.nrows(), b.nrows(), |i, j| eig.eigenvectors[(i, order[j])]);
+    Ok(EigenSystem {
+        kbb,
+        jitter,
+        u,
+        lambda,
+    })
+}
+
+/// The DTC tie w_j = λ_j / M.
+pub fn tie_weights(lambda: &[f64]) -> Vec<f64> {
+    let m = lambda.len() as f64;
+    lambda.iter().map(|l| l / m).collect()
+}
+
+/// The model as the SE pseudo-input method `name` (dtc or fitc) with B as its
+/// inducing inputs: the DTC/FITC tie of an EigenGP model.
+pub fn as_pseudo(model: &ModelFile, name: &str) -> ModelFile {
+    let mut p = model.clone();
+    p.method = name.to_string();
+    p.inducing = p.basis.take().map(|b| Inducing { points: b.points });
+    p.eigen = None;
+    p.posterior = None;
+    p
+}
+
+/// Back from [`as_pseudo`]: `original` with the pseudo-input model's hyperparameters
+/// and inducing inputs as its basis points, at the tie (no `[eigen]`).
+pub fn from_pseudo(pseudo: ModelFile, original: &ModelFile) -> ModelFile {
+    let mut m = original.clone();
+    m.hyper = pseudo.hyper;
+    m.basis = pseudo.inducing.map(|i| Basis { points: i.points });
+    m.eigen = None;
+    m
+}
+
+/// The eigen-weights of a model, checked against M (None: the tie).
+fn weights(model: &ModelFile, m: usize) -> Result<Option<&[f64]>> {
+    let Some(e) = &model.eigen else {
+        return Ok(None);
+    };
+    if e.weights.len() != m {
+        return Err(Error::input(format!(
+            "[eigen] weights holds {} values but [basis] has {m} points (one weight per \
+             eigenfunction)",
+            e.weights.len()
+        )));
+    }
+    if let Some(w) = e.weights.iter().find(|w| !(w.is_finite() && **w > 0.0)) {
+        return Err(Error::input(format!(
+            "[eigen] weights must be positive and finite, not {w}"
+        )));
+    }
+    Ok(Some(&e.weights))
+}
+
+/// Γ of the spectral-function derivative for `g_j(λ) = c_j / λ²` (c_j = M w_j):
+/// `Γ_jj = −2 c_j / λ_j³`, and off the diagonal the divided difference written so that
+/// nothing cancels:
+/// `Γ_jk = ½(c_j − c_k)(λ_j⁻² + λ_k⁻²)/(λ_j − λ_k) − ½(c_j + c_k)(λ_j + λ_k)/(λ_j² λ_k²)`.
+/// The first term is the only one that is singular when λ_j → λ_k; for eigenvalues
+/// equal to [`EQUAL_EIGENVALUES`] relative it is dropped, which is the exact limit when
+/// c_j = c_k (then the second term is g'(λ)) and keeps the gradient finite otherwise.
+pub fn gamma(c: &[f64], lambda: &[f64]) -> DMatrix<f64> {
+    let m = c.len();
+    DMatrix::from_fn(m, m, |j, k| {
+        let (lj, lk) = (lambda[j], lambda[k]);
+        if j == k {
+            return -2.0 * c[j] / (lj * lj * lj);
+        }
+        let smooth = -0.5 * (c[j] + c[k]) * (lj + lk) / (lj * lj * lk * lk);
+        let delta = lj - lk;
+        if delta.abs() <= EQUAL_EIGENVALUES * lj.abs().max(lk.abs()) {
+            smooth
+        } else {
+            smooth + 0.5 * (c[j] - c[k]) * (1.0 / (lj * lj) + 1.0 / (lk * lk)) / delta
+        }
+    })
+}
+
+/// What `parts` keeps for `pull_back`.
+pub enum EigenExtra {
+    /// The tie: the pseudo-input family's extra (B).
+    Tie(PseudoExtra),
+    /// Eigen-weights: B, K_BX and the eigen-system.
+    Weights {
+        b: DMatrix<f64>,
+        kbx: DMatrix<f64>,
+        eig: EigenSystem,
+    },
+}
+
+impl EigenBasis {
+    fn pseudo_name(&self) -> &'static str {
+        if self.plus { "fitc" } else { "dtc" }
+    }
+
+    fn pseudo_method(&self) -> &'static LowRankMethod<PseudoInputs> {
+        if self.plus {
+            &pseudo::FITC
+        } else {
+            &pseudo::DTC
+        }
+    }
+
+    /// The sequential schedule: rounds of (1) the tie over [hyper, B], (2) [σ², w].
+    fn fit_sequential(
+        &self,
+        method: &LowRankMethod<Self>,
+        model: ModelFile,
+        data: &TrainData,
+        spec: &ValidRunSpec,
+        ctx: &RunContext,
+    ) -> Result<(ModelFile, Outcome)> {
+        let rounds = spec.options.rounds.unwrap_or(DEFAULT_ROUNDS).max(1);
+        let stages = 2 * rounds;
+        let dim = model.dim();
+        let tie_method = self.pseudo_method();
+        let mut model = model;
+        let mut total: Option<Outcome> = None;
+        for k in 0..stages {
+            let used = total.as_ref().map_or(0, |t| t.iterations);
+            let budget = stage_budget(spec.iters - used.min(spec.iters), stages - k);
+            let continues = total.as_ref().map(|t| t.iterations);
+            let phase = Phase::Fit { stage: k + 1 };
+            let out = if k % 2 == 0 {
+                // (1) the tie: DTC (FITC) on B with the SE pseudo-input family
+                let start = as_pseudo(&model, self.pseudo_name());
+                let n = tie_method.pack(&start).len();
+                let (fitted, out) =
+                    fit_free(tie_method, start, data, 0..n, budget, phase, continues, ctx)?;
+                model = from_pseudo(fitted, &model);
+                out
+            } else {
+                // (2) the weights from the tie, with σ²; Φ (B, σ0², ℓ) fixed
+                let b = basis_points(&model)?;
+                let eig = eigen_system(&model, &b, &ctx.exec)?;
+                let m = eig.lambda.len();
+                model.eigen = Some(Eigen {
+                    weights: tie_weights(&eig.lambda),
+                });
+                let free = dim + 1..dim + 2 + m;
+                let (fitted, out) =
+                    fit_free(method, model, data, free, budget, phase, continues, ctx)?;
+                model = fitted;
+                out
+            };
+            total = Some(chain(total, out));
+            if total.as_ref().is_some_and(|t| t.stop == Stop::Cancelled) {
+                break;
+            }
+        }
+        let mut total = total.ok_or_else(|| Error::input("the stage schedule is empty"))?;
+        total.x = method.pack(&model);
+        Ok((model, total))
+    }
+}
+
+impl Family for EigenBasis {
+    type Extra = EigenExtra;
+
+    fn init(
+        &self,
+        data: &TrainData,
+        spec: &ValidRunSpec,
+        hyper: Hyper,
+        ctx: &RunContext,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<ModelFile> {
+        let b = kmeans::centres(&data.x, spec.m, rng)?;
+        let mut model = ModelFile::new(&spec.method, hyper);
+        model.basis = Some(Basis {
+            points: matrix_to_rows(&b),
+        });
+        if self.joint {
+            // EigenGP* starts at the DTC tie, with the weights free
+            let eig = eigen_system(&model, &b, &ctx.exec)?;
+            model.eigen = Some(Eigen {
+                weights: tie_weights(&eig.lambda),
+            });
+        }
+        Ok(model)
+    }
+
+    fn check(&self, model: &ModelFile) -> Result<usize> {
+        if model.inducing.is_some() {
+            return Err(Error::input(
+                "[inducing] does not apply to EigenGP; its points are [basis] points",
+            ));
+        }
+        let m = basis_points(model)?.nrows();
+        weights(model, m)?;
+        Ok(m)
+    }
+
+    fn pack(&self, model: &ModelFile) -> Vec<f64> {
+        let mut theta = Vec::new();
+        pack_hyper(model, &mut theta);
+        if let Some(e) = &model.eigen {
+            theta.extend(e.weights.iter().map(|w| w.ln()));
+        }
+        if let Ok(b) = basis_points(model) {
+            theta.extend_from_slice(b.as_slice());
+        }
+        theta
+    }
+
+    fn unpack(&self, theta: &[f64], model: &mut ModelFile) {
+        let used = unpack_hyper(theta, model);
+        let d = model.dim().max(1);
+        let rest = &theta[used..];
+        let m = if model.eigen.is_some() {
+            rest.len() / (d + 1)
+        } else {
+            rest.len() / d
+        };
+        let b_start = if let Some(e) = &mut model.eigen {
+            e.weights = rest[..m].iter().map(|v| v.exp()).collect();
+            m
+        } else {
+            0
+        };
+        let b = DMatrix::from_column_slice(m, d, &rest[b_start..b_start + m * d]);
+        model.basis = Some(Basis {
+            points: matrix_to_rows(&b),
+        });
+    }
+
+    fn parts(
+        &self,
+        model: &ModelFile,
+        x: &DMatrix<f64>,
+        for_gradient: bool,
+        exec: &Exec,
+    ) -> Result<(Parts, EigenExtra)> {
+        let b = basis_points(model)?;
+        let Some(w) = weights(model, b.nrows())? else {
+            let pm = as_pseudo(model, self.pseudo_name());
+            let (parts, z) = PLAIN.parts(&pm, x, for_gradient, exec)?;
+            return Ok((parts, EigenExtra::Tie(z)));
+        };
+        let eig = eigen_system(model, &b, exec)?;
+        let kbx = model.kernel().matrix(&b, x, exec.par);
+        // Φᵀ = √M Λ⁻¹ Uᵀ K_BX
+        let mut phi_t = linalg::mul(&eig.u, true, &kbx, false, exec.par);
+        let root_m = (b.nrows() as f64).sqrt();
+        for (j, l) in eig.lambda.iter().enumerate() {
+            phi_t.row_mut(j).scale_mut(root_m / l);
+        }
+        let parts = Parts {
+            kuf: phi_t,
+            kuu: KuuMatrix::Diagonal(w.iter().map(|w| 1.0 / w).collect()),
+            kdiag: vec![model.hyper.signal_variance; x.nrows()],
+            // the jitter is on K_BB (inside Φ); diag(1/w) needs none
+            jitter: Jitter::Fixed(0.0),
+        };
+        Ok((parts, EigenExtra::Weights { b, kbx, eig }))
+    }
+
+    /// The tie: the pseudo-input gradient. With weights: [log σ0², log ℓ, log σ²,
+    /// log w, B] through the eigen-decomposition at fixed w.
+    fn pull_back(
+        &self,
+        model: &ModelFile,
+        x: &DMatrix<f64>,
+        parts: &Parts,
+        extra: EigenExtra,
+        adj: &Adjoints,
+        exec: &Exec,
+    ) -> Result<Vec<f64>> {
+        let (b, kbx, eig) = match extra {
+            EigenExtra::Tie(z) => {
+                let pm = as_pseudo(model, self.pseudo_name());
+                return PLAIN.pull_back(&pm, x, parts, z, adj, exec);
+            }
+            EigenExtra::Weights { b, kbx, eig } => (b, kbx, eig),
+        };
+        let w = weights(model, b.nrows())?.unwrap_or_default();
+        let m = w.len();
+        let mf = m as f64;
+        let lambda = &eig.lambda;
+        // Uᵀ ∂L/∂S U = −(λ_j λ_k / (M w_j w_k)) ∂L/∂Kuu_jk (Kuu = diag(1/w) = M Λ⁻¹ S⁻¹...)
+        let inner = DMatrix::from_fn(m, m, |j, k| {
+            -lambda[j] * lambda[k] / (mf * w[j] * w[k]) * adj.d_kuu[(j, k)]
+        });
+        let c: Vec<f64> = w.iter().map(|w| mf * w).collect();
+        let g = gamma(&c, lambda).component_mul(&inner);
+        // ∂L/∂K_BB = U (Γ ∘ Uᵀ∂L/∂S U) Uᵀ
+        let ug = linalg::mul(&eig.u, false, &g, false, exec.par);
+        let d_bb = linalg::mul(&ug, false, &eig.u, true, exec.par);
+        let d_bb = (&d_bb + d_bb.transpose()) * 0.5;
+        // ∂L/∂K_BX = √M U Λ⁻¹ ∂L/∂Kuf
+        let mut scaled = adj.d_kuf.clone();
+        let root_m = mf.sqrt();
+        for (j, l) in lambda.iter().enumerate() {
+            scaled.row_mut(j).scale_mut(root_m / l);
+        }
+        let d_bx = linalg::mul(&eig.u, false, &scaled, false, exec.par);
+        let k = model.kernel();
+        let gx = k.grad(&b, x, &kbx, &d_bx, true, false, exec.par);
+        let gb = k.grad(&b, &b, &eig.kbb, &d_bb, true, true, exec.par);
+        let mut grad = Vec::with_capacity(model.dim() + 2 + m * (model.dim() + 1));
+        grad.push(
+            gx.log_signal_variance
+                + gb.log_signal_variance
+                + kdiag_grad(model, adj)
+                + jitter_grad(model.jitter_policy(), eig.jitter, &d_bb),
+        );
+        grad.extend(
+            gx.log_lengthscales
+                .iter()
+                .zip(&gb.log_lengthscales)
+                .map(|(a, c)| a + c),
+        );
+        grad.push(adj.d_noise * model.hyper.noise_variance);
+        // Kuu_jj = 1/w_j: ∂/∂log w_j = −∂L/∂Kuu_jj / w_j
+        grad.extend((0..m).map(|j| -adj.d_kuu[(j, j)] / w[j]));
+        if let (Some(a), Some(p), Some(q)) = (gx.a, gb.a, gb.b) {
+            grad.extend_from_slice((a + p + q).as_slice());
+        }
+        Ok(grad)
+    }
+
+    fn degenerate(&self) -> bool {
+        !self.plus
+    }
+
+    fn fit(
+        &self,
+        method: &LowRankMethod<Self>,
+        model: ModelFile,
+        data: &TrainData,
+        spec: &ValidRunSpec,
+        ctx: &RunContext,
+    ) -> Result<(ModelFile, Outcome)> {
+        if self.joint {
+            hyper::fit_all(method, model, data, spec.iters, ctx)
+        } else {
+            self.fit_sequential(method, model, data, spec, ctx)
+        }
+    }
+}

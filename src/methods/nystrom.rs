@@ -1,0 +1,265 @@
+//! The Nyström baselines of the EigenGP paper (METHODS.md §5): Williams & Seeger's
+//! predictor with the exact cross-covariance against all n training points and the
+//! low-rank training covariance `K̃ = K_XB K_BB⁻¹ K_BX`:
+//! `mean = k*ᵀ (K̃ + σ²I)⁻¹ y`, `var_f = k** − k*ᵀ (K̃ + σ²I)⁻¹ k*` (Woodbury with
+//! `A = σ² K_BB + K_BX K_XB`). Nothing keeps var_f ≥ 0 — or even var_f + σ² ≥ 0: the
+//! predictions are returned as computed, `Predictor::score` counts the negative ones,
+//! and only MNLP clamps them (to σ², i.e. var_f to 0).
+//!
+//! - `nystrom`: σ0², ℓ, σ² of a full GP fitted on a random subset
+//!   (`--init-lengthscales-from-subset N`, default min(n, 2000)), B by k-means; no fit.
+//! - `nystrom-opt` (the paper's Nyström*): B, σ0², ℓ, σ² by maximising the DTC evidence
+//!   `N(y | 0, K̃ + σ²I)` from k-means B — the SE pseudo-input family with DTC.
+//!
+//! Like the exact GP, prediction needs the training inputs (`stores_posterior() =
+//! false`): the posterior kept is O(n) (α = (K̃ + σ²I)⁻¹y) plus the M×M A⁻¹; test points
+//! are handled in blocks so no n×t matrix larger than n×[`BLOCK`] is formed.
+
+use super::eigen::{as_pseudo, basis_points, from_pseudo};
+use super::hyper::{self, default_hyper};
+use super::{Method, Objective, ValidRunSpec, exact, kmeans, pseudo};
+use crate::data::TrainData;
+use crate::error::{Error, Result};
+use crate::exec::Exec;
+use crate::likelihood::{LatentPrior, Posterior};
+use crate::linalg;
+use crate::model_file::{Basis, Hyper, ModelFile, matrix_to_rows};
+use crate::optim::{Outcome, Stop};
+use crate::run_context::{Phase, RunContext};
+use nalgebra::{DMatrix, DVector};
+use rand_chacha::ChaCha8Rng;
+
+/// Test points predicted per block (n×BLOCK cross-covariances at a time).
+const BLOCK: usize = 256;
+
+/// Subset size of nystrom's full GP when `--init-lengthscales-from-subset` is not given.
+pub const DEFAULT_SUBSET: usize = 2000;
+
+pub struct Nystrom {
+    /// nystrom-opt: learn B and the hyperparameters by the DTC evidence.
+    pub optimise: bool,
+}
+
+pub const NYSTROM: Nystrom = Nystrom { optimise: false };
+pub const NYSTROM_OPT: Nystrom = Nystrom { optimise: true };
+
+impl Nystrom {
+    fn as_dtc(model: &ModelFile) -> ModelFile {
+        as_pseudo(model, "dtc")
+    }
+}
+
+impl Method for Nystrom {
+    fn name(&self) -> &'static str {
+        if self.optimise {
+            "nystrom-opt"
+        } else {
+            "nystrom"
+        }
+    }
+    fn summary(&self) -> &'static str {
+        if self.optimise {
+            "Nyström*: B, σ0², ℓ, σ² by the DTC evidence, Williams–Seeger predictor \
+             (variances can be negative; MNLP clamps them)"
+        } else {
+            "Nyström (Williams & Seeger 2001): a full GP's σ0², ℓ, σ² on a subset \
+             (--init-lengthscales-from-subset, default min(n, 2000)), k-means B, no fit \
+             (variances can be negative; MNLP clamps them)"
+        }
+    }
+    fn m_meaning(&self) -> &'static str {
+        "basis points"
+    }
+    fn stores_posterior(&self) -> bool {
+        false
+    }
+
+    fn init(
+        &self,
+        data: &TrainData,
+        spec: &ValidRunSpec,
+        hyper: Hyper,
+        ctx: &RunContext,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<ModelFile> {
+        // `hyper` is already a subset fit when the option asked for one; Nyström
+        // without optimisation takes its hyperparameters from a subset fit in any case
+        let hyper = if self.optimise || spec.options.init_lengthscales_from_subset.is_some() {
+            hyper
+        } else {
+            let n = data.y.len();
+            let n_sub = spec
+                .options
+                .init_lengthscales_from_subset
+                .unwrap_or(n.min(DEFAULT_SUBSET));
+            ctx.enter(Phase::SubsetInit);
+            exact::hyper_from_subset(data, n_sub, spec.iters, ctx, rng)?
+        };
+        let b = kmeans::centres(&data.x, spec.m, rng)?;
+        let mut model = ModelFile::new(self.name(), hyper);
+        model.basis = Some(Basis {
+            points: matrix_to_rows(&b),
+        });
+        Ok(model)
+    }
+
+    fn check(&self, model: &ModelFile) -> Result<()> {
+        if model.eigen.is_some() || model.inducing.is_some() {
+            return Err(Error::input(
+                "a Nyström model has [hyper] and [basis] points only ([eigen] and [inducing] \
+                 do not apply)",
+            ));
+        }
+        basis_points(model).map(|_| ())
+    }
+
+    fn pack(&self, model: &ModelFile) -> Vec<f64> {
+        pseudo::DTC.pack(&Self::as_dtc(model))
+    }
+
+    fn unpack(&self, theta: &[f64], model: &mut ModelFile) {
+        let mut p = Self::as_dtc(model);
+        pseudo::DTC.unpack(theta, &mut p);
+        let original = model.clone();
+        *model = from_pseudo(p, &original);
+    }
+
+    /// The DTC evidence of K̃ + σ²I (the paper's Nyström* objective).
+    fn objective(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<Objective> {
+        pseudo::DTC.objective(&Self::as_dtc(model), data, exec)
+    }
+
+    fn nlml(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<f64> {
+        pseudo::DTC.nlml(&Self::as_dtc(model), data, exec)
+    }
+
+    /// α = (K̃ + σ²I)⁻¹ y = (y − K_XB A⁻¹ K_BX y)/σ² (n) and A⁻¹ (M×M); the basis of
+    /// the prediction is the training inputs.
+    fn posterior(
+        &self,
+        model: &ModelFile,
+        data: &TrainData,
+        exec: &Exec,
+    ) -> Result<(Posterior, Option<DMatrix<f64>>)> {
+        exec.check()?;
+        let b = basis_points(model)?;
+        let k = model.kernel();
+        let s2 = model.hyper.noise_variance;
+        let kbx = k.matrix(&b, &data.x, exec.par);
+        let kbb = k.gram(&b, exec.par);
+        let (_, jitter) = linalg::cholesky_jittered(&kbb, model.jitter_policy(), exec.par)?;
+        let mut a = linalg::mul(&kbx, false, &kbx, true, exec.par);
+        a += &kbb * s2;
+        for i in 0..a.nrows() {
+            a[(i, i)] += s2 * jitter;
+        }
+        let la = linalg::cholesky_with(&a, 0.0, exec.par).ok_or_else(|| {
+            Error::numerical("σ² K_BB + K_BX K_XB is not positive definite (Nyström posterior)")
+        })?;
+        let a_inv = linalg::chol_inverse(&la, exec.par);
+        let y = DVector::from_column_slice(&data.y);
+        let t = &a_inv * (&kbx * &y);
+        let alpha = (y - kbx.tr_mul(&t)) / s2;
+        let post = Posterior {
+            mean_weights: alpha.as_slice().to_vec(),
+            var_matrix: a_inv,
+            latent_prior: LatentPrior::Kernel,
+        };
+        Ok((post, Some(data.x.clone())))
+    }
+
+    fn cross(
+        &self,
+        model: &ModelFile,
+        basis: Option<&DMatrix<f64>>,
+        x: &DMatrix<f64>,
+        exec: &Exec,
+    ) -> Result<(DMatrix<f64>, Vec<f64>)> {
+        let basis = basis.ok_or_else(|| {
+            Error::input("the Nyström predictor needs its training inputs; pass --train")
+        })?;
+        Ok((
+            model.kernel().matrix(basis, x, exec.par),
+            vec![model.hyper.signal_variance; x.nrows()],
+        ))
+    }
+
+    /// Williams & Seeger, block by block: mean = K*Xᵀα,
+    /// var_f = σ0² − (‖k*‖² − qᵀA⁻¹q)/σ² with q = K_BX k*. Not clamped.
+    fn predict(
+        &self,
+        model: &ModelFile,
+        posterior: &Posterior,
+        basis: Option<&DMatrix<f64>>,
+        x: &DMatrix<f64>,
+        exec: &Exec,
+    ) -> Result<(Vec<f64>, Vec<f64>)> {
+        let train = basis.ok_or_else(|| {
+            Error::input("the Nyström predictor needs its training inputs; pass --train")
+        })?;
+        if posterior.mean_weights.len() != train.nrows() {
+            return Err(Error::input(
+                "the Nyström posterior does not match its training inputs",
+            ));
+        }
+        let b = basis_points(model)?;
+        let k = model.kernel();
+        let s2 = model.hyper.noise_variance;
+        let kbx = k.matrix(&b, train, exec.par);
+        let alpha = DVector::from_column_slice(&posterior.mean_weights);
+        let (mut mean, mut var) = (Vec::with_capacity(x.nrows()), Vec::with_capacity(x.nrows()));
+        let mut start = 0;
+        while start < x.nrows() {
+            exec.check()?;
+            let len = BLOCK.min(x.nrows() - start);
+            let xs = x.rows(start, len).into_owned();
+            let kxs = k.matrix(train, &xs, exec.par); // n×t
+            let q = linalg::mul(&kbx, false, &kxs, false, exec.par); // M×t
+            let aq = &posterior.var_matrix * &q;
+            mean.extend(kxs.tr_mul(&alpha).iter().copied());
+            for t in 0..len {
+                let quad = kxs.column(t).norm_squared() - q.column(t).dot(&aq.column(t));
+                var.push(model.hyper.signal_variance - quad / s2);
+            }
+            start += len;
+        }
+        Ok((mean, var))
+    }
+
+    fn fit(
+        &self,
+        model: ModelFile,
+        data: &TrainData,
+        spec: &ValidRunSpec,
+        ctx: &RunContext,
+    ) -> Result<(ModelFile, Outcome)> {
+        if self.optimise {
+            return hyper::fit_all(self, model, data, spec.iters, ctx);
+        }
+        let f = self.nlml(&model, data, &ctx.exec)?;
+        Ok((
+            model.clone(),
+            Outcome {
+                x: self.pack(&model),
+                f,
+                grad: Vec::new(),
+                iterations: 0,
+                evaluations: 1,
+                trace: vec![f],
+                stop: Stop::NothingToFit,
+            },
+        ))
+    }
+}
+
+/// Defaults of §0 for a hand-made Nyström model (tests, docs).
+pub fn default_model(data: &TrainData, b: &DMatrix<f64>, optimise: bool) -> ModelFile {
+    let mut m = ModelFile::new(
+        if optimise { "nystrom-opt" } else { "nystrom" },
+        default_hyper(data),
+    );
+    m.basis = Some(Basis {
+        points: matrix_to_rows(b),
+    });
+    m
+}

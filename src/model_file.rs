@@ -30,6 +30,10 @@ pub struct ModelFile {
     /// Power EP's α in (0, 1] (method pep, or approx = "pep").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alpha: Option<f64>,
+    /// σ² is fitted as floor + e^θ, so it never goes below this (model units); absent
+    /// = no floor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_floor: Option<f64>,
     /// Input columns the model was fitted on, in order (used to read prediction inputs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inputs: Option<Vec<String>>,
@@ -185,6 +189,7 @@ impl ModelFile {
             jitter: None,
             approx: None,
             alpha: None,
+            noise_floor: None,
             inputs: None,
             input_mean: None,
             standardize: None,
@@ -274,6 +279,17 @@ impl ModelFile {
         }
         if let Some(j) = self.jitter.filter(|j| !(j.is_finite() && *j >= 0.0)) {
             return Err(Error::input(format!("jitter must be ≥ 0, not {j}")));
+        }
+        if let Some(f) = self.noise_floor {
+            if !(f.is_finite() && f >= 0.0) {
+                return Err(Error::input(format!("noise_floor must be ≥ 0, not {f}")));
+            }
+            if h.noise_variance <= f {
+                return Err(Error::input(format!(
+                    "[hyper] noise_variance = {} must be above noise_floor = {f}",
+                    h.noise_variance
+                )));
+            }
         }
         if !self.target_mean.is_finite() {
             return Err(Error::input("target_mean must be finite"));

@@ -52,6 +52,8 @@ pub struct IterInfo {
     pub nlml: f64,
     pub grad_norm: f64,
     pub elapsed: f64,
+    /// The point reached.
+    pub x: Vec<f64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -278,15 +280,16 @@ where
     let mut trace = vec![fx];
     let mut evaluations = 1;
     let mut pairs: VecDeque<(Vec<f64>, Vec<f64>, f64)> = VecDeque::new();
-    let info = |it, fx, g: &[f64]| IterInfo {
+    let info = |it, fx, g: &[f64], x: &[f64]| IterInfo {
         iteration: it,
         nlml: fx,
         grad_norm: dot(g, g).sqrt(),
         elapsed: start.elapsed().as_secs_f64(),
+        x: x.to_vec(),
     };
     let mut stop = Stop::Budget;
     let mut iterations = 0;
-    if on_iter(&info(0, fx, &g)) == Control::Stop {
+    if on_iter(&info(0, fx, &g, &x)) == Control::Stop {
         stop = Stop::Cancelled;
     }
     while stop == Stop::Budget && iterations < opts.max_iters {
@@ -351,7 +354,7 @@ where
         g = p.g;
         iterations += 1;
         trace.push(fx);
-        if on_iter(&info(iterations, fx, &g)) == Control::Stop {
+        if on_iter(&info(iterations, fx, &g, &x)) == Control::Stop {
             stop = Stop::Cancelled;
         } else if decrease <= opts.f_tol {
             stop = Stop::Converged;

@@ -197,6 +197,7 @@ fn events_arrive_in_order() {
     }
     let rank = |p: Phase| match p {
         Phase::SubsetInit => 0,
+        Phase::Restart { .. } => 1,
         Phase::Fit { .. } => 1,
         Phase::Posterior => 2,
         Phase::Scoring => 3,

@@ -115,7 +115,8 @@ fn parameter_vectors_hold_every_group() {
 }
 
 /// σ0², ℓ, σ², the pseudo-inputs and h (spgp-hs); σ0², σ², P, the pseudo-inputs in
-/// G dimensions and h (spgp-dr, also G = D); under both jitter policies.
+/// G dimensions and h (spgp-dr, also G = D); under both jitter policies, with and
+/// without a noise floor.
 #[test]
 fn gradients_match_finite_differences() {
     let data = toy_data(60, 3, 11);
@@ -132,6 +133,8 @@ fn gradients_match_finite_differences() {
         ] {
             let mut model = model_for(method, m, options.clone(), &data);
             model.jitter = jitter;
+            // the fixed-jitter pass also packs σ² above a noise floor (σ² = floor + e^θ)
+            model.noise_floor = jitter.map(|_| 0.01);
             fd(
                 &model,
                 &data,

@@ -456,7 +456,7 @@ impl Family for EigenBasis {
                 .zip(&gb.log_lengthscales)
                 .map(|(a, c)| a + c),
         );
-        grad.push(adj.d_noise * model.hyper.noise_variance);
+        grad.push(super::hyper::noise_grad(model, adj.d_noise));
         // Kuu_jj = 1/w_j: ∂/∂log w_j = −∂L/∂Kuu_jj / w_j
         grad.extend((0..m).map(|j| -adj.d_kuu[(j, j)] / w[j]));
         if let (Some(a), Some(p), Some(q)) = (gx.a, gb.a, gb.b) {

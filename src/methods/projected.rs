@@ -256,7 +256,7 @@ impl Family for Projected {
                 + kdiag_grad(model, adj)
                 + jitter_grad(parts.jitter, adj.jitter, &adj.d_kuu),
         );
-        grad.push(adj.d_noise * model.hyper.noise_variance);
+        grad.push(super::hyper::noise_grad(model, adj.d_noise));
         let (Some(du), Some(dz_f), Some(dz_a), Some(dz_b)) = (gf.b, gf.a, gu.a, gu.b) else {
             return Err(Error::numerical(
                 "internal: the kernel's point gradients were asked for but not returned",

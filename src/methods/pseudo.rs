@@ -281,7 +281,7 @@ impl Family for PseudoInputs {
                 .zip(&gu.log_lengthscales)
                 .map(|(a, b)| a + b),
         );
-        grad.push(adj.d_noise * model.hyper.noise_variance);
+        grad.push(super::hyper::noise_grad(model, adj.d_noise));
         if let (Some(a), Some(b), Some(c)) = (gf.a, gu.a, gu.b) {
             grad.extend_from_slice((a + b + c).as_slice());
         }

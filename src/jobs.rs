@@ -16,6 +16,10 @@ use std::sync::{Arc, Mutex};
 
 pub type RunId = usize;
 
+/// The most runs the pool runs at once: each is a thread, and a mistyped --jobs
+/// (99999999999) must be an error, not a machine out of threads.
+pub const MAX_JOBS: usize = 256;
+
 /// What a worker runs for one task.
 pub type FitFn = fn(&Dataset, &ValidRunSpec, &RunContext) -> Result<FitResult>;
 
@@ -69,6 +73,11 @@ impl Jobs {
     /// The same pool running `fit` in place of [`train::fit`] (the tests' seam for a
     /// fit that panics or blocks).
     pub fn with_fit(threads: usize, fit: FitFn) -> Result<(Jobs, Receiver<JobEvent>)> {
+        if threads > MAX_JOBS {
+            return Err(Error::input(format!(
+                "--jobs {threads}: at most {MAX_JOBS} runs at once (0 = one per core)"
+            )));
+        }
         let threads = if threads == 0 {
             rayon::current_num_threads()
         } else {
@@ -156,6 +165,7 @@ fn execute(task: Task, par: Par, fit: FitFn, tx: &Sender<JobEvent>) -> RunResult
     if cancel.is_cancelled() {
         return outcome(key, &spec.method, Err(Error::Cancelled));
     }
+    let started = std::time::Instant::now();
     let _ = tx.send(JobEvent::Started { id });
     let sink = |p: &Progress| {
         let _ = tx.send(JobEvent::Progress {
@@ -173,7 +183,12 @@ fn execute(task: Task, par: Par, fit: FitFn, tx: &Sender<JobEvent>) -> RunResult
             panic_message(&panic)
         )))
     });
-    outcome(key, &spec.method, fit)
+    let mut r = outcome(key, &spec.method, fit);
+    if r.status == Status::Cancelled && r.train_seconds == 0.0 {
+        // cancelled before the fit iterated (e.g. in the subset pre-fit): the time spent
+        r.train_seconds = started.elapsed().as_secs_f64();
+    }
+    r
 }
 
 fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
@@ -225,6 +240,13 @@ pub fn outcome(key: RunKey, method: &str, fit: Result<FitResult>) -> RunResult {
         Err(Error::Cancelled) => {
             r.status = Status::Cancelled;
             r.stop = Some(crate::optim::Stop::Cancelled);
+        }
+        Err(Error::CancelledAfter(p)) => {
+            r.status = Status::Cancelled;
+            r.stop = Some(crate::optim::Stop::Cancelled);
+            r.iterations = p.iterations;
+            r.train_seconds = p.seconds;
+            r.trace = p.trace;
         }
         Err(e) => {
             r.status = Status::Failed;

@@ -463,12 +463,56 @@ pub fn temp_beside(path: &Path) -> std::path::PathBuf {
 /// Write a file atomically: a temporary file beside it, then a rename, so a crash
 /// never leaves half a file.
 pub fn atomic_write(path: &Path, text: &str) -> Result<()> {
+    use std::io::Write;
     let tmp = temp_beside(path);
-    std::fs::write(&tmp, text).map_err(|e| Error::file(&tmp, format!("cannot write: {e}")))?;
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
+    let dir = dir.unwrap_or_else(|| Path::new("."));
+    // Written in full and flushed to the disk before it replaces the old file, so a
+    // crash, a kill -9 or a power cut leaves either the old file or the new one.
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()
+    };
+    if let Err(e) = write() {
+        // a full disk leaves a partial temporary file: do not leave it behind
+        let _ = std::fs::remove_file(&tmp);
+        return Err(Error::file(
+            path,
+            format!("cannot write: {}", io_reason(&e)),
+        ));
+    }
+    test_pause_before_rename();
     std::fs::rename(&tmp, path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
-        Error::file(path, format!("cannot replace: {e}"))
-    })
+        Error::file(path, format!("cannot replace: {}", io_reason(&e)))
+    })?;
+    // The rename itself reaches the disk with the folder's metadata.
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// The system's words for an I/O error without the "(os error 28)" after them.
+fn io_reason(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" (os error ") {
+        Some(i) if text.ends_with(')') => text[..i].to_string(),
+        _ => text,
+    }
+}
+
+/// Fault-injection seam for the tests: `SGPW_TEST_SAVE_PAUSE_MS=N` waits N ms between
+/// writing the temporary file and renaming it, so a test can kill -9 the process in
+/// the middle of a save.
+fn test_pause_before_rename() {
+    if let Some(ms) = std::env::var("SGPW_TEST_SAVE_PAUSE_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
 }
 
 #[cfg(test)]

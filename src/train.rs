@@ -207,7 +207,8 @@ pub fn prepare(data: &Dataset, standardize: bool) -> (TrainData, f64, Option<Sta
     )
 }
 
-/// Run one fit. The context's cancel token ends it (→ `Error::Cancelled`); its sink
+/// Run one fit. The context's cancel token ends it (→ `Error::Cancelled` before the
+/// fit iterates, `Error::CancelledAfter` with how far it got after); its sink
 /// sees every iteration and phase.
 pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitResult> {
     let method = spec.method();
@@ -229,7 +230,12 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
     ctx.enter(Phase::Fit { stage: 0 });
     let (mut fitted, outcome) = method.fit(model, &td, spec, ctx)?;
     if outcome.stop == Stop::Cancelled {
-        return Err(Error::Cancelled);
+        // How far it got stays in the cancelled result (iterations, trace, time).
+        return Err(Error::CancelledAfter(Box::new(crate::error::Partial {
+            iterations: outcome.iterations,
+            trace: outcome.trace,
+            seconds: started.elapsed().as_secs_f64(),
+        })));
     }
     ctx.enter(Phase::Posterior);
     let exec = &ctx.exec;

@@ -53,20 +53,19 @@ pub fn run(args: GenArgs) -> Result<()> {
             args.seed,
             args.format == Format::Parquet,
         )?;
-        println!(
+        return crate::outln!(
             "wrote {} ({} rows, {} inputs)",
             path.display(),
             args.n,
             args.d
         );
-        return Ok(());
     }
     std::fs::create_dir_all(&args.out)
         .map_err(|e| Error::file(&args.out, format!("cannot create: {e}")))?;
     for (file, header, rows) in synthetic::generate(&args.name, args.seed)? {
         let path = args.out.join(file);
         synthetic::write_csv(&path, &header, &rows)?;
-        println!("wrote {} ({} rows)", path.display(), rows.len());
+        crate::outln!("wrote {} ({} rows)", path.display(), rows.len())?;
     }
     Ok(())
 }

@@ -59,15 +59,19 @@ pub fn tables(session: &Session, merge_generations: bool, mse: bool) -> String {
             labels.iter().partition(|l| single_m(cells, l).is_none());
         out.push_str(&format!(
             "**{name}** — test {e} / MNLP (mean over runs, ± standard error of the {e} where \
-             there are several; training time in s)\n\n| m |",
+             there are several; training time in s)\n",
             e = if mse { "MSE" } else { "NMSE" }
         ));
-        for l in &columns {
-            out.push_str(&format!(" {l} |"));
+        // A data set with only the exact GP has no m columns: no empty table.
+        if !columns.is_empty() {
+            out.push_str("\n| m |");
+            for l in &columns {
+                out.push_str(&format!(" {l} |"));
+            }
+            out.push_str("\n|---|");
+            out.push_str(&"---|".repeat(columns.len()));
+            out.push('\n');
         }
-        out.push_str("\n|---|");
-        out.push_str(&"---|".repeat(columns.len()));
-        out.push('\n');
         let ms: BTreeSet<usize> = cells
             .keys()
             .filter(|(_, l)| columns.contains(&l))
@@ -104,7 +108,58 @@ pub fn tables(session: &Session, merge_generations: bool, mse: bool) -> String {
         if !meanings.is_empty() {
             out.push_str(&format!("\nm counts — {}\n", meanings.join("; ")));
         }
+        out.push_str(&unfinished(cells));
         out.push('\n');
+    }
+    let not_run = session
+        .all_runs()
+        .iter()
+        .filter(|(k, _)| session.result(k).is_none())
+        .count();
+    if not_run > 0 {
+        out.push_str(&format!(
+            "{not_run} runs have no result yet (`sgpw run` runs them).\n\n"
+        ));
+    }
+    out
+}
+
+/// The runs of one table that did not finish, cancelled apart from failed: cancelled
+/// runs are not finished (`sgpw run` and the app's `g` run them again), failed ones
+/// say why.
+fn unfinished(cells: &Cells) -> String {
+    let name = |r: &RunResult| format!("{} m={} seed {}", r.key.label, r.key.m, r.key.seed);
+    let all = || cells.values().flatten();
+    let cancelled: Vec<String> = all()
+        .filter(|r| r.status == Status::Cancelled)
+        .map(|r| {
+            format!(
+                "{} ({} it, {:.1} s)",
+                name(r),
+                r.iterations,
+                r.train_seconds
+            )
+        })
+        .collect();
+    let failed: Vec<String> = all()
+        .filter(|r| r.status == Status::Failed)
+        .map(|r| {
+            let msg = r.message.as_deref().unwrap_or("no message");
+            format!("{}: {}", name(r), msg.lines().next().unwrap_or(""))
+        })
+        .collect();
+    let mut out = String::new();
+    if !cancelled.is_empty() {
+        out.push_str(&format!(
+            "\ncancelled, not finished (re-run by `sgpw run`): {}\n",
+            cancelled.join("; ")
+        ));
+    }
+    if !failed.is_empty() {
+        out.push_str("\nfailed:\n");
+        for f in failed {
+            out.push_str(&format!("- {f}\n"));
+        }
     }
     out
 }
@@ -128,9 +183,11 @@ fn single_m(cells: &Cells, label: &str) -> Option<usize> {
     }
 }
 
-/// "NMSE / MNLP (seconds)" (or MSE) averaged over the finished runs of one cell.
+/// "NMSE / MNLP (seconds)" (or MSE) averaged over the finished runs of one cell; a
+/// cell with none says how many failed and how many were cancelled.
 fn cell(rs: Option<&Vec<&RunResult>>, mse: bool) -> String {
     let Some(rs) = rs else { return String::new() };
+    let count = |s: Status| rs.iter().filter(|r| r.status == s).count();
     let done: Vec<&&RunResult> = rs.iter().filter(|r| r.status == Status::Done).collect();
     let nmse: Vec<f64> = done
         .iter()
@@ -157,7 +214,18 @@ fn cell(rs: Option<&Vec<&RunResult>>, mse: bool) -> String {
             };
             format!("{}{se} / {} ({t:.1}){partial}{negative}", fmt(a), fmt(b))
         }
-        _ => format!("{} failed", rs.len() - done.len()),
+        _ if !done.is_empty() => format!("{} done (no test set)", done.len()),
+        _ => {
+            let (failed, cancelled) = (count(Status::Failed), count(Status::Cancelled));
+            let mut parts = Vec::new();
+            if failed > 0 {
+                parts.push(format!("{failed} failed"));
+            }
+            if cancelled > 0 {
+                parts.push(format!("{cancelled} cancelled"));
+            }
+            parts.join(", ")
+        }
     }
 }
 

@@ -518,7 +518,7 @@ mod tests {
         type_text(&mut a, ".8");
         let e = a.update(key(KeyCode::Enter));
         assert!(
-            matches!(&e[..], [Effect::LoadData { name, entry, .. }] if name == "new" && entry.split == Some(0.8)),
+            matches!(&e[..], [Effect::LoadData { name, entry, .. }, Effect::Autosave { .. }] if name == "new" && entry.split == Some(0.8)),
             "{e:?}"
         );
         assert_eq!(a.session.datasets.len(), 2);

@@ -102,3 +102,15 @@ pub fn clear_field(a: &mut App) {
         KeyModifiers::CONTROL,
     )));
 }
+
+/// The screen as text at `w`×`h`.
+pub fn render(a: &App, w: u16, h: u16) -> String {
+    let mut t =
+        ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).expect("a test terminal");
+    t.draw(|f| crate::tui::view::draw(f, a)).expect("draws");
+    let buf = t.backend().buffer().clone();
+    (0..h)
+        .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n")
+}

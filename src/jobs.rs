@@ -209,6 +209,7 @@ pub fn outcome(key: RunKey, method: &str, fit: Result<FitResult>) -> RunResult {
             r.nlml = Some(f.nlml);
             r.nmse = f.test.map(|t| t.nmse);
             r.mnlp = f.test.map(|t| t.mnlp);
+            r.mse = f.test.map(|t| t.mse);
             r.negative_var_latent = f.test.map_or(0, |t| t.negative_var_latent);
             r.negative_var_noisy = f.test.map_or(0, |t| t.negative_var_noisy);
             r.iterations = f.iterations;

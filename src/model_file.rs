@@ -49,6 +49,16 @@ pub struct ModelFile {
     pub spectral: Option<Spectral>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub features: Option<Features>,
+    /// SPGP+HS: per-pseudo-input uncertainties added to Kuu's diagonal (spgp-hs,
+    /// spgp-dr --hetero).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pseudo_noise: Option<PseudoNoise>,
+    /// SPGP+DR: the learned projection of the inputs (spgp-dr).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub projection: Option<Projection>,
+    /// PCA+SPGP: the principal components the inputs are projected on (pca-spgp).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pca: Option<Pca>,
     /// Basis points B of EigenGP and the Nyström methods.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub basis: Option<Basis>,
@@ -67,7 +77,9 @@ pub struct ModelFile {
 pub struct Hyper {
     /// σ0²
     pub signal_variance: f64,
-    /// ℓ_d, one per input column.
+    /// ℓ_d, one per input column (per principal component for pca-spgp). Absent for
+    /// spgp-dr, whose projection carries the scales.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lengthscales: Vec<f64>,
     /// σ²
     pub noise_variance: f64,
@@ -130,6 +142,33 @@ pub struct Features {
     pub widths: Option<Vec<Vec<f64>>>,
 }
 
+/// SPGP+HS (Snelson & Ghahramani 2006b, §5): `Kuu → Kuu + diag(h)`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PseudoNoise {
+    /// h_j ≥ 0, one per pseudo-input.
+    pub h: Vec<f64>,
+}
+
+/// SPGP+DR (Snelson & Ghahramani 2006b, §4): `k(x, x̄) = σ0² exp(−½‖P x − x̄‖²)`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Projection {
+    /// P: G rows of D values.
+    pub matrix: Vec<Vec<f64>>,
+}
+
+/// PCA+SPGP: the model sees `B (x − mean)`, the top G principal components of the
+/// training inputs (in model units, i.e. after `[standardize]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pca {
+    /// The training inputs' mean, D values.
+    pub mean: Vec<f64>,
+    /// B: G rows (unit principal directions, largest variance first) of D values.
+    pub basis: Vec<Vec<f64>>,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FitInfo {
@@ -158,6 +197,9 @@ impl ModelFile {
             inducing: None,
             spectral: None,
             features: None,
+            pseudo_noise: None,
+            projection: None,
+            pca: None,
             basis: None,
             eigen: None,
             posterior: None,
@@ -184,15 +226,42 @@ impl ModelFile {
         atomic_write(path, &self.to_toml()?)
     }
 
+    /// The number of input columns the model takes: the columns of `[projection]
+    /// matrix` (spgp-dr) or `[pca] basis` (pca-spgp), else one per lengthscale.
     pub fn dim(&self) -> usize {
-        self.hyper.lengthscales.len()
+        let cols = |rows: &Vec<Vec<f64>>| rows.first().map_or(0, Vec::len);
+        if let Some(p) = &self.projection {
+            cols(&p.matrix)
+        } else if let Some(p) = &self.pca {
+            p.mean.len()
+        } else {
+            self.hyper.lengthscales.len()
+        }
     }
 
-    /// Shapes and signs shared by every method's parameters.
-    pub fn check_hyper(&self) -> Result<()> {
+    /// Shapes and signs shared by every method's parameters. `lengthscales` says
+    /// whether the method has them (every method but spgp-dr, whose projection
+    /// carries the scales: there giving them is an error).
+    pub fn check_hyper(&self, lengthscales: bool) -> Result<()> {
         let h = &self.hyper;
-        if h.lengthscales.is_empty() {
-            return Err(Error::input("[hyper] lengthscales is empty"));
+        match (lengthscales, h.lengthscales.is_empty()) {
+            (true, true) => {
+                return Err(Error::input(format!(
+                    "[hyper] lengthscales is missing or empty; method '{}' needs one per input",
+                    self.method
+                )));
+            }
+            (false, false) => {
+                return Err(Error::input(format!(
+                    "[hyper] lengthscales does not apply to method '{}': its [projection] matrix \
+                     carries the scales; remove the key",
+                    self.method
+                )));
+            }
+            _ => {}
+        }
+        if self.dim() == 0 {
+            return Err(Error::input("the model has no input columns"));
         }
         let positive = |name: &str, v: f64| {
             if v.is_finite() && v > 0.0 {
@@ -231,7 +300,7 @@ impl ModelFile {
             if s.input_center.len() != d || s.input_scale.len() != d {
                 return Err(Error::input(format!(
                     "[standardize] needs {d} input_center and {d} input_scale values (one per \
-                     lengthscale), not {} and {}",
+                     input), not {} and {}",
                     s.input_center.len(),
                     s.input_scale.len()
                 )));
@@ -249,7 +318,7 @@ impl ModelFile {
             && names.len() != self.dim()
         {
             return Err(Error::input(format!(
-                "inputs lists {} columns but the model has {} lengthscales",
+                "inputs lists {} columns but the model takes {} inputs",
                 names.len(),
                 self.dim()
             )));
@@ -279,7 +348,7 @@ impl ModelFile {
 pub fn rows_to_matrix(name: &str, rows: &[Vec<f64>], cols: usize) -> Result<DMatrix<f64>> {
     if let Some((i, r)) = rows.iter().enumerate().find(|(_, r)| r.len() != cols) {
         return Err(Error::input(format!(
-            "{name}: row {} has {} values, expected {cols} (one per input column)",
+            "{name}: row {} has {} values, expected {cols}",
             i + 1,
             r.len()
         )));

@@ -38,6 +38,9 @@ pub struct RunResult {
     pub nmse: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mnlp: Option<f64>,
+    /// Test MSE in the target's units (`sgpw report --mse`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mse: Option<f64>,
     /// Test points with a negative predictive latent variance (Nyström; MNLP used σ²).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub negative_var_latent: usize,
@@ -94,6 +97,7 @@ impl RunResult {
             nlml: None,
             nmse: None,
             mnlp: None,
+            mse: None,
             negative_var_latent: 0,
             negative_var_noisy: 0,
             iterations: 0,
@@ -119,6 +123,7 @@ impl RunResult {
         Some(TestMetrics {
             nmse: self.nmse?,
             mnlp: self.mnlp?,
+            mse: self.mse.unwrap_or(f64::NAN),
             negative_var_latent: self.negative_var_latent,
             negative_var_noisy: self.negative_var_noisy,
         })

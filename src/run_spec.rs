@@ -113,6 +113,14 @@ pub struct MethodOptions {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alpha: Option<f64>,
+    /// spgp-dr, pca-spgp (required): the reduced input dimension G, 1 ≤ G ≤ D.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dims: Option<usize>,
+    /// spgp-dr: also learn a pseudo-noise h_j per pseudo-input (SPGP+HS on the projection).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hetero: bool,
     /// eigengp, eigengp-plus: rounds of the sequential schedule (default 2), each
     /// (1) DTC (eigengp-plus: FITC) on the basis points, σ0², ℓ, σ² with the weights tied
     /// to w = λ/M, then (2) the eigen-weights w and σ² with the eigenfunctions fixed; the
@@ -225,6 +233,9 @@ impl MethodOptions {
         if self.stages.as_ref().is_some_and(Vec::is_empty) {
             return Err("stages (--stages) is empty; give e.g. hyper,points".into());
         }
+        if self.dims == Some(0) {
+            return Err("dims = 0 (--dims): the reduced dimension G must be at least 1".into());
+        }
         Ok(())
     }
 }
@@ -246,7 +257,7 @@ pub struct OptionField {
     pub choices: Vec<String>,
     /// Whether it takes a comma-separated list.
     pub list: bool,
-    /// A switch: the flag alone, no value (`--early-stop`); choices are then yes/no.
+    /// Whether it is a switch without a value (`--hetero`, `--early-stop`): given or not.
     pub switch: bool,
     /// The value the command line uses when the flag is not given, if any.
     pub default: Option<String>,
@@ -264,7 +275,7 @@ pub fn option_fields() -> Vec<OptionField> {
                 flag: format!("--{long}"),
                 help: a.get_help().map(|h| h.to_string()).unwrap_or_default(),
                 choices: if switch {
-                    vec!["no".into(), "yes".into()]
+                    Vec::new()
                 } else {
                     a.get_possible_values()
                         .iter()
@@ -283,21 +294,26 @@ pub fn option_fields() -> Vec<OptionField> {
 }
 
 /// Parse options given as (key, text) pairs with the command line's own parser, so
-/// the app's form accepts and rejects exactly what `--flag value` does.
+/// the app's form accepts and rejects exactly what `--flag value` does. A flag
+/// option's text is yes/true/on (given) or no/false/off (not given).
 pub fn parse_options(pairs: &[(String, String)]) -> std::result::Result<MethodOptions, String> {
-    let switches: Vec<String> = option_fields()
+    let flags: Vec<String> = option_fields()
         .into_iter()
         .filter(|f| f.switch)
         .map(|f| f.key)
         .collect();
     let mut argv = vec!["options".to_string()];
     for (key, value) in pairs {
-        if switches.contains(key) {
-            // a switch is the flag alone
-            match value.trim() {
-                "yes" | "true" => argv.push(flag(key)),
-                "no" | "false" | "" => {}
-                other => return Err(format!("{}: yes or no, not '{other}'", flag(key))),
+        if flags.contains(key) {
+            match value.trim().to_ascii_lowercase().as_str() {
+                "yes" | "true" | "on" => argv.push(flag(key)),
+                "no" | "false" | "off" | "" => {}
+                other => {
+                    return Err(format!(
+                        "{}: '{other}' is not yes or no (it is a switch)",
+                        flag(key)
+                    ));
+                }
             }
             continue;
         }
@@ -360,6 +376,8 @@ mod tests {
                 "centres",
                 "approx",
                 "alpha",
+                "dims",
+                "hetero",
                 "rounds",
                 "noise_floor",
                 "restarts",
@@ -367,9 +385,12 @@ mod tests {
                 "early_stop"
             ]
         );
+        let hetero = &fields[8];
+        assert!(hetero.switch && hetero.choices.is_empty() && !fields[7].switch);
         let early = fields.last().expect("early_stop");
-        assert!(early.switch && early.choices == ["no", "yes"]);
-        assert_eq!(fields[8].default.as_deref(), Some("1e-6"));
+        assert!(early.switch && early.default.is_none());
+        assert_eq!(fields[10].key, "noise_floor");
+        assert_eq!(fields[10].default.as_deref(), Some("1e-6"));
         let init = &fields[2];
         assert_eq!(init.choices, ["psds", "random"]);
         assert!(fields[3].list && !init.list);
@@ -391,6 +412,13 @@ mod tests {
         assert!(o.early_stop);
         let e = parse_options(&[("centres".into(), "subsett".into())]).expect_err("bad value");
         assert!(e.contains("subsett") && e.contains("--centres"), "{e}");
+        let o = parse_options(&[("dims".into(), "4".into()), ("hetero".into(), "yes".into())])
+            .expect("parses");
+        assert_eq!((o.dims, o.hetero), (Some(4), true));
+        assert_eq!(o.set_keys(), ["dims", "hetero", "noise_floor"]);
+        let o = parse_options(&[("hetero".into(), "no".into())]).expect("parses");
+        assert!(!o.hetero && o.set_keys() == ["noise_floor"]);
+        assert!(parse_options(&[("hetero".into(), "maybe".into())]).is_err());
     }
 
     #[test]
@@ -398,6 +426,9 @@ mod tests {
         let o: MethodOptions =
             toml::from_str("init = \"random\"\nstages = [\"hyper\", \"all\"]").expect("parses");
         assert_eq!(o.init, Some(SpectralInit::Random));
+        let o: MethodOptions = toml::from_str("dims = 4\nhetero = true").expect("parses");
+        assert_eq!((o.dims, o.hetero), (Some(4), true));
+        assert!(toml::from_str::<MethodOptions>("hetero = \"yes\"").is_err());
         let e = toml::from_str::<MethodOptions>("centres = \"subsett\"").expect_err("bad");
         assert!(e.to_string().contains("subsett"), "{e}");
         assert!(toml::from_str::<MethodOptions>("learning_rate = 3").is_err());

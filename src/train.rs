@@ -38,7 +38,7 @@ pub struct Predictor {
 pub fn model_inputs(model: &ModelFile, x: &DMatrix<f64>) -> Result<DMatrix<f64>> {
     if x.ncols() != model.dim() {
         return Err(Error::input(format!(
-            "the inputs have {} columns but the model has {} lengthscales",
+            "the inputs have {} columns but the model takes {} inputs",
             x.ncols(),
             model.dim()
         )));
@@ -146,6 +146,7 @@ impl Predictor {
         Ok(TestMetrics {
             nmse: metrics::nmse(y, &p.mean, self.model.target_mean),
             mnlp: metrics::mnlp_clamped(y, &p.mean, &p.var_noisy, noise),
+            mse: metrics::mse(y, &p.mean),
             negative_var_latent: p.var_latent.iter().filter(|v| **v < 0.0).count(),
             negative_var_noisy: p.var_noisy.iter().filter(|v| **v < 0.0).count(),
         })

@@ -599,8 +599,8 @@ fn use_session(s: &Session) {
     let text = s.to_toml().expect("a parsed session writes");
     Session::parse(&text).expect("a written session reads");
     let _ = sgpw::session::autosave::fold(&Session::new("x"), s, "j".into());
-    let _ = sgpw::session::report::tables(s, true);
-    let _ = sgpw::session::report::tables(s, false);
+    let _ = sgpw::session::report::tables(s, true, true);
+    let _ = sgpw::session::report::tables(s, false, false);
     common::draw_app(s);
 }
 

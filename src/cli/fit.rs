@@ -53,9 +53,9 @@ pub fn run(args: FitArgs) -> Result<()> {
     if let Some(path) = &args.save_model {
         r.model.write(path)?;
     }
-    let (nmse, mnlp) = r
-        .test
-        .map_or((None, None), |t| (Some(t.nmse), Some(t.mnlp)));
+    let (nmse, mnlp, mse) = r.test.map_or((None, None, None), |t| {
+        (Some(t.nmse), Some(t.mnlp), Some(t.mse))
+    });
     let negative = r.test.and_then(|t| t.negative_note(data.n_test()));
     let objective = valid.method().objective_name(&r.model);
     if args.json {
@@ -70,6 +70,7 @@ pub fn run(args: FitArgs) -> Result<()> {
             "objective": objective,
             "nmse": nmse,
             "mnlp": mnlp,
+            "mse": mse,
             "negative_var_latent": r.test.map(|t| t.negative_var_latent),
             "negative_var_noisy": r.test.map(|t| t.negative_var_noisy),
             "iterations": r.iterations,

@@ -45,7 +45,7 @@ pub enum Command {
     Nlml(nlml::NlmlArgs),
     /// Time one NLML + gradient evaluation on synthetic data.
     Bench(bench::BenchArgs),
-    /// Write one of the papers' synthetic data sets (sinc, spiral, xsinx3).
+    /// Write one of the papers' synthetic data sets (sinc, spiral, xsinx3, hetero).
     Gen(gen_data::GenArgs),
     /// Online PSDS: fold the rows of a file into a psds/ssgp model one by one and
     /// report test NMSE/MNLP (or the NLML so far) every K samples.

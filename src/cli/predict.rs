@@ -44,7 +44,7 @@ pub fn training_data(
         return Err(Error::data(
             train,
             format!(
-                "has {} usable input columns but the model has {} lengthscales",
+                "has {} usable input columns but the model takes {} inputs",
                 ds.dim(),
                 model.dim()
             ),

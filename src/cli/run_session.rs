@@ -106,7 +106,7 @@ pub fn run(args: RunArgs) -> Result<u8> {
         return Ok(exit::signal(sig));
     }
     match args.shard {
-        None => outln!("{}", report::tables(&summary.session, false))?,
+        None => outln!("{}", report::tables(&summary.session, false, false))?,
         Some(s) => outln!(
             "shard {s}: results in {} (fold them in with: sgpw merge {path} SHARD...)",
             s.path(&args.session).display()
@@ -153,6 +153,10 @@ pub struct ReportArgs {
     /// Average data sets named NAME-01, NAME-02, … together (generations of one problem).
     #[arg(long)]
     pub merge_generations: bool,
+    /// Show the test MSE (in the target's units, as the SPGP+DR/HS paper reports it)
+    /// instead of the NMSE.
+    #[arg(long)]
+    pub mse: bool,
 }
 
 /// `sgpw report`: the result tables of a session, without running anything. A session
@@ -168,6 +172,6 @@ pub fn report(args: ReportArgs) -> Result<u8> {
         );
         return Ok(exit::INCOMPLETE);
     }
-    super::out::out(&report::tables(&session, args.merge_generations))?;
+    super::out::out(&report::tables(&session, args.merge_generations, args.mse))?;
     Ok(exit::OK)
 }

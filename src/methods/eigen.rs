@@ -25,7 +25,7 @@ use super::hyper::{self, chain, fit_free, pack_hyper, stage_budget, unpack_hyper
 use super::lowrank::{
     ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad, kdiag_grad,
 };
-use super::pseudo::{self, PseudoInputs};
+use super::pseudo::{self, PLAIN, PseudoExtra, PseudoInputs};
 use super::{Method, ValidRunSpec, kmeans};
 use crate::data::TrainData;
 use crate::error::{Error, Result};
@@ -225,7 +225,7 @@ pub fn gamma(c: &[f64], lambda: &[f64]) -> DMatrix<f64> {
 /// What `parts` keeps for `pull_back`.
 pub enum EigenExtra {
     /// The tie: the pseudo-input family's extra (B).
-    Tie(DMatrix<f64>),
+    Tie(PseudoExtra),
     /// Eigen-weights: B, K_BX and the eigen-system.
     Weights {
         b: DMatrix<f64>,
@@ -383,7 +383,7 @@ impl Family for EigenBasis {
         let b = basis_points(model)?;
         let Some(w) = weights(model, b.nrows())? else {
             let pm = as_pseudo(model, self.pseudo_name());
-            let (parts, z) = PseudoInputs.parts(&pm, x, for_gradient, exec)?;
+            let (parts, z) = PLAIN.parts(&pm, x, for_gradient, exec)?;
             return Ok((parts, EigenExtra::Tie(z)));
         };
         let eig = eigen_system(model, &b, exec)?;
@@ -418,7 +418,7 @@ impl Family for EigenBasis {
         let (b, kbx, eig) = match extra {
             EigenExtra::Tie(z) => {
                 let pm = as_pseudo(model, self.pseudo_name());
-                return PseudoInputs.pull_back(&pm, x, parts, z, adj, exec);
+                return PLAIN.pull_back(&pm, x, parts, z, adj, exec);
             }
             EigenExtra::Weights { b, kbx, eig } => (b, kbx, eig),
         };

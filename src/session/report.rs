@@ -1,5 +1,5 @@
 //! Result tables of a session (Markdown): one table per data set, one row per m, one
-//! column per run label, each cell "NMSE / MNLP" averaged over seeds.
+//! column per run label, each cell "NMSE / MNLP" (or "MSE / MNLP") averaged over seeds.
 
 use super::{RunResult, Session, Status};
 use std::collections::{BTreeMap, BTreeSet};
@@ -37,8 +37,8 @@ fn fmt(v: f64) -> String {
 
 type Cells<'a> = BTreeMap<(usize, String), Vec<&'a RunResult>>;
 
-/// Markdown tables of every finished result.
-pub fn tables(session: &Session, merge_generations: bool) -> String {
+/// Markdown tables of every finished result; `mse`: the test MSE instead of the NMSE.
+pub fn tables(session: &Session, merge_generations: bool, mse: bool) -> String {
     // group → label order (first appearance) and (m, label) → results
     let mut groups: BTreeMap<String, (Vec<String>, Cells)> = BTreeMap::new();
     for r in &session.results {
@@ -58,8 +58,9 @@ pub fn tables(session: &Session, merge_generations: bool) -> String {
         let (columns, singles): (Vec<&String>, Vec<&String>) =
             labels.iter().partition(|l| single_m(cells, l).is_none());
         out.push_str(&format!(
-            "**{name}** — test NMSE / MNLP (mean over runs, ± standard error of the NMSE where \
-             there are several; training time in s)\n"
+            "**{name}** — test {e} / MNLP (mean over runs, ± standard error of the {e} where \
+             there are several; training time in s)\n",
+            e = if mse { "MSE" } else { "NMSE" }
         ));
         // A data set with only the exact GP has no m columns: no empty table.
         if !columns.is_empty() {
@@ -79,13 +80,16 @@ pub fn tables(session: &Session, merge_generations: bool) -> String {
         for m in ms {
             out.push_str(&format!("| {m} |"));
             for l in &columns {
-                out.push_str(&format!(" {} |", cell(cells.get(&(m, (*l).clone())))));
+                out.push_str(&format!(" {} |", cell(cells.get(&(m, (*l).clone())), mse)));
             }
             out.push('\n');
         }
         for l in singles {
             let m = single_m(cells, l).unwrap_or_default();
-            out.push_str(&format!("\n{l}: {}\n", cell(cells.get(&(m, l.clone())))));
+            out.push_str(&format!(
+                "\n{l}: {}\n",
+                cell(cells.get(&(m, l.clone())), mse)
+            ));
         }
         // What m counts differs by method (spectral points r are 2r basis functions).
         let mut meanings: Vec<String> = Vec::new();
@@ -179,13 +183,16 @@ fn single_m(cells: &Cells, label: &str) -> Option<usize> {
     }
 }
 
-/// "NMSE / MNLP (seconds)" averaged over the finished runs of one cell; a cell with
-/// none says how many failed and how many were cancelled.
-fn cell(rs: Option<&Vec<&RunResult>>) -> String {
+/// "NMSE / MNLP (seconds)" (or MSE) averaged over the finished runs of one cell; a
+/// cell with none says how many failed and how many were cancelled.
+fn cell(rs: Option<&Vec<&RunResult>>, mse: bool) -> String {
     let Some(rs) = rs else { return String::new() };
     let count = |s: Status| rs.iter().filter(|r| r.status == s).count();
     let done: Vec<&&RunResult> = rs.iter().filter(|r| r.status == Status::Done).collect();
-    let nmse: Vec<f64> = done.iter().filter_map(|r| r.nmse).collect();
+    let nmse: Vec<f64> = done
+        .iter()
+        .filter_map(|r| if mse { r.mse } else { r.nmse })
+        .collect();
     let mnlp: Vec<f64> = done.iter().filter_map(|r| r.mnlp).collect();
     let secs: Vec<f64> = done.iter().map(|r| r.train_seconds).collect();
     match (mean(&nmse), mean(&mnlp), mean(&secs)) {
@@ -246,6 +253,7 @@ method = "psds"
 status = "done"
 nmse = 0.2
 mnlp = 1.0
+mse = 20.0
 train_seconds = 1.0
 [[results]]
 dataset = "spiral-02"
@@ -256,19 +264,26 @@ method = "psds"
 status = "done"
 nmse = 0.4
 mnlp = 2.0
+mse = 40.0
 train_seconds = 3.0
 "#;
         let s = Session::parse(text).expect("parses");
-        let merged = tables(&s, true);
+        let merged = tables(&s, true, false);
         assert!(
             merged.contains("**spiral**")
                 && merged.contains("| 10 | 0.3000 ± 0.1000 / 1.5000 (2.0) |"),
             "{merged}"
         );
-        let apart = tables(&s, false);
+        let apart = tables(&s, false, false);
         assert!(
             apart.contains("**spiral-01**") && apart.contains("| 10 | 0.2000 / 1.0000 (1.0) |"),
             "{apart}"
+        );
+        let mse = tables(&s, true, true);
+        assert!(
+            mse.contains("test MSE / MNLP")
+                && mse.contains("| 10 | 30.0000 ± 10.0000 / 1.5000 (2.0) |"),
+            "{mse}"
         );
     }
 }

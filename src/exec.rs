@@ -69,8 +69,11 @@ impl CancelToken {
 
 /// Entries of one chunk's m×rows matrices: data whose Kuf would hold more are
 /// evaluated a chunk of rows at a time, so memory stays O(n·D + m² + chunk·m) however
-/// large n is (64 MB per matrix; a whole n = 10⁴, m = 400 problem is one chunk).
-pub const CHUNK_ENTRIES: usize = 1 << 23;
+/// large n is (24 MiB per matrix: under the 32 MiB above which `main` lets glibc
+/// map fresh pages per allocation, so each chunk reuses the previous one's memory
+/// instead of page-faulting and zeroing it again; a whole n = 10⁴, m = 300 problem
+/// is one chunk).
+pub const CHUNK_ENTRIES: usize = 3 << 20;
 
 /// Threads, cancellation and the memory bound for one evaluation.
 #[derive(Clone, Debug)]

@@ -6,7 +6,7 @@ use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::exec::{CancelToken, Exec, Par};
 use crate::methods::ValidRunSpec;
-use crate::results::{RunKey, RunResult, Status};
+use crate::results::{NlmlScale, RunKey, RunResult, Status};
 use crate::run_context::{Phase, Progress, RunContext};
 use crate::train::{self, FitResult};
 use crossbeam_channel::{Receiver, Sender, unbounded};
@@ -207,6 +207,7 @@ pub fn outcome(key: RunKey, method: &str, fit: Result<FitResult>) -> RunResult {
     match fit {
         Ok(f) => {
             r.nlml = Some(f.nlml);
+            r.nlml_scale = Some(NlmlScale::Raw);
             r.nmse = f.test.map(|t| t.nmse);
             r.mnlp = f.test.map(|t| t.mnlp);
             r.mse = f.test.map(|t| t.mse);
@@ -236,6 +237,7 @@ pub fn outcome(key: RunKey, method: &str, fit: Result<FitResult>) -> RunResult {
             r.iterations = p.iterations;
             r.train_seconds = p.seconds;
             r.trace = p.trace;
+            r.nlml_scale = Some(NlmlScale::Raw);
         }
         Err(e) => {
             r.status = Status::Failed;

@@ -22,6 +22,25 @@ pub enum Status {
     Cancelled,
 }
 
+/// Which scale a stored NLML (and its trace) is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NlmlScale {
+    /// The raw targets: a standardized run's model-unit NLML plus n·log(target sd).
+    Raw,
+    /// A standardized run's own model units (results written before the raw scale).
+    Standardized,
+}
+
+impl NlmlScale {
+    pub fn word(self) -> &'static str {
+        match self {
+            NlmlScale::Raw => "raw",
+            NlmlScale::Standardized => "standardized",
+        }
+    }
+}
+
 /// The outcome of one run, with what is needed to replay it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -34,6 +53,12 @@ pub struct RunResult {
     pub message: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nlml: Option<f64>,
+    /// The scale of `nlml` and `trace`: "raw" (the targets' own units, so every run
+    /// on a data set compares) for every result written since schema 2; a result
+    /// migrated from schema 1 says "standardized" where its run was standardized and
+    /// its NLML is in model units, and has no scale where that is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nlml_scale: Option<NlmlScale>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nmse: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -95,6 +120,7 @@ impl RunResult {
             status,
             message: None,
             nlml: None,
+            nlml_scale: None,
             nmse: None,
             mnlp: None,
             mse: None,
@@ -117,6 +143,42 @@ impl RunResult {
     pub fn worse_than_constant(&self) -> bool {
         self.nmse.is_some_and(|v| v > 1.0)
             || matches!((self.mnlp, self.constant_mnlp), (Some(a), Some(b)) if a > b)
+    }
+
+    /// Whether the validation predictions (the last score, or with early stopping the
+    /// kept one) are worse than predicting the training mean: NMSE above 1.
+    /// (The validation rows have no constant-predictor MNLP of their own.)
+    pub fn validation_worse_than_constant(&self) -> bool {
+        self.kept_validation().is_some_and(|v| v.nmse > 1.0)
+    }
+
+    /// The validation score of the parameters the run returned: at `best_iteration`
+    /// with early stopping, else the last one.
+    pub fn kept_validation(&self) -> Option<ValidationPoint> {
+        match self.best_iteration {
+            Some(it) => self.validation.iter().find(|v| v.iteration == it).copied(),
+            None => self.validation.last().copied(),
+        }
+    }
+
+    /// The NLML on the raw target scale, converting a standardized run's model-unit
+    /// value with its stored model (n·log target sd); None where the scale is unknown.
+    pub fn raw_nlml(&self) -> Option<f64> {
+        let v = self.nlml?;
+        match self.nlml_scale? {
+            NlmlScale::Raw => Some(v),
+            NlmlScale::Standardized => self.raw_offset().map(|o| v + o),
+        }
+    }
+
+    /// n·log(target sd) of the stored model (0 for a raw model); None without a model.
+    pub fn raw_offset(&self) -> Option<f64> {
+        let model = self.model.as_ref()?;
+        let n = model.fit.as_ref()?.n_train;
+        Some(crate::train::raw_scale_offset(
+            model.standardize.as_ref(),
+            n,
+        ))
     }
 
     pub fn metrics(&self) -> Option<TestMetrics> {

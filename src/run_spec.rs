@@ -346,6 +346,85 @@ pub struct RunSpec {
     pub options: MethodOptions,
 }
 
+/// The noise floor the command line and the app start from (`--noise-floor`'s default).
+pub const DEFAULT_NOISE_FLOOR: f64 = 1e-6;
+
+impl RunSpec {
+    /// The name a run gets without a label: the method, then a short tag for every
+    /// setting that changes what its numbers mean, so two setups never share a line in
+    /// a chart or a column in a report: `-std` (standardized), the approximation
+    /// (`-vfe`), α (`-0.5`), `-g4` (dims), `-hs` (hetero), `-rand` (random spectral
+    /// points), the stages (`-hyper+points`), `-subset` (centres), `-rounds3`,
+    /// `-sub2000` (subset), `-init1024` (start from a subset fit), `-nf1e-4` (a noise
+    /// floor other than the default), `-r5` (restarts), `-val0.1` (validation split),
+    /// `-es` (early stop). m and the seed are not in it: they have their own columns.
+    pub fn default_label(&self) -> String {
+        let o = &self.options;
+        let mut label = self.method.clone();
+        let mut tag = |t: String| {
+            label.push('-');
+            label.push_str(&t);
+        };
+        if self.standardize {
+            tag("std".into());
+        }
+        if let Some(a) = o.approx {
+            tag(a.name().into());
+        }
+        if let Some(a) = o.alpha {
+            tag(a.to_string());
+        }
+        if let Some(g) = o.dims {
+            tag(format!("g{g}"));
+        }
+        if o.hetero {
+            tag("hs".into());
+        }
+        if o.init == Some(SpectralInit::Random) {
+            tag("rand".into());
+        }
+        if let Some(stages) = &o.stages {
+            let names: Vec<&str> = stages
+                .iter()
+                .map(|s| match s {
+                    Stage::Hyper => "hyper",
+                    Stage::Points => "points",
+                    Stage::All => "all",
+                })
+                .collect();
+            tag(names.join("+"));
+        }
+        if o.centres == Some(Centres::Subset) {
+            tag("subset".into());
+        }
+        if let Some(r) = o.rounds {
+            tag(format!("rounds{r}"));
+        }
+        if let Some(n) = o.subset {
+            tag(format!("sub{n}"));
+        }
+        if let Some(n) = o.init_lengthscales_from_subset {
+            tag(format!("init{n}"));
+        }
+        if let Some(f) = o
+            .noise_floor
+            .filter(|f| *f > 0.0 && *f != DEFAULT_NOISE_FLOOR)
+        {
+            tag(format!("nf{f:e}"));
+        }
+        if let Some(k) = o.restarts.filter(|k| *k > 1) {
+            tag(format!("r{k}"));
+        }
+        if let Some(f) = o.validation {
+            tag(format!("val{f}"));
+        }
+        if o.early_stop {
+            tag("es".into());
+        }
+        label
+    }
+}
+
 /// `MethodOptions` must be usable as a stand-alone clap command (for the form's parser).
 #[derive(clap::Parser)]
 struct OptionsOnly {

@@ -184,7 +184,7 @@ pub fn raw_scale_offset(standardize: Option<&Standardize>, n: usize) -> f64 {
 
 /// A seeded split of the training rows into a fit part and a validation part of
 /// `fraction` of them (at least one row each).
-fn split_validation(
+pub fn split_validation(
     data: &Dataset,
     fraction: f64,
     seed: u64,

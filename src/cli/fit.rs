@@ -67,7 +67,9 @@ pub fn run(args: FitArgs) -> Result<()> {
             "n_test": data.n_test(),
             "dim": data.dim(),
             "nlml": r.nlml,
+            "nlml_scale": "raw",
             "objective": objective,
+            "standardize": spec.standardize,
             "nmse": nmse,
             "mnlp": mnlp,
             "mse": mse,
@@ -89,7 +91,18 @@ pub fn run(args: FitArgs) -> Result<()> {
             data.n_test(),
             data.dim()
         )?;
-        crate::outln!("{:<12}{:.6}", objective, r.nlml)?;
+        // on the raw target scale whether or not the fit was standardized, so the
+        // NLMLs of two setups on one data set compare
+        crate::outln!(
+            "{:<12}{:.6} (raw target scale{})",
+            objective,
+            r.nlml,
+            if spec.standardize {
+                "; fitted standardized"
+            } else {
+                "; fitted raw"
+            }
+        )?;
         match (nmse, mnlp) {
             (Some(a), Some(b)) => crate::outln!("test        NMSE {a:.6}   MNLP {b:.6}")?,
             _ => crate::outln!("test        (no test set: use --test or --split)")?,

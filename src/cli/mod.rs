@@ -35,13 +35,14 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Command {
-    /// Train one model on a data set and report NLML, test NMSE and MNLP.
+    /// Train one model on a data set and report NLML (raw target scale), test NMSE and MNLP.
     Fit(fit::FitArgs),
     /// Predict with a model file: CSV with mean, var_latent, var_noisy per input row.
     Predict(predict::PredictArgs),
     /// The objective (and with --json its gradient) at a model's parameters, without
     /// training: the NLML, or the negative ELBO for vfe (and --approx vfe) and the
-    /// power-EP energy for pep, which bound or approximate it.
+    /// power-EP energy for pep, which bound or approximate it — on the raw target scale
+    /// (a standardized model's own value + n·log target sd), as `fit` reports it.
     Nlml(nlml::NlmlArgs),
     /// Time one NLML + gradient evaluation on synthetic data.
     Bench(bench::BenchArgs),
@@ -54,7 +55,10 @@ pub enum Command {
     Run(run_session::RunArgs),
     /// Fold the shard files of `sgpw run --shard` into their session.
     Merge(run_session::MergeArgs),
-    /// Print a session's results as Markdown tables (NMSE / MNLP per method and m).
+    /// Rewrite session files as schema version 2 (defaults made explicit, NLML scales recorded).
+    Migrate(run_session::MigrateArgs),
+    /// Print a session's results as Markdown tables (NMSE / MNLP per method and m), or
+    /// one record per run as CSV or JSON.
     Report(run_session::ReportArgs),
     /// Open a session in the terminal app (`sgpw` alone opens sessions/demo.toml).
     Open(open::OpenArgs),
@@ -113,8 +117,13 @@ pub struct RunArgs {
     /// Seed for the split, the initialisation and any subset.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Scale inputs and targets to unit variance (recorded in the model file).
-    #[arg(long)]
+    /// Fit on the raw inputs and targets. By default inputs and targets are scaled to
+    /// zero mean and unit variance (recorded in the model file; NLMLs are still
+    /// reported on the raw target scale).
+    #[arg(long, conflicts_with = "standardize")]
+    pub raw: bool,
+    /// Standardize inputs and targets: the default (kept so older scripts still run).
+    #[arg(long, hide = true)]
     pub standardize: bool,
     /// Options of the method (the methods list says which each reads).
     #[command(flatten)]
@@ -128,7 +137,7 @@ impl RunArgs {
             m: self.m,
             seed: self.seed,
             iters: self.iters,
-            standardize: self.standardize,
+            standardize: !self.raw,
             options: self.options.clone(),
         }
     }
@@ -138,7 +147,15 @@ impl RunArgs {
 pub fn method_list() -> String {
     crate::methods::registry()
         .iter()
-        .map(|m| format!("  {:<8} {} [m = {}]", m.name(), m.summary(), m.m_meaning()))
+        .map(|m| {
+            format!(
+                "  {:<8} {} [m = {}]\n           seed: {}",
+                m.name(),
+                m.summary(),
+                m.m_meaning(),
+                m.seed_help()
+            )
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -205,6 +222,7 @@ pub fn execute(cli: Cli) -> Result<u8> {
         Command::Stream(a) => done(stream::run(a)),
         Command::Run(a) => run_session::run(a),
         Command::Merge(a) => done(run_session::merge(a)),
+        Command::Migrate(a) => done(run_session::migrate(a)),
         Command::Report(a) => run_session::report(a),
         Command::Open(a) => open::run(a),
     }

@@ -3,7 +3,7 @@
 use super::predict::training_data;
 use crate::error::Result;
 use crate::exec::Exec;
-use crate::train::model_data;
+use crate::train::{model_data, raw_scale_offset};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -31,18 +31,32 @@ pub fn run(args: NlmlArgs) -> Result<()> {
     let (x, y) = training_data(&model, &args.train, args.target.clone())?;
     let data = model_data(&model, &x, &y)?;
     let exec = Exec::default();
+    // a standardized model's objective is in model units: + n·log(target sd) puts it
+    // on the raw target scale, where `fit` reports it and every run compares
+    let offset = raw_scale_offset(model.standardize.as_ref(), y.len());
     if args.json {
         let o = method.objective(&model, &data, &exec)?;
         super::print_json(&serde_json::json!({
             "method": model.method,
             "objective": method.objective_name(&model),
             "n_train": y.len(),
-            "nlml": o.nlml,
+            "nlml": o.nlml + offset,
+            "nlml_scale": "raw",
             "jitter": o.jitter,
             "gradient": o.grad,
         }))
     } else {
-        crate::outln!("{}", method.nlml(&model, &data, &exec)?)?;
+        let v = method.nlml(&model, &data, &exec)? + offset;
+        crate::noteln!(
+            "note: {} on the raw target scale{}",
+            method.objective_name(&model),
+            if model.standardize.is_some() {
+                " (the standardized model's own value + n·log target sd)"
+            } else {
+                ""
+            }
+        );
+        crate::outln!("{v}")?;
         Ok(())
     }
 }

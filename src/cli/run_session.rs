@@ -147,6 +147,63 @@ pub fn merge(args: MergeArgs) -> Result<()> {
 }
 
 #[derive(Args)]
+pub struct MigrateArgs {
+    /// Session files to rewrite as schema version 2 (in place, atomically).
+    #[arg(required = true)]
+    pub sessions: Vec<PathBuf>,
+    /// What the stored NLMLs of standardized runs in a version 1 file are, where the
+    /// file cannot say (results with a test set written by the code that moved NLMLs to
+    /// the raw scale also stored constant_mnlp and are known to be raw): "model" for
+    /// results written before that change (model units: converted to the raw scale with
+    /// the stored model's n and target sd, as a replay would give them), "raw" for
+    /// results written after. Without it their scale stays unknown and `report` leaves
+    /// their NLML out.
+    #[arg(long, value_enum)]
+    pub standardized_nlml: Option<StoredScale>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum StoredScale {
+    Model,
+    Raw,
+}
+
+/// `sgpw migrate`: rewrite sessions as schema version 2 — version 1's defaults
+/// (standardize = false, label = the method) made explicit, the NLML scale of every
+/// result recorded.
+pub fn migrate(args: MigrateArgs) -> Result<()> {
+    for path in &args.sessions {
+        let mut session = Session::read(path)?;
+        let converted = match args.standardized_nlml {
+            Some(StoredScale::Model) => session
+                .settle_scales(crate::session::NlmlScale::Standardized)
+                .map_err(|e| Error::file(path, e))?,
+            Some(StoredScale::Raw) => session
+                .settle_scales(crate::session::NlmlScale::Raw)
+                .map_err(|e| Error::file(path, e))?,
+            None => 0,
+        };
+        session.save(path)?;
+        let unknown = session.unknown_scales();
+        outln!(
+            "{}: schema version {}; {} result(s), {converted} NLML(s) converted to the raw scale{}",
+            path.display(),
+            crate::session::SCHEMA_VERSION,
+            session.results.len(),
+            if unknown > 0 {
+                format!(
+                    "; {unknown} of unknown scale (standardized runs: say which with \
+                     --standardized-nlml model|raw)"
+                )
+            } else {
+                String::new()
+            }
+        )?;
+    }
+    Ok(())
+}
+
+#[derive(Args)]
 pub struct ReportArgs {
     /// Session file (TOML) with results.
     pub session: PathBuf,
@@ -157,6 +214,21 @@ pub struct ReportArgs {
     /// instead of the NMSE.
     #[arg(long)]
     pub mse: bool,
+    /// markdown: tables per data set (mean over distinct seeds; † worse than the
+    /// constant predictor on the test set, ‡ on the validation set); csv or json: one
+    /// record per run (dataset, label, method, m, seed, status, standardize,
+    /// seed_dependent, nlml on the raw target scale with nlml_scale, nmse, mnlp,
+    /// constant_mnlp, worse_than_constant, validation_nmse/mnlp, best_iteration,
+    /// iterations, seconds), for pandas or a paper.
+    #[arg(long, value_enum, default_value = "markdown")]
+    pub format: ReportFormat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    Markdown,
+    Csv,
+    Json,
 }
 
 /// `sgpw report`: the result tables of a session, without running anything. A session
@@ -172,6 +244,17 @@ pub fn report(args: ReportArgs) -> Result<u8> {
         );
         return Ok(exit::INCOMPLETE);
     }
-    super::out::out(&report::tables(&session, args.merge_generations, args.mse))?;
+    match args.format {
+        ReportFormat::Markdown => {
+            super::out::out(&report::tables(&session, args.merge_generations, args.mse))?
+        }
+        ReportFormat::Csv => super::out::out(&report::csv(&session))?,
+        ReportFormat::Json => {
+            // straight to text, so the keys keep the order of the CSV columns
+            let rows = serde_json::to_string_pretty(&report::rows(&session))
+                .map_err(|e| Error::File(format!("JSON: {e}")))?;
+            outln!("{rows}")?
+        }
+    }
     Ok(exit::OK)
 }

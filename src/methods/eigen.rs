@@ -304,6 +304,10 @@ impl EigenBasis {
 }
 
 impl Family for EigenBasis {
+    fn seed_help(&self) -> &'static str {
+        "the basis points are k-means centres from a seeded start"
+    }
+
     type Extra = EigenExtra;
 
     fn init(

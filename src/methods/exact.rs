@@ -11,6 +11,7 @@ use crate::likelihood::{LatentPrior, Posterior};
 use crate::linalg::{self, Jitter};
 use crate::model_file::{Hyper, ModelFile};
 use crate::run_context::{Phase, RunContext};
+use crate::run_spec::MethodOptions;
 use nalgebra::{DMatrix, DVector};
 use rand_chacha::ChaCha8Rng;
 use std::f64::consts::PI;
@@ -82,6 +83,14 @@ impl Method for Exact {
     }
     fn stores_posterior(&self) -> bool {
         false
+    }
+
+    fn init_uses_seed(&self, _options: &MethodOptions) -> bool {
+        false
+    }
+    fn seed_help(&self) -> &'static str {
+        "deterministic start (the defaults of METHODS.md §0); the seed matters only with \
+         --subset or --init-lengthscales-from-subset"
     }
 
     fn init(

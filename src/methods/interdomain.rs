@@ -711,6 +711,16 @@ pub struct Extra {
 }
 
 impl Family for InterDomain {
+    fn seed_help(&self) -> &'static str {
+        match self.kind {
+            Kind::Sm => "the feature centres start at m random training inputs drawn with the seed",
+            _ => {
+                "frequencies and phases are drawn with the seed (tfifgp --centres subset: \
+                 the centres too)"
+            }
+        }
+    }
+
     type Extra = Extra;
 
     fn init(

@@ -84,6 +84,14 @@ pub trait Family: Send + Sync + 'static {
         ctx: &RunContext,
         rng: &mut ChaCha8Rng,
     ) -> Result<ModelFile>;
+    /// Whether `init` draws from the seed with these options ([`Method::init_uses_seed`]).
+    fn init_uses_seed(&self, _options: &MethodOptions) -> bool {
+        true
+    }
+    /// What the seed does in `init` ([`Method::seed_help`]).
+    fn seed_help(&self) -> &'static str {
+        "the initialisation draws from the seed"
+    }
     /// Check the family's tables; returns the number of features m.
     fn check(&self, model: &ModelFile) -> Result<usize>;
     /// The free parameters as one vector: [log σ0², log ℓ, log σ²] then the family's.
@@ -379,6 +387,12 @@ impl<F: Family> Method for LowRankMethod<F> {
     }
     fn objective_name(&self, model: &ModelFile) -> &'static str {
         self.approx_of(model).map_or("NLML", Approx::objective_name)
+    }
+    fn init_uses_seed(&self, options: &MethodOptions) -> bool {
+        self.family.init_uses_seed(options)
+    }
+    fn seed_help(&self) -> &'static str {
+        self.family.seed_help()
     }
 
     fn init(

@@ -85,6 +85,19 @@ pub trait Method: Send + Sync {
     fn check_options(&self, _options: &MethodOptions) -> Result<()> {
         Ok(())
     }
+    /// Whether the method's own initialisation draws from the run's seed with these
+    /// options (pseudo-inputs at random training inputs, random frequencies, k-means
+    /// centres). False where it is deterministic (the exact GP; PSDS's Hammersley
+    /// points): then two seeds give the same result unless a general option draws
+    /// from the seed ([`RunSpec::seed_uses`]). A new method is seed-dependent unless
+    /// it says otherwise.
+    fn init_uses_seed(&self, _options: &MethodOptions) -> bool {
+        true
+    }
+    /// What the seed does in this method's initialisation, for `--help` and the app.
+    fn seed_help(&self) -> &'static str {
+        "the initialisation draws from the seed"
+    }
     /// What the objective of a model is called ("NLML", "negative ELBO", …).
     fn objective_name(&self, _model: &ModelFile) -> &'static str {
         "NLML"
@@ -236,6 +249,41 @@ impl Deref for ValidRunSpec {
 impl std::fmt::Debug for ValidRunSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.checked.fmt(f)
+    }
+}
+
+/// What draws from a run's seed, for the app and `report`: the method's own
+/// initialisation and the general options that sample (a subset, the subset fit of the
+/// starting hyperparameters, the validation split, the restarts' starts). Empty: the
+/// result cannot depend on the seed, so runs differing only in their seed are repeats
+/// of one computation, not independent draws. (A session's data-set split has its own
+/// `split_seed`; `sgpw fit --split` shuffles with the run's seed as well.)
+impl RunSpec {
+    pub fn seed_uses(&self) -> Vec<&'static str> {
+        let o = &self.options;
+        let mut uses = Vec::new();
+        // an unknown method is assumed to use it
+        if get(&self.method).ok().is_none_or(|m| m.init_uses_seed(o)) {
+            uses.push("initialisation");
+        }
+        if o.subset.is_some() {
+            uses.push("subset");
+        }
+        if o.init_lengthscales_from_subset.is_some() {
+            uses.push("init_lengthscales_from_subset");
+        }
+        if o.validation.is_some() {
+            uses.push("validation");
+        }
+        if o.restarts.is_some_and(|k| k > 1) {
+            uses.push("restarts");
+        }
+        uses
+    }
+
+    /// Whether the result of this run can depend on its seed ([`RunSpec::seed_uses`]).
+    pub fn seed_dependent(&self) -> bool {
+        !self.seed_uses().is_empty()
     }
 }
 

@@ -50,6 +50,11 @@ impl Nystrom {
 }
 
 impl Method for Nystrom {
+    fn seed_help(&self) -> &'static str {
+        "the basis points are k-means centres from a seeded start (nystrom also fits its \
+         hyperparameters on a random subset)"
+    }
+
     fn name(&self) -> &'static str {
         if self.optimise {
             "nystrom-opt"

@@ -157,6 +157,11 @@ fn project(x: &DMatrix<f64>, mean: &[f64], basis: &DMatrix<f64>) -> Result<DMatr
 }
 
 impl Family for PcaPseudo {
+    fn seed_help(&self) -> &'static str {
+        "the pseudo-inputs start at m random training inputs (in PCA coordinates) drawn \
+         with the seed"
+    }
+
     /// The plain family's extras and the projected inputs.
     type Extra = (PseudoExtra, DMatrix<f64>);
 

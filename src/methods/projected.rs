@@ -105,6 +105,10 @@ pub struct ProjectedExtra {
 }
 
 impl Family for Projected {
+    fn seed_help(&self) -> &'static str {
+        "the pseudo-inputs start at m random training inputs (projected) drawn with the seed"
+    }
+
     type Extra = ProjectedExtra;
 
     fn init(

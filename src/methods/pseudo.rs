@@ -165,6 +165,10 @@ pub struct PseudoExtra {
 }
 
 impl Family for PseudoInputs {
+    fn seed_help(&self) -> &'static str {
+        "the pseudo-inputs start at m random training inputs drawn with the seed"
+    }
+
     type Extra = PseudoExtra;
 
     fn init(

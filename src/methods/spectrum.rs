@@ -22,7 +22,7 @@ use crate::likelihood::Adjoints;
 use crate::linalg::{self, Jitter};
 use crate::model_file::{Hyper, ModelFile, Spectral, matrix_to_rows, required_matrix};
 use crate::run_context::RunContext;
-use crate::run_spec::{ApproxKind, RunSpec, SpectralInit, Stage};
+use crate::run_spec::{ApproxKind, MethodOptions, RunSpec, SpectralInit, Stage};
 use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
@@ -210,6 +210,14 @@ fn unpack_keep_points(theta: &[f64], model: &mut ModelFile) {
 impl Family for SpectralPoints {
     /// The absolute frequencies w (r×D).
     type Extra = DMatrix<f64>;
+
+    fn init_uses_seed(&self, options: &MethodOptions) -> bool {
+        options.init == Some(SpectralInit::Random)
+    }
+    fn seed_help(&self) -> &'static str {
+        "deterministic start: PSDS's Hammersley points do not depend on the seed (ssgp \
+         --init random draws them from the seed)"
+    }
 
     fn init(
         &self,

@@ -13,28 +13,98 @@ pub mod shard;
 use crate::data::{Dataset, LoadSpec};
 use crate::error::{Error, Result};
 use crate::model_file::{atomic_write, toml_error};
-pub use crate::results::{RunKey, RunResult, Status};
+pub use crate::results::{NlmlScale, RunKey, RunResult, Status};
 use crate::run_spec::{MethodOptions, RunSpec};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version 2 (this one) records every run's `standardize` and `label` explicitly and
+/// the scale of every stored NLML; a missing `standardize` means true (standardized
+/// inputs and targets are the default for new runs) and a missing label the run's
+/// [`RunSpec::default_label`]. Version 1 files are read with version 1's defaults
+/// (`standardize = false`, label = the method) and written back as version 2 with those
+/// made explicit, so they replay unchanged.
+pub const SCHEMA_VERSION: u32 = 2;
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A session: data sets, run entries and results. Read with [`Session::read`] /
+/// [`Session::parse`] (which know schema versions 1 and 2) and written as version 2.
+#[derive(Clone, Debug)]
 pub struct Session {
     pub schema_version: u32,
     pub name: String,
     /// What the session is for; kept when the file is rewritten (comments are not).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    #[serde(default)]
     pub datasets: Vec<Spanned<DatasetEntry>>,
-    #[serde(default)]
     pub runs: Vec<Spanned<RunEntry>>,
-    #[serde(default)]
     pub results: Vec<RunResult>,
+}
+
+/// The file as written: version-dependent defaults are applied after reading.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SessionFile {
+    #[allow(dead_code)] // read first, by VersionOnly
+    schema_version: u32,
+    name: String,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    datasets: Vec<Spanned<DatasetEntry>>,
+    #[serde(default)]
+    runs: Vec<Spanned<RunEntryFile>>,
+    #[serde(default)]
+    results: Vec<RunResult>,
+}
+
+/// Only the version, read first (any other key is left for [`SessionFile`]).
+#[derive(Deserialize)]
+struct VersionOnly {
+    schema_version: u32,
+}
+
+/// A run entry as written (see [`RunEntry`]).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunEntryFile {
+    dataset: String,
+    method: String,
+    #[serde(default)]
+    label: Option<String>,
+    m: Vec<usize>,
+    #[serde(default = "default_seeds")]
+    seeds: Vec<u64>,
+    #[serde(default = "default_iters")]
+    iterations: usize,
+    #[serde(default)]
+    standardize: Option<bool>,
+    #[serde(default)]
+    options: MethodOptions,
+}
+
+/// How a session is written: version 2, every run's label and standardize explicit.
+#[derive(Serialize)]
+struct SessionOut<'a> {
+    schema_version: u32,
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: &'a Option<String>,
+    datasets: &'a [Spanned<DatasetEntry>],
+    runs: Vec<RunEntryOut<'a>>,
+    results: &'a [RunResult],
+}
+
+#[derive(Serialize)]
+struct RunEntryOut<'a> {
+    dataset: &'a str,
+    method: &'a str,
+    label: String,
+    m: &'a [usize],
+    seeds: &'a [u64],
+    iterations: usize,
+    standardize: bool,
+    #[serde(skip_serializing_if = "is_default_options")]
+    options: &'a MethodOptions,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -69,23 +139,20 @@ fn default_iters() -> usize {
 }
 
 /// A group of runs: one per (m, seed).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RunEntry {
     pub dataset: String,
     pub method: String,
-    /// Name shown for these runs (default: the method); tells apart two entries of
-    /// one method with different options.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Name shown for these runs; None: [`RunSpec::default_label`] (the method and a
+    /// tag for each setting that changes the meaning of its numbers, e.g. `fitc-std`).
+    /// Files always carry it explicitly.
     pub label: Option<String>,
     pub m: Vec<usize>,
-    #[serde(default = "default_seeds")]
     pub seeds: Vec<u64>,
-    #[serde(default = "default_iters")]
     pub iterations: usize,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    /// Standardized inputs and targets (the default for new runs; `--raw` and
+    /// `standardize = false` opt out).
     pub standardize: bool,
-    #[serde(default, skip_serializing_if = "is_default_options")]
     pub options: MethodOptions,
 }
 
@@ -97,30 +164,39 @@ fn is_default_options(o: &MethodOptions) -> bool {
 }
 
 impl RunEntry {
-    pub fn label(&self) -> &str {
-        self.label.as_deref().unwrap_or(&self.method)
+    /// The label, or the default one of its setup.
+    pub fn label(&self) -> String {
+        match &self.label {
+            Some(l) => l.clone(),
+            None => self.spec(0, 0).default_label(),
+        }
+    }
+
+    /// The spec of one of its runs.
+    pub fn spec(&self, m: usize, seed: u64) -> RunSpec {
+        RunSpec {
+            method: self.method.clone(),
+            m,
+            seed,
+            iters: self.iterations,
+            standardize: self.standardize,
+            options: self.options.clone(),
+        }
     }
 
     /// The individual runs of this entry.
     pub fn expand(&self) -> Vec<(RunKey, RunSpec)> {
         let mut out = Vec::new();
+        let label = self.label();
         for &m in &self.m {
             for &seed in &self.seeds {
                 let key = RunKey {
                     dataset: self.dataset.clone(),
-                    label: self.label().to_string(),
+                    label: label.clone(),
                     m,
                     seed,
                 };
-                let spec = RunSpec {
-                    method: self.method.clone(),
-                    m,
-                    seed,
-                    iters: self.iterations,
-                    standardize: self.standardize,
-                    options: self.options.clone(),
-                };
-                out.push((key, spec));
+                out.push((key, self.spec(m, seed)));
             }
         }
         out
@@ -173,14 +249,56 @@ impl Session {
         ))
     }
 
-    /// Parse and validate; errors name the line.
+    /// Parse and validate (schema version 1 or 2; a version 1 file comes back as
+    /// version 2 with its defaults made explicit); errors name the line.
     pub fn parse(text: &str) -> std::result::Result<Session, String> {
-        let s: Session = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
-        if s.schema_version != SCHEMA_VERSION {
+        let version = toml::from_str::<VersionOnly>(text)
+            .map_err(|e| toml_error(text, &e))?
+            .schema_version;
+        if !(1..=SCHEMA_VERSION).contains(&version) {
             return Err(format!(
-                "schema_version {} is not supported (this sgpw reads {SCHEMA_VERSION})",
-                s.schema_version
+                "schema_version {version} is not supported (this sgpw reads 1 and {SCHEMA_VERSION})"
             ));
+        }
+        let file: SessionFile = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
+        let v1 = version == 1;
+        let runs: Vec<Spanned<RunEntry>> = file
+            .runs
+            .into_iter()
+            .map(|r| {
+                let span = r.span();
+                let f = r.into_inner();
+                let mut entry = RunEntry {
+                    dataset: f.dataset,
+                    method: f.method,
+                    label: f.label,
+                    m: f.m,
+                    seeds: f.seeds,
+                    iterations: f.iterations,
+                    // version 1: raw unless asked; version 2: standardized unless not
+                    standardize: f.standardize.unwrap_or(!v1),
+                    options: f.options,
+                };
+                if entry.label.is_none() {
+                    entry.label = Some(if v1 {
+                        entry.method.clone()
+                    } else {
+                        entry.label()
+                    });
+                }
+                Spanned::new(span, entry)
+            })
+            .collect();
+        let mut s = Session {
+            schema_version: SCHEMA_VERSION,
+            name: file.name,
+            description: file.description,
+            datasets: file.datasets,
+            runs,
+            results: file.results,
+        };
+        if v1 {
+            s.mark_v1_scales();
         }
         for (i, d) in s.datasets.iter().enumerate() {
             let line = line_of(text, d.span().start);
@@ -250,8 +368,116 @@ impl Session {
         }
     }
 
+    /// Version 1 stored no NLML scale. A raw run's NLML is raw whenever it was
+    /// written; a standardized run's is raw if the result has the constant predictor's
+    /// MNLP (written only by the code that also moved NLMLs to the raw scale), and
+    /// otherwise unknown: results written before that change are in model units, and
+    /// `sgpw migrate --standardized-nlml` says which (see the README).
+    fn mark_v1_scales(&mut self) {
+        let scales: Vec<Option<NlmlScale>> = self
+            .results
+            .iter()
+            .map(|r| {
+                if r.nlml.is_none() && r.trace.is_empty() {
+                    return None;
+                }
+                let standardized = r
+                    .model
+                    .as_ref()
+                    .map(|m| m.standardize.is_some())
+                    .or_else(|| self.run_standardized(&r.key));
+                match standardized {
+                    Some(false) => Some(NlmlScale::Raw),
+                    Some(true) if r.constant_mnlp.is_some() => Some(NlmlScale::Raw),
+                    _ => None,
+                }
+            })
+            .collect();
+        for (r, scale) in self.results.iter_mut().zip(scales) {
+            r.nlml_scale = scale;
+        }
+    }
+
+    /// Results whose NLML has no known scale (standardized runs read from schema 1).
+    pub fn unknown_scales(&self) -> usize {
+        self.results
+            .iter()
+            .filter(|r| r.nlml_scale.is_none() && (r.nlml.is_some() || !r.trace.is_empty()))
+            .count()
+    }
+
+    /// Declare the scale of the NLMLs whose scale is unknown (`sgpw migrate
+    /// --standardized-nlml`), then put every model-unit NLML on the raw scale: NLML,
+    /// trace and the model's `fit.nlml` + n·log(target sd) — the very sum a replay now
+    /// computes, so the stored numbers equal a replay's. Returns how many results were
+    /// converted; a model-unit result without its model (n, target sd) is an error.
+    pub fn settle_scales(&mut self, unknown_are: NlmlScale) -> Result<usize> {
+        let mut converted = 0;
+        for r in &mut self.results {
+            if r.nlml_scale.is_none() && (r.nlml.is_some() || !r.trace.is_empty()) {
+                r.nlml_scale = Some(unknown_are);
+            }
+            if r.nlml_scale != Some(NlmlScale::Standardized) {
+                continue;
+            }
+            let offset = r.raw_offset().ok_or_else(|| {
+                Error::input(format!(
+                    "result {}/{} m={} seed {}: its NLML is in model units and it has no \
+                     stored model (fit.n_train and the target scale) to convert it",
+                    r.key.dataset, r.key.label, r.key.m, r.key.seed
+                ))
+            })?;
+            r.nlml = r.nlml.map(|v| v + offset);
+            for v in &mut r.trace {
+                *v += offset;
+            }
+            if let Some(fit) = r.model.as_mut().and_then(|m| m.fit.as_mut()) {
+                fit.nlml += offset;
+            }
+            r.nlml_scale = Some(NlmlScale::Raw);
+            converted += 1;
+        }
+        Ok(converted)
+    }
+
+    /// Whether the run entry of a key is standardized (None: no entry has the key).
+    pub fn run_standardized(&self, key: &RunKey) -> Option<bool> {
+        self.runs.iter().map(|r| r.get_ref()).find_map(|r| {
+            (r.dataset == key.dataset
+                && r.label() == key.label
+                && r.m.contains(&key.m)
+                && r.seeds.contains(&key.seed))
+            .then_some(r.standardize)
+        })
+    }
+
     pub fn to_toml(&self) -> Result<String> {
-        toml::to_string(self).map_err(|e| Error::File(format!("cannot write the session: {e}")))
+        let runs = self
+            .runs
+            .iter()
+            .map(|r| {
+                let r = r.get_ref();
+                RunEntryOut {
+                    dataset: &r.dataset,
+                    method: &r.method,
+                    label: r.label(),
+                    m: &r.m,
+                    seeds: &r.seeds,
+                    iterations: r.iterations,
+                    standardize: r.standardize,
+                    options: &r.options,
+                }
+            })
+            .collect();
+        let out = SessionOut {
+            schema_version: SCHEMA_VERSION,
+            name: &self.name,
+            description: &self.description,
+            datasets: &self.datasets,
+            runs,
+            results: &self.results,
+        };
+        toml::to_string(&out).map_err(|e| Error::File(format!("cannot write the session: {e}")))
     }
 
     /// Atomic save (temporary file, then rename).

@@ -1,8 +1,31 @@
 //! Result tables of a session (Markdown): one table per data set, one row per m, one
-//! column per run label, each cell "NMSE / MNLP" (or "MSE / MNLP") averaged over seeds.
+//! column per run label, each cell "NMSE / MNLP" (or "MSE / MNLP") averaged over seeds
+//! — over distinct results only, since a run that cannot depend on its seed repeats one
+//! computation — with a mark on cells worse than the constant predictor. [`rows`] gives
+//! one record per run for `--format csv|json`.
 
-use super::{RunResult, Session, Status};
+use super::{NlmlScale, RunKey, RunResult, Session, Status};
+use crate::run_spec::RunSpec;
 use std::collections::{BTreeMap, BTreeSet};
+
+/// Marks a cell with a run whose test predictions are worse than the constant
+/// predictor's (the training mean and variance).
+pub const WORSE_TEST: &str = "†";
+/// Marks a cell with a run whose validation predictions are worse than the mean's.
+pub const WORSE_VALIDATION: &str = "‡";
+
+/// The results of one cell that are distinct: a result equal in every score to an
+/// earlier one (a seed-independent run repeated under another seed) counts once.
+fn distinct<'a>(done: &[&'a RunResult]) -> Vec<&'a RunResult> {
+    let score = |r: &RunResult| [r.nmse, r.mnlp, r.mse, r.nlml].map(|v| v.map(f64::to_bits));
+    let mut out: Vec<&RunResult> = Vec::new();
+    for r in done {
+        if !out.iter().any(|o| score(o) == score(r)) {
+            out.push(r);
+        }
+    }
+    out
+}
 
 /// The data-set name a result is grouped under: with `merge`, a trailing `-NN`
 /// (generations of one synthetic problem, e.g. spiral-01 … spiral-10) is dropped.
@@ -37,6 +60,11 @@ fn fmt(v: f64) -> String {
 
 type Cells<'a> = BTreeMap<(usize, String), Vec<&'a RunResult>>;
 
+/// The spec of every run the session defines, by key.
+fn specs(session: &Session) -> BTreeMap<RunKey, RunSpec> {
+    session.all_runs().into_iter().collect()
+}
+
 /// Markdown tables of every finished result; `mse`: the test MSE instead of the NMSE.
 pub fn tables(session: &Session, merge_generations: bool, mse: bool) -> String {
     // group → label order (first appearance) and (m, label) → results
@@ -53,6 +81,7 @@ pub fn tables(session: &Session, merge_generations: bool, mse: bool) -> String {
             .or_default()
             .push(r);
     }
+    let specs = specs(session);
     let mut out = String::new();
     for (name, (labels, cells)) in &groups {
         let (columns, singles): (Vec<&String>, Vec<&String>) =
@@ -108,6 +137,7 @@ pub fn tables(session: &Session, merge_generations: bool, mse: bool) -> String {
         if !meanings.is_empty() {
             out.push_str(&format!("\nm counts — {}\n", meanings.join("; ")));
         }
+        out.push_str(&notes(cells, &specs));
         out.push_str(&unfinished(cells));
         out.push('\n');
     }
@@ -119,6 +149,75 @@ pub fn tables(session: &Session, merge_generations: bool, mse: bool) -> String {
     if not_run > 0 {
         out.push_str(&format!(
             "{not_run} runs have no result yet (`sgpw run` runs them).\n\n"
+        ));
+    }
+    out
+}
+
+/// The footnotes of one table: the marks of runs worse than the constant predictor,
+/// and the labels whose result cannot depend on the seed or whose seeds repeated a
+/// result.
+fn notes(cells: &Cells, specs: &BTreeMap<RunKey, RunSpec>) -> String {
+    let all = || {
+        cells
+            .values()
+            .flatten()
+            .filter(|r| r.status == Status::Done)
+    };
+    let name = |r: &RunResult| format!("{} m={} seed {}", r.key.label, r.key.m, r.key.seed);
+    let mut out = String::new();
+    let test: Vec<String> = all()
+        .filter(|r| r.worse_than_constant())
+        .map(|r| name(r))
+        .collect();
+    if !test.is_empty() {
+        out.push_str(&format!(
+            "\n{WORSE_TEST} worse on the test set than the constant predictor (the training \
+             mean and variance: NMSE above 1 or MNLP above its MNLP): {}\n",
+            test.join("; ")
+        ));
+    }
+    let valid: Vec<String> = all()
+        .filter(|r| r.validation_worse_than_constant())
+        .map(|r| name(r))
+        .collect();
+    if !valid.is_empty() {
+        out.push_str(&format!(
+            "\n{WORSE_VALIDATION} worse on the validation set than predicting the training \
+             mean (NMSE above 1): {}\n",
+            valid.join("; ")
+        ));
+    }
+    let mut fixed: Vec<String> = Vec::new();
+    let mut repeated: Vec<String> = Vec::new();
+    for ((m, label), rs) in cells {
+        let done: Vec<&RunResult> = rs
+            .iter()
+            .copied()
+            .filter(|r| r.status == Status::Done)
+            .collect();
+        let independent = done
+            .iter()
+            .any(|r| specs.get(&r.key).is_some_and(|s| !s.seed_dependent()));
+        if independent && !fixed.contains(label) {
+            fixed.push(label.clone());
+        }
+        let k = distinct(&done).len();
+        if done.len() > 1 && k < done.len() {
+            repeated.push(format!("{label} m={m}: {} seeds, {k} distinct", done.len()));
+        }
+    }
+    if !fixed.is_empty() {
+        out.push_str(&format!(
+            "\nseed-independent (deterministic initialisation and no seeded option, so \
+             every seed repeats one computation): {}\n",
+            fixed.join(", ")
+        ));
+    }
+    if !repeated.is_empty() {
+        out.push_str(&format!(
+            "\nidentical repeats count once (mean ± s.e. over distinct results only): {}\n",
+            repeated.join("; ")
         ));
     }
     out
@@ -188,7 +287,12 @@ fn single_m(cells: &Cells, label: &str) -> Option<usize> {
 fn cell(rs: Option<&Vec<&RunResult>>, mse: bool) -> String {
     let Some(rs) = rs else { return String::new() };
     let count = |s: Status| rs.iter().filter(|r| r.status == s).count();
-    let done: Vec<&&RunResult> = rs.iter().filter(|r| r.status == Status::Done).collect();
+    let finished: Vec<&RunResult> = rs
+        .iter()
+        .copied()
+        .filter(|r| r.status == Status::Done)
+        .collect();
+    let done = distinct(&finished);
     let nmse: Vec<f64> = done
         .iter()
         .filter_map(|r| if mse { r.mse } else { r.nmse })
@@ -197,11 +301,23 @@ fn cell(rs: Option<&Vec<&RunResult>>, mse: bool) -> String {
     let secs: Vec<f64> = done.iter().map(|r| r.train_seconds).collect();
     match (mean(&nmse), mean(&mnlp), mean(&secs)) {
         (Some(a), Some(b), Some(t)) => {
-            let partial = if done.len() < rs.len() {
-                format!(" ({}/{} done)", done.len(), rs.len())
+            let partial = if finished.len() < rs.len() {
+                format!(" ({}/{} done)", finished.len(), rs.len())
             } else {
                 String::new()
             };
+            let repeats = if done.len() < finished.len() {
+                format!(" [{} seeds, {} distinct]", finished.len(), done.len())
+            } else {
+                String::new()
+            };
+            let mut marks = String::new();
+            if finished.iter().any(|r| r.worse_than_constant()) {
+                marks.push_str(WORSE_TEST);
+            }
+            if finished.iter().any(|r| r.validation_worse_than_constant()) {
+                marks.push_str(WORSE_VALIDATION);
+            }
             let se = std_error(&nmse).map_or(String::new(), |e| format!(" ± {}", fmt(e)));
             let negative: usize = done.iter().map(|r| r.negative_var_latent).sum();
             let negative = if negative > 0 {
@@ -212,9 +328,13 @@ fn cell(rs: Option<&Vec<&RunResult>>, mse: bool) -> String {
             } else {
                 String::new()
             };
-            format!("{}{se} / {} ({t:.1}){partial}{negative}", fmt(a), fmt(b))
+            format!(
+                "{}{se} / {}{marks} ({t:.1}){partial}{repeats}{negative}",
+                fmt(a),
+                fmt(b)
+            )
         }
-        _ if !done.is_empty() => format!("{} done (no test set)", done.len()),
+        _ if !finished.is_empty() => format!("{} done (no test set)", finished.len()),
         _ => {
             let (failed, cancelled) = (count(Status::Failed), count(Status::Cancelled));
             let mut parts = Vec::new();
@@ -226,6 +346,139 @@ fn cell(rs: Option<&Vec<&RunResult>>, mse: bool) -> String {
             }
             parts.join(", ")
         }
+    }
+}
+
+/// One run of a session as `report --format csv|json` gives it. `nlml` is on the raw
+/// target scale (`nlml_scale` "raw"); a stored NLML in a standardized run's model units
+/// that cannot be converted (no model), or of unknown scale, is left out and its
+/// `nlml_scale` says why.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Row {
+    pub dataset: String,
+    pub label: String,
+    pub method: String,
+    pub m: usize,
+    pub seed: u64,
+    pub status: &'static str,
+    pub standardize: Option<bool>,
+    /// Whether the result can depend on the seed (None: no run entry has its key).
+    pub seed_dependent: Option<bool>,
+    pub nlml: Option<f64>,
+    /// "raw", or "standardized" / "unknown" for a stored NLML that is not shown.
+    pub nlml_scale: Option<&'static str>,
+    pub nmse: Option<f64>,
+    pub mnlp: Option<f64>,
+    pub constant_mnlp: Option<f64>,
+    pub worse_than_constant: bool,
+    pub validation_nmse: Option<f64>,
+    pub validation_mnlp: Option<f64>,
+    pub best_iteration: Option<usize>,
+    pub iterations: usize,
+    pub seconds: f64,
+}
+
+/// The column names of [`Row`], in order.
+pub const COLUMNS: &[&str] = &[
+    "dataset",
+    "label",
+    "method",
+    "m",
+    "seed",
+    "status",
+    "standardize",
+    "seed_dependent",
+    "nlml",
+    "nlml_scale",
+    "nmse",
+    "mnlp",
+    "constant_mnlp",
+    "worse_than_constant",
+    "validation_nmse",
+    "validation_mnlp",
+    "best_iteration",
+    "iterations",
+    "seconds",
+];
+
+/// Every result of the session, sorted by data set, label, m and seed.
+pub fn rows(session: &Session) -> Vec<Row> {
+    let specs = specs(session);
+    let mut results: Vec<&RunResult> = session.results.iter().collect();
+    results.sort_by(|a, b| a.key.cmp(&b.key));
+    results
+        .into_iter()
+        .map(|r| {
+            let spec = specs.get(&r.key);
+            let raw = r.raw_nlml();
+            let scale = match (r.nlml.is_some(), raw.is_some(), r.nlml_scale) {
+                (false, _, _) => None,
+                (true, true, _) => Some("raw"),
+                (true, false, Some(NlmlScale::Standardized)) => Some("standardized"),
+                (true, false, _) => Some("unknown"),
+            };
+            let kept = r.kept_validation();
+            Row {
+                dataset: r.key.dataset.clone(),
+                label: r.key.label.clone(),
+                method: r.method.clone(),
+                m: r.key.m,
+                seed: r.key.seed,
+                status: match r.status {
+                    Status::Done => "done",
+                    Status::Failed => "failed",
+                    Status::Cancelled => "cancelled",
+                },
+                standardize: r
+                    .model
+                    .as_ref()
+                    .map(|m| m.standardize.is_some())
+                    .or(spec.map(|s| s.standardize)),
+                seed_dependent: spec.map(RunSpec::seed_dependent),
+                nlml: raw,
+                nlml_scale: scale,
+                nmse: r.nmse,
+                mnlp: r.mnlp,
+                constant_mnlp: r.constant_mnlp,
+                worse_than_constant: r.worse_than_constant(),
+                validation_nmse: kept.map(|v| v.nmse),
+                validation_mnlp: kept.map(|v| v.mnlp),
+                best_iteration: r.best_iteration,
+                iterations: r.iterations,
+                seconds: r.train_seconds,
+            }
+        })
+        .collect()
+}
+
+/// The rows as CSV with a header (numbers in full precision; empty where unknown).
+pub fn csv(session: &Session) -> String {
+    let mut out = COLUMNS.join(",");
+    out.push('\n');
+    for row in rows(session) {
+        let Ok(value) = serde_json::to_value(&row) else {
+            continue;
+        };
+        let fields: Vec<String> = COLUMNS
+            .iter()
+            .map(|c| match &value[*c] {
+                serde_json::Value::Null => String::new(),
+                serde_json::Value::String(s) => csv_field(s),
+                v => v.to_string(),
+            })
+            .collect();
+        out.push_str(&fields.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+/// A CSV field, quoted when it holds a comma, a quote or a line break.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
     }
 }
 

@@ -101,11 +101,12 @@ impl ShardFile {
             .map_err(|e| Error::file(path, format!("cannot read the shard file: {e}")))?;
         let f: ShardFile =
             toml::from_str(&text).map_err(|e| Error::file(path, toml_error(&text, &e)))?;
-        if f.schema_version != SCHEMA_VERSION {
+        // shard files hold results only; version 1's read the same
+        if !(1..=SCHEMA_VERSION).contains(&f.schema_version) {
             return Err(Error::file(
                 path,
                 format!(
-                    "schema_version {} is not supported (this sgpw reads {SCHEMA_VERSION})",
+                    "schema_version {} is not supported (this sgpw reads 1 and {SCHEMA_VERSION})",
                     f.schema_version
                 ),
             ));

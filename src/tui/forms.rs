@@ -126,8 +126,8 @@ pub fn runs_form(session: &Session, dataset: Option<&str>) -> Form {
             Field::toggle(
                 "standardize",
                 "standardize",
-                false,
-                "← → or Space: scale inputs and target to unit variance",
+                true,
+                "← → or Space: scale inputs and target to unit variance (the default; off = raw units)",
             ),
             Field::text(
                 "label",

@@ -111,6 +111,19 @@ fn result(app: &App, label: &str, m: usize, seed: u64, status: Status) -> RunRes
         iterations: if done { 50 } else { 7 },
         train_seconds: 0.01 * m as f64,
         trace: if done { trace } else { Vec::new() },
+        // fitc m = 20 predicts worse than a constant; full m = 40 scored a validation set
+        constant_mnlp: (done && label == "fitc" && m == 20).then_some(-1.0),
+        validation: if done && label == "full" {
+            (0..10)
+                .map(|k| sgpw::results::ValidationPoint {
+                    iteration: 5 * k,
+                    nmse: 0.05 + 0.002 * ((k as f64) - 5.0).powi(2),
+                    mnlp: -0.5 + 0.05 * ((k as f64) - 5.0).powi(2),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        },
         model: done.then(|| {
             if row.spec.method == "fitc" {
                 fitc_model(m)
@@ -274,9 +287,9 @@ fn evidence_pane() {
         let b = render(&app, size);
         snapshot("evidence", &b);
         assert_has(&b, "Evidence on toy: NLML vs iteration");
-        // Legend: one entry per method.
-        assert_has(&b, "━ full");
-        assert_has(&b, "━ fitc");
+        // Legend: label and m of every curve.
+        assert_has(&b, "fitc m: ━5 ━10 ━20");
+        assert_has(&b, "full m: ━40");
     }
 }
 
@@ -542,9 +555,57 @@ fn no_color_and_ascii() {
         KeyModifiers::NONE,
     )));
     let b = render(&app, (160, 48));
-    assert_has(&b, "• full");
-    assert_has(&b, "█ fitc");
+    assert_has(&b, "full m: +40 · fitc m: x5 o10 *20 · fitc-s m: #5");
 }
+
+/// Without colour at 80×24: the runs table (standardize column, "!" on the run worse
+/// than a constant, why in the details) and the evidence legend (label, m and each
+/// curve's own glyph), compared with the text they must show.
+#[test]
+fn no_color_runs_table_and_evidence_legend_at_80x24() {
+    let mut app = fixture(Theme {
+        color: false,
+        ascii: false,
+    });
+    let b = render(&app, (80, 24));
+    let l = lines(&b);
+    let runs: Vec<&str> = l[13..24].iter().map(|x| x.trim_end()).collect();
+    assert_eq!(runs, RUNS_80X24, "\n{}", runs.join("\n"));
+    assert_eq!(l[12].trim_end(), LEGEND_80X24, "\n{}", screen(&b));
+    // the curves are drawn with the legend's glyphs (at 80×24 some cells overlap:
+    // fitc m = 5 lies under m = 10 and 20 there)
+    for g in ["•", "x", "o", "*"] {
+        assert!(
+            l[2..11].iter().any(|x| x.contains(g)),
+            "no {g} curve:\n{}",
+            screen(&b)
+        );
+    }
+    // the run worse than a constant says why
+    app.run_cursor = 2;
+    let b = render(&app, (80, 24));
+    assert_has(&b, "! test MNLP -0.498 > the constant's -1.000 · fitc m=20");
+    assert!(
+        b.content.iter().all(|c| c.fg == Color::Reset),
+        "NO_COLOR: a coloured cell"
+    );
+}
+
+const RUNS_80X24: [&str; 11] = [
+    "┏ Runs (7) ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓",
+    "┃   status  data   method   std m    seed iter  NLML     NMSE     MNLP    time ┃",
+    "┃   done    toy    fitc     raw 5    1    50    27.14    0.0410   0.195   0.05s┃",
+    "┃   done    toy    fitc     raw 10   1    50    21.63    0.0210   -0.151  0.10s┃",
+    "┃ ! done    toy    fitc     raw 20   1    50    16.14    0.0110   -0.498  0.20s┃",
+    "┃   done    toy    full     raw 40   1    50    10.69    0.0060   -0.844  0.40s┃",
+    "┃   not run toy    full     raw 40   2                                         ┃",
+    "┃   failed  toy    fitc-s   std 5    1    7     -        numerica         0.05s┃",
+    "┃   running toy    fitc-s   std 5    2    4     58.50                     0.4s ┃",
+    "┗ fitc m=10 (inducing points) seed 1 · 50 it ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┛",
+    " snapshots.toml saved · 1 running · 0 queued │ snapshot fixture",
+];
+const LEGEND_80X24: &str =
+    "└ a add e edit ────────┘┗ full m: •40 · fitc m: +5 x10 o20 · fitc-s m: *5 ━━━━━┛";
 
 #[test]
 fn help_lists_every_key() {
@@ -572,7 +633,7 @@ fn forms_and_quit_dialog() {
     for size in SIZES {
         let b = render(&app, size);
         snapshot("runs_form", &b);
-        assert_has(&b, "New runs: one per (m, seed)");
+        assert_has(&b, "New runs: one per (method, m, seed)");
         assert_has(&b, "‹ fitc ›");
         assert_has(&b, "m values : 10, 20, 40");
     }

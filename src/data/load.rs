@@ -3,6 +3,7 @@
 //! the user has to find it in their file; bad settings (a split outside (0, 1)) are
 //! [`Error::Input`]. Nothing here panics on user data.
 
+use super::progress::{BLOCK_READ_BYTES, LoadProgress, read_frame};
 use super::{Dataset, LoadSpec};
 use crate::error::{Error, Result};
 use nalgebra::{DMatrix, DVector};
@@ -24,16 +25,31 @@ type Columns = Vec<Vec<f64>>;
 
 /// Loads the training file (and the test file or a seeded split) named by `spec`.
 pub fn load(spec: &LoadSpec) -> Result<Dataset> {
+    load_with_progress(spec, &mut |_| {})
+}
+
+/// [`load`], telling `report` how far it has come: rows read while a large file is
+/// read (a block at a time), then once when the columns are being checked.
+pub fn load_with_progress(
+    spec: &LoadSpec,
+    report: &mut dyn FnMut(LoadProgress),
+) -> Result<Dataset> {
     check_split_setting(spec)?;
-    let train = Table::read(&spec.train)?;
+    let train = Table::read(&spec.train, report)?;
     let (target, features) = choose_columns(&train, spec)?;
     let mut used = features.clone();
     used.push(target.clone());
+    report(LoadProgress {
+        file: spec.train.clone(),
+        rows: train.frame.height(),
+        fraction: 1.0,
+        checking: true,
+    });
     let mut notes = Vec::new();
     let train_cols = train.complete_columns(&used, spec.drop_missing, &mut notes)?;
     let (train_cols, test_cols) = match (&spec.test, spec.split) {
         (Some(path), _) => {
-            let test = Table::read(path)?;
+            let test = Table::read(path, report)?;
             check_same_columns(&train, &test)?;
             let test_cols = test.complete_columns(&used, spec.drop_missing, &mut notes)?;
             (train_cols, Some(test_cols))
@@ -67,7 +83,7 @@ pub fn load(spec: &LoadSpec) -> Result<Dataset> {
 /// Reads prediction inputs: the named feature columns (all columns if `features` is
 /// empty), in that order; other columns, such as a target, are ignored.
 pub fn load_inputs(path: &Path, features: &[String]) -> Result<DMatrix<f64>> {
-    inputs_of(&Table::read(path)?, features)
+    inputs_of(&Table::read(path, &mut |_| {})?, features)
 }
 
 /// The input matrix of rows `offset..` of a file, already read by polars (a chunk of a
@@ -280,8 +296,9 @@ struct Table {
 }
 
 impl Table {
-    /// Reads a CSV or Parquet file (chosen by extension), refusing empty files.
-    fn read(path: &Path) -> Result<Table> {
+    /// Reads a CSV or Parquet file (chosen by extension), refusing empty files; a large
+    /// one a block of rows at a time, telling `report` the rows read.
+    fn read(path: &Path, report: &mut dyn FnMut(LoadProgress)) -> Result<Table> {
         let file = File::open(path).map_err(|e| Error::data(path, format!("cannot read: {e}")))?;
         let meta = file
             .metadata()
@@ -302,14 +319,7 @@ impl Table {
         // The reader panics on some damaged files (a Parquet footer with a bad thrift
         // field: "thrift bool field", found by tests/fuzz.rs): that is a damaged file,
         // not a crash.
-        let frame = guarded(|| {
-            if csv {
-                read_csv(file)
-            } else {
-                ParquetReader::new(file).finish()
-            }
-        })
-        .map_err(|p| {
+        let damaged = |p: String| {
             Error::data(
                 path,
                 format!(
@@ -317,8 +327,21 @@ impl Table {
                     if csv { "CSV" } else { "Parquet" }
                 ),
             )
-        })?
-        .map_err(|e| Error::data(path, polars_failure(csv, &e)))?;
+        };
+        let frame = if meta.len() >= BLOCK_READ_BYTES {
+            drop(file);
+            guarded(|| read_frame(path, report)).map_err(damaged)??
+        } else {
+            guarded(|| {
+                if csv {
+                    read_csv(file)
+                } else {
+                    ParquetReader::new(file).finish()
+                }
+            })
+            .map_err(damaged)?
+            .map_err(|e| Error::data(path, polars_failure(csv, &e)))?
+        };
         let names: Vec<String> = frame
             .get_column_names()
             .iter()

@@ -3,13 +3,15 @@
 
 pub mod big;
 pub mod load;
+pub mod progress;
 pub mod stream;
 pub mod synthetic;
 
 use nalgebra::{DMatrix, DVector};
 use std::path::PathBuf;
 
-pub use load::{load, load_inputs};
+pub use load::{load, load_inputs, load_with_progress};
+pub use progress::LoadProgress;
 
 /// What to load and how to split it. Built from CLI flags or a session's `[[datasets]]`.
 #[derive(Clone, Debug, Default)]

@@ -1,5 +1,6 @@
-//! Reading prediction inputs a chunk of rows at a time, so that predicting millions of
-//! rows needs memory for one chunk only: Parquet by row windows (polars reads only the
+//! Reading a file a chunk of rows at a time: prediction inputs, so that predicting
+//! millions of rows needs memory for one chunk only, and large data sets, so that
+//! loading one can report its progress: Parquet by row windows (polars reads only the
 //! row groups a window touches), CSV by lines (the header, then `rows` lines at a
 //! time, each chunk parsed by polars as a small CSV of its own). Every chunk is checked
 //! as a whole file would be, with errors naming the rows of the file.
@@ -21,11 +22,35 @@ pub fn for_each_input_chunk(
     rows: usize,
     each: &mut dyn FnMut(usize, DMatrix<f64>) -> Result<()>,
 ) -> Result<usize> {
+    let csv = !is_parquet(path);
+    for_each_frame(path, rows, &mut |chunk| {
+        let x = inputs_of_frame(path, csv, chunk.frame, chunk.first, features)?;
+        each(chunk.first, x)
+    })
+}
+
+/// One block of rows of a file, as polars read it.
+pub(crate) struct Chunk {
+    /// The block's first data row (0-based).
+    pub first: usize,
+    pub frame: DataFrame,
+    /// How far through the file the block ends, in 0..=1 (rows of a Parquet file,
+    /// bytes of a CSV file).
+    pub fraction: f64,
+}
+
+/// Call `each` for consecutive blocks of at most `rows` rows of a CSV or Parquet file,
+/// every column as polars reads it. Returns the number of rows read.
+pub(crate) fn for_each_frame(
+    path: &Path,
+    rows: usize,
+    each: &mut dyn FnMut(Chunk) -> Result<()>,
+) -> Result<usize> {
     let rows = rows.max(1);
     if is_parquet(path) {
-        parquet_chunks(path, features, rows, each)
+        parquet_chunks(path, rows, each)
     } else {
-        csv_chunks(path, features, rows, each)
+        csv_chunks(path, rows, each)
     }
 }
 
@@ -51,9 +76,8 @@ fn open(path: &Path) -> Result<File> {
 
 fn parquet_chunks(
     path: &Path,
-    features: &[String],
     rows: usize,
-    each: &mut dyn FnMut(usize, DMatrix<f64>) -> Result<()>,
+    each: &mut dyn FnMut(Chunk) -> Result<()>,
 ) -> Result<usize> {
     let fail = |e: PolarsError| Error::data(path, polars_failure(false, &e));
     let total = ParquetReader::new(open(path)?).num_rows().map_err(fail)?;
@@ -61,25 +85,31 @@ fn parquet_chunks(
         return Err(Error::data(path, "the file has no data rows"));
     }
     for first in (0..total).step_by(rows) {
+        let take = rows.min(total - first);
         let frame = ParquetReader::new(open(path)?)
-            .with_slice(Some((first, rows.min(total - first))))
+            .with_slice(Some((first, take)))
             .finish()
             .map_err(fail)?;
-        each(first, inputs_of_frame(path, false, frame, first, features)?)?;
+        each(Chunk {
+            first,
+            frame,
+            fraction: (first + take) as f64 / total as f64,
+        })?;
     }
     Ok(total)
 }
 
 fn csv_chunks(
     path: &Path,
-    features: &[String],
     rows: usize,
-    each: &mut dyn FnMut(usize, DMatrix<f64>) -> Result<()>,
+    each: &mut dyn FnMut(Chunk) -> Result<()>,
 ) -> Result<usize> {
     let read_err = |e: std::io::Error| Error::data(path, format!("cannot read: {e}"));
-    let mut lines = BufReader::new(open(path)?);
+    let file = open(path)?;
+    let size = file.metadata().map_or(0, |m| m.len()).max(1);
+    let mut lines = BufReader::new(file);
     let mut header = Vec::new();
-    lines.read_until(b'\n', &mut header).map_err(read_err)?;
+    let mut consumed = lines.read_until(b'\n', &mut header).map_err(read_err)? as u64;
     if !header.ends_with(b"\n") {
         header.push(b'\n');
     }
@@ -89,9 +119,11 @@ fn csv_chunks(
         let mut count = 0;
         while count < rows {
             let before = buf.len();
-            if lines.read_until(b'\n', &mut buf).map_err(read_err)? == 0 {
+            let got = lines.read_until(b'\n', &mut buf).map_err(read_err)?;
+            if got == 0 {
                 break;
             }
+            consumed += got as u64;
             if buf[before..].iter().all(|b| b.is_ascii_whitespace()) {
                 buf.truncate(before); // blank lines are not rows
                 continue;
@@ -106,7 +138,11 @@ fn csv_chunks(
         }
         let frame = read_csv_from(Cursor::new(buf))
             .map_err(|e| Error::data(path, polars_failure(true, &e)))?;
-        each(first, inputs_of_frame(path, true, frame, first, features)?)?;
+        each(Chunk {
+            first,
+            frame,
+            fraction: (consumed as f64 / size as f64).min(1.0),
+        })?;
         first += count;
     }
     if first == 0 {

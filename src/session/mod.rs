@@ -489,6 +489,11 @@ impl Session {
 impl DatasetEntry {
     /// Load the data, resolving relative paths against `base` (the session's folder).
     pub fn load(&self, base: &Path) -> Result<Dataset> {
+        crate::data::load(&self.load_spec(base))
+    }
+
+    /// What to load, relative paths resolved against `base` (the session's folder).
+    pub fn load_spec(&self, base: &Path) -> LoadSpec {
         let resolve = |p: &Path| {
             if p.is_absolute() {
                 p.to_path_buf()
@@ -496,7 +501,7 @@ impl DatasetEntry {
                 base.join(p)
             }
         };
-        crate::data::load(&LoadSpec {
+        LoadSpec {
             train: resolve(&self.train),
             test: self.test.as_deref().map(resolve),
             split: self.split,
@@ -504,7 +509,7 @@ impl DatasetEntry {
             target: self.target.clone(),
             features: self.features.clone(),
             drop_missing: self.drop_missing,
-        })
+        }
     }
 }
 

@@ -6,7 +6,16 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Text(String),
-    Choice { options: Vec<String>, index: usize },
+    Choice {
+        options: Vec<String>,
+        index: usize,
+    },
+    /// Several of `options` picked (← → move the highlight, Space picks).
+    Multi {
+        options: Vec<String>,
+        picked: Vec<bool>,
+        index: usize,
+    },
     Toggle(bool),
 }
 
@@ -38,6 +47,70 @@ impl Field {
             value: Value::Choice { options, index },
         }
     }
+    /// A multi-select list with the highlight on `index` and nothing picked.
+    pub fn multi(key: &str, label: &str, options: Vec<String>, index: usize, help: &str) -> Field {
+        let index = index.min(options.len().saturating_sub(1));
+        Field {
+            key: key.into(),
+            label: label.into(),
+            help: help.into(),
+            value: Value::Multi {
+                picked: vec![false; options.len()],
+                options,
+                index,
+            },
+        }
+    }
+
+    /// What a multi-select stands for: the picked options, or the highlighted one when
+    /// none is picked; a choice's option; else the value as text.
+    pub fn picked(&self) -> Vec<String> {
+        match &self.value {
+            Value::Multi {
+                options,
+                picked,
+                index,
+            } => {
+                let chosen: Vec<String> = options
+                    .iter()
+                    .zip(picked)
+                    .filter(|(_, p)| **p)
+                    .map(|(o, _)| o.clone())
+                    .collect();
+                if chosen.is_empty() {
+                    options.get(*index).cloned().into_iter().collect()
+                } else {
+                    chosen
+                }
+            }
+            _ => vec![self.display()],
+        }
+    }
+
+    /// The highlighted option of a choice or multi-select.
+    pub fn highlighted(&self) -> Option<&str> {
+        match &self.value {
+            Value::Choice { options, index } | Value::Multi { options, index, .. } => {
+                options.get(*index).map(String::as_str)
+            }
+            _ => None,
+        }
+    }
+
+    /// Take `other`'s value if it is of the same kind (and, for a list, has the same
+    /// options): what a form remembers from its last use.
+    pub fn take_value(&mut self, other: &Field) {
+        let same = match (&self.value, &other.value) {
+            (Value::Text(_), Value::Text(_)) | (Value::Toggle(_), Value::Toggle(_)) => true,
+            (Value::Choice { options: a, .. }, Value::Choice { options: b, .. })
+            | (Value::Multi { options: a, .. }, Value::Multi { options: b, .. }) => a == b,
+            _ => false,
+        };
+        if same {
+            self.value = other.value.clone();
+        }
+    }
+
     pub fn toggle(key: &str, label: &str, on: bool, help: &str) -> Field {
         Field {
             key: key.into(),
@@ -52,6 +125,7 @@ impl Field {
         match &self.value {
             Value::Text(s) => s.clone(),
             Value::Choice { options, index } => options.get(*index).cloned().unwrap_or_default(),
+            Value::Multi { .. } => self.picked().join(", "),
             Value::Toggle(b) => {
                 if *b {
                     "yes".into()
@@ -103,6 +177,23 @@ impl Form {
             .unwrap_or_default()
     }
 
+    /// What a field stands for (see [`Field::picked`]); empty if there is no such field.
+    pub fn picked(&self, key: &str) -> Vec<String> {
+        self.get(key).map(Field::picked).unwrap_or_default()
+    }
+
+    /// Take the values of `last`'s fields that this form has too, except `except`.
+    pub fn remember(&mut self, last: &Form, except: &[&str]) {
+        for field in &mut self.fields {
+            if except.contains(&field.key.as_str()) {
+                continue;
+            }
+            if let Some(old) = last.get(&field.key) {
+                field.take_value(old);
+            }
+        }
+    }
+
     pub fn toggle(&self, key: &str) -> bool {
         matches!(self.get(key).map(|f| &f.value), Some(Value::Toggle(true)))
     }
@@ -121,6 +212,15 @@ impl Form {
                 if let Some(f) = self.fields.get_mut(self.cursor) {
                     match &mut f.value {
                         Value::Choice { options, index } if !options.is_empty() => {
+                            let len = options.len();
+                            *index = if right {
+                                (*index + 1) % len
+                            } else {
+                                (*index + len - 1) % len
+                            };
+                            changed = Some(self.cursor);
+                        }
+                        Value::Multi { options, index, .. } if !options.is_empty() => {
                             let len = options.len();
                             *index = if right {
                                 (*index + 1) % len
@@ -156,6 +256,11 @@ impl Form {
                     match &mut f.value {
                         Value::Text(s) => s.push(c),
                         Value::Toggle(b) if c == ' ' => *b = !*b,
+                        Value::Multi { picked, index, .. } if c == ' ' => {
+                            if let Some(p) = picked.get_mut(*index) {
+                                *p = !*p;
+                            }
+                        }
                         _ => return FormOutcome::Editing { changed: None },
                     }
                     changed = Some(self.cursor);
@@ -205,5 +310,51 @@ mod tests {
         assert!(f.toggle("c"));
         assert_eq!(f.key(key(KeyCode::Enter)), FormOutcome::Submit);
         assert_eq!(f.key(key(KeyCode::Esc)), FormOutcome::Cancel);
+    }
+
+    /// A multi-select stands for its highlighted option until some are picked with
+    /// Space; a form remembers values of the same kind from its last use.
+    #[test]
+    fn multi_select_picks_several_and_forms_remember() {
+        let opts = || vec!["a".to_string(), "b".into(), "c".into()];
+        let mut f = Form::new(
+            "t",
+            vec![
+                Field::multi("m", "M", opts(), 0, ""),
+                Field::text("x", "X", "", ""),
+            ],
+        );
+        assert_eq!(f.picked("m"), ["a"]);
+        f.key(key(KeyCode::Right));
+        assert_eq!(f.picked("m"), ["b"]);
+        f.key(key(KeyCode::Char(' ')));
+        f.key(key(KeyCode::Right));
+        f.key(key(KeyCode::Char(' ')));
+        assert_eq!(f.picked("m"), ["b", "c"]);
+        assert_eq!(f.text("m"), "b, c");
+        f.key(key(KeyCode::Char(' ')));
+        assert_eq!(f.picked("m"), ["b"]);
+        f.key(key(KeyCode::Down));
+        f.key(key(KeyCode::Char('7')));
+        let mut g = Form::new(
+            "t",
+            vec![
+                Field::multi("m", "M", opts(), 0, ""),
+                Field::text("x", "X", "", ""),
+                Field::toggle("y", "Y", false, ""),
+            ],
+        );
+        g.remember(&f, &[]);
+        assert_eq!(
+            (g.picked("m"), g.text("x")),
+            (vec!["b".to_string()], "7".into())
+        );
+        // another option list is not taken over
+        let mut h = Form::new("t", vec![Field::multi("m", "M", vec!["z".into()], 0, "")]);
+        h.remember(&f, &[]);
+        assert_eq!(h.picked("m"), ["z"]);
+        let mut k = Form::new("t", vec![Field::text("x", "X", "", "")]);
+        k.remember(&f, &["x"]);
+        assert_eq!(k.text("x"), "");
     }
 }

@@ -37,6 +37,36 @@ pub fn short(v: f64) -> String {
     }
 }
 
+/// A count in a few characters: 950, 12.3k, 1.2M.
+pub fn count(n: usize) -> String {
+    let v = n as f64;
+    if n < 1000 {
+        n.to_string()
+    } else if n < 1_000_000 {
+        format!("{:.1}k", v / 1e3)
+    } else {
+        format!("{:.1}M", v / 1e6)
+    }
+}
+
+/// How far a load has come: "big.parquet: 1.2M rows (60%)…", then
+/// "big.parquet: 2.0M rows, checking the columns…".
+pub fn describe_load(p: &crate::data::LoadProgress) -> String {
+    let file = p.file.file_name().map_or_else(
+        || p.file.display().to_string(),
+        |f| f.to_string_lossy().into_owned(),
+    );
+    if p.checking {
+        format!("{file}: {} rows, checking the columns…", count(p.rows))
+    } else {
+        format!(
+            "{file}: {} rows ({:.0}%)…",
+            count(p.rows),
+            100.0 * p.fraction.clamp(0.0, 1.0)
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -54,5 +84,8 @@ mod tests {
         assert_eq!(short(12.34), "12.3");
         assert_eq!(short(0.5), "0.50");
         assert_eq!(short(0.0), "0.00");
+        assert_eq!(count(950), "950");
+        assert_eq!(count(12_345), "12.3k");
+        assert_eq!(count(1_234_567), "1.2M");
     }
 }

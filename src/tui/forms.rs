@@ -3,7 +3,7 @@
 //! the session (applying that is `update`'s job). The generic form, its fields and
 //! keys, is `form`: it knows nothing of sessions, and the dialog view draws it.
 
-use super::form::{Field, Form};
+use super::form::{Field, Form, Value};
 use super::state::{App, DataState};
 use crate::methods;
 use crate::run_spec::{self, GENERAL_OPTIONS, MethodOptions, OptionField, RunSpec};
@@ -90,8 +90,9 @@ pub fn load_form(existing: Option<&DatasetEntry>) -> Form {
     Form::new(title, fields)
 }
 
-/// New runs on `dataset` (else the first data set), one per (m, seed).
-pub fn runs_form(session: &Session, dataset: Option<&str>) -> Form {
+/// New runs on `dataset` (else the first data set), one per (method, m, seed), with
+/// the values of `last` (the form as last used in this app session) but its data set.
+pub fn runs_form(session: &Session, dataset: Option<&str>, last: Option<&Form>) -> Form {
     let names: Vec<String> = session
         .datasets
         .iter()
@@ -106,10 +107,10 @@ pub fn runs_form(session: &Session, dataset: Option<&str>) -> Form {
         .collect();
     let mi = methods.iter().position(|m| m == "fitc").unwrap_or(0);
     let mut f = Form::new(
-        "New runs: one per (m, seed)",
+        "New runs: one per (method, m, seed)",
         vec![
             Field::choice("dataset", "data set", names, di, "← → choose the data set"),
-            Field::choice("method", "method", methods, mi, ""),
+            Field::multi("method", "methods", methods, mi, ""),
             Field::text(
                 "m",
                 "m values",
@@ -137,19 +138,47 @@ pub fn runs_form(session: &Session, dataset: Option<&str>) -> Form {
             ),
         ],
     );
+    // The last values: the methods first (they decide the option fields), then the
+    // options themselves.
+    if let Some(last) = last {
+        f.remember(last, &["dataset"]);
+    }
     refresh_option_fields(&mut f);
+    if let Some(last) = last {
+        f.remember(last, &["dataset"]);
+    }
     f
 }
 
-/// The method's own options plus the general ones, each built from the option
-/// declaration (`run_spec::option_fields`: its help text, and a choice list for an
-/// enum option), keeping values chosen so far; also the method's summary as the help
-/// of the method field.
+/// The options of the chosen methods plus the general ones, each built from the
+/// option declaration (`run_spec::option_fields`: its help text, and a choice list for
+/// an enum option), keeping values chosen so far; also the highlighted method's summary
+/// and what is picked as the help of the methods field.
 pub fn refresh_option_fields(f: &mut Form) {
-    let method = methods::get(&f.text("method")).ok();
+    let chosen: Vec<&'static dyn methods::Method> = f
+        .picked("method")
+        .iter()
+        .filter_map(|m| methods::get(m).ok())
+        .collect();
     if let Some(field) = f.fields.iter_mut().find(|x| x.key == "method") {
-        field.help = method.map_or(String::new(), |m| {
-            format!("{} — m = {} (← → choose)", m.summary(), m.m_meaning())
+        let shown = field.highlighted().and_then(|m| methods::get(m).ok());
+        let several =
+            matches!(&field.value, Value::Multi { picked, .. } if picked.iter().any(|p| *p));
+        let what = if several {
+            format!(
+                " Picked: {} (one run group each).",
+                field.picked().join(", ")
+            )
+        } else {
+            String::new()
+        };
+        field.help = shown.map_or(String::new(), |m| {
+            format!(
+                "{}: {} — m = {}.{what} ← → browse, Space picks several methods",
+                m.name(),
+                m.summary(),
+                m.m_meaning()
+            )
         });
     }
     let old: Vec<Field> = f
@@ -160,7 +189,7 @@ pub fn refresh_option_fields(f: &mut Form) {
         .collect();
     f.fields.retain(|x| !x.key.starts_with("opt:"));
     let reads = |key: &str| {
-        GENERAL_OPTIONS.contains(&key) || method.is_some_and(|m| m.options().contains(&key))
+        GENERAL_OPTIONS.contains(&key) || chosen.iter().any(|m| m.options().contains(&key))
     };
     for decl in run_spec::option_fields()
         .into_iter()
@@ -288,14 +317,11 @@ impl App {
         Ok(DatasetChange { entry, slot })
     }
 
-    /// The run entry the runs form asks for and the runs it expands to, or what is
-    /// wrong with the form.
-    pub(super) fn check_runs_form(
-        &self,
-        f: &Form,
-    ) -> Result<(RunEntry, Vec<(RunKey, RunSpec)>), String> {
+    /// The run entries the runs form asks for — one per chosen method — and the runs
+    /// each expands to, or what is wrong with the form.
+    pub(super) fn check_runs_form(&self, f: &Form) -> Result<Vec<RunGroup>, String> {
         let dataset = f.text("dataset");
-        let method = f.text("method");
+        let methods = f.picked("method");
         let m = parse_list(&f.text("m"), "m")?;
         let seeds: Vec<u64> = parse_list(&f.text("seeds"), "seeds")?
             .into_iter()
@@ -306,37 +332,66 @@ impl App {
             .parse()
             .map_err(|_| "iterations must be a whole number".to_string())?;
         let label = f.text("label");
-        let options = parse_options(f)?;
-        let entry = RunEntry {
-            dataset: dataset.clone(),
-            method,
-            label: if label.is_empty() { None } else { Some(label) },
-            m,
-            seeds,
-            iterations,
-            standardize: f.toggle("standardize"),
-            options,
-        };
-        self.session.check_run(&entry).map_err(|e| e.to_string())?;
-        let runs = entry.expand();
-        if let Some(DataState::Loaded(d)) = self.data.get(&dataset) {
-            for (_, spec) in &runs {
-                spec.check(d.n_train()).map_err(|e| e.to_string())?;
+        let several = methods.len() > 1;
+        let mut groups: Vec<RunGroup> = Vec::new();
+        for method in methods {
+            let say = |e: String| if several { format!("{method}: {e}") } else { e };
+            let options = parse_options(f, &method).map_err(say)?;
+            // with several methods a label names each group: label-method
+            let label = match (label.is_empty(), several) {
+                (true, _) => None,
+                (false, false) => Some(label.clone()),
+                (false, true) => Some(format!("{label}-{method}")),
+            };
+            let entry = RunEntry {
+                dataset: dataset.clone(),
+                method: method.clone(),
+                label,
+                m: m.clone(),
+                seeds: seeds.clone(),
+                iterations,
+                standardize: f.toggle("standardize"),
+                options,
+            };
+            self.session
+                .check_run(&entry)
+                .map_err(|e| say(e.to_string()))?;
+            let runs = entry.expand();
+            if let Some(DataState::Loaded(d)) = self.data.get(&dataset) {
+                for (_, spec) in &runs {
+                    spec.check(d.n_train()).map_err(|e| say(e.to_string()))?;
+                }
             }
-        }
-        // A key may be shared only by the same settings (results are stored by key).
-        for (key, spec) in &runs {
-            if let Some(row) = self.runs.iter().find(|r| &r.key == key)
-                && &row.spec != spec
-            {
-                return Err(format!(
-                    "{} m={} seed {} exists with other settings; give these runs a label",
-                    key.label, key.m, key.seed
-                ));
+            // A key may be shared only by the same settings (results are stored by key).
+            for (key, spec) in &runs {
+                let clash = self
+                    .runs
+                    .iter()
+                    .map(|r| (&r.key, &r.spec))
+                    .chain(
+                        groups
+                            .iter()
+                            .flat_map(|g| g.runs.iter().map(|(k, s)| (k, s))),
+                    )
+                    .any(|(k, s)| k == key && s != spec);
+                if clash {
+                    return Err(format!(
+                        "{} m={} seed {} exists with other settings; give these runs a label",
+                        key.label, key.m, key.seed
+                    ));
+                }
             }
+            groups.push(RunGroup { entry, runs });
         }
-        Ok((entry, runs))
+        Ok(groups)
     }
+}
+
+/// One run entry of a submitted runs form and the runs it expands to.
+#[derive(Clone, Debug)]
+pub struct RunGroup {
+    pub entry: RunEntry,
+    pub runs: Vec<(RunKey, RunSpec)>,
 }
 
 /// "10, 20 40" or "1-3" → numbers.
@@ -368,14 +423,20 @@ fn parse_list(text: &str, what: &str) -> Result<Vec<usize>, String> {
     Ok(out)
 }
 
-/// Option fields (`opt:` + key) → MethodOptions with the command line's own parser,
-/// so the form accepts and rejects exactly what `--key value` does.
-fn parse_options(f: &Form) -> Result<MethodOptions, String> {
+/// Option fields (`opt:` + key) that `method` reads → MethodOptions with the command
+/// line's own parser, so the form accepts and rejects exactly what `--key value` does.
+fn parse_options(f: &Form, method: &str) -> Result<MethodOptions, String> {
+    let own = methods::get(method)
+        .map(|m| m.options())
+        .unwrap_or_default();
     let pairs: Vec<(String, String)> = f
         .fields
         .iter()
         .filter_map(|field| {
             let key = field.key.strip_prefix("opt:")?;
+            if !GENERAL_OPTIONS.contains(&key) && !own.contains(&key) {
+                return None;
+            }
             let text = field.display().trim().to_string();
             (!text.is_empty() && text != DEFAULT_CHOICE).then(|| (key.to_string(), text))
         })
@@ -537,8 +598,8 @@ mod tests {
     #[test]
     fn option_fields_follow_the_declaration() {
         use crate::tui::form::Value;
-        let mut f = runs_form(&session(), Some("d"));
-        if let Some(Value::Choice { options, index }) = f
+        let mut f = runs_form(&session(), Some("d"), None);
+        if let Some(Value::Multi { options, index, .. }) = f
             .fields
             .iter_mut()
             .find(|x| x.key == "method")
@@ -557,7 +618,10 @@ mod tests {
         assert!(init.help.contains("spectral points start"), "{}", init.help);
         assert!(f.get("opt:centres").is_none(), "tfifgp's option");
         // nothing chosen: the command line's defaults (the noise floor's)
-        assert_eq!(parse_options(&f), crate::run_spec::parse_options(&[]));
+        assert_eq!(
+            parse_options(&f, "ssgp"),
+            crate::run_spec::parse_options(&[])
+        );
         if let Some(Value::Choice { index, .. }) = f
             .fields
             .iter_mut()
@@ -574,7 +638,7 @@ mod tests {
         {
             *t = "hyper, points".into();
         }
-        let o = parse_options(&f).expect("parses");
+        let o = parse_options(&f, "ssgp").expect("parses");
         assert_eq!(o.init, Some(crate::run_spec::SpectralInit::Random));
         assert_eq!(o.stages.map(|s| s.len()), Some(2));
     }
@@ -584,8 +648,8 @@ mod tests {
     #[test]
     fn switch_options_are_toggles() {
         use crate::tui::form::Value;
-        let mut f = runs_form(&session(), Some("d"));
-        if let Some(Value::Choice { options, index }) = f
+        let mut f = runs_form(&session(), Some("d"), None);
+        if let Some(Value::Multi { options, index, .. }) = f
             .fields
             .iter_mut()
             .find(|x| x.key == "method")
@@ -600,7 +664,10 @@ mod tests {
         let hetero = f.get("opt:hetero").expect("spgp-dr reads hetero");
         assert_eq!(hetero.value, Value::Toggle(false));
         assert!(hetero.help.contains("pseudo-noise"), "{}", hetero.help);
-        assert_eq!(parse_options(&f), crate::run_spec::parse_options(&[]));
+        assert_eq!(
+            parse_options(&f, "spgp-dr"),
+            crate::run_spec::parse_options(&[])
+        );
         for field in f.fields.iter_mut() {
             match (field.key.as_str(), &mut field.value) {
                 ("opt:hetero", Value::Toggle(b)) => *b = true,
@@ -608,7 +675,7 @@ mod tests {
                 _ => {}
             }
         }
-        let o = parse_options(&f).expect("parses");
+        let o = parse_options(&f, "spgp-dr").expect("parses");
         assert_eq!((o.dims, o.hetero), (Some(2), true));
         // the toggle keeps its value when the method is chosen again
         refresh_option_fields(&mut f);
@@ -616,6 +683,70 @@ mod tests {
             f.get("opt:hetero").map(|x| &x.value),
             Some(&Value::Toggle(true))
         );
+    }
+
+    /// Several methods picked with Space launch one run group each (options each
+    /// method reads only), and the form comes back with its last values.
+    #[test]
+    fn the_runs_form_takes_several_methods_and_remembers_its_values() {
+        let mut a = loaded();
+        a.update(ch('n'));
+        a.update(key(KeyCode::Down)); // methods, on fitc
+        a.update(ch(' ')); // pick fitc
+        a.update(key(KeyCode::Right)); // the next method
+        let Some(Dialog::NewRuns(f)) = &a.dialog else {
+            panic!("no form")
+        };
+        let next = f
+            .get("method")
+            .and_then(|m| m.highlighted())
+            .map(String::from);
+        let next = next.expect("a highlighted method");
+        a.update(ch(' '));
+        a.update(key(KeyCode::Down));
+        clear_field(&mut a);
+        type_text(&mut a, "3, 4");
+        a.update(key(KeyCode::Down));
+        a.update(key(KeyCode::Down));
+        clear_field(&mut a);
+        type_text(&mut a, "7");
+        let e = a.update(key(KeyCode::Enter));
+        assert!(a.dialog.is_none(), "{:?}", a.dialog);
+        assert_eq!(a.session.runs.len(), 3);
+        let methods: Vec<&str> = a.session.runs[1..]
+            .iter()
+            .map(|r| r.get_ref().method.as_str())
+            .collect();
+        assert_eq!(methods, ["fitc", next.as_str()]);
+        assert!(a.session.runs[1..].iter().all(|r| {
+            let r = r.get_ref();
+            r.m == [3, 4] && r.iterations == 7
+        }));
+        assert_eq!(
+            e.iter()
+                .filter(|e| matches!(e, Effect::Submit { .. }))
+                .count(),
+            4
+        );
+        // the form opens again with the last values
+        a.update(ch('n'));
+        let Some(Dialog::NewRuns(f)) = &a.dialog else {
+            panic!("no form")
+        };
+        assert_eq!(f.text("m"), "3, 4");
+        assert_eq!(f.text("iterations"), "7");
+        assert_eq!(f.picked("method"), ["fitc".to_string(), next.clone()]);
+        // Esc keeps what was typed too
+        a.update(key(KeyCode::Down));
+        a.update(key(KeyCode::Down));
+        clear_field(&mut a);
+        type_text(&mut a, "9");
+        a.update(key(KeyCode::Esc));
+        a.update(ch('n'));
+        let Some(Dialog::NewRuns(f)) = &a.dialog else {
+            panic!("no form")
+        };
+        assert_eq!(f.text("m"), "9");
     }
 
     #[test]

@@ -52,10 +52,14 @@ actions! {
     Mark,
     /// NMSE or MNLP in the comparison.
     ToggleMetric,
+    /// Validation MNLP or NMSE under the evidence curves.
+    ToggleValidation,
     PrevInput,
     NextInput,
     Save,
     Open,
+    /// The last message and the selected run's details in full.
+    FullText,
     /// Stop the replay, else clear the marks.
     Dismiss,
     Quit,
@@ -94,6 +98,10 @@ impl Key {
 
 /// Ctrl-C quits from anywhere: the main screen and every dialog but the quit question.
 pub const CTRL_C: Key = Key::ctrl('c');
+
+/// In a form, the selected field's help in full (on the main screen F2 is
+/// [`Action::FullText`]'s key too, so help lists it there).
+pub const FULL_TEXT_IN_FORMS: Key = Key::new(F(2));
 
 /// The keys of one action and how help shows them.
 #[derive(Clone, Copy, Debug)]
@@ -230,9 +238,10 @@ pub const KEYS: &[Binding] = &[
     row(
         &[Key::char('c')],
         ToggleMetric,
-        "c",
-        "comparison: toggle NMSE / MNLP",
+        "c  v",
+        "NMSE or MNLP: c in the comparison, v under the evidence",
     ),
+    also(&[Key::char('v')], ToggleValidation),
     row(
         &[Key::char('[')],
         PrevInput,
@@ -243,10 +252,16 @@ pub const KEYS: &[Binding] = &[
     row(
         &[Key::char('s')],
         Save,
-        "s",
-        "save the session (atomic write)",
+        "s  o",
+        "save the session (atomic write) / open another session file",
     ),
-    row(&[Key::char('o')], Open, "o", "open another session file"),
+    also(&[Key::char('o')], Open),
+    row(
+        &[Key::char('m'), Key::new(F(2))],
+        FullText,
+        "m  F2",
+        "message and selected run in full (form: field help)",
+    ),
     row(
         &[Key::new(Esc)],
         Dismiss,

@@ -17,6 +17,7 @@ pub mod theme;
 pub mod update;
 pub mod view;
 pub mod widgets;
+pub mod wrap;
 
 use crate::error::{Error, Result};
 use crate::jobs::{JobEvent, Jobs};
@@ -123,8 +124,19 @@ impl Runtime {
                 } => {
                     let tx = self.tx.clone();
                     spawn_named("sgpw-bg-load", move || {
+                        // Rows read so far, as the loader reads a large file in blocks.
+                        let mut report = |progress| {
+                            let _ = tx.send(Event::DataProgress {
+                                name: name.clone(),
+                                epoch,
+                                progress,
+                            });
+                        };
+                        let spec = entry.load_spec(&base);
                         let result = catch_unwind(AssertUnwindSafe(|| {
-                            entry.load(&base).map(Arc::new).map_err(|e| e.to_string())
+                            crate::data::load_with_progress(&spec, &mut report)
+                                .map(Arc::new)
+                                .map_err(|e| e.to_string())
                         }))
                         .unwrap_or_else(|p| {
                             Err(format!("loading panicked: {}", panic_text(p.as_ref())))
@@ -193,7 +205,10 @@ impl Runtime {
         let end = Instant::now() + timeout;
         loop {
             let busy = app.running() + app.queued() > 0
-                || app.data.values().any(|d| matches!(d, DataState::Loading))
+                || app
+                    .data
+                    .values()
+                    .any(|d| matches!(d, DataState::Loading(_)))
                 || matches!(app.prediction, PredState::Pending(_));
             if !busy {
                 return true;

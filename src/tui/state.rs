@@ -3,11 +3,13 @@
 //! is `update`'s business; nothing here touches the terminal, files or the run pool.
 
 use super::form::Form;
+use super::format::fmt_nmse;
 use super::predict::Curves;
 use super::theme::Theme;
-use crate::data::Dataset;
+use crate::data::{Dataset, LoadProgress};
 use crate::jobs::{JobEvent, RunId};
 use crate::methods::ValidRunSpec;
+use crate::results::ValidationPoint;
 use crate::run_context::Phase;
 use crate::run_spec::RunSpec;
 use crate::session::autosave::Recovery;
@@ -23,7 +25,8 @@ pub const SPEEDS: &[f64] = &[1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.
 
 #[derive(Clone, Debug)]
 pub enum DataState {
-    Loading,
+    /// Being read on a background thread: how far it has come (none: not heard yet).
+    Loading(Option<LoadProgress>),
     Loaded(Arc<Dataset>),
     Failed(String),
 }
@@ -31,8 +34,6 @@ pub enum DataState {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Activity {
     Idle,
-    /// Waiting for its data set to load.
-    Waiting,
     Queued,
     Running {
         phase: Phase,
@@ -46,7 +47,6 @@ pub enum Activity {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RunStatus {
     NotRun,
-    Waiting,
     Queued,
     Running,
     Done,
@@ -58,7 +58,6 @@ impl RunStatus {
     pub fn word(self) -> &'static str {
         match self {
             RunStatus::NotRun => "not run",
-            RunStatus::Waiting => "waiting",
             RunStatus::Queued => "queued",
             RunStatus::Running => "running",
             RunStatus::Done => "done",
@@ -85,7 +84,7 @@ pub struct RunRow {
     /// NLML per iteration while it runs.
     pub live: Vec<f64>,
     /// Validation scores while it runs (`--validation`).
-    pub live_validation: Vec<crate::results::ValidationPoint>,
+    pub live_validation: Vec<ValidationPoint>,
     /// Bumped on every finished result (the prediction pane recomputes on change).
     pub generation: u64,
     /// The result an `R` re-run is compared with.
@@ -145,6 +144,12 @@ pub enum Dialog {
     Open(Form),
     LoadData(Form),
     NewRuns(Form),
+    /// A text in full (m, or F2 in a form); any key closes it, back to `back`.
+    Text {
+        title: String,
+        body: String,
+        back: Option<Box<Dialog>>,
+    },
     /// An autosave holds what the session file lacks: recover it (y) or discard it (n).
     Recover(Box<Recovery>),
 }
@@ -167,6 +172,12 @@ pub enum Event {
     /// Time passed (drives the replay animation).
     Tick(Duration),
     Job(JobEvent),
+    /// A data set being loaded read more rows (`epoch` as for `DataLoaded`).
+    DataProgress {
+        name: String,
+        epoch: u64,
+        progress: LoadProgress,
+    },
     /// `epoch` is the one of the load request (a session opened since makes it stale).
     DataLoaded {
         name: String,
@@ -239,6 +250,10 @@ pub struct App {
     pub focus: Focus,
     pub chart: ChartTab,
     pub metric: Metric,
+    /// The new-runs form as last used in this app session (its values come back).
+    pub runs_form_memory: Option<Form>,
+    /// What the validation panel under the evidence curves shows.
+    pub validation_metric: Metric,
     pub data_cursor: usize,
     pub run_cursor: usize,
     pub pred_input: usize,
@@ -269,7 +284,6 @@ pub struct App {
 impl App {
     pub fn status_of(&self, row: &RunRow) -> RunStatus {
         match row.activity {
-            Activity::Waiting => RunStatus::Waiting,
             Activity::Queued => RunStatus::Queued,
             Activity::Running { .. } => RunStatus::Running,
             Activity::Idle => match self.session.result(&row.key).map(|r| r.status) {
@@ -291,6 +305,45 @@ impl App {
             return &row.live;
         }
         self.result_of(row).map_or(&[][..], |r| &r.trace)
+    }
+
+    /// Validation scores as drawn: live while it runs, else the recorded ones.
+    pub fn validation_of<'a>(&'a self, row: &'a RunRow) -> &'a [ValidationPoint] {
+        if row.activity != Activity::Idle {
+            return &row.live_validation;
+        }
+        self.result_of(row).map_or(&[][..], |r| &r.validation)
+    }
+
+    /// Why a run predicts worse than a constant predictor (the training mean and
+    /// variance), in a few words, if it does: a finished run's test NMSE above 1 or test MNLP above the
+    /// constant's; or the validation NMSE above 1 (worse than the mean) at its latest
+    /// scoring — live while it trains — or, with early stopping, at the kept iterate.
+    pub fn worse_than_constant(&self, row: &RunRow) -> Option<String> {
+        let result = self
+            .result_of(row)
+            .filter(|r| row.activity == Activity::Idle && r.status == Status::Done);
+        if let Some(r) = result.filter(|r| r.worse_than_constant()) {
+            return Some(match (r.mnlp, r.constant_mnlp) {
+                (Some(a), Some(b)) if a > b => {
+                    format!("test MNLP {a:.3} > the constant's {b:.3}")
+                }
+                _ => format!("test NMSE {} > 1 (the mean's)", fmt_nmse(r.nmse)),
+            });
+        }
+        let points = self.validation_of(row);
+        let kept = result.and_then(|r| r.best_iteration);
+        let point = match kept {
+            Some(it) => points.iter().find(|p| p.iteration == it),
+            None => points.last(),
+        };
+        point.filter(|p| p.nmse > 1.0).map(|p| {
+            format!(
+                "validation NMSE {} > 1 (the mean's) at iteration {}",
+                fmt_nmse(Some(p.nmse)),
+                p.iteration
+            )
+        })
     }
 
     pub fn selected_run(&self) -> Option<&RunRow> {
@@ -336,7 +389,7 @@ impl App {
     pub fn queued(&self) -> usize {
         self.runs
             .iter()
-            .filter(|r| matches!(r.activity, Activity::Queued | Activity::Waiting))
+            .filter(|r| r.activity == Activity::Queued)
             .count()
     }
 

@@ -1,5 +1,6 @@
-//! Colours and markers. With NO_COLOR every style is plain and methods are told apart
-//! by their marker glyphs instead; `--ascii` swaps Braille for Dot.
+//! Colours and markers. Curves are coloured per run, in shades of their method's hue;
+//! with NO_COLOR every style is plain and each curve has its own glyph instead;
+//! `--ascii` swaps Braille for Dot and keeps glyphs ASCII.
 
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::symbols::Marker;
@@ -10,18 +11,28 @@ pub struct Theme {
     pub ascii: bool,
 }
 
-/// One colour per method (indexed by registry position, so a method keeps its colour).
-const PALETTE: &[Color] = &[
-    Color::LightCyan,
-    Color::LightYellow,
-    Color::LightMagenta,
-    Color::LightGreen,
-    Color::LightRed,
-    Color::LightBlue,
-    Color::Cyan,
-    Color::Yellow,
-    Color::Magenta,
-    Color::Green,
+/// One hue per method (by registry position, so a method keeps its colour), in four
+/// shades (256-colour indices), the method's own first: the curves of one method cycle
+/// through its shades, so fitc m = 10 and m = 25 differ and still read as fitc.
+const FAMILIES: &[[u8; 4]] = &[
+    [51, 31, 123, 38],    // cyan
+    [226, 136, 229, 178], // yellow
+    [207, 127, 219, 165], // magenta
+    [83, 28, 157, 34],    // green
+    [203, 124, 217, 160], // red
+    [75, 27, 153, 33],    // blue
+    [214, 130, 223, 172], // orange
+    [141, 61, 189, 99],   // violet
+    [252, 242, 255, 246], // grey
+    [86, 30, 158, 36],    // teal
+];
+
+/// Without colour, curve k is drawn with glyph k (after these, the letters).
+const GLYPHS: &[&str] = &["•", "+", "x", "o", "*", "#", "@", "%", "=", "~", "&", "$"];
+const ASCII_GLYPHS: &[&str] = &["+", "x", "o", "*", "#", "@", "%", "=", "~", "&", "$", ":"];
+const LETTERS: &[&str] = &[
+    "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "p", "q", "r", "s", "t",
+    "u", "v", "w", "y", "z",
 ];
 
 impl Theme {
@@ -47,12 +58,23 @@ impl Theme {
         if self.color { c } else { Color::Reset }
     }
 
+    /// A method's own colour.
     pub fn method_color(&self, index: usize) -> Color {
-        self.canvas(PALETTE[index % PALETTE.len()])
+        self.run_color(index, 0)
     }
 
     pub fn method_style(&self, index: usize) -> Style {
-        self.fg(PALETTE[index % PALETTE.len()])
+        self.fg(self.run_color(index, 0))
+    }
+
+    /// The colour of a method's `shade`-th curve (cycling through its four shades).
+    pub fn run_color(&self, method: usize, shade: usize) -> Color {
+        let family = FAMILIES[method % FAMILIES.len()];
+        self.canvas(Color::Indexed(family[shade % family.len()]))
+    }
+
+    pub fn run_style(&self, method: usize, shade: usize) -> Style {
+        self.fg(self.run_color(method, shade))
     }
 
     /// The plotting marker: Braille, or Dot for fonts without braille.
@@ -64,35 +86,26 @@ impl Theme {
         }
     }
 
-    /// Without colour, each method gets its own marker so lines stay distinguishable.
-    pub fn method_marker(&self, index: usize) -> Marker {
+    /// Without colour, the glyph curve `k` is drawn with, so every curve differs (the
+    /// glyphs run out only after 36 curves); with colour none: curves are lines.
+    pub fn curve_glyph(&self, k: usize) -> Option<&'static str> {
         if self.color {
-            return self.marker();
+            return None;
         }
-        let set: &[Marker] = if self.ascii {
-            &[Marker::Dot, Marker::Block, Marker::Bar, Marker::HalfBlock]
-        } else {
-            &[
-                Marker::Braille,
-                Marker::Block,
-                Marker::Dot,
-                Marker::Bar,
-                Marker::HalfBlock,
-            ]
-        };
-        set[index % set.len()]
+        let own = if self.ascii { ASCII_GLYPHS } else { GLYPHS };
+        Some(
+            own.get(k)
+                .copied()
+                .unwrap_or_else(|| LETTERS[(k - own.len()) % LETTERS.len()]),
+        )
     }
 
-    /// The legend glyph matching [`Theme::method_marker`].
-    pub fn method_glyph(&self, index: usize) -> &'static str {
-        match self.method_marker(index) {
-            _ if self.color => "━",
-            Marker::Braille => "⠿",
-            Marker::Block => "█",
-            Marker::Dot => "•",
-            Marker::Bar => "▄",
-            Marker::HalfBlock => "▀",
-            _ => "*",
+    /// A curve's mark in a legend: a line in its colour, or its glyph.
+    pub fn curve_mark(&self, k: usize) -> &'static str {
+        match self.curve_glyph(k) {
+            Some(g) => g,
+            None if self.ascii => "-",
+            None => "━",
         }
     }
 

@@ -1,12 +1,11 @@
 //! Keys: the main screen's, the dialogs', and what a submitted form does.
 
-use crate::run_spec::RunSpec;
-use crate::session::{RunEntry, RunKey, base_dir};
+use crate::session::base_dir;
 use crate::tui::form::FormOutcome;
 use crate::tui::forms::{
-    DatasetChange, Slot, load_form, open_form, refresh_option_fields, runs_form,
+    DatasetChange, RunGroup, Slot, load_form, open_form, refresh_option_fields, runs_form,
 };
-use crate::tui::keys::{Action, CTRL_C, action_for};
+use crate::tui::keys::{Action, CTRL_C, FULL_TEXT_IN_FORMS, action_for};
 use crate::tui::state::{Activity, App, ChartTab, DataState, Dialog, Effect, Focus, Metric};
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use std::path::PathBuf;
@@ -61,7 +60,11 @@ impl App {
                         .selected_run()
                         .map(|r| r.key.dataset.clone())
                         .or_else(|| self.comparison_dataset());
-                    self.dialog = Some(Dialog::NewRuns(runs_form(&self.session, ds.as_deref())));
+                    self.dialog = Some(Dialog::NewRuns(runs_form(
+                        &self.session,
+                        ds.as_deref(),
+                        self.runs_form_memory.as_ref(),
+                    )));
                 }
             }
             Action::Start => {
@@ -91,6 +94,14 @@ impl App {
                 };
                 self.chart = ChartTab::Comparison;
             }
+            Action::ToggleValidation => {
+                self.validation_metric = if self.validation_metric == Metric::Mnlp {
+                    Metric::Nmse
+                } else {
+                    Metric::Mnlp
+                };
+                self.chart = ChartTab::Evidence;
+            }
             Action::PrevInput => {
                 self.pred_input = self.pred_input.saturating_sub(1);
                 self.chart = ChartTab::Prediction;
@@ -113,6 +124,13 @@ impl App {
                 } else {
                     self.runs.iter_mut().for_each(|r| r.marked = false);
                 }
+            }
+            Action::FullText => {
+                self.dialog = Some(Dialog::Text {
+                    title: "Message and selected run".into(),
+                    body: self.full_text(),
+                    back: None,
+                })
             }
             Action::Quit => return self.ask_quit(),
         }
@@ -161,8 +179,24 @@ impl App {
     }
 
     fn on_dialog_key(&mut self, dialog: Dialog, k: KeyEvent) -> Vec<Effect> {
+        // F2 in a form: the selected field's help in full, then back to the form.
+        if let Dialog::Open(f) | Dialog::LoadData(f) | Dialog::NewRuns(f) = &dialog
+            && FULL_TEXT_IN_FORMS.matches(&k)
+            && let Some(field) = f.fields.get(f.cursor)
+        {
+            self.dialog = Some(Dialog::Text {
+                title: field.label.clone(),
+                body: field.help.clone(),
+                back: Some(Box::new(dialog.clone())),
+            });
+            return Vec::new();
+        }
         match dialog {
             Dialog::Help => Vec::new(),
+            Dialog::Text { back, .. } => {
+                self.dialog = back.map(|b| *b);
+                Vec::new()
+            }
             Dialog::Recover(r) => match k.code {
                 KeyCode::Char(c) => self.on_recover_key(r, c),
                 _ => {
@@ -225,15 +259,23 @@ impl App {
             },
             Dialog::NewRuns(mut f) => match f.key(k) {
                 FormOutcome::Submit => match self.check_runs_form(&f) {
-                    Ok((entry, runs)) => self.launch_runs(entry, runs),
+                    Ok(groups) => {
+                        self.runs_form_memory = Some(f);
+                        self.launch_runs(groups)
+                    }
                     Err(msg) => {
                         f.error = Some(msg);
                         self.dialog = Some(Dialog::NewRuns(f));
                         Vec::new()
                     }
                 },
-                FormOutcome::Cancel => Vec::new(),
+                FormOutcome::Cancel => {
+                    // what was typed is kept for the next time the form opens
+                    self.runs_form_memory = Some(f);
+                    Vec::new()
+                }
                 FormOutcome::Editing { changed } => {
+                    // a method browsed or picked: its options and description
                     if changed
                         .and_then(|i| f.fields.get(i))
                         .is_some_and(|fd| fd.key == "method")
@@ -273,7 +315,7 @@ impl App {
             .position(|d| d.get_ref().name == name)
             .unwrap_or(0);
         self.focus = Focus::Datasets;
-        self.data.insert(name.clone(), DataState::Loading);
+        self.data.insert(name.clone(), DataState::Loading(None));
         self.say(format!("loading {name}…"));
         vec![Effect::LoadData {
             name,
@@ -283,35 +325,82 @@ impl App {
         }]
     }
 
-    /// Store a checked run entry, list its runs and start the idle ones.
-    fn launch_runs(&mut self, entry: RunEntry, runs: Vec<(RunKey, RunSpec)>) -> Vec<Effect> {
-        if !self.session.runs.iter().any(|r| r.get_ref() == &entry) {
-            self.session.runs.push(toml::Spanned::new(0..0, entry));
-            self.mark_dirty();
-        }
+    /// Store checked run entries (one per method), list their runs and start the idle
+    /// ones.
+    fn launch_runs(&mut self, groups: Vec<RunGroup>) -> Vec<Effect> {
         let mut effects = Vec::new();
         let mut first = None;
-        for (key, spec) in runs {
-            let i = self.add_row(key, spec);
-            first.get_or_insert(i);
-            if self.runs[i].activity == Activity::Idle {
-                effects.extend(self.start(i, false));
+        let mut listed = 0;
+        for RunGroup { entry, runs } in groups {
+            if !self.session.runs.iter().any(|r| r.get_ref() == &entry) {
+                self.session.runs.push(toml::Spanned::new(0..0, entry));
+                self.mark_dirty();
+            }
+            for (key, spec) in runs {
+                let i = self.add_row(key, spec);
+                first.get_or_insert(i);
+                listed += 1;
+                if self.runs[i].activity == Activity::Idle {
+                    effects.extend(self.start(i, false));
+                }
             }
         }
         if let Some(i) = first {
             self.run_cursor = i;
             self.focus = Focus::Runs;
         }
-        // Runs on a data set that did not load did not start: start() said why.
+        // Runs on a data set still loading or that did not load did not start:
+        // start() said why.
         let blocked = self
             .runs
             .get(self.run_cursor)
             .and_then(|r| self.data.get(&r.key.dataset))
-            .is_some_and(|d| matches!(d, DataState::Failed(_)));
-        if !blocked {
+            .is_some_and(|d| matches!(d, DataState::Failed(_) | DataState::Loading(_)));
+        if blocked {
+            let why = std::mem::take(&mut self.message);
+            self.fail(format!("listed {listed} runs, none started: {why}"));
+        } else {
             self.say(format!("launched {} runs", effects.len()));
         }
         effects
+    }
+
+    /// The last message and the selected run's details in full (m): what the status
+    /// line and the runs pane may have had to cut.
+    fn full_text(&self) -> String {
+        let mut parts = vec![format!("Message: {}", self.message)];
+        if let Some(row) = self.selected_run() {
+            let meaning = crate::methods::get(&row.spec.method)
+                .map(|m| m.m_meaning())
+                .unwrap_or("m");
+            parts.push(format!(
+                "Selected run: {}/{} ({}) m={} ({meaning}) seed {}, {} iterations, {}.",
+                row.key.dataset,
+                row.key.label,
+                row.spec.method,
+                row.key.m,
+                row.key.seed,
+                row.spec.iters,
+                if row.spec.standardize {
+                    "standardized"
+                } else {
+                    "raw inputs and target"
+                }
+            ));
+            if let Some(why) = self.worse_than_constant(row) {
+                parts.push(format!(
+                    "! {why}: a constant predictor (the training mean and variance) \
+                     predicts better than this run."
+                ));
+            }
+            if let Some(msg) = self.result_of(row).and_then(|r| r.message.as_ref()) {
+                parts.push(format!("Run message: {msg}"));
+            }
+            if let Some(crate::tui::state::Verdict::Differs(d)) = &row.verdict {
+                parts.push(format!("Re-run differs: {d}"));
+            }
+        }
+        parts.join("\n\n")
     }
 }
 

@@ -37,6 +37,8 @@ impl App {
             focus: Focus::Runs,
             chart: ChartTab::Evidence,
             metric: Metric::Nmse,
+            validation_metric: Metric::Mnlp,
+            runs_form_memory: None,
             data_cursor: 0,
             run_cursor: 0,
             pred_input: 0,
@@ -89,7 +91,7 @@ impl App {
         let base = base_dir(&self.path);
         let mut effects = Vec::new();
         for d in self.session.datasets.iter().map(|d| d.get_ref().clone()) {
-            self.data.insert(d.name.clone(), DataState::Loading);
+            self.data.insert(d.name.clone(), DataState::Loading(None));
             effects.push(Effect::LoadData {
                 name: d.name.clone(),
                 epoch: self.epoch,
@@ -252,10 +254,19 @@ impl App {
                 result,
             } => {
                 if epoch == self.epoch {
-                    self.on_data(name, result)
-                } else {
-                    Vec::new()
+                    self.on_data(name, result);
                 }
+                Vec::new()
+            }
+            Event::DataProgress {
+                name,
+                epoch,
+                progress,
+            } => {
+                if epoch == self.epoch {
+                    self.on_data_progress(name, progress);
+                }
+                Vec::new()
             }
             Event::Predicted { want, result } => {
                 // Only the newest request counts; older answers are dropped.
@@ -427,7 +438,7 @@ mod tests {
             epoch: 1,
             result: Err("stale".into()),
         });
-        assert!(matches!(a.data.get("d"), Some(DataState::Loading)));
+        assert!(matches!(a.data.get("d"), Some(DataState::Loading(_))));
     }
 
     #[test]

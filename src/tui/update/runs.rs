@@ -1,12 +1,12 @@
 //! Runs: starting and cancelling them, the run pool's progress and results, and the
 //! data sets they wait for.
 
-use crate::data::Dataset;
+use crate::data::{Dataset, LoadProgress};
 use crate::error::Error;
 use crate::jobs::{JobEvent, outcome};
 use crate::run_context::Phase;
 use crate::session::{RunResult, Status};
-use crate::tui::format::{fmt_nmse, fmt_opt};
+use crate::tui::format::{describe_load, fmt_nmse, fmt_opt};
 use crate::tui::state::{Activity, App, DataState, Effect, RunStatus, Verdict};
 use std::sync::Arc;
 
@@ -85,14 +85,19 @@ impl App {
                     Some(Verdict::Differs(_)) => " · re-run DIFFERS from the earlier result",
                     None => "",
                 };
+                let worse = if result.worse_than_constant() {
+                    " · ! worse than a constant predictor"
+                } else {
+                    ""
+                };
                 self.message = format!(
-                    "done {name}: NMSE {} MNLP {} ({} it, {:.2} s){verdict}",
+                    "done {name}: NMSE {} MNLP {} ({} it, {:.2} s){verdict}{worse}",
                     fmt_nmse(result.nmse),
                     fmt_opt(result.mnlp, 3),
                     result.iterations,
                     result.train_seconds
                 );
-                self.message_is_error = false;
+                self.message_is_error = !worse.is_empty();
             }
             Status::Failed => {
                 self.message = format!(
@@ -117,13 +122,9 @@ impl App {
         self.mark_dirty();
     }
 
-    pub(super) fn on_data(
-        &mut self,
-        name: String,
-        result: Result<Arc<Dataset>, String>,
-    ) -> Vec<Effect> {
+    pub(super) fn on_data(&mut self, name: String, result: Result<Arc<Dataset>, String>) {
         if !self.data.contains_key(&name) {
-            return Vec::new(); // a data set of a session that was closed meanwhile
+            return; // a data set of a session that was closed meanwhile
         }
         match result {
             Ok(d) => {
@@ -143,40 +144,32 @@ impl App {
                 self.data.insert(name.clone(), DataState::Loaded(d));
             }
             Err(e) => {
-                let waiting = self
-                    .runs
-                    .iter_mut()
-                    .filter(|r| r.activity == Activity::Waiting && r.key.dataset == name)
-                    .map(|r| {
-                        r.activity = Activity::Idle;
-                        r.rerun_of = None;
-                    })
-                    .count();
-                let runs = if waiting > 0 {
-                    format!(" · {waiting} waiting runs did not start")
-                } else {
-                    String::new()
-                };
-                self.fail(format!("cannot load {name}: {e}{runs} (e edits it)"));
-                self.data.insert(name.clone(), DataState::Failed(e));
+                self.fail(format!("cannot load {name}: {e} (e edits it)"));
+                self.data.insert(name, DataState::Failed(e));
             }
         }
-        // Runs that waited for this data set start (or fail) now.
-        let waiting: Vec<usize> = (0..self.runs.len())
-            .filter(|&i| {
-                self.runs[i].activity == Activity::Waiting && self.runs[i].key.dataset == name
-            })
-            .collect();
-        let mut effects = Vec::new();
-        for i in waiting {
-            self.runs[i].activity = Activity::Idle;
-            let keep = self.runs[i].rerun_of.take();
-            effects.extend(self.start(i, false));
-            if self.runs[i].job.is_some() {
-                self.runs[i].rerun_of = keep;
-            }
+    }
+
+    /// A data set being loaded read more rows: the pane shows it, and so does the
+    /// message while it is about this load.
+    pub(super) fn on_data_progress(&mut self, name: String, progress: LoadProgress) {
+        let Some(DataState::Loading(p)) = self.data.get_mut(&name) else {
+            return; // loaded or failed meanwhile, or a closed session's
+        };
+        *p = Some(progress.clone());
+        if self.message.starts_with(&format!("loading {name}")) && !self.message_is_error {
+            self.say(format!("loading {name}: {}", describe_load(&progress)));
         }
-        effects
+    }
+
+    /// "big is still loading (big.parquet: 1.2M rows, 60%…)".
+    fn still_loading(&self, name: &str) -> String {
+        match self.data.get(name) {
+            Some(DataState::Loading(Some(p))) => {
+                format!("{name} is still loading ({})", describe_load(p))
+            }
+            _ => format!("{name} is still loading"),
+        }
     }
 
     /// Start run `i` (unless it is already active). With `rerun`, remember its result to
@@ -230,8 +223,12 @@ impl App {
                     Vec::new()
                 }
             },
-            Some(DataState::Loading) => {
-                row.activity = Activity::Waiting;
+            Some(DataState::Loading(_)) => {
+                // Runs start on complete data only: g starts them once it has loaded.
+                row.rerun_of = None;
+                let name = row.key.dataset.clone();
+                let msg = self.still_loading(&name);
+                self.fail(format!("{msg}: its runs can start once it has loaded (g)"));
                 Vec::new()
             }
             Some(DataState::Failed(msg)) => {
@@ -290,30 +287,49 @@ impl App {
         let todo: Vec<usize> = (0..self.runs.len())
             .filter(|&i| idle_unfinished(self, i))
             .collect();
-        let (blocked, todo): (Vec<usize>, Vec<usize>) = todo.into_iter().partition(|&i| {
-            matches!(
-                self.data.get(&self.runs[i].key.dataset),
-                Some(DataState::Failed(_))
-            )
-        });
-        if todo.is_empty() && blocked.is_empty() {
+        // Runs start on loaded data only: not on a data set still loading or failed.
+        let state = |a: &App, i: usize| a.data.get(&a.runs[i].key.dataset).cloned();
+        let (failed, todo): (Vec<usize>, Vec<usize>) = todo
+            .into_iter()
+            .partition(|&i| matches!(state(self, i), Some(DataState::Failed(_))));
+        let (loading, todo): (Vec<usize>, Vec<usize>) = todo
+            .into_iter()
+            .partition(|&i| matches!(state(self, i), Some(DataState::Loading(_))));
+        if todo.is_empty() && failed.is_empty() && loading.is_empty() {
             self.say("every run is done (R re-runs the selected one)");
             return Vec::new();
         }
         let effects: Vec<Effect> = todo.iter().flat_map(|&i| self.start(i, false)).collect();
-        if !blocked.is_empty() {
-            let mut names: Vec<String> = blocked
+        let names = |a: &App, rows: &[usize]| {
+            let mut names: Vec<String> = rows
                 .iter()
-                .map(|&i| self.runs[i].key.dataset.clone())
+                .map(|&i| a.runs[i].key.dataset.clone())
                 .collect();
             names.sort();
             names.dedup();
-            self.fail(format!(
-                "started {} runs; {} did not start because {} did not load (e edits it)",
-                todo.len(),
-                blocked.len(),
-                names.join(", ")
+            names
+        };
+        let mut why = Vec::new();
+        if !loading.is_empty() {
+            let still: Vec<String> = names(self, &loading)
+                .iter()
+                .map(|n| self.still_loading(n))
+                .collect();
+            why.push(format!(
+                "{} did not start because {}: g again once it has loaded",
+                loading.len(),
+                still.join(", ")
             ));
+        }
+        if !failed.is_empty() {
+            why.push(format!(
+                "{} did not start because {} did not load (e edits it)",
+                failed.len(),
+                names(self, &failed).join(", ")
+            ));
+        }
+        if !why.is_empty() {
+            self.fail(format!("started {} runs; {}", todo.len(), why.join("; ")));
         }
         effects
     }
@@ -336,36 +352,26 @@ impl App {
         }
     }
 
-    /// Cancel the selected run, or stop it waiting for its data.
+    /// Cancel the selected run.
     pub(super) fn cancel_selected(&mut self) -> Vec<Effect> {
-        let Some(row) = self.runs.get_mut(self.run_cursor) else {
+        let Some(row) = self.runs.get(self.run_cursor) else {
             return Vec::new();
         };
-        match (&row.activity, row.job) {
-            (Activity::Waiting, _) => {
-                row.activity = Activity::Idle;
-                self.say("cancelled before it started");
-                Vec::new()
-            }
-            (_, Some(id)) => {
+        match row.job {
+            Some(id) => {
                 self.say("cancelling…");
                 vec![Effect::Cancel(id)]
             }
-            _ => {
+            None => {
                 self.say("the selected run is not running");
                 Vec::new()
             }
         }
     }
 
-    /// Cancel every run: the pool's, and those waiting for their data.
+    /// Cancel every run of the pool.
     pub(super) fn cancel_all(&mut self) -> Vec<Effect> {
         let mut effects = vec![Effect::CancelAll];
-        for row in &mut self.runs {
-            if row.activity == Activity::Waiting {
-                row.activity = Activity::Idle;
-            }
-        }
         let n = self.runs.iter().filter(|r| r.job.is_some()).count();
         self.say(format!("cancelling {n} runs"));
         if n == 0 {
@@ -456,8 +462,6 @@ mod tests {
     #[test]
     fn runs_on_data_that_did_not_load_do_not_start() {
         let (mut a, _) = app();
-        assert!(a.update(ch('g')).is_empty());
-        assert_eq!(a.status_of(&a.runs[1]), RunStatus::Waiting);
         a.update(Event::DataLoaded {
             name: "d".into(),
             epoch: 1,
@@ -467,18 +471,55 @@ mod tests {
         assert_eq!(a.status_of(&a.runs[0]), RunStatus::NotRun);
         assert!(a.session.results.is_empty() && !a.dirty);
         assert!(
-            a.message_is_error
-                && a.message.contains("no such file")
-                && a.message.contains("2 waiting runs did not start"),
+            a.message_is_error && a.message.contains("no such file"),
             "{}",
             a.message
         );
-        // g and Enter do not start them either, and say why.
+        // g and Enter do not start them, and say why.
         assert!(a.update(ch('g')).is_empty());
         assert!(a.session.results.is_empty());
         assert!(a.message.contains("did not load"), "{}", a.message);
         assert!(a.update(key(KeyCode::Enter)).is_empty());
         assert!(a.session.results.is_empty() && a.message.contains("did not load"));
+    }
+
+    /// g and Enter refuse runs on a data set that is still loading, saying how far it
+    /// has come; once it has loaded, g starts them.
+    #[test]
+    fn runs_on_data_still_loading_do_not_start() {
+        let (mut a, _) = app();
+        a.update(Event::DataProgress {
+            name: "d".into(),
+            epoch: 1,
+            progress: crate::data::LoadProgress {
+                file: "big.parquet".into(),
+                rows: 1_200_000,
+                fraction: 0.6,
+                checking: false,
+            },
+        });
+        assert!(a.update(ch('g')).is_empty());
+        assert!(
+            a.message
+                .contains("d is still loading (big.parquet: 1.2M rows (60%)…)"),
+            "{}",
+            a.message
+        );
+        assert_eq!(a.queued() + a.running(), 0);
+        assert!(a.update(key(KeyCode::Enter)).is_empty());
+        assert!(a.message.contains("still loading"), "{}", a.message);
+        a.update(Event::DataLoaded {
+            name: "d".into(),
+            epoch: 1,
+            result: Ok(dataset()),
+        });
+        let e = a.update(ch('g'));
+        assert_eq!(
+            e.iter()
+                .filter(|e| matches!(e, Effect::Submit { .. }))
+                .count(),
+            2
+        );
     }
 
     #[test]
@@ -535,23 +576,6 @@ mod tests {
             ) && a.quit
                 && a.exit_signal == Some(15),
             "{e:?}"
-        );
-    }
-
-    #[test]
-    fn waiting_runs_start_when_the_data_arrive() {
-        let (mut a, _) = app();
-        a.update(ch('g'));
-        let e = a.update(Event::DataLoaded {
-            name: "d".into(),
-            epoch: 1,
-            result: Ok(dataset()),
-        });
-        assert_eq!(
-            e.iter()
-                .filter(|e| matches!(e, Effect::Submit { .. }))
-                .count(),
-            2
         );
     }
 

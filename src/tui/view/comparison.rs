@@ -1,14 +1,17 @@
-//! Comparison: test NMSE (log scale) or MNLP against m (log scale), one line per method
-//! (run label), for the selected data set, with the numbers in a table beside it.
+//! Comparison: test NMSE (log scale) or MNLP against m (log scale), one line per run
+//! label (the labels of one method in its shades, or each with its own glyph without
+//! colour), for the selected data set, with the numbers in a table beside it.
 
 use super::{method_index, pane};
 use crate::session::Status;
 use crate::tui::format::{fmt_nmse, fmt_opt, short};
 use crate::tui::state::{App, ChartTab, Metric};
+use crate::tui::widgets::{Curve, LineChart};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Cell, Chart, Dataset, GraphType, Paragraph, Row, Table};
+use ratatui::widgets::{Cell, Paragraph, Row, Table};
 use std::collections::BTreeMap;
 
 /// One point of the comparison: a label at one m, averaged over its finished seeds.
@@ -86,14 +89,15 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         return;
     }
     let [chart_area, table_area] =
-        Layout::horizontal([Constraint::Min(16), Constraint::Length(30)])
+        Layout::horizontal([Constraint::Min(16), Constraint::Length(33)])
             .spacing(1)
             .areas(inner);
     let value = |p: &Point| match app.metric {
         Metric::Nmse => p.nmse.max(1e-300).log10(),
         Metric::Mnlp => p.mnlp,
     };
-    // One line per label, in registry order of their methods.
+    // One line per label, in registry order of their methods; the labels of one
+    // method in its shades (or, without colour, each with its own glyph).
     let mut labels: Vec<(usize, String)> = Vec::new();
     for p in &pts {
         if !labels.iter().any(|(_, l)| *l == p.label) {
@@ -101,24 +105,29 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         }
     }
     labels.sort();
-    let series: Vec<(usize, Vec<(f64, f64)>)> = labels
+    let looks: Vec<(Color, Option<&'static str>, &'static str)> = labels
         .iter()
-        .map(|(i, l)| {
-            (
-                *i,
-                pts.iter()
-                    .filter(|p| &p.label == l)
-                    .map(|p| ((p.m.max(1) as f64).log10(), value(p)))
-                    .filter(|p| p.1.is_finite())
-                    .collect(),
-            )
+        .enumerate()
+        .map(|(k, (i, _))| {
+            let shade = labels[..k].iter().filter(|(j, _)| j == i).count();
+            (t.run_color(*i, shade), t.curve_glyph(k), t.curve_mark(k))
         })
         .collect();
-    let xs = series.iter().flat_map(|s| s.1.iter().map(|p| p.0));
+    let series: Vec<Vec<(f64, f64)>> = labels
+        .iter()
+        .map(|(_, l)| {
+            pts.iter()
+                .filter(|p| &p.label == l)
+                .map(|p| ((p.m.max(1) as f64).log10(), value(p)))
+                .filter(|p| p.1.is_finite())
+                .collect()
+        })
+        .collect();
+    let xs = series.iter().flat_map(|s| s.iter().map(|p| p.0));
     let (x0, x1) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
         (a.min(x), b.max(x))
     });
-    let ys = series.iter().flat_map(|s| s.1.iter().map(|p| p.1));
+    let ys = series.iter().flat_map(|s| s.iter().map(|p| p.1));
     let (y0, y1) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), y| {
         (a.min(y), b.max(y))
     });
@@ -139,63 +148,62 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         Metric::Nmse => short(10f64.powf(v)),
         Metric::Mnlp => short(v),
     };
-    let datasets: Vec<Dataset> = series
-        .iter()
-        .flat_map(|(i, data)| {
-            [
-                Dataset::default()
-                    .graph_type(GraphType::Line)
-                    .marker(t.method_marker(*i))
-                    .style(t.method_style(*i))
-                    .data(data),
-                // The points themselves, visible even for a single m.
-                Dataset::default()
-                    .graph_type(GraphType::Scatter)
-                    .marker(ratatui::symbols::Marker::Block)
-                    .style(t.method_style(*i))
-                    .data(data),
-            ]
-        })
-        .collect();
-    let chart = Chart::new(datasets)
-        .x_axis(
-            Axis::default()
-                .bounds([x0, x1])
-                .labels([
-                    format!("m {:.0}", 10f64.powf(x0)),
-                    format!("{:.0}", 10f64.powf(x1)),
-                ])
-                .style(t.dim()),
-        )
-        .y_axis(
-            Axis::default()
-                .bounds([y0, y1])
-                .labels([ylab(y0), ylab((y0 + y1) / 2.0), ylab(y1)])
-                .style(t.dim()),
-        );
+    let chart = LineChart {
+        curves: series
+            .iter()
+            .zip(&looks)
+            .map(|(data, (color, glyph, _))| Curve {
+                points: data,
+                color: *color,
+                glyph: *glyph,
+                // the points themselves, visible even for a single m
+                mark_points: true,
+            })
+            .collect(),
+        x_bounds: [x0, x1],
+        y_bounds: [y0, y1],
+        x_labels: vec![
+            format!("m {:.0}", 10f64.powf(x0)),
+            format!("{:.0}", 10f64.powf(x1)),
+        ],
+        y_labels: vec![ylab(y0), ylab((y0 + y1) / 2.0), ylab(y1)],
+        label_width: 0,
+        marker: t.marker(),
+        axis_style: t.dim(),
+    };
     frame.render_widget(chart, chart_area);
-    let header = Row::new(["method", "m", "NMSE", "MNLP"]).style(t.title());
-    let rows = labels.iter().flat_map(|(i, l)| {
-        pts.iter().filter(move |p| &p.label == l).map(move |p| {
-            let bold = |m: Metric| {
-                if app.metric == m {
-                    t.title()
+    let header = Row::new(["", "method", "m", "NMSE", "MNLP"]).style(t.title());
+    let rows = labels
+        .iter()
+        .zip(&looks)
+        .flat_map(|((_, l), (color, _, mark))| {
+            pts.iter().filter(move |p| &p.label == l).map(move |p| {
+                let bold = |m: Metric| {
+                    if app.metric == m {
+                        t.title()
+                    } else {
+                        Style::new()
+                    }
+                };
+                let style = if t.color {
+                    Style::new().fg(*color)
                 } else {
-                    ratatui::style::Style::new()
-                }
-            };
-            Row::new([
-                Cell::from(p.label.clone()).style(t.method_style(*i)),
-                Cell::from(p.m.to_string()),
-                Cell::from(fmt_nmse(Some(p.nmse))).style(bold(Metric::Nmse)),
-                Cell::from(fmt_opt(Some(p.mnlp), 3)).style(bold(Metric::Mnlp)),
-            ])
-        })
-    });
+                    Style::new()
+                };
+                Row::new([
+                    Cell::from(*mark).style(style),
+                    Cell::from(p.label.clone()).style(style),
+                    Cell::from(p.m.to_string()),
+                    Cell::from(fmt_nmse(Some(p.nmse))).style(bold(Metric::Nmse)),
+                    Cell::from(fmt_opt(Some(p.mnlp), 3)).style(bold(Metric::Mnlp)),
+                ])
+            })
+        });
     let table = Table::new(
         rows,
         [
-            Constraint::Length(7),
+            Constraint::Length(1),
+            Constraint::Length(8),
             Constraint::Length(4),
             Constraint::Length(9),
             Constraint::Min(6),

@@ -2,7 +2,7 @@
 //! loading error.
 
 use super::pane;
-use crate::tui::format::short;
+use crate::tui::format::{count, describe_load, short};
 use crate::tui::state::{App, DataState, Focus};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -43,6 +43,9 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
                 format!(" {}/{} D{}", ds.n_train(), ds.n_test(), ds.dim()),
             ),
             Some(DataState::Failed(_)) => ("✗", t.error(), " error".into()),
+            Some(DataState::Loading(Some(p))) => {
+                ("…", t.warn(), format!(" {} rows…", count(p.rows)))
+            }
             _ => ("…", t.warn(), " loading".into()),
         };
         let mut line = Line::from(vec![
@@ -90,6 +93,10 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
                 }
             }
             Some(DataState::Failed(e)) => lines.push(Line::styled(e.clone(), t.error())),
+            Some(DataState::Loading(Some(p))) => lines.push(Line::styled(
+                format!("loading {}", describe_load(p)),
+                t.warn(),
+            )),
             _ => lines.push(Line::styled(
                 format!("loading {}…", d.train.display()),
                 t.dim(),

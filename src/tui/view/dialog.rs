@@ -3,6 +3,7 @@
 use crate::tui::form::{Form, Value};
 use crate::tui::keys::help_rows;
 use crate::tui::state::{App, Dialog};
+use crate::tui::wrap::{at_most, wrap};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -96,6 +97,29 @@ pub fn draw(frame: &mut Frame, app: &App) {
                 r,
             );
         }
+        Dialog::Text { title, body, .. } => {
+            let w = area.width.saturating_sub(2).min(78);
+            let mut lines: Vec<Line> = Vec::new();
+            for para in body.split('\n') {
+                lines.extend(
+                    wrap(para, w.saturating_sub(3) as usize)
+                        .into_iter()
+                        .map(|l| Line::raw(format!(" {l}"))),
+                );
+            }
+            lines.push(Line::raw(""));
+            lines.push(Line::styled(" any key closes this", t.dim()));
+            let r = centred(area, w, lines.len() as u16 + 2);
+            frame.render_widget(Clear, r);
+            frame.render_widget(
+                Paragraph::new(lines).block(
+                    Block::bordered()
+                        .title(format!(" {title} "))
+                        .border_style(t.border(true)),
+                ),
+                r,
+            );
+        }
         Dialog::Open(f) => form(frame, app, f, "Enter open · Esc cancel"),
         Dialog::LoadData(f) => form(
             frame,
@@ -107,7 +131,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
             frame,
             app,
             f,
-            "Enter launch · Esc cancel · ↑↓ field · ←→ choose",
+            "Enter launch · Esc cancel · ↑↓ field · ←→ choose · Space pick · F2 help",
         ),
     }
 }
@@ -122,6 +146,12 @@ fn ago(secs: u64) -> String {
     }
 }
 
+/// Help lines a form shows at most when the screen is short (F2 shows the rest).
+const HELP_ROWS: usize = 3;
+
+/// A form: its fields (scrolled to keep the selected one in view when they do not all
+/// fit), the selected field's help wrapped (F2 shows it in full if it is cut), the
+/// error, the keys.
 fn form(frame: &mut Frame, app: &App, f: &Form, hint: &str) {
     let t = &app.theme;
     let area = frame.area();
@@ -137,12 +167,36 @@ fn form(frame: &mut Frame, app: &App, f: &Form, hint: &str) {
         .max()
         .unwrap_or(0);
     let width = area.width.saturating_sub(2).min(78);
-    let mut lines: Vec<Line> = Vec::new();
+    let text_w = width.saturating_sub(3) as usize;
+    let mut fields: Vec<Line> = Vec::new();
     for (i, field) in &visible {
         let selected = *i == f.cursor;
         let value = match &field.value {
             Value::Text(s) => format!("{s}{}", if selected { "▏" } else { "" }),
             Value::Choice { .. } => format!("‹ {} ›", field.display()),
+            Value::Multi {
+                options,
+                picked,
+                index,
+            } => {
+                let here = if picked.get(*index).copied().unwrap_or(false) {
+                    "[x]"
+                } else {
+                    "[ ]"
+                };
+                let chosen: Vec<&str> = options
+                    .iter()
+                    .zip(picked)
+                    .filter(|(_, p)| **p)
+                    .map(|(o, _)| o.as_str())
+                    .collect();
+                let name = options.get(*index).map_or("", String::as_str);
+                if chosen.is_empty() {
+                    format!("‹ {name} ›")
+                } else {
+                    format!("‹ {name} › {here}  picked: {}", chosen.join(", "))
+                }
+            }
             Value::Toggle(b) => (if *b { "[x]" } else { "[ ]" }).to_string(),
         };
         let label = Span::styled(
@@ -157,27 +211,67 @@ fn form(frame: &mut Frame, app: &App, f: &Form, hint: &str) {
                 ratatui::style::Style::new()
             },
         );
-        lines.push(Line::from(vec![label, value]));
+        fields.push(Line::from(vec![label, value]));
     }
+    let help = f
+        .fields
+        .get(f.cursor)
+        .map(|x| wrap(&x.help, text_w))
+        .unwrap_or_default();
+    let error = f
+        .error
+        .as_deref()
+        .map(|e| wrap(e, text_w))
+        .unwrap_or_default();
+    let keys = wrap(hint, text_w);
+    // borders, the blank line, error and keys are always shown; then the help (cut to
+    // HELP_ROWS if the screen is short), then as many fields as fit
+    let fixed = 3 + error.len() + keys.len();
+    let room = (area.height as usize).saturating_sub(fixed);
+    let help = if fields.len() + help.len() > room {
+        at_most(help, HELP_ROWS, text_w, " … F2: all")
+    } else {
+        help
+    };
+    let field_rows = room.saturating_sub(help.len()).max(1).min(fields.len());
+    let selected = visible
+        .iter()
+        .position(|(i, _)| *i == f.cursor)
+        .unwrap_or(0);
+    let start = selected
+        .saturating_sub(field_rows.saturating_sub(1))
+        .min(fields.len() - field_rows);
+    let mut lines: Vec<Line> = fields.into_iter().skip(start).take(field_rows).collect();
     lines.push(Line::raw(""));
-    if let Some(field) = f.fields.get(f.cursor) {
-        lines.push(Line::styled(format!(" {}", field.help), t.dim()));
-    }
-    let mut height = lines.len() as u16 + 3;
-    if let Some(e) = &f.error {
-        let rows = (e.chars().count() as u16 + 2).div_ceil(width.saturating_sub(2).max(1));
-        height += rows;
-        lines.push(Line::styled(format!(" {e}"), t.error()));
-    }
-    lines.push(Line::styled(format!(" {hint}"), t.dim()));
+    lines.extend(
+        help.into_iter()
+            .map(|l| Line::styled(format!(" {l}"), t.dim())),
+    );
+    lines.extend(
+        error
+            .into_iter()
+            .map(|l| Line::styled(format!(" {l}"), t.error())),
+    );
+    lines.extend(
+        keys.into_iter()
+            .map(|l| Line::styled(format!(" {l}"), t.dim())),
+    );
+    let height = lines.len() as u16 + 2;
     let r = centred(area, width, height.min(area.height));
+    let more = if start > 0 || start + field_rows < visible.len() {
+        format!(
+            " {} · fields {}–{} of {} ",
+            f.title,
+            start + 1,
+            start + field_rows,
+            visible.len()
+        )
+    } else {
+        format!(" {} ", f.title)
+    };
     frame.render_widget(Clear, r);
     frame.render_widget(
-        Paragraph::new(lines).wrap(Wrap { trim: false }).block(
-            Block::bordered()
-                .title(format!(" {} ", f.title))
-                .border_style(t.border(true)),
-        ),
+        Paragraph::new(lines).block(Block::bordered().title(more).border_style(t.border(true))),
         r,
     );
 }

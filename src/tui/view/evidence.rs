@@ -1,20 +1,176 @@
-//! Evidence: NLML against iteration, live, one colour (or marker) per method, with a
-//! legend; during a replay, the replayed run's curve up to the animation's position.
+//! Evidence: NLML against iteration, live, one curve per run — in a shade of its
+//! method's hue, or without colour with its own glyph — and a legend of label and m.
+//! When shown runs score a validation set, their validation MNLP (or NMSE: v) is drawn
+//! under it against the same iterations, so overfitting shows as it happens. During a
+//! replay, the replayed run's curves up to the animation's position.
 
 use super::{method_index, pane};
 use crate::tui::format::short;
-use crate::tui::state::{App, ChartTab, SPEEDS};
+use crate::tui::state::{App, ChartTab, Metric, RunRow, SPEEDS};
+use crate::tui::theme::Theme;
+use crate::tui::widgets::{Curve, LineChart};
 use ratatui::Frame;
-use ratatui::layout::Rect;
-use ratatui::style::Style;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Color;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Chart, Dataset, GraphType, Paragraph};
+use ratatui::widgets::Paragraph;
 
 /// At most this many points per curve and column pair (a 1000-point trace in a
 /// 50-column pane needs only ~100).
 fn stride(len: usize, width: u16) -> usize {
     let max = (width as usize * 2).max(2);
     len.div_ceil(max).max(1)
+}
+
+/// One shown run: how it is told apart, and its curves.
+struct Shown {
+    label: String,
+    m: usize,
+    seed: u64,
+    color: Color,
+    glyph: Option<&'static str>,
+    mark: &'static str,
+    nlml: Vec<(f64, f64)>,
+    validation: Vec<(f64, f64)>,
+}
+
+/// The shown runs in legend order (method, label, m, seed), each with its colour (the
+/// method's shades in turn) or glyph, and its points.
+fn shown(app: &App, width: u16) -> Vec<Shown> {
+    let mut rows: Vec<&RunRow> = app.evidence_runs();
+    rows.sort_by_key(|r| {
+        (
+            method_index(&r.spec.method),
+            r.key.label.clone(),
+            r.key.m,
+            r.key.seed,
+        )
+    });
+    let t = &app.theme;
+    let mut shades: Vec<(usize, usize)> = Vec::new(); // (method, curves so far)
+    let mut out = Vec::new();
+    for row in rows {
+        let mut trace = app.trace_of(row);
+        let mut points = app.validation_of(row);
+        if let Some(r) = app.replay.as_ref().filter(|r| r.key == row.key) {
+            let upto = (r.shown.floor() as usize)
+                .clamp(1, trace.len().max(1))
+                .min(trace.len());
+            trace = &trace[..upto];
+            let last = points.partition_point(|p| p.iteration < upto);
+            points = &points[..last];
+        }
+        let s = stride(trace.len(), width);
+        let mut nlml: Vec<(f64, f64)> = trace
+            .iter()
+            .enumerate()
+            .step_by(s)
+            .filter(|(_, v)| v.is_finite())
+            .map(|(i, v)| (i as f64, *v))
+            .collect();
+        if let Some(last) = trace.iter().rposition(|v| v.is_finite())
+            && nlml.last().is_some_and(|p| p.0 as usize != last)
+        {
+            nlml.push((last as f64, trace[last]));
+        }
+        let validation: Vec<(f64, f64)> = points
+            .iter()
+            .map(|p| {
+                let v = match app.validation_metric {
+                    Metric::Mnlp => p.mnlp,
+                    Metric::Nmse => p.nmse.max(1e-300).log10(),
+                };
+                (p.iteration as f64, v)
+            })
+            .filter(|p| p.1.is_finite())
+            .collect();
+        if nlml.is_empty() && validation.is_empty() {
+            continue;
+        }
+        let method = method_index(&row.spec.method);
+        let shade = match shades.iter_mut().find(|(m, _)| *m == method) {
+            Some((_, n)) => {
+                *n += 1;
+                *n - 1
+            }
+            None => {
+                shades.push((method, 1));
+                0
+            }
+        };
+        let k = out.len();
+        out.push(Shown {
+            label: row.key.label.clone(),
+            m: row.key.m,
+            seed: row.key.seed,
+            color: t.run_color(method, shade),
+            glyph: t.curve_glyph(k),
+            mark: t.curve_mark(k),
+            nlml,
+            validation,
+        });
+    }
+    out
+}
+
+/// The legend: per label, "label m: ━5 ━10", each mark in its curve's colour; a seed
+/// is added where one (label, m) has several ("━5s2"). One span group per label.
+fn legend(shown: &[Shown], t: &Theme) -> Vec<Vec<Span<'static>>> {
+    let mut groups: Vec<Vec<Span<'static>>> = Vec::new();
+    let mut last_label: Option<&str> = None;
+    for s in shown {
+        if last_label != Some(&s.label) {
+            groups.push(vec![Span::raw(format!(" {} m:", s.label))]);
+            last_label = Some(&s.label);
+        }
+        let seeds = shown
+            .iter()
+            .filter(|o| o.label == s.label && o.m == s.m)
+            .count();
+        let seed = if seeds > 1 {
+            format!("s{}", s.seed)
+        } else {
+            String::new()
+        };
+        if let Some(g) = groups.last_mut() {
+            g.push(Span::styled(
+                format!(" {}{}{seed}", s.mark, s.m),
+                ratatui::style::Style::new().fg(t.canvas(s.color)),
+            ));
+        }
+    }
+    groups
+}
+
+/// Legend groups laid into lines of at most `width` columns.
+fn wrap_legend(groups: Vec<Vec<Span<'static>>>, width: usize) -> Vec<Line<'static>> {
+    let mut lines: Vec<Vec<Span<'static>>> = vec![Vec::new()];
+    let mut used = 0;
+    for group in groups {
+        for (i, span) in group.into_iter().enumerate() {
+            let w = span.width();
+            if used + w + 1 > width && used > 0 {
+                lines.push(Vec::new());
+                used = 0;
+            }
+            let span = if i == 0 && used > 0 {
+                Span::raw(format!(" ·{}", span.content))
+            } else {
+                span
+            };
+            used += span.width();
+            if let Some(l) = lines.last_mut() {
+                l.push(span);
+            }
+        }
+    }
+    lines
+        .into_iter()
+        .map(|mut l| {
+            l.push(Span::raw(" "));
+            Line::from(l)
+        })
+        .collect()
 }
 
 pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
@@ -36,61 +192,34 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             SPEEDS[r.speed.min(SPEEDS.len() - 1)]
         );
     }
-    let shown = app.evidence_runs();
-    // Legend: one entry per method present.
-    let mut methods: Vec<(usize, String)> = Vec::new();
-    for row in &shown {
-        let i = method_index(&row.spec.method);
-        if !methods.iter().any(|(j, _)| *j == i) {
-            methods.push((i, row.spec.method.clone()));
-        }
-    }
-    methods.sort();
-    let mut legend = vec![Span::raw(" ")];
-    for (i, name) in &methods {
-        legend.push(Span::styled(
-            format!("{} {name} ", t.method_glyph(*i)),
-            t.method_style(*i),
-        ));
-    }
-    let block = pane(app, title, focused).title_bottom(Line::from(legend));
+    let block = pane(app, title, focused);
     let inner = block.inner(area);
-    // Curves: (method index, points).
-    let mut curves: Vec<(usize, Vec<(f64, f64)>)> = Vec::new();
-    for row in &shown {
-        let mut trace = app.trace_of(row);
-        if let Some(r) = app.replay.as_ref().filter(|r| r.key == row.key) {
-            trace = &trace[..(r.shown.floor() as usize)
-                .clamp(1, trace.len().max(1))
-                .min(trace.len())];
-        }
-        let s = stride(trace.len(), inner.width);
-        let mut pts: Vec<(f64, f64)> = trace
-            .iter()
-            .enumerate()
-            .step_by(s)
-            .filter(|(_, v)| v.is_finite())
-            .map(|(i, v)| (i as f64, *v))
-            .collect();
-        if let Some(last) = trace.iter().rposition(|v| v.is_finite())
-            && pts.last().is_some_and(|p| p.0 as usize != last)
-        {
-            pts.push((last as f64, trace[last]));
-        }
-        if !pts.is_empty() {
-            curves.push((method_index(&row.spec.method), pts));
-        }
-    }
-    if curves.is_empty() {
-        frame.render_widget(block, area);
+    let shown = shown(app, inner.width);
+    // The legend goes in the bottom border when it fits there, else inside.
+    let mut legend = wrap_legend(legend(&shown, t), area.width.saturating_sub(2) as usize);
+    let block = if legend.len() == 1 {
+        block.title_bottom(legend.remove(0))
+    } else {
+        block
+    };
+    frame.render_widget(block, area);
+    if shown.is_empty() {
         let msg = if app.runs.is_empty() {
             "no runs yet: n launches some"
         } else {
             "no curves yet: start a run (Enter, g) or mark runs (Space)"
         };
-        frame.render_widget(Paragraph::new(Line::styled(msg, t.dim())), inner);
+        frame.render_widget(
+            Paragraph::new(Line::styled(msg, t.dim())).wrap(ratatui::widgets::Wrap { trim: true }),
+            inner,
+        );
         return;
     }
+    let legend_rows = (legend.len() as u16).min(inner.height / 3);
+    let [charts, legend_area] =
+        Layout::vertical([Constraint::Min(0), Constraint::Length(legend_rows)]).areas(inner);
+    frame.render_widget(Paragraph::new(legend), legend_area);
+
     let x_max = match &app.replay {
         // A replay keeps its final axis so the curve grows into it.
         Some(r) => app
@@ -100,59 +229,133 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             .map_or(1, |row| app.trace_of(row).len())
             .saturating_sub(1)
             .max(1) as f64,
-        None => curves
+        None => shown
             .iter()
-            .flat_map(|(_, p)| p.last())
+            .flat_map(|s| s.nlml.last().into_iter().chain(s.validation.last()))
             .map(|p| p.0)
             .fold(1.0, f64::max),
     };
-    let (lo, hi) = y_range(
-        &curves,
-        app.replay
-            .is_some()
-            .then(|| {
-                app.runs
-                    .iter()
-                    .find(|row| Some(&row.key) == app.replay.as_ref().map(|r| &r.key))
-                    .map(|row| app.trace_of(row))
-            })
-            .flatten(),
+    let x_labels = vec![
+        "0".to_string(),
+        format!("{:.0}", x_max / 2.0),
+        format!("{x_max:.0}"),
+    ];
+    let nlml: Vec<&[(f64, f64)]> = shown.iter().map(|s| &s.nlml[..]).collect();
+    let replay_trace = app.replay.as_ref().and_then(|r| {
+        app.runs
+            .iter()
+            .find(|row| row.key == r.key)
+            .map(|row| app.trace_of(row))
+    });
+    let (lo, hi) = y_range(&nlml, replay_trace);
+    let nlml_labels = vec![short(lo), short((lo + hi) / 2.0), short(hi)];
+    let with_validation = shown.iter().any(|s| !s.validation.is_empty()) && charts.height >= 9;
+    if !with_validation {
+        frame.render_widget(
+            chart(
+                &shown,
+                |s| &s.nlml,
+                [0.0, x_max],
+                (lo, hi),
+                x_labels,
+                nlml_labels,
+                0,
+                t,
+            ),
+            charts,
+        );
+        return;
+    }
+    // NLML above, validation below, on one x axis (the labels only under the lower).
+    let valid: Vec<&[(f64, f64)]> = shown.iter().map(|s| &s.validation[..]).collect();
+    let (vlo, vhi) = y_range(&valid, None);
+    let vlabel = |v: f64| match app.validation_metric {
+        Metric::Mnlp => short(v),
+        Metric::Nmse => short(10f64.powf(v)),
+    };
+    let valid_labels = vec![vlabel(vlo), vlabel(vhi)];
+    let lw = LineChart::labels_width(&nlml_labels).max(LineChart::labels_width(&valid_labels));
+    let [upper, lower] =
+        Layout::vertical([Constraint::Percentage(55), Constraint::Min(4)]).areas(charts);
+    frame.render_widget(
+        chart(
+            &shown,
+            |s| &s.nlml,
+            [0.0, x_max],
+            (lo, hi),
+            Vec::new(),
+            nlml_labels,
+            lw,
+            t,
+        ),
+        upper,
     );
-    let datasets: Vec<Dataset> = curves
-        .iter()
-        .map(|(i, pts)| {
-            Dataset::default()
-                .marker(t.method_marker(*i))
-                .graph_type(GraphType::Line)
-                .style(t.method_style(*i))
-                .data(pts)
-        })
-        .collect();
-    let chart = Chart::new(datasets)
-        .block(block)
-        .x_axis(
-            Axis::default()
-                .bounds([0.0, x_max])
-                .labels([
-                    "0".to_string(),
-                    format!("{:.0}", x_max / 2.0),
-                    format!("{x_max:.0}"),
-                ])
-                .style(t.dim()),
-        )
-        .y_axis(
-            Axis::default()
-                .bounds([lo, hi])
-                .labels([short(lo), short((lo + hi) / 2.0), short(hi)])
-                .style(t.dim()),
-        )
-        .style(Style::new());
-    frame.render_widget(chart, area);
+    frame.render_widget(
+        chart(
+            &shown,
+            |s| &s.validation,
+            [0.0, x_max],
+            (vlo, vhi),
+            x_labels,
+            valid_labels,
+            lw,
+            t,
+        ),
+        lower,
+    );
+    let name = match app.validation_metric {
+        Metric::Mnlp => " validation MNLP (v: NMSE) ",
+        Metric::Nmse => " validation NMSE, log (v: MNLP) ",
+    };
+    let w = name.chars().count() as u16;
+    if lower.width > w + lw + 2 {
+        frame.render_widget(
+            Line::styled(name, t.title()),
+            Rect {
+                x: lower.right() - w,
+                y: lower.y,
+                width: w,
+                height: 1,
+            },
+        );
+    }
 }
 
-/// The NLML range: from the lowest value to the highest after the first iterations,
+/// One panel of curves (`points` picks which of a run's).
+#[allow(clippy::too_many_arguments)]
+fn chart<'a>(
+    shown: &'a [Shown],
+    points: impl Fn(&'a Shown) -> &'a [(f64, f64)],
+    x_bounds: [f64; 2],
+    (lo, hi): (f64, f64),
+    x_labels: Vec<String>,
+    y_labels: Vec<String>,
+    label_width: u16,
+    t: &Theme,
+) -> LineChart<'a> {
+    LineChart {
+        curves: shown
+            .iter()
+            .map(|s| Curve {
+                points: points(s),
+                color: t.canvas(s.color),
+                glyph: s.glyph,
+                mark_points: false,
+            })
+            .collect(),
+        x_bounds,
+        y_bounds: [lo, hi],
+        x_labels,
+        y_labels,
+        label_width,
+        marker: t.marker(),
+        axis_style: t.dim(),
+    }
+}
+
+/// The value range: from the lowest value to the highest after the first iterations,
 /// so a huge starting value does not flatten every curve.
-fn y_range(curves: &[(usize, Vec<(f64, f64)>)], full: Option<&[f64]>) -> (f64, f64) {
+fn y_range(curves: &[&[(f64, f64)]], full: Option<&[f64]>) -> (f64, f64) {
     let mut lo = f64::INFINITY;
     let mut hi = f64::NEG_INFINITY;
     let mut cover = |v: f64, skip: bool| {
@@ -168,7 +371,7 @@ fn y_range(curves: &[(usize, Vec<(f64, f64)>)], full: Option<&[f64]>) -> (f64, f
             .filter(|(_, v)| v.is_finite())
             .for_each(|(i, v)| cover(*v, i < trace.len() / 10)),
         None => {
-            for (_, pts) in curves {
+            for pts in curves {
                 let n = pts.last().map_or(0.0, |p| p.0);
                 pts.iter()
                     .for_each(|p| cover(p.1, p.0 < (n / 10.0).floor() && pts.len() > 1));

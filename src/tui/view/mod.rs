@@ -30,11 +30,13 @@ pub struct Areas {
 /// A terminal at least this large shows every chart at once.
 pub const LARGE: (u16, u16) = (140, 40);
 
-pub fn layout(area: Rect, tab: ChartTab) -> Areas {
+/// The panes of a screen of `area` showing chart `tab`, with a status line of
+/// `status_rows` (a long message wraps).
+pub fn layout(area: Rect, tab: ChartTab, status_rows: u16) -> Areas {
     let [title, middle, status] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(0),
-        Constraint::Length(1),
+        Constraint::Length(status_rows),
     ])
     .areas(area);
     if area.width >= LARGE.0 && area.height >= LARGE.1 {
@@ -70,7 +72,8 @@ pub fn layout(area: Rect, tab: ChartTab) -> Areas {
 }
 
 pub fn draw(frame: &mut Frame, app: &App) {
-    let areas = layout(frame.area(), app.chart);
+    let area = frame.area();
+    let areas = layout(area, app.chart, status::height(app, area.width));
     title_bar(frame, app, areas.title);
     datasets::draw(frame, app, areas.datasets);
     runs::draw(frame, app, areas.runs);

@@ -1,5 +1,6 @@
-//! Runs: one row per (method, m, seed) with status, iteration, NLML, NMSE, MNLP and
-//! time; the selected run's details (failure message, re-run verdict) at the bottom.
+//! Runs: one row per (method, m, seed) with status, standardized or raw, iteration,
+//! NLML, NMSE, MNLP and time, and "!" where it predicts worse than a constant; the
+//! selected run's details (why "!", failure message, re-run verdict) at the bottom.
 
 use super::{method_index, pane};
 use crate::run_context::Phase;
@@ -35,7 +36,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         block = block.title_bottom(keys.right_aligned());
     }
     let header = Row::new([
-        "", "status", "data", "method", "m", "seed", "iter", "NLML", "NMSE", "MNLP", "time",
+        "", "status", "data", "method", "std", "m", "seed", "iter", "NLML", "NMSE", "MNLP", "time",
     ])
     .style(t.title());
     let rows = app.runs.iter().map(|row| {
@@ -70,11 +71,20 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         let status_style = match status {
             RunStatus::Done => t.ok(),
             RunStatus::Failed => t.error(),
-            RunStatus::Running | RunStatus::Queued | RunStatus::Waiting => t.warn(),
+            RunStatus::Running | RunStatus::Queued => t.warn(),
             RunStatus::NotRun | RunStatus::Cancelled => t.dim(),
         };
+        // "*": marked for the evidence chart; "!": worse than a constant predictor
+        let flag = if app.worse_than_constant(row).is_some() {
+            "!"
+        } else {
+            " "
+        };
         Row::new([
-            Cell::from(if row.marked { "*" } else { " " }),
+            Cell::from(Line::from(vec![
+                Span::raw(if row.marked { "*" } else { " " }),
+                Span::styled(flag, t.error()),
+            ])),
             Cell::from(match row.activity {
                 // what a running run is doing, where it is not the fit itself
                 Activity::Running {
@@ -90,6 +100,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             .style(status_style),
             Cell::from(row.key.dataset.clone()),
             Cell::from(row.key.label.clone()).style(t.method_style(method_index(&row.spec.method))),
+            Cell::from(if row.spec.standardize { "std" } else { "raw" }),
             Cell::from(row.key.m.to_string()),
             Cell::from(row.key.seed.to_string()),
             Cell::from(iter),
@@ -104,17 +115,18 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         ])
     });
     let widths = [
-        Constraint::Length(1),
+        Constraint::Length(2),
         Constraint::Length(7),
-        Constraint::Length(7),
-        Constraint::Length(7),
+        Constraint::Length(6),
+        Constraint::Length(8),
+        Constraint::Length(3),
         Constraint::Length(4),
         Constraint::Length(4),
         Constraint::Length(5),
-        Constraint::Length(9),
+        Constraint::Length(8),
         Constraint::Length(8),
         Constraint::Length(7),
-        Constraint::Min(5),
+        Constraint::Min(4),
     ];
     let table = Table::new(rows, widths)
         .header(header)
@@ -149,10 +161,15 @@ fn details(app: &App) -> Line<'static> {
     let meaning = crate::methods::get(&row.spec.method)
         .map(|m| m.m_meaning())
         .unwrap_or("m");
-    let mut spans = vec![Span::raw(format!(
+    let mut spans = Vec::new();
+    // first, so that it shows however narrow the pane (m shows everything)
+    if let Some(why) = app.worse_than_constant(row) {
+        spans.push(Span::styled(format!(" ! {why} ·"), t.error()));
+    }
+    spans.push(Span::raw(format!(
         " {} m={} ({meaning}) seed {} · {} it ",
         row.key.label, row.key.m, row.key.seed, row.spec.iters
-    ))];
+    )));
     if let Some(r) = app.result_of(row).filter(|r| r.negative_var_latent > 0) {
         spans.push(Span::styled(
             format!(

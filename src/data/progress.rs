@@ -1,0 +1,132 @@
+//! Loading a large file with progress: read a block of rows at a time
+//! (`stream::for_each_frame`), report the rows read after each block, and stack the
+//! blocks into the one frame a whole-file read would give. A CSV block infers its
+//! column types from its own rows, so blocks can disagree (integers here, decimals
+//! there, text in one): such a column is made Float64 when every block read it as
+//! numbers, else text, which the loader then parses cell by cell as it would a
+//! whole file's text column (and names the bad cell's row).
+
+use super::stream::{Chunk, for_each_frame};
+use crate::error::{Error, Result};
+use polars::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// Files at least this large are read in blocks, reporting progress.
+pub const BLOCK_READ_BYTES: u64 = 8 << 20;
+/// Rows per block.
+pub const BLOCK_ROWS: usize = 100_000;
+
+/// How far loading a data set has come.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadProgress {
+    /// The file being read.
+    pub file: PathBuf,
+    /// Data rows of it read so far.
+    pub rows: usize,
+    /// How far through the file, 0 to 1 (rows of a Parquet file, bytes of a CSV).
+    pub fraction: f64,
+    /// Every file is read; the columns are being checked and converted.
+    pub checking: bool,
+}
+
+/// The whole file as one frame, read a block of rows at a time; `report` hears after
+/// every block.
+pub(crate) fn read_frame(path: &Path, report: &mut dyn FnMut(LoadProgress)) -> Result<DataFrame> {
+    let mut frames: Vec<DataFrame> = Vec::new();
+    let mut rows = 0;
+    for_each_frame(path, BLOCK_ROWS, &mut |chunk: Chunk| {
+        rows = chunk.first + chunk.frame.height();
+        frames.push(chunk.frame);
+        report(LoadProgress {
+            file: path.to_path_buf(),
+            rows,
+            fraction: chunk.fraction,
+            checking: false,
+        });
+        Ok(())
+    })?;
+    stack(path, frames)
+}
+
+/// One frame from blocks with the same columns, their types made to agree.
+fn stack(path: &Path, mut frames: Vec<DataFrame>) -> Result<DataFrame> {
+    let fail = |e: PolarsError| Error::data(path, format!("cannot read: {e}"));
+    let Some(first) = frames.first() else {
+        return Err(Error::data(path, "the file has no data rows"));
+    };
+    let names: Vec<PlSmallStr> = first.get_column_names_owned();
+    for (k, frame) in frames.iter().enumerate().skip(1) {
+        if frame.get_column_names_owned() != names {
+            return Err(Error::data(
+                path,
+                format!(
+                    "rows from {} on have other columns than the header",
+                    k * BLOCK_ROWS + 1
+                ),
+            ));
+        }
+    }
+    for name in &names {
+        let types: Vec<DataType> = frames
+            .iter()
+            .map(|f| f.column(name).map(|c| c.dtype().clone()))
+            .collect::<PolarsResult<_>>()
+            .map_err(fail)?;
+        if types.windows(2).all(|w| w[0] == w[1]) {
+            continue;
+        }
+        let numeric = types
+            .iter()
+            .all(|t| t.is_primitive_numeric() || t.is_bool() || t.is_null());
+        let to = if numeric {
+            DataType::Float64
+        } else {
+            DataType::String
+        };
+        for frame in &mut frames {
+            let cast = frame.column(name).map_err(fail)?.cast(&to).map_err(fail)?;
+            frame.with_column(cast).map_err(fail)?;
+        }
+    }
+    let mut blocks = frames.into_iter();
+    let mut out = blocks.next().unwrap_or_default();
+    for frame in blocks {
+        out.vstack_mut_owned(frame).map_err(fail)?;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Blocks whose types disagree stack to what one read of the whole file gives,
+    /// and progress is reported per block up to every row.
+    #[test]
+    fn blocks_stack_to_the_whole_file() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("mixed.csv");
+        let mut text = String::from("a,b,y\n");
+        for i in 0..(BLOCK_ROWS + 10) {
+            // a: integers in the first block, decimals in the second
+            let a = if i < BLOCK_ROWS {
+                format!("{i}")
+            } else {
+                format!("{i}.5")
+            };
+            text.push_str(&format!("{a},{},{}\n", i % 7, 0.25 * i as f64));
+        }
+        std::fs::write(&path, &text).expect("writes");
+        let mut seen = Vec::new();
+        let frame = read_frame(&path, &mut |p| seen.push((p.rows, p.fraction))).expect("reads");
+        assert_eq!(seen.len(), 2);
+        assert_eq!(seen[1], (BLOCK_ROWS + 10, 1.0));
+        assert!(seen[0].1 > 0.9 && seen[0].1 < 1.0, "{seen:?}");
+        assert_eq!(frame.height(), BLOCK_ROWS + 10);
+        let a = frame.column("a").expect("a");
+        assert_eq!(a.dtype(), &DataType::Float64);
+        let a = a.f64().expect("f64");
+        assert_eq!(a.get(3), Some(3.0));
+        assert_eq!(a.get(BLOCK_ROWS + 1), Some(BLOCK_ROWS as f64 + 1.5));
+    }
+}

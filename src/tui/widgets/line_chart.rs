@@ -1,0 +1,233 @@
+//! A line chart whose curves can each have their own glyph. ratatui's Chart draws a
+//! curve with one of a handful of markers and cannot print a character per point, so
+//! without colour only a few curves could be told apart. Here a curve is a line in its
+//! colour (Braille, or the `--ascii` marker), or, without colour, its own glyph in
+//! every cell it passes through (• + x o * # …), so any number of curves differ.
+//! Axes and labels as in ratatui's Chart: y labels on the left, x labels below.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Style};
+use ratatui::symbols::Marker;
+use ratatui::widgets::Widget;
+use ratatui::widgets::canvas::{Canvas, Line as Seg, Points};
+
+/// One curve: its points in data units, and how it is drawn.
+#[derive(Clone, Debug)]
+pub struct Curve<'a> {
+    pub points: &'a [(f64, f64)],
+    /// Colour of a line curve (Reset without colour).
+    pub color: Color,
+    /// Without colour: the glyph printed in every cell the curve passes through.
+    pub glyph: Option<&'static str>,
+    /// Also mark each point with a block (a curve of a few points, such as NMSE vs m).
+    pub mark_points: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct LineChart<'a> {
+    pub curves: Vec<Curve<'a>>,
+    pub x_bounds: [f64; 2],
+    pub y_bounds: [f64; 2],
+    /// Left, (middle,) right.
+    pub x_labels: Vec<String>,
+    /// Bottom, (middle,) top.
+    pub y_labels: Vec<String>,
+    /// Width of the y-label column; at least the widest label (so two charts stacked
+    /// can share their x axis).
+    pub label_width: u16,
+    pub marker: Marker,
+    pub axis_style: Style,
+}
+
+impl LineChart<'_> {
+    /// The width the y labels need.
+    pub fn labels_width(labels: &[String]) -> u16 {
+        labels.iter().map(|l| l.chars().count()).max().unwrap_or(0) as u16
+    }
+}
+
+impl Widget for LineChart<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let lw = self.label_width.max(Self::labels_width(&self.y_labels));
+        let has_x_labels = !self.x_labels.is_empty();
+        let below = if has_x_labels { 2 } else { 1 };
+        if area.width < lw + 4 || area.height < below + 1 {
+            return;
+        }
+        let plot = Rect {
+            x: area.x + lw + 1,
+            y: area.y,
+            width: area.width - lw - 1,
+            height: area.height - below,
+        };
+        // axes
+        for y in plot.top()..plot.bottom() {
+            buf.set_string(plot.x - 1, y, "│", self.axis_style);
+        }
+        let axis_y = plot.bottom();
+        buf.set_string(plot.x - 1, axis_y, "└", self.axis_style);
+        for x in plot.left()..plot.right() {
+            buf.set_string(x, axis_y, "─", self.axis_style);
+        }
+        // y labels: bottom, evenly spaced, top
+        let n = self.y_labels.len();
+        for (k, label) in self.y_labels.iter().enumerate() {
+            let row = if n < 2 {
+                plot.bottom() - 1
+            } else {
+                let from_top = (plot.height.saturating_sub(1) as usize * (n - 1 - k)) / (n - 1);
+                plot.y + from_top as u16
+            };
+            let w = label.chars().count() as u16;
+            buf.set_string(area.x + lw.saturating_sub(w), row, label, self.axis_style);
+        }
+        // x labels: left, middle, right
+        if has_x_labels {
+            let y = axis_y + 1;
+            let n = self.x_labels.len();
+            for (k, label) in self.x_labels.iter().enumerate() {
+                let w = label.chars().count() as u16;
+                let x = if k == 0 {
+                    plot.x
+                } else if k == n - 1 {
+                    plot.right().saturating_sub(w)
+                } else {
+                    let at = plot.x + (plot.width.saturating_sub(1) as usize * k / (n - 1)) as u16;
+                    at.saturating_sub(w / 2)
+                };
+                buf.set_string(x.max(area.x), y, label, self.axis_style);
+            }
+        }
+        let [x0, x1] = self.x_bounds;
+        let [y0, y1] = self.y_bounds;
+        // lines first, glyph curves on top
+        let lines: Vec<&Curve> = self.curves.iter().filter(|c| c.glyph.is_none()).collect();
+        Canvas::default()
+            .marker(self.marker)
+            .x_bounds([x0, x1])
+            .y_bounds([y0, y1])
+            .paint(|ctx| {
+                for c in &lines {
+                    for w in c.points.windows(2) {
+                        ctx.draw(&Seg::new(w[0].0, w[0].1, w[1].0, w[1].1, c.color));
+                    }
+                    if c.points.len() == 1 {
+                        ctx.draw(&Points {
+                            coords: c.points,
+                            color: c.color,
+                        });
+                    }
+                }
+            })
+            .render(plot, buf);
+        let cell = |(x, y): (f64, f64)| -> (f64, f64) {
+            let fx = if x1 > x0 { (x - x0) / (x1 - x0) } else { 0.0 };
+            let fy = if y1 > y0 { (y - y0) / (y1 - y0) } else { 0.0 };
+            (
+                fx * (plot.width.saturating_sub(1)) as f64,
+                (1.0 - fy) * (plot.height.saturating_sub(1)) as f64,
+            )
+        };
+        let inside = |c: f64, r: f64| {
+            c >= -0.5 && r >= -0.5 && c < plot.width as f64 - 0.5 && r < plot.height as f64 - 0.5
+        };
+        let put = |c: f64, r: f64, glyph: &str, style: Style, buf: &mut Buffer| {
+            if inside(c, r) {
+                buf.set_string(
+                    plot.x + c.round() as u16,
+                    plot.y + r.round() as u16,
+                    glyph,
+                    style,
+                );
+            }
+        };
+        for c in &self.curves {
+            let style = Style::new().fg(c.color);
+            if let Some(glyph) = c.glyph {
+                let pts: Vec<(f64, f64)> = c.points.iter().map(|p| cell(*p)).collect();
+                if let [only] = pts[..] {
+                    put(only.0, only.1, glyph, style, buf);
+                }
+                for w in pts.windows(2) {
+                    let ((ca, ra), (cb, rb)) = (w[0], w[1]);
+                    // every column between the two points, and the rows in between
+                    let (c_from, c_to) = (ca.round() as i64, cb.round() as i64);
+                    let mut last_row = ra.round() as i64;
+                    for col in c_from.min(c_to)..=c_from.max(c_to) {
+                        let t = if cb != ca {
+                            ((col as f64 - ca) / (cb - ca)).clamp(0.0, 1.0)
+                        } else {
+                            1.0
+                        };
+                        let row = (ra + t * (rb - ra)).round() as i64;
+                        for r in last_row.min(row)..=last_row.max(row) {
+                            put(col as f64, r as f64, glyph, style, buf);
+                        }
+                        last_row = row;
+                    }
+                }
+            }
+            if c.mark_points {
+                for p in c.points {
+                    let (col, row) = cell(*p);
+                    put(col, row, c.glyph.unwrap_or("■"), style, buf);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(buf: &Buffer) -> Vec<String> {
+        let w = buf.area.width as usize;
+        buf.content
+            .chunks(w)
+            .map(|r| r.iter().map(|c| c.symbol()).collect())
+            .collect()
+    }
+
+    /// Glyph curves are drawn in every column they span, each with its own glyph, and
+    /// the axes carry their labels.
+    #[test]
+    fn glyph_curves_fill_their_columns() {
+        let a = [(0.0, 0.0), (10.0, 10.0)];
+        let b = [(0.0, 10.0), (10.0, 10.0)];
+        let chart = LineChart {
+            curves: vec![
+                Curve {
+                    points: &a,
+                    color: Color::Reset,
+                    glyph: Some("+"),
+                    mark_points: false,
+                },
+                Curve {
+                    points: &b,
+                    color: Color::Reset,
+                    glyph: Some("x"),
+                    mark_points: false,
+                },
+            ],
+            x_bounds: [0.0, 10.0],
+            y_bounds: [0.0, 10.0],
+            x_labels: vec!["0".into(), "10".into()],
+            y_labels: vec!["0".into(), "10".into()],
+            label_width: 0,
+            marker: Marker::Braille,
+            axis_style: Style::new(),
+        };
+        let mut buf = Buffer::empty(Rect::new(0, 0, 14, 8));
+        chart.render(buf.area, &mut buf);
+        let t = text(&buf);
+        // 11 plot columns and 6 rows: the flat curve (drawn last) fills the top row,
+        // the rising one climbs from the bottom left through every row
+        assert_eq!(t[0], "10│xxxxxxxxxxx", "{t:#?}");
+        assert_eq!(t[5], " 0│+++        ", "{t:#?}");
+        assert!(t.iter().skip(1).take(4).all(|l| l.contains('+')), "{t:#?}");
+        assert_eq!(t[6], "  └───────────", "{t:#?}");
+        assert_eq!(t[7], "   0        10", "{t:#?}");
+    }
+}

@@ -73,7 +73,8 @@ pub enum Stop {
     /// The callback asked to stop, or an evaluation saw the run's cancel token.
     Cancelled,
     /// The method learns nothing by optimisation (nystrom: its hyperparameters come
-    /// from a full GP on a subset, its basis points from k-means).
+    /// from a full GP on a subset, its basis points from k-means; greedy without
+    /// --adapt: its basis points are selected at fixed hyperparameters).
     NothingToFit,
 }
 

@@ -87,6 +87,17 @@ impl<'a> RunContext<'a> {
         });
     }
 
+    /// Report the objective at step `iteration` of a schedule that is not an
+    /// optimiser's (greedy selection: the DTC evidence after each added basis point).
+    pub fn report(&self, phase: Phase, iteration: usize, nlml: f64) {
+        (self.sink)(&Progress {
+            phase,
+            iteration,
+            nlml: Some(nlml),
+            elapsed: self.elapsed(),
+        });
+    }
+
     /// The optimiser's callback for a phase: reports every iteration and asks it to
     /// stop once the run is cancelled. `continues` (iterations done by earlier
     /// stages) continues the numbering across stages; a later stage's starting point,

@@ -1,4 +1,4 @@
-//! Evidence: NLML against iteration, live, one colour (or marker) per method, with a
+//! Evidence: NLML against iteration (greedy: against the number of basis points), live, one colour (or marker) per method, with a
 //! legend; during a replay, the replayed run's curve up to the animation's position.
 
 use super::{method_index, pane};
@@ -21,9 +21,23 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let t = &app.theme;
     let focused = app.chart == ChartTab::Evidence;
     let marked = app.runs.iter().any(|r| r.marked);
+    let shown = app.evidence_runs();
+    // what a step of the x axis counts: iterations, or greedy's basis points
+    let mut units: Vec<&str> = Vec::new();
+    for row in &shown {
+        let unit = crate::methods::get(&row.spec.method).map_or("iteration", |m| m.progress_unit());
+        if !units.contains(&unit) {
+            units.push(unit);
+        }
+    }
+    let unit = if units.is_empty() {
+        "iteration".to_string()
+    } else {
+        units.join(" / ")
+    };
     let mut title = match app.comparison_dataset() {
-        Some(d) if !marked => format!(" Evidence on {d}: NLML vs iteration "),
-        _ => " Evidence: NLML vs iteration (marked runs) ".to_string(),
+        Some(d) if !marked => format!(" Evidence on {d}: NLML vs {unit} "),
+        _ => format!(" Evidence: NLML vs {unit} (marked runs) "),
     };
     if let Some(r) = &app.replay {
         title = format!(
@@ -36,7 +50,6 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             SPEEDS[r.speed.min(SPEEDS.len() - 1)]
         );
     }
-    let shown = app.evidence_runs();
     // Legend: one entry per method present.
     let mut methods: Vec<(usize, String)> = Vec::new();
     for row in &shown {

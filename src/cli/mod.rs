@@ -1,7 +1,7 @@
 //! The headless command line: one file per subcommand; this file holds the argument
 //! groups they share and the dispatch.
 
-mod bench;
+pub mod bench;
 pub use bench::synthetic as bench_data;
 mod fit;
 mod gen_data;

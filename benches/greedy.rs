@@ -1,13 +1,12 @@
 //! `cargo bench --bench greedy`: greedy basis selection on synthetic data (n = 10000,
 //! D = 8, unit-variance inputs like kin40k's), one thread.
 //!
-//! 1. Time per added basis vector at d = 100, 200, 400, 800: a kernel row, the new row
-//!    of chol(M) and chol(K_I) and the new column of P — O(n·d), so the time divided by
-//!    n·d must stay flat.
-//! 2. What each rule costs per step at d = 400, as multiples of that basic step: INFO's
-//!    step (it keeps Q = K_·,I chol(K_I)⁻ᵀ as well as P) and O(n) scan, κ = 59 fresh
-//!    kernel rows, post-backfitting scores of a cache of c = 59 and c = d rows, SB's
-//!    59 candidates (O(n·d) each, one blocked product).
+//! 1. Time per added basis vector at d = 100, 200, 400, 800: a kernel row, the new rows
+//!    of chol(K_I) and chol(A) and the new columns of Q and P (three passes over n×d
+//!    matrices) — O(n·d), so the time divided by n·d must stay flat.
+//! 2. What each rule adds per step at d = 400, as multiples of that basic step: INFO's
+//!    O(n) scan, κ = 59 fresh kernel rows, post-backfitting scores of a cache of c = 59
+//!    and c = d rows, SB's 59 candidates (O(n·d) each, three blocked products).
 //! 3. The cache of discarded kernel rows: whole selections (d_max = 200) of KAPPA,
 //!    DMAX and SB without it and with 2000 rows, alternating, medians of 3.
 
@@ -52,7 +51,7 @@ fn kernel_column(data: &TrainData, m: &ModelFile, j: usize) -> Vec<f64> {
 fn add(inc: &mut Incremental, data: &TrainData, m: &ModelFile, j: usize) {
     let r = kernel_column(data, m, j);
     let col = inc.column(j, &r, SEQ).expect("independent");
-    inc.add(col, &r, SEQ);
+    inc.add(col);
 }
 
 fn per_step(data: &TrainData) {
@@ -60,7 +59,7 @@ fn per_step(data: &TrainData) {
     let checkpoints = [100, 200, 400, 800];
     let batch = 40;
     let cap = 800 + batch;
-    let mut inc = Incremental::new(&data.y, &m.hyper, 1e-8, cap, false);
+    let mut inc = Incremental::new(&data.y, &m.hyper, 1e-8, cap);
     // points in a fixed pseudo-random order
     let mut next = (0..N).map(|k| (k * 7919 + 13) % N);
     println!(
@@ -78,7 +77,7 @@ fn per_step(data: &TrainData) {
             let r = black_box(kernel_column(data, &m, j));
             kernel.push(t.elapsed().as_secs_f64());
             let col = inc.column(j, &r, SEQ).expect("independent");
-            inc.add(col, &r, SEQ);
+            inc.add(col);
             total.push(t.elapsed().as_secs_f64());
         }
         let (t, k) = (median(total), median(kernel));
@@ -95,8 +94,8 @@ fn rule_costs(data: &TrainData) {
     let m = model();
     let d = 400;
     let reps = 7;
-    let grow = |variances: bool| {
-        let mut inc = Incremental::new(&data.y, &m.hyper, 1e-8, d + reps, variances);
+    let grow = || {
+        let mut inc = Incremental::new(&data.y, &m.hyper, 1e-8, d + reps);
         for k in 0..d {
             add(&mut inc, data, &m, (k * 7919 + 13) % N);
         }
@@ -121,7 +120,7 @@ fn rule_costs(data: &TrainData) {
         }
         median(t)
     };
-    let mut plain = grow(false);
+    let mut plain = grow();
     let free: Vec<usize> = (0..N).filter(|&i| !plain.contains(i)).collect();
     let rows = |c: usize| -> (Vec<usize>, DMatrix<f64>) {
         let cands: Vec<usize> = free
@@ -147,26 +146,22 @@ fn rule_costs(data: &TrainData) {
         black_box(plain.backfit_scores(&cd, &rd, &rrd, SEQ));
     });
     let sb = time(&mut || {
-        black_box(plain.sb_gains(&r59, &rr59, SEQ));
+        black_box(plain.sb_gains(&c59, &r59, SEQ));
     });
-    let basic = step(&mut plain, &free);
-    drop(plain);
-    let mut with_q = grow(true);
     let info = time(&mut || {
         let best = free
             .iter()
-            .map(|&i| with_q.info_score(i))
+            .map(|&i| plain.info_score(i))
             .fold(f64::NEG_INFINITY, f64::max);
         black_box(best);
     });
-    let info_step = step(&mut with_q, &free);
+    let basic = step(&mut plain, &free);
     println!(
         "2. per step at d = {d} (n = {N}), as multiples of the basic step ({:.2} ms: kernel \
-         row, new rows of chol(M) and chol(K_I), new column of P):",
+         row, new rows of chol(K_I) and chol(A), new columns of Q and P):",
         basic * 1e3
     );
     for (what, t) in [
-        ("INFO's step (P and Q)", info_step),
         ("INFO: scan all n candidates", info),
         ("59 fresh kernel rows (KAPPA, DMAX, SB)", fresh),
         ("post-backfitting scores, c = 59", pb59),

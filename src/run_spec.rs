@@ -153,9 +153,8 @@ pub struct MethodOptions {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adapt: Option<usize>,
-    /// greedy: σ0², ℓ, σ² from a full GP fitted on this many random training points
-    /// (min(iterations, 200) iterations), then fixed unless --adapt: the paper's FIXED
-    /// baselines.
+    /// greedy: σ0², ℓ, σ² from a full GP fitted on this many random training points (up
+    /// to 200 iterations), then fixed unless --adapt: the paper's FIXED baselines.
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hyper_from_subset: Option<usize>,

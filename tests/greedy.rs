@@ -111,11 +111,11 @@ fn order(n: usize) -> Vec<usize> {
 fn incremental_solution_equals_a_dense_solve_after_every_step() {
     let data = toy_data(90, 3, 1);
     let rows = order(90);
-    let mut inc = Incremental::new(&data.y, &hyper(), JITTER, rows.len(), true);
+    let mut inc = Incremental::new(&data.y, &hyper(), JITTER, rows.len());
     for (d, &j) in rows.iter().enumerate() {
         let r = column(&data, j);
         let col = inc.column(j, &r, Par::Seq).expect("independent");
-        inc.add(col, &r, Par::Seq);
+        inc.add(col);
         let want = dense(&data, &rows[..=d]);
         let what = format!("after {} points", d + 1);
         let e = max_rel(&inc.alpha(), want.alpha.as_slice());
@@ -136,11 +136,11 @@ fn incremental_solution_equals_a_dense_solve_after_every_step() {
 fn incremental_evidence_is_the_cores_dtc_evidence() {
     let data = toy_data(120, 3, 2);
     let rows = order(120);
-    let mut inc = Incremental::new(&data.y, &hyper(), JITTER, rows.len(), false);
+    let mut inc = Incremental::new(&data.y, &hyper(), JITTER, rows.len());
     for (d, &j) in rows.iter().enumerate() {
         let r = column(&data, j);
         let col = inc.column(j, &r, Par::Seq).expect("independent");
-        inc.add(col, &r, Par::Seq);
+        inc.add(col);
         if d % 6 == 5 || d + 1 == rows.len() {
             let mut m = model(&data);
             let b = DMatrix::from_fn(d + 1, 3, |a, k| data.x[(rows[a], k)]);
@@ -178,18 +178,18 @@ fn scores_match_their_definitions_computed_the_slow_way() {
     let data = toy_data(70, 3, 3);
     let n = data.y.len();
     let rows: Vec<usize> = order(n)[..8].to_vec();
-    let mut inc = Incremental::new(&data.y, &hyper(), JITTER, 10, true);
+    let mut inc = Incremental::new(&data.y, &hyper(), JITTER, 10);
     for &j in &rows {
         let r = column(&data, j);
         let col = inc.column(j, &r, Par::Seq).expect("independent");
-        inc.add(col, &r, Par::Seq);
+        inc.add(col);
     }
     let base = dense(&data, &rows);
     let cands: Vec<usize> = (0..n).filter(|i| !rows.contains(i)).collect();
     let r = DMatrix::from_fn(n, cands.len(), |a, c| column(&data, cands[c])[a]);
     let rr: Vec<f64> = r.column_iter().map(|c| c.norm_squared()).collect();
     let backfit = inc.backfit_scores(&cands, &r, &rr, Par::Seq);
-    let (sb, _, _) = inc.sb_gains(&r, &rr, Par::Seq);
+    let sb = inc.sb_gains(&cands, &r, Par::Seq);
     // the core's DTC posterior at the candidates, for INFO
     let mut m = model(&data);
     let b = DMatrix::from_fn(rows.len(), 3, |a, k| data.x[(rows[a], k)]);
@@ -258,12 +258,12 @@ fn scores_match_their_definitions_computed_the_slow_way() {
 
 /// π̃ after each step of a basis added in this order.
 fn pis(data: &TrainData, rows: &[usize]) -> Vec<f64> {
-    let mut inc = Incremental::new(&data.y, &hyper(), JITTER, rows.len(), false);
+    let mut inc = Incremental::new(&data.y, &hyper(), JITTER, rows.len());
     rows.iter()
         .map(|&j| {
             let r = column(data, j);
             let col = inc.column(j, &r, Par::Seq).expect("independent");
-            inc.add(col, &r, Par::Seq);
+            inc.add(col);
             inc.pi()
         })
         .collect()
@@ -476,4 +476,58 @@ fn options_are_checked_before_any_work() {
     .check(100)
     .expect_err("not fitc's");
     assert!(e.to_string().contains("--select"), "{e}");
+}
+
+/// Long lengthscales: K_I is numerically singular but for the jitter (ε = 1e-8 of σ0²),
+/// and ‖K_·,j‖² dwarfs σ² times the jitter, so the new diagonal of chol(M) must come
+/// from the Gram–Schmidt residual (the difference formula cancels to noise). The
+/// evidence still matches the core's; with no jitter at all the candidates run out and
+/// the error says what to do.
+#[test]
+fn long_lengthscales_stay_accurate_and_a_zero_jitter_is_an_error() {
+    let data = toy_data(400, 1, 11);
+    let mut m = ModelFile::new(
+        "greedy",
+        Hyper {
+            signal_variance: 2.0,
+            lengthscales: vec![40.0],
+            noise_variance: 1e-4,
+        },
+    );
+    m.basis = Some(Basis {
+        points: vec![vec![0.0]],
+    });
+    for select in [Select::Sb, Select::Dmax, Select::Rand] {
+        let cfg = Config::paper(select, 15);
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let s = greedy::select(&data, &m, &cfg, &[], &mut rng, &mut |_, _| Ok(()), &ex())
+            .expect("selects");
+        assert_eq!(s.jitter, 2e-8, "{select:?}");
+        let mut with_basis = m.clone();
+        let b = DMatrix::from_fn(15, 1, |a, _| data.x[(s.rows[a], 0)]);
+        with_basis.basis = Some(Basis {
+            points: matrix_to_rows(&b),
+        });
+        let core = greedy::GREEDY
+            .nlml(&with_basis, &data, &ex())
+            .expect("core");
+        let e = (core - s.trace[15]).abs() / core.abs();
+        assert!(e < 1e-9, "{select:?}: {core} vs {} ({e:e})", s.trace[15]);
+    }
+    let mut fixed = m;
+    fixed.jitter = Some(0.0);
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let cfg = Config::paper(Select::Kappa, 15);
+    let e = greedy::select(
+        &data,
+        &fixed,
+        &cfg,
+        &[],
+        &mut rng,
+        &mut |_, _| Ok(()),
+        &ex(),
+    )
+    .expect_err("no jitter: too few independent points")
+    .to_string();
+    assert!(e.contains("remove the key"), "{e}");
 }

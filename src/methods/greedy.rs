@@ -5,19 +5,20 @@
 //! points, |I| = d_max = m, grown one point at a time at fixed σ0², ℓ, σ². With
 //! `M = σ² K̂_I + K_I,· K_·,I` (K̂_I = K_I + jitter·I, the jitter of every Kuu in sgpw,
 //! METHODS.md §1) the solution is `α_I = M⁻¹ K_I,· y`, the minimiser of
-//! `π̃(α_I) = ½ α_Iᵀ M α_I − yᵀ K_·,I α_I`. [`Incremental`] keeps, for the current I,
-//! - `L = chol(M)` and `G = chol(K̂_I)`, each grown by one row per step (O(d²));
-//! - `P = K_·,I L⁻ᵀ` (n×d), one new column per step: `p = (K_·,j − P l)/l_jj` where
-//!   `l = σ² L⁻¹ K_I,j + Pᵀ K_·,j` is the new row of L (O(n·d));
-//! - `β = L⁻¹ K_I,· y = Pᵀ y` (one entry per step), the fitted values
-//!   `μ = K_·,I α_I = P β` and the residual `y − μ` (O(n) per step);
-//! - for INFO, `Q = K_·,I G⁻ᵀ` and the row norms ‖P_i‖², ‖Q_i‖², so the DTC latent
-//!   variance at every training point is `v_i = σ0² − ‖Q_i‖² + σ² ‖P_i‖²` in O(1).
+//! `π̃(α_I) = ½ α_Iᵀ M α_I − yᵀ K_·,I α_I`. [`Incremental`] keeps it in the whitened
+//! form of the likelihood core — `G = chol(K̂_I)`, `Q = K_·,I G⁻ᵀ`,
+//! `L_A = chol(σ²I + QᵀQ)` (so chol(M) = G L_A) and `P = Q L_A⁻ᵀ = K_·,I chol(M)⁻ᵀ` —
+//! each grown by one row or column per step (O(n·d)), with `γ = Pᵀy`, the fitted values
+//! `μ = K_·,I α_I = P γ`, the residual `y − μ` and the row norms ‖Q_i‖², ‖P_i‖², so the
+//! DTC latent variance at every training point, `v_i = σ0² − ‖Q_i‖² + σ² ‖P_i‖²`, is O(1).
+//! (Growing chol(M) directly, as the paper writes it, loses all accuracy once σ² times
+//! the jitter falls below ε‖K_·,j‖² — long lengthscales, small noise: elevators.)
 //!
 //! Nothing is refactorised from scratch: O(n·d) per step, O(n·d_max²) in all. The DTC
-//! evidence after each step is O(1) from these (`yᵀC⁻¹y = (yᵀy − ‖β‖²)/σ²`,
-//! `log|C| = (n−d) log σ² + log|M| − log|K̂_I|`) and is reported as the run's progress,
-//! so the evidence chart draws it against the number of basis points.
+//! evidence after each step is O(1) from these
+//! (`yᵀC⁻¹y = (yᵀy − ‖γ‖²)/σ²`, `log|C| = (n−d) log σ² + log|σ²I + QᵀQ|`) and is
+//! reported as the run's progress, so the evidence chart draws it against the number
+//! of basis points.
 //!
 //! Scores of a candidate i ∉ I (kernel column `r = K_·,i`):
 //! - RAND: none, a random point;
@@ -28,7 +29,7 @@
 //!   best, keeps the best-scored rest and replaces the chosen and the κ − 1 lowest by κ
 //!   fresh random points from outside I and the cache;
 //! - SB (Smola & Bartlett): the exact decrease when α_I and α_i are re-optimised
-//!   together, `½ β_new²` with `β_new = (rᵀy − lᵀβ)/l_jj` (O(n·d)), over κ fresh
+//!   together, `½ γ_new²` with γ_new the entry γ would gain (O(n·d)), over κ fresh
 //!   random candidates per step.
 //!
 //! `--adapt K` alternates K times (1) a selection at fixed σ0², ℓ, σ² and (2) an L-BFGS
@@ -66,7 +67,8 @@ use std::time::Instant;
 /// (Smola & Bartlett's κ = 59, which the paper keeps).
 pub const KAPPA: usize = 59;
 
-/// Iterations of the full GP of `--hyper-from-subset` at most.
+/// Iteration budget of the full GP of `--hyper-from-subset` (whatever the run's budget,
+/// so that fixed and adapted runs of one seed start from the same hyperparameters).
 pub const SUBSET_ITERS: usize = 200;
 
 /// The selection's random stream: the run's seed on a stream of its own, so the draws
@@ -80,8 +82,24 @@ pub const GREEDY: Greedy = Greedy;
 
 // ---- The incremental DTC solution -------------------------------------------------
 
-/// The DTC solution on a basis grown one training point at a time (see the module
-/// documentation for the quantities kept).
+/// The DTC solution on a basis grown one training point at a time.
+///
+/// Kept for the current basis I (d points), in the whitened form of the likelihood
+/// core (METHODS.md §1), which stays accurate when σ² is small and K_I nearly singular:
+/// - `G = chol(K̂_I)` and `Q = K_·,I G⁻ᵀ` (n×d, the incomplete Cholesky factor of the
+///   Nyström matrix; `Qᵀ` is the core's V);
+/// - `L_A = chol(A)`, `A = σ²I + QᵀQ = G⁻¹ M G⁻ᵀ` (so chol(M) = G L_A), and
+///   `P = Q L_A⁻ᵀ = K_·,I chol(M)⁻ᵀ` (n×d) with `T = σ L_A⁻ᵀ` (d×d): `[P ; T]` has
+///   orthonormal columns;
+/// - `γ = L_A⁻¹ Qᵀ y = Pᵀ y`, the fitted values `μ = K_·,I α_I = P γ`, `y − μ`, and
+///   the row norms ‖Q_i‖², ‖P_i‖² (the DTC latent variance at x_i is
+///   `σ0² − ‖Q_i‖² + σ² ‖P_i‖²`).
+///
+/// Adding point j with kernel column r = K_·,j: `g = G⁻¹ K̂_I,j`,
+/// `g_jj² = K̂_jj − ‖g‖²`, `q = (r − Q g)/g_jj`; then one Gram–Schmidt step of
+/// `[q ; 0 ; σ]` against `[P ; T]`: `a = Pᵀ q`, residual `[q − P a ; −T a ; σ]` whose norm
+/// is the new diagonal `a_jj` of L_A (a sum of squares: nothing cancels), new column
+/// of P = `(q − P a)/a_jj`, new entry of γ = `(q − P a)ᵀ y / a_jj`. Three O(n·d) passes.
 pub struct Incremental {
     y: Vec<f64>,
     yy: f64,
@@ -90,32 +108,40 @@ pub struct Incremental {
     jitter: f64,
     rows: Vec<usize>,
     in_basis: Vec<bool>,
-    /// cap×cap; the leading d×d block is chol(M).
-    l: DMatrix<f64>,
     /// cap×cap; the leading d×d block is chol(K̂_I).
     g: DMatrix<f64>,
-    /// n×cap; the first d columns are K_·,I L⁻ᵀ.
+    /// cap×cap; the leading d×d block is chol(A).
+    la: DMatrix<f64>,
+    /// cap×cap, upper triangular; the leading d×d block is σ L_A⁻ᵀ.
+    t: DMatrix<f64>,
+    /// n×cap; the first d columns are K_·,I G⁻ᵀ.
+    q: DMatrix<f64>,
+    /// n×cap; the first d columns are Q L_A⁻ᵀ = K_·,I chol(M)⁻ᵀ.
     p: DMatrix<f64>,
-    /// n×cap (INFO only): K_·,I G⁻ᵀ.
-    q: Option<DMatrix<f64>>,
-    beta: Vec<f64>,
+    gamma: Vec<f64>,
     mu: Vec<f64>,
     resid: Vec<f64>,
     p2: Vec<f64>,
     q2: Vec<f64>,
-    half_logdet_m: f64,
-    half_logdet_k: f64,
-    beta2: f64,
+    half_logdet_a: f64,
+    gamma2: f64,
 }
 
-/// What including candidate `j` takes: its new row of chol(M) and of chol(K̂_I).
+/// What including candidate `j` takes: its new rows of chol(K̂_I) and chol(A) and the
+/// new columns of Q, P and T.
 #[derive(Clone, Debug)]
 pub struct Column {
     pub j: usize,
-    l: Vec<f64>,
-    ljj: f64,
     g: Vec<f64>,
     gjj: f64,
+    a: Vec<f64>,
+    ajj: f64,
+    /// q (n)
+    q: Vec<f64>,
+    /// q − P a (n)
+    res: Vec<f64>,
+    /// −T a (d)
+    tres: Vec<f64>,
 }
 
 /// A column-major matrix view of a slice.
@@ -127,10 +153,25 @@ fn mat_mut(s: &mut [f64], rows: usize, cols: usize) -> MatMut<'_, f64> {
     MatMut::from_column_major_slice_mut(s, rows, cols)
 }
 
+/// k candidates' parts before the choice (column c of each block for candidate c).
+struct Candidates {
+    /// d×k: g_c = G⁻¹ K̂_I,c and g_cc².
+    g: Vec<f64>,
+    gjj2: Vec<f64>,
+    /// n×k: q_c = (r_c − Q g_c)/g_cc (zero where g_cc² is not positive).
+    q: Vec<f64>,
+    /// d×k: a_c = Pᵀ q_c.
+    a: Vec<f64>,
+    /// n×k: q_c − P a_c; d×k: −T a_c.
+    res: Vec<f64>,
+    tres: Vec<f64>,
+    /// a_cc² = ‖q_c − P a_c‖² + ‖T a_c‖² + σ².
+    ajj2: Vec<f64>,
+}
+
 impl Incremental {
-    /// An empty basis with room for `cap` points. `variances`: also keep what INFO
-    /// needs (Q and the latent variances, one more n×cap matrix).
-    pub fn new(y: &[f64], hyper: &Hyper, jitter: f64, cap: usize, variances: bool) -> Incremental {
+    /// An empty basis with room for `cap` points (two n×cap matrices).
+    pub fn new(y: &[f64], hyper: &Hyper, jitter: f64, cap: usize) -> Incremental {
         let n = y.len();
         Incremental {
             y: y.to_vec(),
@@ -140,18 +181,18 @@ impl Incremental {
             jitter,
             rows: Vec::with_capacity(cap),
             in_basis: vec![false; n],
-            l: DMatrix::zeros(cap, cap),
             g: DMatrix::zeros(cap, cap),
+            la: DMatrix::zeros(cap, cap),
+            t: DMatrix::zeros(cap, cap),
+            q: DMatrix::zeros(n, cap),
             p: DMatrix::zeros(n, cap),
-            q: variances.then(|| DMatrix::zeros(n, cap)),
-            beta: Vec::with_capacity(cap),
+            gamma: Vec::with_capacity(cap),
             mu: vec![0.0; n],
             resid: y.to_vec(),
             p2: vec![0.0; n],
-            q2: if variances { vec![0.0; n] } else { Vec::new() },
-            half_logdet_m: 0.0,
-            half_logdet_k: 0.0,
-            beta2: 0.0,
+            q2: vec![0.0; n],
+            half_logdet_a: 0.0,
+            gamma2: 0.0,
         }
     }
 
@@ -166,7 +207,7 @@ impl Incremental {
 
     /// Room for this many basis points.
     pub fn capacity(&self) -> usize {
-        self.l.nrows()
+        self.g.nrows()
     }
 
     /// Training rows of the basis, in the order they were added.
@@ -188,35 +229,35 @@ impl Incremental {
         self.noise * (self.sf2 + self.jitter)
     }
 
-    /// The DTC NLML −log N(y | 0, K_·,I K̂_I⁻¹ K_I,· + σ²I), in O(1).
+    /// The DTC NLML −log N(y | 0, K_·,I K̂_I⁻¹ K_I,· + σ²I), in O(1):
+    /// `½(yᵀy − ‖γ‖²)/σ² + ½ log|A| + ½(n − d) log σ² + ½ n log 2π`.
     pub fn nlml(&self) -> f64 {
         let n = self.n() as f64;
         let d = self.d() as f64;
-        0.5 * (self.yy - self.beta2) / self.noise + self.half_logdet_m - self.half_logdet_k
+        0.5 * (self.yy - self.gamma2) / self.noise
+            + self.half_logdet_a
             + 0.5 * (n - d) * self.noise.ln()
             + 0.5 * n * (2.0 * PI).ln()
     }
 
-    /// π̃ at its minimum over α_I: −½ ‖β‖² (π of the paper's eq. 4 with α_R = 0).
+    /// π̃ at its minimum over α_I: −½ ‖γ‖² (π of the paper's eq. 4 with α_R = 0).
     pub fn pi(&self) -> f64 {
-        -0.5 * self.beta2
+        -0.5 * self.gamma2
     }
 
-    /// α_I = L⁻ᵀ β (O(d²)), in the order of [`Incremental::rows`].
+    /// α_I = M⁻¹ K_I,· y = G⁻ᵀ L_A⁻ᵀ γ (O(d²)), in the order of [`Incremental::rows`].
     pub fn alpha(&self) -> Vec<f64> {
+        use faer::linalg::triangular_solve::solve_upper_triangular_in_place;
         let d = self.d();
-        let mut a = self.beta.clone();
-        let l = linalg::view(&self.l).submatrix(0, 0, d, d);
-        faer::linalg::triangular_solve::solve_upper_triangular_in_place(
-            l.transpose(),
-            mat_mut(&mut a, d, 1),
-            faer::Par::Seq,
-        );
+        let mut a = self.gamma.clone();
+        for f in [&self.la, &self.g] {
+            let v = linalg::view(f).submatrix(0, 0, d, d);
+            solve_upper_triangular_in_place(v.transpose(), mat_mut(&mut a, d, 1), faer::Par::Seq);
+        }
         a
     }
 
-    /// The DTC latent variance at training point i: σ0² − ‖Q_i‖² + σ² ‖P_i‖²
-    /// (kept only when built with `variances`).
+    /// The DTC latent variance at training point i: σ0² − ‖Q_i‖² + σ² ‖P_i‖².
     pub fn variance(&self, i: usize) -> f64 {
         self.sf2 - self.q2[i] + self.noise * self.p2[i]
     }
@@ -233,58 +274,107 @@ impl Incremental {
         out
     }
 
-    /// The new rows of chol(M) for k candidates with kernel columns `r` (n×k) and
-    /// `rr_c = ‖r_c‖²`: `l_c = σ² L⁻¹ K̂_I,c + Pᵀ r_c` (d×k, O(n·d·k)) and the squared
-    /// diagonals `l_cc² = σ² K̂_cc + ‖r_c‖² − ‖l_c‖²`.
-    fn l_columns(&self, r: MatRef<'_, f64>, rr: &[f64], par: Par) -> (Vec<f64>, Vec<f64>) {
+    /// Everything about k candidates with kernel columns `r` (n×k) that adding one
+    /// of them needs: three O(n·d·k) products and O(d²·k) solves.
+    fn candidates(&self, r: MatRef<'_, f64>, par: Par) -> Candidates {
         let (d, k, n) = (self.d(), r.ncols(), self.n());
-        let mut l = self.basis_entries(r);
+        let mut g = self.basis_entries(r);
+        let mut q: Vec<f64> = (0..k).flat_map(|c| r.col(c).iter().copied()).collect();
         if d > 0 {
-            let lv = linalg::view(&self.l).submatrix(0, 0, d, d);
-            solve_lower_triangular_in_place(lv, mat_mut(&mut l, d, k), par.faer());
-            l.iter_mut().for_each(|v| *v *= self.noise);
-            let p = linalg::view(&self.p).submatrix(0, 0, n, d);
+            let gv = linalg::view(&self.g).submatrix(0, 0, d, d);
+            solve_lower_triangular_in_place(gv, mat_mut(&mut g, d, k), par.faer());
+            let qv = linalg::view(&self.q).submatrix(0, 0, n, d);
             matmul(
-                mat_mut(&mut l, d, k),
+                mat_mut(&mut q, n, k),
                 Accum::Add,
-                p.transpose(),
-                r,
-                1.0,
+                qv,
+                mat(&g, d, k),
+                -1.0,
                 par.faer(),
             );
         }
-        let diag = (0..k)
+        let gjj2: Vec<f64> = (0..k)
             .map(|c| {
-                let lc = &l[c * d..(c + 1) * d];
-                self.prior_term() + rr[c] - linalg::dot(lc, lc)
+                let gc = &g[c * d..(c + 1) * d];
+                self.sf2 + self.jitter - linalg::dot(gc, gc)
             })
             .collect();
-        (l, diag)
+        for (c, col) in q.chunks_mut(n.max(1)).enumerate() {
+            let s = if gjj2[c] > 0.0 {
+                1.0 / gjj2[c].sqrt()
+            } else {
+                0.0
+            };
+            col.iter_mut().for_each(|v| *v *= s);
+        }
+        let mut a = vec![0.0; d * k];
+        let mut res = q.clone();
+        let mut tres = vec![0.0; d * k];
+        if d > 0 {
+            let pv = linalg::view(&self.p).submatrix(0, 0, n, d);
+            let tv = linalg::view(&self.t).submatrix(0, 0, d, d);
+            matmul(
+                mat_mut(&mut a, d, k),
+                Accum::Replace,
+                pv.transpose(),
+                mat(&q, n, k),
+                1.0,
+                par.faer(),
+            );
+            matmul(
+                mat_mut(&mut res, n, k),
+                Accum::Add,
+                pv,
+                mat(&a, d, k),
+                -1.0,
+                par.faer(),
+            );
+            matmul(
+                mat_mut(&mut tres, d, k),
+                Accum::Replace,
+                tv,
+                mat(&a, d, k),
+                -1.0,
+                par.faer(),
+            );
+        }
+        let ajj2 = (0..k)
+            .map(|c| {
+                let (rc, tc) = (&res[c * n..(c + 1) * n], &tres[c * d..(c + 1) * d]);
+                linalg::dot(rc, rc) + linalg::dot(tc, tc) + self.noise
+            })
+            .collect();
+        Candidates {
+            g,
+            gjj2,
+            q,
+            a,
+            res,
+            tres,
+            ajj2,
+        }
     }
 
-    /// The new row of chol(K̂_I) for candidate j with kernel column `r` (O(d²)), and the
-    /// candidate's inclusion with its row `l` of chol(M) and `ljj2` = l_jj². None when
-    /// the candidate is (numerically) in the span of the basis.
-    fn finish_column(&self, j: usize, r: &[f64], l: Vec<f64>, ljj2: f64) -> Option<Column> {
-        let d = self.d();
-        let mut g = self.basis_entries(mat(r, r.len(), 1));
-        if d > 0 {
-            let gv = linalg::view(&self.g).submatrix(0, 0, d, d);
-            solve_lower_triangular_in_place(gv, mat_mut(&mut g, d, 1), faer::Par::Seq);
-        }
-        let gjj2 = self.sf2 + self.jitter - linalg::dot(&g, &g);
-        // with the jitter, the Schur complement of K̂ is ≥ jitter in exact arithmetic
+    /// Candidate c of `cands` as a [`Column`], or None when it is (numerically) in the
+    /// span of the basis: its new diagonal of chol(K̂_I) below half the jitter (in
+    /// exact arithmetic it is at least the jitter).
+    fn take(&self, j: usize, cands: &Candidates, c: usize) -> Option<Column> {
+        let (d, n) = (self.d(), self.n());
         let floor = if self.jitter > 0.0 {
             0.5 * self.jitter
         } else {
             100.0 * f64::EPSILON * self.sf2
         };
-        (gjj2 > floor && ljj2 > 0.0 && ljj2.is_finite()).then(|| Column {
+        let (gjj2, ajj2) = (cands.gjj2[c], cands.ajj2[c]);
+        (gjj2 > floor && ajj2.is_finite()).then(|| Column {
             j,
-            l,
-            ljj: ljj2.sqrt(),
-            g,
+            g: cands.g[c * d..(c + 1) * d].to_vec(),
             gjj: gjj2.sqrt(),
+            a: cands.a[c * d..(c + 1) * d].to_vec(),
+            ajj: ajj2.sqrt(),
+            q: cands.q[c * n..(c + 1) * n].to_vec(),
+            res: cands.res[c * n..(c + 1) * n].to_vec(),
+            tres: cands.tres[c * d..(c + 1) * d].to_vec(),
         })
     }
 
@@ -294,66 +384,36 @@ impl Incremental {
         if self.in_basis[j] || self.d() == self.capacity() {
             return None;
         }
-        let rr = [linalg::dot(r, r)];
-        let (l, diag) = self.l_columns(mat(r, r.len(), 1), &rr, par);
-        self.finish_column(j, r, l, diag[0])
+        let cands = self.candidates(mat(r, r.len(), 1), par);
+        self.take(j, &cands, 0)
     }
 
-    /// Append candidate `col.j` (kernel column `r`): one row of L and G, one column of
-    /// P (and Q), and the running β, μ, y − μ and row norms. O(n·d).
-    pub fn add(&mut self, col: Column, r: &[f64], par: Par) {
-        let (d, n) = (self.d(), self.n());
+    /// Append candidate `col.j`: one row of G and L_A, one column of Q, P and T, and
+    /// the running γ, μ, y − μ and row norms. O(n + d²).
+    pub fn add(&mut self, col: Column) {
+        let d = self.d();
         for k in 0..d {
-            self.l[(d, k)] = col.l[k];
             self.g[(d, k)] = col.g[k];
+            self.la[(d, k)] = col.a[k];
+            self.t[(k, d)] = col.tres[k] / col.ajj;
         }
-        self.l[(d, d)] = col.ljj;
         self.g[(d, d)] = col.gjj;
-        // p = (r − P l)/l_jj
-        let mut p = r.to_vec();
-        if d > 0 {
-            let pv = linalg::view(&self.p).submatrix(0, 0, n, d);
-            matmul(
-                mat_mut(&mut p, n, 1),
-                Accum::Add,
-                pv,
-                mat(&col.l, d, 1),
-                -1.0,
-                par.faer(),
-            );
-        }
-        p.iter_mut().for_each(|v| *v /= col.ljj);
+        self.la[(d, d)] = col.ajj;
+        self.t[(d, d)] = self.noise.sqrt() / col.ajj;
+        let mut p = col.res;
+        p.iter_mut().for_each(|v| *v /= col.ajj);
         let b = linalg::dot(&p, &self.y);
-        for i in 0..n {
-            self.mu[i] += b * p[i];
-            self.resid[i] -= b * p[i];
-            self.p2[i] += p[i] * p[i];
+        for (i, (pi, qi)) in p.iter().zip(&col.q).enumerate() {
+            self.mu[i] += b * pi;
+            self.resid[i] -= b * pi;
+            self.p2[i] += pi * pi;
+            self.q2[i] += qi * qi;
         }
         self.p.column_mut(d).copy_from_slice(&p);
-        if let Some(q) = &mut self.q {
-            // q = (r − Q g)/g_jj
-            let mut qc = r.to_vec();
-            if d > 0 {
-                let qv = linalg::view(q).submatrix(0, 0, n, d);
-                matmul(
-                    mat_mut(&mut qc, n, 1),
-                    Accum::Add,
-                    qv,
-                    mat(&col.g, d, 1),
-                    -1.0,
-                    par.faer(),
-                );
-            }
-            qc.iter_mut().for_each(|v| *v /= col.gjj);
-            for (s, v) in self.q2.iter_mut().zip(&qc) {
-                *s += v * v;
-            }
-            q.column_mut(d).copy_from_slice(&qc);
-        }
-        self.beta.push(b);
-        self.beta2 += b * b;
-        self.half_logdet_m += col.ljj.ln();
-        self.half_logdet_k += col.gjj.ln();
+        self.q.column_mut(d).copy_from_slice(&col.q);
+        self.gamma.push(b);
+        self.gamma2 += b * b;
+        self.half_logdet_a += col.ajj.ln();
         self.rows.push(col.j);
         self.in_basis[col.j] = true;
     }
@@ -396,37 +456,29 @@ impl Incremental {
     }
 
     /// SB gains of candidates with kernel columns `r` (n×k): the exact decrease of π
-    /// when α_I and α_c are re-optimised together, `½ β_c²` with
-    /// `β_c = (r_cᵀy − l_cᵀβ)/l_cc`; −∞ for a candidate in the span of the basis.
-    /// Also returns the rows of chol(M) (d×k) and their squared diagonals.
-    pub fn sb_gains(
-        &self,
-        r: &DMatrix<f64>,
-        rr: &[f64],
-        par: Par,
-    ) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
-        let (d, k, n) = (self.d(), r.ncols(), self.n());
-        let r = linalg::view(r);
-        let (l, diag) = self.l_columns(r, rr, par);
-        let mut ry = vec![0.0; k];
-        matmul(
-            mat_mut(&mut ry, k, 1),
-            Accum::Replace,
-            r.transpose(),
-            mat(&self.y, n, 1),
-            1.0,
-            par.faer(),
-        );
-        let gains = (0..k)
-            .map(|c| {
-                if !(diag[c] > 0.0 && diag[c].is_finite()) {
+    /// when α_I and α_c are re-optimised together, `½ γ_c²` with
+    /// `γ_c = (q_c − P a_c)ᵀ y / a_cc` (the new entry of γ); −∞ for a candidate in the
+    /// span of the basis. O(n·d·k): three blocked products.
+    pub fn sb_gains(&self, cands: &[usize], r: &DMatrix<f64>, par: Par) -> Vec<f64> {
+        self.sb(cands, r, par).0
+    }
+
+    /// SB gains and the candidates' parts (so the chosen one need not be recomputed).
+    fn sb(&self, cands: &[usize], r: &DMatrix<f64>, par: Par) -> (Vec<f64>, Candidates) {
+        let n = self.n();
+        let parts = self.candidates(linalg::view(r), par);
+        let gains = cands
+            .iter()
+            .enumerate()
+            .map(|(c, &j)| {
+                if self.in_basis[j] || self.take(j, &parts, c).is_none() {
                     return f64::NEG_INFINITY;
                 }
-                let b = (ry[c] - linalg::dot(&l[c * d..(c + 1) * d], &self.beta)) / diag[c].sqrt();
+                let b = linalg::dot(&parts.res[c * n..(c + 1) * n], &self.y) / parts.ajj2[c].sqrt();
                 0.5 * b * b
             })
             .collect();
-        (gains, l, diag)
+        (gains, parts)
     }
 
     /// INFO's score of candidate i (METHODS.md §6): the relative entropy between the
@@ -435,7 +487,7 @@ impl Incremental {
     /// `½[log(1 + v/σ²) − v/(v+σ²) + v(y−μ)²/(v+σ²)²]`; 0 where v ≤ 0 (rounding).
     pub fn info_score(&self, i: usize) -> f64 {
         let v = self.variance(i);
-        if !(v > 0.0) {
+        if v.is_nan() || v <= 0.0 {
             return 0.0;
         }
         let s = v + self.noise;
@@ -622,21 +674,21 @@ pub struct Selected {
     /// Kernel rows computed, and rows served by the discard cache.
     pub kernel_rows: usize,
     pub discard_hits: usize,
-}
-
-/// The absolute jitter on K_I's diagonal: the model's, or the first of the automatic
-/// policy (ε = 1e-8 of σ0², where every Kuu factorisation in sgpw starts).
-pub fn jitter_of(model: &ModelFile) -> f64 {
-    match model.jitter_policy() {
-        Jitter::Fixed(j) => j,
-        Jitter::Auto { scale } => linalg::JITTER_START * scale,
-    }
+    /// The absolute jitter on K_I's diagonal the selection used.
+    pub jitter: f64,
 }
 
 /// Select a basis of `cfg.d_max` training points at the model's hyperparameters.
 /// `warm`: rows to fill the cache of KAPPA / DMAX with first (the previous basis during
 /// adaptation). `step(d, nlml)` is called with the DTC NLML after every added point (and
 /// at d = 0); an error from it (cancellation) ends the selection.
+///
+/// The jitter on K_I's diagonal follows METHODS.md §1: the model's `jitter` if it has
+/// one, else ε·σ0² with ε = 1e-8, and when fewer than d_max training points are
+/// numerically independent at that jitter (every other one within it of the span of
+/// the basis: long lengthscales), the selection starts again with ε ten times larger,
+/// up to 1e-2. [`Selected::jitter`] is the absolute jitter that was used; `step` then
+/// sees d = 0 again.
 pub fn select(
     data: &TrainData,
     model: &ModelFile,
@@ -646,7 +698,6 @@ pub fn select(
     step: &mut dyn FnMut(usize, f64) -> Result<()>,
     exec: &Exec,
 ) -> Result<Selected> {
-    let started = Instant::now();
     let n = data.y.len();
     if cfg.d_max == 0 || cfg.d_max > n {
         return Err(Error::input(format!(
@@ -654,14 +705,48 @@ pub fn select(
             cfg.d_max
         )));
     }
+    let started = Instant::now();
+    let (mut jitter, scale, auto) = match model.jitter_policy() {
+        Jitter::Fixed(j) => (j, 1.0, false),
+        Jitter::Auto { scale } => (linalg::JITTER_START * scale, scale, true),
+    };
+    loop {
+        if let Some(mut s) = attempt(data, model, cfg, warm, rng, step, exec, jitter)? {
+            s.seconds = started.elapsed().as_secs_f64();
+            return Ok(s);
+        }
+        if !auto || jitter * 10.0 > linalg::JITTER_MAX * scale * 1.000001 {
+            return Err(Error::numerical(format!(
+                "greedy: fewer than the {} basis points requested are numerically \
+                 independent of each other at these hyperparameters, even with the jitter \
+                 {jitter:e}{}; choose a smaller m",
+                cfg.d_max,
+                if auto {
+                    ""
+                } else {
+                    " (the model's fixed jitter: remove the key to let sgpw raise it)"
+                }
+            )));
+        }
+        jitter *= 10.0;
+    }
+}
+
+/// One selection at an absolute jitter; None when the candidates ran out first.
+#[allow(clippy::too_many_arguments)]
+fn attempt(
+    data: &TrainData,
+    model: &ModelFile,
+    cfg: &Config,
+    warm: &[usize],
+    rng: &mut ChaCha8Rng,
+    step: &mut dyn FnMut(usize, f64) -> Result<()>,
+    exec: &Exec,
+    jitter: f64,
+) -> Result<Option<Selected>> {
+    let n = data.y.len();
     let par = exec.par;
-    let mut inc = Incremental::new(
-        &data.y,
-        &model.hyper,
-        jitter_of(model),
-        cfg.d_max,
-        cfg.select == Select::Info,
-    );
+    let mut inc = Incremental::new(&data.y, &model.hyper, jitter, cfg.d_max);
     let mut rows = Rows::new(&data.x, model.kernel(), cfg.discard_cache);
     let mut trace = vec![inc.nlml()];
     step(0, trace[0])?;
@@ -671,13 +756,6 @@ pub fn select(
         let v = inc.nlml();
         trace.push(v);
         step(inc.d(), v)
-    };
-    let exhausted = |d: usize| {
-        Error::numerical(format!(
-            "greedy: only {d} of the {} basis points requested are numerically independent \
-             of each other at these hyperparameters; choose a smaller m",
-            cfg.d_max
-        ))
     };
     match cfg.select {
         Select::Rand | Select::Info => {
@@ -698,10 +776,10 @@ pub fn select(
                         i
                     })
                 };
-                let j = j.ok_or_else(|| exhausted(inc.d()))?;
+                let Some(j) = j else { return Ok(None) };
                 let r = rows.fetch(&[j], par);
                 if let Some(col) = inc.column(j, r.as_slice(), par) {
-                    inc.add(col, r.as_slice(), par);
+                    inc.add(col);
                     record(&inc, &mut trace)?;
                 }
             }
@@ -711,12 +789,10 @@ pub fn select(
                 exec.check()?;
                 let cands = taken.draw(cfg.kappa, rng);
                 if cands.is_empty() {
-                    return Err(exhausted(inc.d()));
+                    return Ok(None);
                 }
                 let r = rows.fetch(&cands, par);
-                let rr: Vec<f64> = r.column_iter().map(|c| c.norm_squared()).collect();
-                let (gains, l, diag) = inc.sb_gains(&r, &rr, par);
-                let d = inc.d();
+                let (gains, parts) = inc.sb(&cands, &r, par);
                 let best = (0..cands.len()).filter(|&c| gains[c].is_finite()).fold(
                     None,
                     |b: Option<usize>, c| match b {
@@ -724,30 +800,26 @@ pub fn select(
                         _ => Some(c),
                     },
                 );
-                let chosen = best.and_then(|c| {
-                    let l = l[c * d..(c + 1) * d].to_vec();
-                    inc.finish_column(cands[c], r.column(c).as_slice(), l, diag[c])
-                        .map(|col| (c, col))
-                });
                 for (c, &i) in cands.iter().enumerate() {
                     // the chosen one joins the basis; a candidate in the span of the
-                    // basis (no finite gain, or the best that failed) is never drawn again
-                    let dead = !gains[c].is_finite() || (chosen.is_none() && best == Some(c));
-                    if chosen.as_ref().is_some_and(|(b, _)| *b == c) || dead {
+                    // basis (no finite gain) is never drawn again
+                    if best == Some(c) || !gains[c].is_finite() {
                         continue;
                     }
                     taken.clear(i);
                     rows.discard(i, r.column(c).as_slice());
                 }
-                if let Some((c, col)) = chosen {
-                    inc.add(col, r.column(c).as_slice(), par);
+                if let Some(c) = best
+                    && let Some(col) = inc.take(cands[c], &parts, c)
+                {
+                    inc.add(col);
                     record(&inc, &mut trace)?;
                 }
             }
         }
         Select::Kappa | Select::Dmax => {
             let mut on_add = |inc: &Incremental| record(inc, &mut trace);
-            select_cached(
+            let complete = select_cached(
                 &mut inc,
                 &mut rows,
                 &mut taken,
@@ -757,15 +829,19 @@ pub fn select(
                 &mut on_add,
                 exec,
             )?;
+            if !complete {
+                return Ok(None);
+            }
         }
     }
-    Ok(Selected {
+    Ok(Some(Selected {
         rows: inc.rows().to_vec(),
         trace,
-        seconds: started.elapsed().as_secs_f64(),
+        seconds: 0.0,
         kernel_rows: rows.computed,
         discard_hits: rows.hits,
-    })
+        jitter,
+    }))
 }
 
 /// KAPPA / DMAX: post-backfitting scores on a cache of `cfg.cache` kernel rows. Each
@@ -781,7 +857,7 @@ fn select_cached(
     rng: &mut ChaCha8Rng,
     on_add: &mut dyn FnMut(&Incremental) -> Result<()>,
     exec: &Exec,
-) -> Result<()> {
+) -> Result<bool> {
     let n = inc.n();
     let par = exec.par;
     let c_cap = cfg.cache.clamp(1, n);
@@ -816,12 +892,7 @@ fn select_cached(
         let scores = inc.backfit_scores(&index, &cols, &rr, par);
         let mut order: Vec<usize> = (0..c_cap).filter(|&s| slot[s].is_some()).collect();
         if order.is_empty() {
-            return Err(Error::numerical(format!(
-                "greedy: only {} of the {} basis points requested are numerically \
-                 independent of each other at these hyperparameters; choose a smaller m",
-                inc.d(),
-                cfg.d_max
-            )));
+            return Ok(false);
         }
         order.sort_by(|&a, &b| {
             scores[b]
@@ -841,7 +912,7 @@ fn select_cached(
             }
         }
         if let Some((s, col)) = chosen {
-            inc.add(col, cols.column(s).as_slice(), par);
+            inc.add(col);
             slot[s] = None;
             on_add(inc)?;
         }
@@ -866,7 +937,7 @@ fn select_cached(
         }
         fill(&fresh, &mut slot, &mut cols, &mut rr, rows);
     }
-    Ok(())
+    Ok(true)
 }
 
 // ---- The method ------------------------------------------------------------------------
@@ -903,7 +974,7 @@ impl Method for Greedy {
         &["matching-pursuit"]
     }
     fn summary(&self) -> &'static str {
-        "greedy basis selection for DTC (Keerthi & Chu 2006): m = d_max training points \
+        "greedy basis selection for DTC (Keerthi & Chu, NIPS 2005): m = d_max training points \
          chosen one at a time by --select rand|info|kappa|dmax|sb (default dmax) at fixed \
          σ0², ℓ, σ² (--hyper-from-subset N), or --adapt K rounds of selection and \
          hyperparameter fits"
@@ -949,7 +1020,7 @@ impl Method for Greedy {
         let hyper = match spec.options.hyper_from_subset {
             Some(n_sub) => {
                 ctx.enter(Phase::SubsetInit);
-                exact::hyper_from_subset(data, n_sub, spec.iters.min(SUBSET_ITERS), ctx, rng)?
+                exact::hyper_from_subset(data, n_sub, SUBSET_ITERS, ctx, rng)?
             }
             None => hyper,
         };
@@ -1059,12 +1130,19 @@ impl Method for Greedy {
         let mut warm: Vec<usize> = Vec::new();
         // optimiser iterations used by earlier rounds (the budget is theirs alone)
         let mut used = 0usize;
+        let auto_jitter = model.jitter.is_none();
         for round in 0..adapt.max(1) {
             let phase = Phase::Fit {
                 stage: if adapt == 0 { 0 } else { 2 * round + 1 },
             };
-            // trace entries after the first count as iterations
-            let mut push = |v: f64| {
+            // trace entries after the first count as iterations; a selection that
+            // starts again with a larger jitter (d = 0 once more) replaces its entries
+            let (round_start, round_iterations) = (trace.len(), iterations);
+            let mut push = |d: usize, v: f64| {
+                if d == 0 && trace.len() > round_start {
+                    trace.truncate(round_start);
+                    iterations = round_iterations;
+                }
                 if !trace.is_empty() {
                     iterations += 1;
                 }
@@ -1072,15 +1150,17 @@ impl Method for Greedy {
                 ctx.report(phase, iterations, v);
                 ctx.exec.check()
             };
-            let sel = select(
-                data,
-                &model,
-                &cfg,
-                &warm,
-                &mut rng,
-                &mut |_, v| push(v),
-                &ctx.exec,
-            )?;
+            if auto_jitter {
+                model.jitter = None;
+            }
+            let sel = select(data, &model, &cfg, &warm, &mut rng, &mut push, &ctx.exec)?;
+            // a raised jitter stays with the model, so the core's evidence and posterior
+            // use the one the selection did
+            if auto_jitter
+                && sel.jitter > linalg::JITTER_START * model.hyper.signal_variance * 1.000001
+            {
+                model.jitter = Some(sel.jitter);
+            }
             seconds += sel.seconds;
             kernel_rows += sel.kernel_rows;
             evaluations += sel.trace.len();

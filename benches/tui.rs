@@ -89,21 +89,14 @@ fn big_app() -> App {
                 .collect(),
         });
         app.session.set_result(RunResult {
-            key: key.clone(),
-            method: spec.method.clone(),
-            status: Status::Done,
-            message: None,
             nlml: Some(trace[999]),
             nmse: Some(0.1 / key.m as f64),
             mnlp: Some(-1.0),
-            negative_var_latent: 0,
-            negative_var_noisy: 0,
             iterations: 1000,
             train_seconds: 1.0,
-            jitter: None,
-            stop: None,
             trace,
             model: Some(model),
+            ..RunResult::new(key.clone(), &spec.method, Status::Done)
         });
     }
     app.run_cursor = 1;

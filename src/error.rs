@@ -20,6 +20,22 @@ pub enum Error {
     /// The run was cancelled by its caller.
     #[error("cancelled")]
     Cancelled,
+    /// A fit was cancelled after it had started iterating: how far it got.
+    #[error("cancelled")]
+    CancelledAfter(Box<Partial>),
+    /// Standard output was closed by its reader (`sgpw predict ... | head -1`): the
+    /// command stops quietly, as Unix tools do.
+    #[error("standard output was closed")]
+    ClosedPipe,
+}
+
+/// How far a cancelled fit got, kept in its (cancelled) result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Partial {
+    pub iterations: usize,
+    /// NLML after each iteration, starting with the initial value.
+    pub trace: Vec<f64>,
+    pub seconds: f64,
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -36,5 +52,9 @@ impl Error {
     }
     pub fn file(path: &Path, msg: impl std::fmt::Display) -> Self {
         Error::File(format!("{}: {msg}", path.display()))
+    }
+    /// Whether the run was cancelled (before or after it started iterating).
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self, Error::Cancelled | Error::CancelledAfter(_))
     }
 }

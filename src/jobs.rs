@@ -16,6 +16,10 @@ use std::sync::{Arc, Mutex};
 
 pub type RunId = usize;
 
+/// The most runs the pool runs at once: each is a thread, and a mistyped --jobs
+/// (99999999999) must be an error, not a machine out of threads.
+pub const MAX_JOBS: usize = 256;
+
 /// What a worker runs for one task.
 pub type FitFn = fn(&Dataset, &ValidRunSpec, &RunContext) -> Result<FitResult>;
 
@@ -24,13 +28,15 @@ pub enum JobEvent {
     Started {
         id: RunId,
     },
-    /// An optimiser iteration (`nlml` set) or the start of a phase (`nlml` None).
+    /// An optimiser iteration (`nlml` set), the start of a phase (neither set), or a
+    /// validation score (`validation` = NMSE, MNLP; `--validation`).
     Progress {
         id: RunId,
         phase: Phase,
         iteration: usize,
         nlml: Option<f64>,
         elapsed: f64,
+        validation: Option<(f64, f64)>,
     },
     /// The run ended: done, failed (with its message) or cancelled.
     Finished {
@@ -69,6 +75,11 @@ impl Jobs {
     /// The same pool running `fit` in place of [`train::fit`] (the tests' seam for a
     /// fit that panics or blocks).
     pub fn with_fit(threads: usize, fit: FitFn) -> Result<(Jobs, Receiver<JobEvent>)> {
+        if threads > MAX_JOBS {
+            return Err(Error::input(format!(
+                "--jobs {threads}: at most {MAX_JOBS} runs at once (0 = one per core)"
+            )));
+        }
         let threads = if threads == 0 {
             rayon::current_num_threads()
         } else {
@@ -156,6 +167,7 @@ fn execute(task: Task, par: Par, fit: FitFn, tx: &Sender<JobEvent>) -> RunResult
     if cancel.is_cancelled() {
         return outcome(key, &spec.method, Err(Error::Cancelled));
     }
+    let started = std::time::Instant::now();
     let _ = tx.send(JobEvent::Started { id });
     let sink = |p: &Progress| {
         let _ = tx.send(JobEvent::Progress {
@@ -164,6 +176,7 @@ fn execute(task: Task, par: Par, fit: FitFn, tx: &Sender<JobEvent>) -> RunResult
             iteration: p.iteration,
             nlml: p.nlml,
             elapsed: p.elapsed,
+            validation: p.validation,
         });
     };
     let ctx = RunContext::new(Exec::new(par, cancel), &sink);
@@ -173,7 +186,12 @@ fn execute(task: Task, par: Par, fit: FitFn, tx: &Sender<JobEvent>) -> RunResult
             panic_message(&panic)
         )))
     });
-    outcome(key, &spec.method, fit)
+    let mut r = outcome(key, &spec.method, fit);
+    if r.status == Status::Cancelled && r.train_seconds == 0.0 {
+        // cancelled before the fit iterated (e.g. in the subset pre-fit): the time spent
+        r.train_seconds = started.elapsed().as_secs_f64();
+    }
+    r
 }
 
 fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
@@ -185,28 +203,13 @@ fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
 
 /// A session result from a fit's outcome.
 pub fn outcome(key: RunKey, method: &str, fit: Result<FitResult>) -> RunResult {
-    let mut r = RunResult {
-        key,
-        method: method.to_string(),
-        status: Status::Done,
-        message: None,
-        nlml: None,
-        nmse: None,
-        mnlp: None,
-        negative_var_latent: 0,
-        negative_var_noisy: 0,
-        iterations: 0,
-        train_seconds: 0.0,
-        jitter: None,
-        stop: None,
-        trace: Vec::new(),
-        model: None,
-    };
+    let mut r = RunResult::new(key, method, Status::Done);
     match fit {
         Ok(f) => {
             r.nlml = Some(f.nlml);
             r.nmse = f.test.map(|t| t.nmse);
             r.mnlp = f.test.map(|t| t.mnlp);
+            r.mse = f.test.map(|t| t.mse);
             r.negative_var_latent = f.test.map_or(0, |t| t.negative_var_latent);
             r.negative_var_noisy = f.test.map_or(0, |t| t.negative_var_noisy);
             r.iterations = f.iterations;
@@ -214,6 +217,9 @@ pub fn outcome(key: RunKey, method: &str, fit: Result<FitResult>) -> RunResult {
             r.jitter = Some(f.jitter);
             r.stop = Some(f.stop);
             r.trace = f.trace;
+            r.validation = f.validation;
+            r.best_iteration = f.best_iteration;
+            r.constant_mnlp = f.constant_mnlp;
             // The posterior (m-vector and m×m matrix) is recomputed from the data on
             // replay in O(n·m²); storing it would make sessions tens of megabytes.
             let mut model = f.model;
@@ -223,6 +229,13 @@ pub fn outcome(key: RunKey, method: &str, fit: Result<FitResult>) -> RunResult {
         Err(Error::Cancelled) => {
             r.status = Status::Cancelled;
             r.stop = Some(crate::optim::Stop::Cancelled);
+        }
+        Err(Error::CancelledAfter(p)) => {
+            r.status = Status::Cancelled;
+            r.stop = Some(crate::optim::Stop::Cancelled);
+            r.iterations = p.iterations;
+            r.train_seconds = p.seconds;
+            r.trace = p.trace;
         }
         Err(e) => {
             r.status = Status::Failed;

@@ -7,6 +7,13 @@ pub fn nmse(y: &[f64], mean: &[f64], train_mean: f64) -> f64 {
     num / den
 }
 
+/// Mean squared error `mean((y−μ)²)` in the target's units (the SPGP+DR/HS paper's
+/// "MSE").
+pub fn mse(y: &[f64], mean: &[f64]) -> f64 {
+    let num: f64 = y.iter().zip(mean).map(|(y, m)| (y - m).powi(2)).sum();
+    num / y.len().max(1) as f64
+}
+
 /// Mean negative log probability `½ mean((y−μ)²/s² + log s² + log 2π)`, with s² the
 /// predictive variance of a noisy target.
 pub fn mnlp(y: &[f64], mean: &[f64], var_noisy: &[f64]) -> f64 {
@@ -18,6 +25,13 @@ pub fn mnlp(y: &[f64], mean: &[f64], var_noisy: &[f64]) -> f64 {
         .map(|((y, m), s2)| (y - m).powi(2) / s2 + s2.ln() + ln2pi)
         .sum();
     0.5 * total / y.len() as f64
+}
+
+/// MNLP of the constant predictor: the training mean `ybar` and the training targets'
+/// variance `var` at every test point — the score a model must beat to be of use.
+pub fn constant_mnlp(y: &[f64], ybar: f64, var: f64) -> f64 {
+    let mean = vec![ybar; y.len()];
+    mnlp(y, &mean, &vec![var; y.len()])
 }
 
 /// MNLP with every noisy variance below `floor` raised to it — the only place a
@@ -35,6 +49,9 @@ pub struct TestMetrics {
     pub nmse: f64,
     /// With the variances clamped at σ² (see [`mnlp_clamped`]).
     pub mnlp: f64,
+    /// Unnormalised MSE (original units).
+    #[serde(default)]
+    pub mse: f64,
     /// Test points whose predictive latent variance came out negative (Nyström); MNLP
     /// used σ² for their noisy variance.
     #[serde(default)]
@@ -71,6 +88,7 @@ mod tests {
         assert!((nmse(&[1.0, 3.0], &[2.0, 2.0], 0.0) - 0.2).abs() < 1e-15);
         // the training mean, not the test mean, normalises
         assert!((nmse(&[1.0, 3.0], &[2.0, 2.0], 2.0) - 1.0).abs() < 1e-15);
+        assert!((mse(&[1.0, 3.0], &[2.0, 5.0]) - 2.5).abs() < 1e-15);
         // standard normal at its mean: ½ log 2π
         let v = mnlp(&[0.0], &[0.0], &[1.0]);
         assert!((v - 0.5 * (2.0 * std::f64::consts::PI).ln()).abs() < 1e-15);

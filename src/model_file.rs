@@ -30,6 +30,10 @@ pub struct ModelFile {
     /// Power EP's α in (0, 1] (method pep, or approx = "pep").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alpha: Option<f64>,
+    /// σ² is fitted as floor + e^θ, so it never goes below this (model units); absent
+    /// = no floor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_floor: Option<f64>,
     /// Input columns the model was fitted on, in order (used to read prediction inputs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inputs: Option<Vec<String>>,
@@ -45,6 +49,16 @@ pub struct ModelFile {
     pub spectral: Option<Spectral>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub features: Option<Features>,
+    /// SPGP+HS: per-pseudo-input uncertainties added to Kuu's diagonal (spgp-hs,
+    /// spgp-dr --hetero).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pseudo_noise: Option<PseudoNoise>,
+    /// SPGP+DR: the learned projection of the inputs (spgp-dr).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub projection: Option<Projection>,
+    /// PCA+SPGP: the principal components the inputs are projected on (pca-spgp).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pca: Option<Pca>,
     /// Basis points B of EigenGP, the Nyström methods and greedy (greedy: in the order
     /// they were selected).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -68,7 +82,9 @@ pub struct ModelFile {
 pub struct Hyper {
     /// σ0²
     pub signal_variance: f64,
-    /// ℓ_d, one per input column.
+    /// ℓ_d, one per input column (per principal component for pca-spgp). Absent for
+    /// spgp-dr, whose projection carries the scales.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lengthscales: Vec<f64>,
     /// σ²
     pub noise_variance: f64,
@@ -152,6 +168,33 @@ pub struct Features {
     pub widths: Option<Vec<Vec<f64>>>,
 }
 
+/// SPGP+HS (Snelson & Ghahramani 2006b, §5): `Kuu → Kuu + diag(h)`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PseudoNoise {
+    /// h_j ≥ 0, one per pseudo-input.
+    pub h: Vec<f64>,
+}
+
+/// SPGP+DR (Snelson & Ghahramani 2006b, §4): `k(x, x̄) = σ0² exp(−½‖P x − x̄‖²)`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Projection {
+    /// P: G rows of D values.
+    pub matrix: Vec<Vec<f64>>,
+}
+
+/// PCA+SPGP: the model sees `B (x − mean)`, the top G principal components of the
+/// training inputs (in model units, i.e. after `[standardize]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pca {
+    /// The training inputs' mean, D values.
+    pub mean: Vec<f64>,
+    /// B: G rows (unit principal directions, largest variance first) of D values.
+    pub basis: Vec<Vec<f64>>,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FitInfo {
@@ -172,6 +215,7 @@ impl ModelFile {
             jitter: None,
             approx: None,
             alpha: None,
+            noise_floor: None,
             inputs: None,
             input_mean: None,
             standardize: None,
@@ -179,6 +223,9 @@ impl ModelFile {
             inducing: None,
             spectral: None,
             features: None,
+            pseudo_noise: None,
+            projection: None,
+            pca: None,
             basis: None,
             eigen: None,
             greedy: None,
@@ -206,15 +253,42 @@ impl ModelFile {
         atomic_write(path, &self.to_toml()?)
     }
 
+    /// The number of input columns the model takes: the columns of `[projection]
+    /// matrix` (spgp-dr) or `[pca] basis` (pca-spgp), else one per lengthscale.
     pub fn dim(&self) -> usize {
-        self.hyper.lengthscales.len()
+        let cols = |rows: &Vec<Vec<f64>>| rows.first().map_or(0, Vec::len);
+        if let Some(p) = &self.projection {
+            cols(&p.matrix)
+        } else if let Some(p) = &self.pca {
+            p.mean.len()
+        } else {
+            self.hyper.lengthscales.len()
+        }
     }
 
-    /// Shapes and signs shared by every method's parameters.
-    pub fn check_hyper(&self) -> Result<()> {
+    /// Shapes and signs shared by every method's parameters. `lengthscales` says
+    /// whether the method has them (every method but spgp-dr, whose projection
+    /// carries the scales: there giving them is an error).
+    pub fn check_hyper(&self, lengthscales: bool) -> Result<()> {
         let h = &self.hyper;
-        if h.lengthscales.is_empty() {
-            return Err(Error::input("[hyper] lengthscales is empty"));
+        match (lengthscales, h.lengthscales.is_empty()) {
+            (true, true) => {
+                return Err(Error::input(format!(
+                    "[hyper] lengthscales is missing or empty; method '{}' needs one per input",
+                    self.method
+                )));
+            }
+            (false, false) => {
+                return Err(Error::input(format!(
+                    "[hyper] lengthscales does not apply to method '{}': its [projection] matrix \
+                     carries the scales; remove the key",
+                    self.method
+                )));
+            }
+            _ => {}
+        }
+        if self.dim() == 0 {
+            return Err(Error::input("the model has no input columns"));
         }
         let positive = |name: &str, v: f64| {
             if v.is_finite() && v > 0.0 {
@@ -233,6 +307,17 @@ impl ModelFile {
         if let Some(j) = self.jitter.filter(|j| !(j.is_finite() && *j >= 0.0)) {
             return Err(Error::input(format!("jitter must be ≥ 0, not {j}")));
         }
+        if let Some(f) = self.noise_floor {
+            if !(f.is_finite() && f >= 0.0) {
+                return Err(Error::input(format!("noise_floor must be ≥ 0, not {f}")));
+            }
+            if h.noise_variance <= f {
+                return Err(Error::input(format!(
+                    "[hyper] noise_variance = {} must be above noise_floor = {f}",
+                    h.noise_variance
+                )));
+            }
+        }
         if !self.target_mean.is_finite() {
             return Err(Error::input("target_mean must be finite"));
         }
@@ -242,7 +327,7 @@ impl ModelFile {
             if s.input_center.len() != d || s.input_scale.len() != d {
                 return Err(Error::input(format!(
                     "[standardize] needs {d} input_center and {d} input_scale values (one per \
-                     lengthscale), not {} and {}",
+                     input), not {} and {}",
                     s.input_center.len(),
                     s.input_scale.len()
                 )));
@@ -260,7 +345,7 @@ impl ModelFile {
             && names.len() != self.dim()
         {
             return Err(Error::input(format!(
-                "inputs lists {} columns but the model has {} lengthscales",
+                "inputs lists {} columns but the model takes {} inputs",
                 names.len(),
                 self.dim()
             )));
@@ -290,7 +375,7 @@ impl ModelFile {
 pub fn rows_to_matrix(name: &str, rows: &[Vec<f64>], cols: usize) -> Result<DMatrix<f64>> {
     if let Some((i, r)) = rows.iter().enumerate().find(|(_, r)| r.len() != cols) {
         return Err(Error::input(format!(
-            "{name}: row {} has {} values, expected {cols} (one per input column)",
+            "{name}: row {} has {} values, expected {cols}",
             i + 1,
             r.len()
         )));
@@ -405,12 +490,56 @@ pub fn temp_beside(path: &Path) -> std::path::PathBuf {
 /// Write a file atomically: a temporary file beside it, then a rename, so a crash
 /// never leaves half a file.
 pub fn atomic_write(path: &Path, text: &str) -> Result<()> {
+    use std::io::Write;
     let tmp = temp_beside(path);
-    std::fs::write(&tmp, text).map_err(|e| Error::file(&tmp, format!("cannot write: {e}")))?;
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
+    let dir = dir.unwrap_or_else(|| Path::new("."));
+    // Written in full and flushed to the disk before it replaces the old file, so a
+    // crash, a kill -9 or a power cut leaves either the old file or the new one.
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()
+    };
+    if let Err(e) = write() {
+        // a full disk leaves a partial temporary file: do not leave it behind
+        let _ = std::fs::remove_file(&tmp);
+        return Err(Error::file(
+            path,
+            format!("cannot write: {}", io_reason(&e)),
+        ));
+    }
+    test_pause_before_rename();
     std::fs::rename(&tmp, path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
-        Error::file(path, format!("cannot replace: {e}"))
-    })
+        Error::file(path, format!("cannot replace: {}", io_reason(&e)))
+    })?;
+    // The rename itself reaches the disk with the folder's metadata.
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// The system's words for an I/O error without the "(os error 28)" after them.
+fn io_reason(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" (os error ") {
+        Some(i) if text.ends_with(')') => text[..i].to_string(),
+        _ => text,
+    }
+}
+
+/// Fault-injection seam for the tests: `SGPW_TEST_SAVE_PAUSE_MS=N` waits N ms between
+/// writing the temporary file and renaming it, so a test can kill -9 the process in
+/// the middle of a save.
+fn test_pause_before_rename() {
+    if let Some(ms) = std::env::var("SGPW_TEST_SAVE_PAUSE_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
 }
 
 #[cfg(test)]

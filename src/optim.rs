@@ -52,12 +52,17 @@ pub struct IterInfo {
     pub nlml: f64,
     pub grad_norm: f64,
     pub elapsed: f64,
+    /// The point reached.
+    pub x: Vec<f64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Control {
     Continue,
+    /// Stop: the run was cancelled.
     Stop,
+    /// Stop: the caller has what it wants (early stopping on a validation score).
+    Finish,
 }
 
 /// Why a minimisation ended (kept in every result).
@@ -72,6 +77,8 @@ pub enum Stop {
     LineSearchFailed,
     /// The callback asked to stop, or an evaluation saw the run's cancel token.
     Cancelled,
+    /// The validation score stopped improving (`--early-stop`).
+    EarlyStop,
     /// The method learns nothing by optimisation (nystrom: its hyperparameters come
     /// from a full GP on a subset, its basis points from k-means; greedy without
     /// --adapt: its basis points are selected at fixed hyperparameters).
@@ -86,6 +93,7 @@ impl Stop {
             Stop::Converged => "converged",
             Stop::LineSearchFailed => "line-search-failed",
             Stop::Cancelled => "cancelled",
+            Stop::EarlyStop => "early-stop",
             Stop::NothingToFit => "nothing-to-fit",
         }
     }
@@ -279,16 +287,19 @@ where
     let mut trace = vec![fx];
     let mut evaluations = 1;
     let mut pairs: VecDeque<(Vec<f64>, Vec<f64>, f64)> = VecDeque::new();
-    let info = |it, fx, g: &[f64]| IterInfo {
+    let info = |it, fx, g: &[f64], x: &[f64]| IterInfo {
         iteration: it,
         nlml: fx,
         grad_norm: dot(g, g).sqrt(),
         elapsed: start.elapsed().as_secs_f64(),
+        x: x.to_vec(),
     };
     let mut stop = Stop::Budget;
     let mut iterations = 0;
-    if on_iter(&info(0, fx, &g)) == Control::Stop {
-        stop = Stop::Cancelled;
+    match on_iter(&info(0, fx, &g, &x)) {
+        Control::Stop => stop = Stop::Cancelled,
+        Control::Finish => stop = Stop::EarlyStop,
+        Control::Continue => {}
     }
     while stop == Stop::Budget && iterations < opts.max_iters {
         if inf_norm(&g) < opts.grad_tol {
@@ -352,9 +363,18 @@ where
         g = p.g;
         iterations += 1;
         trace.push(fx);
-        if on_iter(&info(iterations, fx, &g)) == Control::Stop {
-            stop = Stop::Cancelled;
-        } else if decrease <= opts.f_tol {
+        match on_iter(&info(iterations, fx, &g, &x)) {
+            Control::Stop => {
+                stop = Stop::Cancelled;
+                continue;
+            }
+            Control::Finish => {
+                stop = Stop::EarlyStop;
+                continue;
+            }
+            Control::Continue => {}
+        }
+        if decrease <= opts.f_tol {
             stop = Stop::Converged;
         }
     }

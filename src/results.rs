@@ -38,6 +38,9 @@ pub struct RunResult {
     pub nmse: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mnlp: Option<f64>,
+    /// Test MSE in the target's units (`sgpw report --mse`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mse: Option<f64>,
     /// Test points with a negative predictive latent variance (Nyström; MNLP used σ²).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub negative_var_latent: usize,
@@ -56,8 +59,27 @@ pub struct RunResult {
     /// NLML after each iteration, starting with the initial value.
     #[serde(default)]
     pub trace: Vec<f64>,
+    /// Validation scores during training (`--validation`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub validation: Vec<ValidationPoint>,
+    /// With `--early-stop`: the iteration whose parameters were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_iteration: Option<usize>,
+    /// Test MNLP of the constant predictor (training mean and variance): a run above it
+    /// predicts worse than knowing nothing about the inputs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constant_mnlp: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<ModelFile>,
+}
+
+/// A validation score at one iteration of the fit.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ValidationPoint {
+    pub iteration: usize,
+    pub nmse: f64,
+    pub mnlp: f64,
 }
 
 fn is_zero(v: &usize) -> bool {
@@ -65,10 +87,43 @@ fn is_zero(v: &usize) -> bool {
 }
 
 impl RunResult {
+    /// A result with nothing measured yet.
+    pub fn new(key: RunKey, method: &str, status: Status) -> RunResult {
+        RunResult {
+            key,
+            method: method.to_string(),
+            status,
+            message: None,
+            nlml: None,
+            nmse: None,
+            mnlp: None,
+            mse: None,
+            negative_var_latent: 0,
+            negative_var_noisy: 0,
+            iterations: 0,
+            train_seconds: 0.0,
+            jitter: None,
+            stop: None,
+            trace: Vec::new(),
+            validation: Vec::new(),
+            best_iteration: None,
+            constant_mnlp: None,
+            model: None,
+        }
+    }
+
+    /// Whether the test predictions are worse than the constant predictor's: NMSE
+    /// above 1 (worse than the training mean) or MNLP above the constant's.
+    pub fn worse_than_constant(&self) -> bool {
+        self.nmse.is_some_and(|v| v > 1.0)
+            || matches!((self.mnlp, self.constant_mnlp), (Some(a), Some(b)) if a > b)
+    }
+
     pub fn metrics(&self) -> Option<TestMetrics> {
         Some(TestMetrics {
             nmse: self.nmse?,
             mnlp: self.mnlp?,
+            mse: self.mse.unwrap_or(f64::NAN),
             negative_var_latent: self.negative_var_latent,
             negative_var_noisy: self.negative_var_noisy,
         })

@@ -4,6 +4,7 @@
 //! the optimiser only read it.
 
 use crate::exec::Exec;
+use crate::model_file::ModelFile;
 use crate::optim::{Control, IterInfo};
 use std::time::Instant;
 
@@ -12,6 +13,8 @@ use std::time::Instant;
 pub enum Phase {
     /// Fitting a full GP on a random subset for the starting hyperparameters.
     SubsetInit,
+    /// A short optimisation from start k of `--restarts K` (counted from 0).
+    Restart { start: usize },
     /// Minimising the objective (stage k of a staged schedule counts from 1; 0 = one stage).
     Fit { stage: usize },
     /// Computing the posterior prediction needs.
@@ -24,6 +27,7 @@ impl Phase {
     pub fn word(self) -> &'static str {
         match self {
             Phase::SubsetInit => "subset init",
+            Phase::Restart { .. } => "restarts",
             Phase::Fit { .. } => "fit",
             Phase::Posterior => "posterior",
             Phase::Scoring => "scoring",
@@ -32,7 +36,8 @@ impl Phase {
 }
 
 /// One progress report. During a fit, `iteration` and `nlml` are the optimiser's;
-/// a report that only announces a phase has `nlml = None`.
+/// a report that only announces a phase has `nlml = None`; a validation score
+/// (`--validation`) comes as its own report with `validation` set.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Progress {
     pub phase: Phase,
@@ -40,13 +45,25 @@ pub struct Progress {
     pub nlml: Option<f64>,
     /// Seconds since the run started.
     pub elapsed: f64,
+    /// Validation NMSE and MNLP at this iteration.
+    pub validation: Option<(f64, f64)>,
 }
+
+/// What watches the fit's iterates (validation scoring, early stopping): called every
+/// `every` iterations of the main fit with the model reached; may stop the fit.
+pub type Observer<'a> = &'a dyn Fn(usize, &ModelFile) -> Control;
 
 /// Threads, cancellation and a progress sink for one run.
 pub struct RunContext<'a> {
     pub exec: Exec,
     sink: &'a dyn Fn(&Progress),
     started: Instant,
+    observer: Option<(Observer<'a>, usize)>,
+    /// Reports of the fit phase go out as this restart's (`--restarts`).
+    restart: Option<usize>,
+    /// Added to every reported objective: n·log(target scale) for a standardised run,
+    /// so that progress is on the raw target scale like the results.
+    offset: std::cell::Cell<f64>,
 }
 
 fn ignore(_: &Progress) {}
@@ -57,6 +74,9 @@ impl<'a> RunContext<'a> {
             exec,
             sink,
             started: Instant::now(),
+            observer: None,
+            restart: None,
+            offset: std::cell::Cell::new(0.0),
         }
     }
 
@@ -66,7 +86,68 @@ impl<'a> RunContext<'a> {
             exec,
             sink: &ignore,
             started: Instant::now(),
+            observer: None,
+            restart: None,
+            offset: std::cell::Cell::new(0.0),
         }
+    }
+
+    /// Report objectives shifted by `offset` from now on (see the field).
+    pub fn set_offset(&self, offset: f64) {
+        self.offset.set(offset);
+    }
+
+    /// The same context for the short fit from start `k` of `--restarts`: its
+    /// iterations are reported as that restart's, not as the run's fit, and nothing
+    /// observes them.
+    pub fn restart(&self, k: usize) -> RunContext<'_> {
+        RunContext {
+            exec: self.exec.clone(),
+            sink: self.sink,
+            started: self.started,
+            observer: None,
+            restart: Some(k),
+            offset: self.offset.clone(),
+        }
+    }
+
+    /// The same context with an observer of the main fit's iterates.
+    pub fn observed<'b>(&'b self, observer: Observer<'b>, every: usize) -> RunContext<'b> {
+        RunContext {
+            exec: self.exec.clone(),
+            sink: self.sink,
+            started: self.started,
+            observer: Some((observer, every.max(1))),
+            restart: self.restart,
+            offset: self.offset.clone(),
+        }
+    }
+
+    /// Whether the observer wants the model at this iteration of a `phase`.
+    pub fn observes(&self, phase: Phase, iteration: usize) -> bool {
+        matches!(phase, Phase::Fit { .. })
+            && self
+                .observer
+                .is_some_and(|(_, every)| iteration.is_multiple_of(every))
+    }
+
+    /// Hand the observer the model reached at `iteration`.
+    pub fn observe(&self, iteration: usize, model: &ModelFile) -> Control {
+        match self.observer {
+            Some((f, _)) => f(iteration, model),
+            None => Control::Continue,
+        }
+    }
+
+    /// Report validation scores at an iteration.
+    pub fn validation(&self, iteration: usize, nmse: f64, mnlp: f64) {
+        (self.sink)(&Progress {
+            phase: Phase::Fit { stage: 0 },
+            iteration,
+            nlml: None,
+            elapsed: self.elapsed(),
+            validation: Some((nmse, mnlp)),
+        });
     }
 
     pub fn elapsed(&self) -> f64 {
@@ -84,6 +165,7 @@ impl<'a> RunContext<'a> {
             iteration: 0,
             nlml: None,
             elapsed: self.elapsed(),
+            validation: None,
         });
     }
 
@@ -95,6 +177,7 @@ impl<'a> RunContext<'a> {
             iteration,
             nlml: Some(nlml),
             elapsed: self.elapsed(),
+            validation: None,
         });
     }
 
@@ -107,13 +190,18 @@ impl<'a> RunContext<'a> {
         phase: Phase,
         continues: Option<usize>,
     ) -> impl FnMut(&IterInfo) -> Control + '_ {
+        let phase = match (self.restart, phase) {
+            (Some(start), Phase::Fit { .. }) => Phase::Restart { start },
+            _ => phase,
+        };
         move |it: &IterInfo| {
             if !(continues.is_some() && it.iteration == 0) {
                 (self.sink)(&Progress {
                     phase,
                     iteration: it.iteration + continues.unwrap_or(0),
-                    nlml: Some(it.nlml),
+                    nlml: Some(it.nlml + self.offset.get()),
                     elapsed: self.elapsed(),
+                    validation: None,
                 });
             }
             if self.is_cancelled() {

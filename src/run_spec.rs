@@ -97,7 +97,14 @@ impl Select {
 }
 
 /// Options that apply to every method; the others are read by some methods only.
-pub const GENERAL_OPTIONS: &[&str] = &["subset", "init_lengthscales_from_subset"];
+pub const GENERAL_OPTIONS: &[&str] = &[
+    "subset",
+    "init_lengthscales_from_subset",
+    "noise_floor",
+    "restarts",
+    "validation",
+    "early_stop",
+];
 
 /// Every option a run can carry. Keys a method does not read are rejected when the
 /// spec is checked, so a typo never passes silently.
@@ -134,6 +141,14 @@ pub struct MethodOptions {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alpha: Option<f64>,
+    /// spgp-dr, pca-spgp (required): the reduced input dimension G, 1 ≤ G ≤ D.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dims: Option<usize>,
+    /// spgp-dr: also learn a pseudo-noise h_j per pseudo-input (SPGP+HS on the projection).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hetero: bool,
     /// eigengp, eigengp-plus: rounds of the sequential schedule (default 2), each
     /// (1) DTC (eigengp-plus: FITC) on the basis points, σ0², ℓ, σ² with the weights tied
     /// to w = λ/M, then (2) the eigen-weights w and σ² with the eigenfunctions fixed; the
@@ -163,6 +178,29 @@ pub struct MethodOptions {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub discard_cache: Option<usize>,
+    /// Any method: keep σ² above this fraction of the training targets' variance (σ² is
+    /// fitted as floor + e^θ), so noiseless data cannot drive it to zero; 0 turns it off.
+    /// The command line and the app start from 1e-6; a session run without the key has
+    /// no floor, as before the option existed.
+    #[arg(long, default_value = "1e-6")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_floor: Option<f64>,
+    /// Any method: K seeded starts (start 0 is the run's own seed), each optimised for a
+    /// tenth of the iteration budget (at least 10 iterations); the one with the best
+    /// objective continues with the rest of the budget.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restarts: Option<usize>,
+    /// Any method: hold out this fraction of the training rows (a seeded draw) as a
+    /// validation set, scored (NMSE, MNLP) every few iterations while the model trains.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validation: Option<f64>,
+    /// With --validation: stop once the validation MNLP has not improved for 10 scorings
+    /// and return the parameters with the best validation MNLP.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub early_stop: bool,
 }
 
 impl MethodOptions {
@@ -214,6 +252,30 @@ impl MethodOptions {
                 "alpha = {a} (--alpha): power EP needs 0 < alpha ≤ 1 (1 is FITC, → 0 is VFE)"
             ));
         }
+        if let Some(f) = self.noise_floor
+            && !(f.is_finite() && (0.0..0.5).contains(&f))
+        {
+            return Err(format!(
+                "noise_floor = {f} (--noise-floor): a fraction of the target variance in [0, 0.5)"
+            ));
+        }
+        if let Some(k) = self.restarts
+            && !(1..=100).contains(&k)
+        {
+            return Err(format!("restarts = {k} (--restarts): between 1 and 100"));
+        }
+        if let Some(v) = self.validation
+            && !(v > 0.0 && v <= 0.5)
+        {
+            return Err(format!(
+                "validation = {v} (--validation): a fraction of the training rows in (0, 0.5]"
+            ));
+        }
+        if self.early_stop && self.validation.is_none() {
+            return Err(
+                "early_stop (--early-stop) needs a validation set (--validation 0.1)".into(),
+            );
+        }
         if self.rounds == Some(0) {
             return Err(
                 "rounds = 0 (--rounds): the sequential schedule needs at least 1 round".into(),
@@ -228,6 +290,9 @@ impl MethodOptions {
         }
         if self.stages.as_ref().is_some_and(Vec::is_empty) {
             return Err("stages (--stages) is empty; give e.g. hyper,points".into());
+        }
+        if self.dims == Some(0) {
+            return Err("dims = 0 (--dims): the reduced dimension G must be at least 1".into());
         }
         Ok(())
     }
@@ -250,6 +315,10 @@ pub struct OptionField {
     pub choices: Vec<String>,
     /// Whether it takes a comma-separated list.
     pub list: bool,
+    /// Whether it is a switch without a value (`--hetero`, `--early-stop`): given or not.
+    pub switch: bool,
+    /// The value the command line uses when the flag is not given, if any.
+    pub default: Option<String>,
 }
 
 /// Every option of [`MethodOptions`], in declaration order.
@@ -258,26 +327,54 @@ pub fn option_fields() -> Vec<OptionField> {
     cmd.get_arguments()
         .filter_map(|a| {
             let long = a.get_long()?;
+            let switch = !a.get_action().takes_values();
             Some(OptionField {
                 key: a.get_id().to_string(),
                 flag: format!("--{long}"),
                 help: a.get_help().map(|h| h.to_string()).unwrap_or_default(),
-                choices: a
-                    .get_possible_values()
-                    .iter()
-                    .map(|v| v.get_name().to_string())
-                    .collect(),
+                choices: if switch {
+                    Vec::new()
+                } else {
+                    a.get_possible_values()
+                        .iter()
+                        .map(|v| v.get_name().to_string())
+                        .collect()
+                },
                 list: a.get_value_delimiter().is_some(),
+                switch,
+                default: (!switch)
+                    .then(|| a.get_default_values().first())
+                    .flatten()
+                    .map(|v| v.to_string_lossy().into_owned()),
             })
         })
         .collect()
 }
 
 /// Parse options given as (key, text) pairs with the command line's own parser, so
-/// the app's form accepts and rejects exactly what `--flag value` does.
+/// the app's form accepts and rejects exactly what `--flag value` does. A flag
+/// option's text is yes/true/on (given) or no/false/off (not given).
 pub fn parse_options(pairs: &[(String, String)]) -> std::result::Result<MethodOptions, String> {
+    let flags: Vec<String> = option_fields()
+        .into_iter()
+        .filter(|f| f.switch)
+        .map(|f| f.key)
+        .collect();
     let mut argv = vec!["options".to_string()];
     for (key, value) in pairs {
+        if flags.contains(key) {
+            match value.trim().to_ascii_lowercase().as_str() {
+                "yes" | "true" | "on" => argv.push(flag(key)),
+                "no" | "false" | "off" | "" => {}
+                other => {
+                    return Err(format!(
+                        "{}: '{other}' is not yes or no (it is a switch)",
+                        flag(key)
+                    ));
+                }
+            }
+            continue;
+        }
         argv.push(flag(key));
         // a form's "hyper, points" is the command line's hyper,points
         let parts: Vec<&str> = value.split(',').map(str::trim).collect();
@@ -337,13 +434,25 @@ mod tests {
                 "centres",
                 "approx",
                 "alpha",
+                "dims",
+                "hetero",
                 "rounds",
                 "select",
                 "adapt",
                 "hyper_from_subset",
-                "discard_cache"
+                "discard_cache",
+                "noise_floor",
+                "restarts",
+                "validation",
+                "early_stop"
             ]
         );
+        let hetero = &fields[8];
+        assert!(hetero.switch && hetero.choices.is_empty() && !fields[7].switch);
+        let early = fields.last().expect("early_stop");
+        assert!(early.switch && early.default.is_none());
+        assert_eq!(fields[14].key, "noise_floor");
+        assert_eq!(fields[14].default.as_deref(), Some("1e-6"));
         let init = &fields[2];
         assert_eq!(init.choices, ["psds", "random"]);
         assert!(fields[3].list && !init.list);
@@ -359,9 +468,19 @@ mod tests {
         .expect("parses");
         assert_eq!(o.stages, Some(vec![Stage::Hyper, Stage::Points]));
         assert_eq!(o.alpha, Some(0.25));
-        assert_eq!(o.set_keys(), ["stages", "alpha"]);
+        // the noise floor's command-line default comes along
+        assert_eq!(o.set_keys(), ["stages", "alpha", "noise_floor"]);
+        let o = parse_options(&[("early_stop".into(), "yes".into())]).expect("switch");
+        assert!(o.early_stop);
         let e = parse_options(&[("centres".into(), "subsett".into())]).expect_err("bad value");
         assert!(e.contains("subsett") && e.contains("--centres"), "{e}");
+        let o = parse_options(&[("dims".into(), "4".into()), ("hetero".into(), "yes".into())])
+            .expect("parses");
+        assert_eq!((o.dims, o.hetero), (Some(4), true));
+        assert_eq!(o.set_keys(), ["dims", "hetero", "noise_floor"]);
+        let o = parse_options(&[("hetero".into(), "no".into())]).expect("parses");
+        assert!(!o.hetero && o.set_keys() == ["noise_floor"]);
+        assert!(parse_options(&[("hetero".into(), "maybe".into())]).is_err());
     }
 
     #[test]
@@ -369,6 +488,9 @@ mod tests {
         let o: MethodOptions =
             toml::from_str("init = \"random\"\nstages = [\"hyper\", \"all\"]").expect("parses");
         assert_eq!(o.init, Some(SpectralInit::Random));
+        let o: MethodOptions = toml::from_str("dims = 4\nhetero = true").expect("parses");
+        assert_eq!((o.dims, o.hetero), (Some(4), true));
+        assert!(toml::from_str::<MethodOptions>("hetero = \"yes\"").is_err());
         let e = toml::from_str::<MethodOptions>("centres = \"subsett\"").expect_err("bad");
         assert!(e.to_string().contains("subsett"), "{e}");
         assert!(toml::from_str::<MethodOptions>("learning_rate = 3").is_err());

@@ -11,6 +11,7 @@ use crate::methods::{self, Method, ValidRunSpec};
 use crate::metrics::{self, TestMetrics};
 use crate::model_file::{FitInfo, ModelFile, Standardize};
 use crate::optim::Stop;
+use crate::results::ValidationPoint;
 use crate::run_context::{Phase, RunContext};
 use nalgebra::DMatrix;
 use rand::SeedableRng;
@@ -37,7 +38,7 @@ pub struct Predictor {
 pub fn model_inputs(model: &ModelFile, x: &DMatrix<f64>) -> Result<DMatrix<f64>> {
     if x.ncols() != model.dim() {
         return Err(Error::input(format!(
-            "the inputs have {} columns but the model has {} lengthscales",
+            "the inputs have {} columns but the model takes {} inputs",
             x.ncols(),
             model.dim()
         )));
@@ -145,13 +146,16 @@ impl Predictor {
         Ok(TestMetrics {
             nmse: metrics::nmse(y, &p.mean, self.model.target_mean),
             mnlp: metrics::mnlp_clamped(y, &p.mean, &p.var_noisy, noise),
+            mse: metrics::mse(y, &p.mean),
             negative_var_latent: p.var_latent.iter().filter(|v| **v < 0.0).count(),
             negative_var_noisy: p.var_noisy.iter().filter(|v| **v < 0.0).count(),
         })
     }
 }
 
-/// Everything a finished run produced.
+/// Everything a finished run produced. The objective and its trace are on the raw
+/// target scale: a standardised run's (model units) plus n·log(target scale), so the
+/// NLMLs of all runs on one data set compare.
 pub struct FitResult {
     pub model: ModelFile,
     pub predictor: Predictor,
@@ -164,6 +168,130 @@ pub struct FitResult {
     pub jitter: f64,
     pub stop: Stop,
     pub test: Option<TestMetrics>,
+    /// Validation scores during the fit (`--validation`).
+    pub validation: Vec<ValidationPoint>,
+    /// With `--early-stop`: the iteration whose parameters were kept.
+    pub best_iteration: Option<usize>,
+    /// Test MNLP of the constant predictor (training mean and variance).
+    pub constant_mnlp: Option<f64>,
+}
+
+/// n·log(target scale): what turns a standardised model's NLML (model units) into the
+/// NLML of the raw targets (y = scale·y_std + mean has density p(y_std)/scale per point).
+pub fn raw_scale_offset(standardize: Option<&Standardize>, n: usize) -> f64 {
+    standardize.map_or(0.0, |s| n as f64 * s.target_scale.ln())
+}
+
+/// A seeded split of the training rows into a fit part and a validation part of
+/// `fraction` of them (at least one row each).
+fn split_validation(
+    data: &Dataset,
+    fraction: f64,
+    seed: u64,
+) -> Result<(Dataset, DMatrix<f64>, Vec<f64>)> {
+    let n = data.n_train();
+    let n_valid = ((n as f64 * fraction).round() as usize).clamp(1, n.saturating_sub(2));
+    if n < 3 {
+        return Err(Error::input(format!(
+            "validation: {n} training rows are too few to hold some out"
+        )));
+    }
+    // its own stream, so the run's other draws do not move
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5641_4c49_4441_5445);
+    let mut idx: Vec<usize> = (0..n).collect();
+    rand::seq::SliceRandom::shuffle(idx.as_mut_slice(), &mut rng);
+    let (valid, fit) = idx.split_at(n_valid);
+    let mut fit = fit.to_vec();
+    fit.sort_unstable();
+    let rows =
+        |ix: &[usize]| DMatrix::from_fn(ix.len(), data.dim(), |i, d| data.x_train[(ix[i], d)]);
+    let x_valid = rows(valid);
+    let y_valid = valid.iter().map(|&i| data.y_train[i]).collect();
+    let fit_data = Dataset {
+        x_train: rows(&fit),
+        y_train: nalgebra::DVector::from_iterator(fit.len(), fit.iter().map(|&i| data.y_train[i])),
+        ..data.clone()
+    };
+    Ok((fit_data, x_valid, y_valid))
+}
+
+/// Scores the fit's iterates on the validation set, and with early stopping keeps the
+/// best and says when to stop.
+struct Validator<'a> {
+    data: &'a TrainData,
+    x: &'a DMatrix<f64>,
+    y: &'a [f64],
+    early_stop: bool,
+    points: std::cell::RefCell<Vec<ValidationPoint>>,
+    /// (MNLP, iteration, model) of the best iterate so far.
+    best: std::cell::RefCell<Option<(f64, usize, ModelFile)>>,
+}
+
+/// Scorings without a better validation MNLP before early stopping ends the fit.
+const PATIENCE: usize = 10;
+
+impl Validator<'_> {
+    fn observe(
+        &self,
+        iteration: usize,
+        model: &ModelFile,
+        ctx: &RunContext,
+    ) -> crate::optim::Control {
+        use crate::optim::Control;
+        let scored = (|| -> Result<(f64, f64)> {
+            let method = methods::get(&model.method)?;
+            let (posterior, basis) = method.posterior(model, self.data, &ctx.exec)?;
+            let p = Predictor {
+                method,
+                model: model.clone(),
+                posterior,
+                basis,
+            };
+            let pred = p.predict_with(self.x, &ctx.exec)?;
+            Ok((
+                metrics::nmse(self.y, &pred.mean, model.target_mean),
+                metrics::mnlp(self.y, &pred.mean, &pred.var_noisy),
+            ))
+        })();
+        // an iterate that cannot be scored (a numerical failure) is skipped, not fatal
+        let Ok((nmse, mnlp)) = scored else {
+            return Control::Continue;
+        };
+        ctx.validation(iteration, nmse, mnlp);
+        self.points.borrow_mut().push(ValidationPoint {
+            iteration,
+            nmse,
+            mnlp,
+        });
+        if !self.early_stop {
+            return Control::Continue;
+        }
+        let mut best = self.best.borrow_mut();
+        if best.as_ref().is_none_or(|(b, _, _)| mnlp < *b) {
+            *best = Some((mnlp, iteration, model.clone()));
+        }
+        let since = self
+            .points
+            .borrow()
+            .iter()
+            .rev()
+            .take_while(|p| best.as_ref().is_some_and(|(_, at, _)| p.iteration > *at))
+            .count();
+        if since >= PATIENCE {
+            Control::Finish
+        } else {
+            Control::Continue
+        }
+    }
+}
+
+/// Seed of restart k ≥ 1 (start 0 uses the run's own generator).
+fn restart_seed(seed: u64, k: usize) -> u64 {
+    // splitmix64 of (seed, k): unrelated streams for neighbouring seeds and starts
+    let mut z = seed ^ (k as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// Transform a data set into model units and record the transformation.
@@ -206,7 +334,8 @@ pub fn prepare(data: &Dataset, standardize: bool) -> (TrainData, f64, Option<Sta
     )
 }
 
-/// Run one fit. The context's cancel token ends it (→ `Error::Cancelled`); its sink
+/// Run one fit. The context's cancel token ends it (→ `Error::Cancelled` before the
+/// fit iterates, `Error::CancelledAfter` with how far it got after); its sink
 /// sees every iteration and phase.
 pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitResult> {
     let method = spec.method();
@@ -214,30 +343,132 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
     // subset sizes now
     spec.spec().check(data.n_train())?;
     let started = Instant::now();
+    let opts = &spec.options;
+    let held;
+    let (data, valid) = match opts.validation {
+        Some(f) => {
+            let (fit_data, x, y) = split_validation(data, f, spec.seed)?;
+            held = fit_data;
+            (&held, Some((x, y)))
+        }
+        None => (data, None),
+    };
     let (td, target_mean, standardize) = prepare(data, spec.standardize);
     let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
-    let td = match spec.options.subset {
+    let td = match opts.subset {
         Some(n) => methods::exact::subset(&td, n, &mut rng),
         None => td,
     };
-    let hyper = methods::start::initial_hyper(&td, spec, ctx, &mut rng)?;
-    let mut model = method.init(&td, spec, hyper, ctx, &mut rng)?;
-    model.target_mean = target_mean;
-    model.standardize = standardize;
-    model.inputs = Some(data.feature_names.clone());
-    ctx.enter(Phase::Fit { stage: 0 });
-    let (mut fitted, outcome) = method.fit(model, &td, spec, ctx)?;
+    let offset = raw_scale_offset(standardize.as_ref(), td.y.len());
+    ctx.set_offset(offset);
+    // the noise floor in model units: a fraction of the training targets' variance
+    let floor = opts.noise_floor.filter(|f| *f > 0.0).map(|f| {
+        let n = td.y.len().max(1) as f64;
+        f * td.y.iter().map(|v| v * v).sum::<f64>() / n
+    });
+    let start = |rng: &mut ChaCha8Rng, ctx: &RunContext| -> Result<ModelFile> {
+        let hyper = methods::start::initial_hyper(&td, spec, ctx, rng)?;
+        let mut model = method.init(&td, spec, hyper, ctx, rng)?;
+        model.target_mean = target_mean;
+        model.standardize = standardize.clone();
+        model.inputs = Some(data.feature_names.clone());
+        if let Some(f) = floor {
+            model.noise_floor = Some(f);
+            model.hyper.noise_variance = model.hyper.noise_variance.max(2.0 * f);
+        }
+        Ok(model)
+    };
+    let validator = valid.as_ref().map(|(x, y)| Validator {
+        data: &td,
+        x,
+        y,
+        early_stop: opts.early_stop,
+        points: Default::default(),
+        best: Default::default(),
+    });
+    let observe = |iteration: usize, model: &ModelFile| match &validator {
+        Some(v) => v.observe(iteration, model, ctx),
+        None => crate::optim::Control::Continue,
+    };
+    let every = (spec.iters / 50).max(5);
+    let watched = ctx.observed(&observe, every);
+    let fit_ctx = if validator.is_some() { &watched } else { ctx };
+    let cancelled = |outcome: crate::optim::Outcome| {
+        // How far it got stays in the cancelled result (iterations, trace, time).
+        Error::CancelledAfter(Box::new(crate::error::Partial {
+            iterations: outcome.iterations,
+            trace: outcome.trace.iter().map(|v| v + offset).collect(),
+            seconds: started.elapsed().as_secs_f64(),
+        }))
+    };
+    let (mut fitted, outcome) = match opts.restarts.unwrap_or(1) {
+        k if k > 1 => {
+            // K seeded starts, a short fit each; the best continues
+            let short = (spec.iters / 10).max(10).min(spec.iters);
+            let mut best: Option<(ModelFile, crate::optim::Outcome)> = None;
+            for r in 0..k {
+                let mut rng_r = if r == 0 {
+                    rng.clone()
+                } else {
+                    ChaCha8Rng::seed_from_u64(restart_seed(spec.seed, r))
+                };
+                let rctx = ctx.restart(r);
+                rctx.enter(Phase::Restart { start: r });
+                let model = start(&mut rng_r, &rctx)?;
+                let (m, out) = method.fit(model, &td, &spec.with_iters(short), &rctx)?;
+                if out.stop == Stop::Cancelled {
+                    return Err(cancelled(out));
+                }
+                if best.as_ref().is_none_or(|(_, b)| out.f < b.f) {
+                    best = Some((m, out));
+                }
+            }
+            let (model, first) = best.ok_or_else(|| Error::input("no restart ran"))?;
+            fit_ctx.enter(Phase::Fit { stage: 0 });
+            let rest = spec.iters.saturating_sub(short);
+            let (m, more) = method.fit(model, &td, &spec.with_iters(rest), fit_ctx)?;
+            let joined = crate::optim::Outcome {
+                iterations: first.iterations + more.iterations,
+                evaluations: first.evaluations + more.evaluations,
+                trace: first
+                    .trace
+                    .iter()
+                    .chain(more.trace.iter().skip(1))
+                    .copied()
+                    .collect(),
+                ..more
+            };
+            (m, joined)
+        }
+        _ => {
+            let model = start(&mut rng, ctx)?;
+            fit_ctx.enter(Phase::Fit { stage: 0 });
+            method.fit(model, &td, spec, fit_ctx)?
+        }
+    };
     if outcome.stop == Stop::Cancelled {
-        return Err(Error::Cancelled);
+        return Err(cancelled(outcome));
     }
+    let (validation, best_iteration) = match validator {
+        Some(v) => {
+            let best = v.best.into_inner();
+            let at = best.as_ref().map(|(_, it, _)| *it);
+            if let Some((_, _, model)) = best {
+                fitted = model;
+            }
+            (v.points.into_inner(), at)
+        }
+        None => (Vec::new(), None),
+    };
     ctx.enter(Phase::Posterior);
     let exec = &ctx.exec;
     let final_eval = method.objective(&fitted, &td, exec)?;
+    let nlml = final_eval.nlml + offset;
     let (posterior, basis) = method.posterior(&fitted, &td, exec)?;
     let train_seconds = started.elapsed().as_secs_f64();
     fitted.posterior = method.stores_posterior().then(|| posterior.clone());
     fitted.fit = Some(FitInfo {
-        nlml: final_eval.nlml,
+        nlml,
         jitter_used: final_eval.jitter,
         iterations: outcome.iterations,
         train_seconds,
@@ -249,23 +480,37 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
         posterior,
         basis,
     };
-    let test = match (&data.x_test, &data.y_test) {
+    let (test, constant_mnlp) = match (&data.x_test, &data.y_test) {
         (Some(x), Some(y)) => {
             ctx.enter(Phase::Scoring);
-            Some(predictor.score_with(x, y.as_slice(), exec)?)
+            let y = y.as_slice();
+            let train_y = data.y_train.as_slice();
+            let n = train_y.len().max(1) as f64;
+            let var = train_y
+                .iter()
+                .map(|v| (v - target_mean).powi(2))
+                .sum::<f64>()
+                / n;
+            (
+                Some(predictor.score_with(x, y, exec)?),
+                (var > 0.0).then(|| metrics::constant_mnlp(y, target_mean, var)),
+            )
         }
-        _ => None,
+        _ => (None, None),
     };
     Ok(FitResult {
         model: fitted,
         predictor,
-        trace: outcome.trace,
+        trace: outcome.trace.iter().map(|v| v + offset).collect(),
         iterations: outcome.iterations,
         evaluations: outcome.evaluations,
         train_seconds,
-        nlml: final_eval.nlml,
+        nlml,
         jitter: final_eval.jitter,
         stop: outcome.stop,
         test,
+        validation,
+        best_iteration,
+        constant_mnlp,
     })
 }

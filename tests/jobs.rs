@@ -55,9 +55,10 @@ fn key(m: usize) -> RunKey {
 /// pool took from the cancel to the run's `Finished` event, with that result's status.
 fn cancel_during(
     phase_wanted: fn(Phase) -> bool,
+    min_iteration: usize,
     spec: ValidRunSpec,
     n: usize,
-) -> (Duration, Status) {
+) -> (Duration, Box<sgpw::session::RunResult>) {
     let (pool, events) = Jobs::new(1).expect("pool");
     pool.submit(0, key(spec.m), dataset(n, 4), spec);
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -67,15 +68,22 @@ fn cancel_during(
             .recv_timeout(deadline.saturating_duration_since(Instant::now()))
             .expect("the run reports");
         match e {
-            JobEvent::Progress { phase, nlml, .. }
-                if cancelled_at.is_none() && nlml.is_some() && phase_wanted(phase) =>
+            JobEvent::Progress {
+                phase,
+                nlml,
+                iteration,
+                ..
+            } if cancelled_at.is_none()
+                && nlml.is_some()
+                && phase_wanted(phase)
+                && iteration >= min_iteration =>
             {
                 pool.cancel(0);
                 cancelled_at = Some(Instant::now());
             }
             JobEvent::Finished { result, .. } => {
                 let at = cancelled_at.expect("finished before it reached the phase");
-                return (at.elapsed(), result.status);
+                return (at.elapsed(), result);
             }
             _ => {}
         }
@@ -89,23 +97,43 @@ fn cancelling_the_subset_prefit_stops_it_within_a_second() {
         init_lengthscales_from_subset: Some(2500),
         ..Default::default()
     };
-    let (took, status) = cancel_during(
+    let (took, r) = cancel_during(
         |p| p == Phase::SubsetInit,
+        0,
         spec("fitc", 20, 500, options, 3000),
         3000,
     );
-    assert_eq!(status, Status::Cancelled);
+    assert_eq!(r.status, Status::Cancelled);
+    assert!(r.train_seconds > 0.0, "the time it ran is kept");
     assert!(took < Duration::from_secs(1), "stopped after {took:?}");
+}
+
+/// How far a cancelled fit got is kept: its iterations, their trace and its time (a
+/// small problem, so that it competes little with the timing tests beside it).
+#[test]
+fn a_cancelled_fit_keeps_the_iterations_trace_and_time_it_reached() {
+    let (_, r) = cancel_during(
+        |p| matches!(p, Phase::Fit { .. }),
+        3,
+        spec("fitc", 20, 100_000, MethodOptions::default(), 2000),
+        2000,
+    );
+    assert_eq!(r.status, Status::Cancelled);
+    assert!(r.iterations >= 3, "{} iterations", r.iterations);
+    assert_eq!(r.trace.len(), r.iterations + 1);
+    assert!(r.train_seconds > 0.0 && r.nmse.is_none() && r.model.is_none());
 }
 
 #[test]
 fn cancelling_a_running_fit_stops_it_within_a_second() {
-    let (took, status) = cancel_during(
+    let (took, r) = cancel_during(
         |p| matches!(p, Phase::Fit { .. }),
+        0,
         spec("fitc", 300, 5000, MethodOptions::default(), 20000),
         20000,
     );
-    assert_eq!(status, Status::Cancelled);
+    assert_eq!(r.status, Status::Cancelled);
+    assert_eq!(r.trace.len(), r.iterations + 1);
     assert!(took < Duration::from_secs(1), "stopped after {took:?}");
 }
 
@@ -197,6 +225,7 @@ fn events_arrive_in_order() {
     }
     let rank = |p: Phase| match p {
         Phase::SubsetInit => 0,
+        Phase::Restart { .. } => 1,
         Phase::Fit { .. } => 1,
         Phase::Posterior => 2,
         Phase::Scoring => 3,

@@ -25,6 +25,11 @@ struct App {
 
 impl App {
     fn start(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> App {
+        App::start_program(env!("CARGO_BIN_EXE_sgpw"), args, cwd, env)
+    }
+
+    /// Another program in the pty (a shell that sets up and runs sgpw).
+    fn start_program(program: &str, args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> App {
         let pty = native_pty_system();
         let pair = pty
             .openpty(PtySize {
@@ -34,7 +39,7 @@ impl App {
                 pixel_height: 0,
             })
             .expect("a pty");
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_sgpw"));
+        let mut cmd = CommandBuilder::new(program);
         cmd.args(args);
         cmd.cwd(cwd);
         cmd.env("TERM", "xterm-256color");
@@ -289,4 +294,316 @@ fn no_arguments_open_the_demo_and_resizing_redraws() {
     });
     app.keys("q");
     assert!(app.wait_exit().success());
+}
+
+/// A session with a quick fitc run (xsinx3, m = 7, 30 iterations) and a slow one (the
+/// full GP on 1600 points, 500 iterations), with the data it reads.
+fn two_runs_session() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    common::copy_datasets(dir.path());
+    let mut slow = String::from("x1,x2,y\n");
+    for i in 0..2000 {
+        let (a, b) = ((i as f64 * 0.7).sin() * 3.0, (i as f64 * 1.3).cos() * 3.0);
+        slow.push_str(&format!(
+            "{a},{b},{}\n",
+            a.sin() * b.cos() + 0.1 * (i as f64 * 12.9898).sin()
+        ));
+    }
+    std::fs::write(dir.path().join("datasets/slow.csv"), slow).expect("writes");
+    let session = dir.path().join("sessions/two.toml");
+    std::fs::write(
+        &session,
+        r#"schema_version = 1
+name = "two runs"
+
+[[datasets]]
+name = "xsinx3"
+train = "../datasets/xsinx3_train.csv"
+test = "../datasets/xsinx3_test.csv"
+
+[[datasets]]
+name = "slow"
+train = "../datasets/slow.csv"
+split = 0.8
+
+[[runs]]
+dataset = "xsinx3"
+method = "fitc"
+m = [7]
+iterations = 30
+
+[[runs]]
+dataset = "slow"
+method = "full"
+m = [1]
+iterations = 500
+"#,
+    )
+    .expect("writes the session");
+    (dir, session)
+}
+
+/// Whether the pty is in canonical (cooked) mode with echo: raw mode is off.
+fn cooked(app: &App) -> bool {
+    let fd = app._master.as_raw_fd().expect("the master's fd");
+    // SAFETY: tcgetattr only fills the termios struct for a valid descriptor.
+    let mut t: libc::termios = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::tcgetattr(fd, &mut t) } == 0;
+    ok && t.c_lflag & libc::ICANON != 0 && t.c_lflag & libc::ECHO != 0
+}
+
+/// SIGTERM or SIGHUP while one run has finished and one trains: the terminal is
+/// restored, the exit status is 128 + the signal, the finished run is in the
+/// autosave, and reopening offers it back; y recovers it, s saves it.
+fn signal_during_two_runs(sig: i32, name: &str) {
+    let (dir, session) = two_runs_session();
+    let original = std::fs::read_to_string(&session).expect("reads");
+    let path = session.to_str().expect("utf-8 path");
+    let mut app = App::start(&["open", path, "--jobs", "2"], dir.path(), &[]);
+    app.wait_for("both data sets", |s| {
+        (s.contains("✓ xsinx3") && s.contains("✓ slow")).then_some(())
+    });
+    assert!(!cooked(&app), "the app runs in raw mode");
+    app.keys("g");
+    let nmse = app.wait_for("fitc done while the full GP trains", |s| {
+        let training = s.lines().any(|l| l.contains("running slow    full"));
+        nmse_of_m7(s).filter(|_| training)
+    });
+    let pid = app.child.process_id().expect("pid") as i32;
+    // SAFETY: sends a signal to the child this test started.
+    assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
+    let status = app.wait_exit();
+    assert_eq!(
+        status.exit_code(),
+        128 + sig as u32,
+        "exit status {status:?}"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let screen = app.screen();
+    assert!(
+        !screen.alternate_screen() && !screen.hide_cursor(),
+        "terminal not restored after {name}"
+    );
+    assert!(cooked(&app), "raw mode still on after {name}");
+    let text = app.text();
+    assert!(
+        text.contains(&format!("stopped by {name}")) && text.contains("two.toml.autosave"),
+        "{text}"
+    );
+    // The session file is as it was; the journal holds the finished run.
+    assert_eq!(std::fs::read_to_string(&session).expect("reads"), original);
+    let journal = dir.path().join("sessions/two.toml.autosave");
+    let saved = sgpw::session::Session::read(&journal).expect("the autosave reads");
+    let done: Vec<_> = saved.results.iter().collect();
+    assert_eq!(done.len(), 1, "only the finished run: {done:?}");
+    assert_eq!(sgpw::tui::format::fmt_nmse(done[0].nmse), nmse);
+    drop(app);
+
+    let app = App::start(&["open", path, "--jobs", "2"], dir.path(), &[]);
+    app.wait_for("the recovery question", |s| {
+        (s.contains("Recover unsaved work?") && s.contains("1 result")).then_some(())
+    });
+    app.keys("y");
+    let again = app.wait_for("the recovered m = 7 row", nmse_of_m7);
+    assert_eq!(again, nmse);
+    app.keys("s");
+    app.wait_for("the save", |s| {
+        (s.contains("saved ") && !s.contains("unsaved")).then_some(())
+    });
+    let mut app = app;
+    app.keys("q");
+    assert!(app.wait_exit().success());
+    assert!(!journal.exists(), "saving removes the autosave");
+    let file = sgpw::session::Session::read(&session).expect("reads");
+    assert_eq!(file.results.len(), 1);
+}
+
+#[test]
+fn sigterm_during_two_runs_restores_the_terminal_and_keeps_the_finished_run() {
+    signal_during_two_runs(libc::SIGTERM, "SIGTERM");
+}
+
+#[test]
+fn sighup_during_two_runs_restores_the_terminal_and_keeps_the_finished_run() {
+    signal_during_two_runs(libc::SIGHUP, "SIGHUP");
+}
+
+/// kill -9 of the app in the middle of `s`: the session file is the previous one and
+/// reads; the autosave written when the run finished still holds the run.
+#[test]
+fn kill_9_during_an_app_save_keeps_the_previous_file_and_the_autosave() {
+    let (dir, session) = demo_copy();
+    let original = std::fs::read(&session).expect("reads");
+    let path = session.to_str().expect("utf-8");
+    let app = App::start(
+        &["open", path, "--jobs", "1"],
+        dir.path(),
+        &[("SGPW_TEST_SAVE_PAUSE_MS", "1500")],
+    );
+    app.wait_for("the demo's data", |s| s.contains("✓ xsinx3").then_some(()));
+    // the first run (full GP on xsinx3) again, with R
+    app.keys("R");
+    let journal = dir.path().join("sessions/demo.toml.autosave");
+    let end = Instant::now() + WAIT;
+    while !journal.exists() {
+        assert!(Instant::now() < end, "no autosave; screen:\n{}", app.text());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    app.keys("s");
+    let tmp_prefix = ".demo.toml.tmp";
+    let sessions = dir.path().join("sessions");
+    let saving = || {
+        std::fs::read_dir(&sessions)
+            .expect("lists")
+            .filter_map(|e| e.ok())
+            .any(|e| e.file_name().to_string_lossy().starts_with(tmp_prefix))
+    };
+    while !saving() {
+        assert!(
+            Instant::now() < end,
+            "no save began; screen:\n{}",
+            app.text()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut app = app;
+    let pid = app.child.process_id().expect("pid") as i32;
+    // SAFETY: kill -9 of the child this test started (portable-pty's kill sends SIGHUP).
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    let _ = app.wait_exit();
+    assert_eq!(std::fs::read(&session).expect("reads"), original);
+    sgpw::session::Session::read(&session).expect("the previous session reads");
+    let j = sgpw::session::Session::read(&journal).expect("the autosave reads");
+    assert_eq!(j.results.len(), 17);
+}
+
+/// A second signal ends the app at once, even in the middle of the first one's
+/// autosave (made slow here), with the terminal restored.
+#[test]
+fn a_second_signal_exits_at_once() {
+    let (dir, session) = two_runs_session();
+    let path = session.to_str().expect("utf-8 path");
+    let app = App::start(
+        &["open", path, "--jobs", "2"],
+        dir.path(),
+        &[("SGPW_TEST_SAVE_PAUSE_MS", "3000")],
+    );
+    app.wait_for("both data sets", |s| {
+        (s.contains("✓ xsinx3") && s.contains("✓ slow")).then_some(())
+    });
+    app.keys("g");
+    app.wait_for("fitc done", nmse_of_m7);
+    // Every save pauses 3 s: wait for the finished run's autosave; the first signal's
+    // autosave then takes 3 s, and the second signal must not wait for it.
+    let journal = dir.path().join("sessions/two.toml.autosave");
+    let end = Instant::now() + WAIT;
+    while !journal.exists() {
+        assert!(Instant::now() < end, "no autosave");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = app.child.process_id().expect("pid") as i32;
+    // SAFETY: signals to the child this test started.
+    unsafe {
+        libc::kill(pid, libc::SIGTERM);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let sent = Instant::now();
+    unsafe {
+        libc::kill(pid, libc::SIGTERM);
+    }
+    let mut app = app;
+    let status = app.wait_exit();
+    assert!(
+        sent.elapsed() < Duration::from_millis(2000),
+        "took {:?} after the second signal",
+        sent.elapsed()
+    );
+    assert_eq!(status.exit_code(), 143);
+    std::thread::sleep(Duration::from_millis(200));
+    let screen = app.screen();
+    assert!(!screen.alternate_screen() && !screen.hide_cursor());
+    assert!(cooked(&app));
+    // The journal of the finished run (written before the signals) still reads.
+    let j = sgpw::session::Session::read(&journal).expect("the autosave reads");
+    assert_eq!(j.results.len(), 1);
+}
+
+/// A full disk at save time, in the app: the autosave and `s` say so, the results stay
+/// on the screen, and `s` saves once there is room again. The disk is a 1 MB tmpfs
+/// in a private mount namespace (skipped where `unshare -rm` is not allowed).
+#[test]
+fn a_full_disk_is_a_message_and_s_retries() {
+    let probe = std::process::Command::new("unshare")
+        .args(["-rm", "true"])
+        .stderr(std::process::Stdio::null())
+        .status();
+    if !probe.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: `unshare -rm` is not available here");
+        return;
+    }
+    let (src, session) = demo_copy();
+    // Only the fitc run of the demo, without its result, so that it has one to make.
+    let mut s = sgpw::session::Session::read(&session).expect("reads");
+    s.results.clear();
+    s.save(&session).expect("saves");
+    let mnt = src.path().join("mnt");
+    let out = src.path().join("out");
+    std::fs::create_dir_all(&mnt).expect("mkdir");
+    std::fs::create_dir_all(&out).expect("mkdir");
+    let script = format!(
+        r#"mount -t tmpfs -o size=1m tmpfs "$MNT" || exit 90
+cp -r "$SRC/sessions" "$SRC/datasets" "$MNT"/
+dd if=/dev/zero of="$MNT/fill" bs=4k 2>/dev/null
+(while [ ! -e "$OUT/free" ]; do sleep 0.05; done; rm -f "$MNT/fill"; touch "$OUT/freed") &
+"{bin}" open "$MNT/sessions/demo.toml" --jobs 1
+code=$?
+cp "$MNT/sessions/demo.toml" "$OUT/demo.toml"
+ls -a "$MNT/sessions" > "$OUT/files"
+exit $code
+"#,
+        bin = env!("CARGO_BIN_EXE_sgpw")
+    );
+    let mnt_s = mnt.display().to_string();
+    let src_s = src.path().display().to_string();
+    let out_s = out.display().to_string();
+    let app = App::start_program(
+        "unshare",
+        &["-rm", "sh", "-c", &script],
+        src.path(),
+        &[("MNT", &mnt_s), ("SRC", &src_s), ("OUT", &out_s)],
+    );
+    app.wait_for("the demo", |s| s.contains("✓ xsinx3").then_some(()));
+    app.keys("R");
+    app.wait_for("the autosave's failure", |s| {
+        s.contains("autosave failed").then_some(())
+    });
+    app.keys("s");
+    app.wait_for("the save's failure", |s| {
+        (s.contains("not saved: No space left on device")).then_some(())
+    });
+    // the result is still there, unsaved
+    app.wait_for("the unsaved result", |s| {
+        s.contains("● unsaved").then_some(())
+    });
+    std::fs::write(out.join("free"), "").expect("writes");
+    let end = Instant::now() + WAIT;
+    while !out.join("freed").exists() {
+        assert!(Instant::now() < end, "space not freed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    app.keys("s");
+    app.wait_for("the save", |s| {
+        (s.contains("saved ") && !s.contains("unsaved")).then_some(())
+    });
+    let mut app = app;
+    app.keys("q");
+    let status = app.wait_exit();
+    assert!(status.success(), "{status:?}");
+    let saved = sgpw::session::Session::read(&out.join("demo.toml")).expect("reads");
+    assert_eq!(saved.results.len(), 1);
+    let files = std::fs::read_to_string(out.join("files")).expect("reads");
+    assert!(
+        !files.contains("tmp") && !files.contains("autosave"),
+        "{files}"
+    );
 }

@@ -103,20 +103,13 @@ fn result(app: &App, label: &str, m: usize, seed: u64, status: Status) -> RunRes
         .collect();
     let done = status == Status::Done;
     RunResult {
-        key: row.key.clone(),
-        method: row.spec.method.clone(),
-        status,
         message: (status == Status::Failed)
             .then(|| "numerical failure: Kuu is not positive definite".to_string()),
         nlml: done.then(|| trace[49]),
         nmse: done.then(|| 0.2 / (m as f64) + 0.001 * seed as f64),
         mnlp: done.then_some(1.0 - 0.5 * k),
-        negative_var_latent: 0,
-        negative_var_noisy: 0,
         iterations: if done { 50 } else { 7 },
         train_seconds: 0.01 * m as f64,
-        jitter: None,
-        stop: None,
         trace: if done { trace } else { Vec::new() },
         model: done.then(|| {
             if row.spec.method == "fitc" {
@@ -132,6 +125,7 @@ fn result(app: &App, label: &str, m: usize, seed: u64, status: Status) -> RunRes
                 )
             }
         }),
+        ..RunResult::new(row.key.clone(), &row.spec.method, status)
     }
 }
 
@@ -175,6 +169,7 @@ fn fixture(theme: Theme) -> App {
             phase: sgpw::run_context::Phase::Fit { stage: 0 },
             iteration: i + 1,
             nlml: Some(*v),
+            validation: None,
             elapsed: 0.1 * (i + 1) as f64,
         }));
     }
@@ -456,6 +451,56 @@ fn prediction_of_a_2d_model_says_what_is_held_fixed() {
     app.prediction = PredState::Ready(want, Arc::new(c));
     let b = render(&app, (160, 48));
     assert_has(&b, "along b ([ ]); others at training medians");
+}
+
+/// A 1-D SPGP+HS model shows its learned pseudo-noise as the markers' sizes, and the
+/// legend says so.
+#[test]
+fn prediction_of_spgp_hs_shows_the_pseudo_noise() {
+    let d = Dataset {
+        feature_names: vec!["x".into()],
+        target_name: "y".into(),
+        x_train: DMatrix::from_fn(40, 1, |i, _| i as f64 / 4.0),
+        y_train: DVector::from_fn(40, |i, _| (i as f64 / 6.0).sin()),
+        x_test: None,
+        y_test: None,
+        notes: vec![],
+    };
+    let mut model = ModelFile::new(
+        "spgp-hs",
+        Hyper {
+            signal_variance: 1.0,
+            lengthscales: vec![1.5],
+            noise_variance: 0.05,
+        },
+    );
+    model.inducing = Some(Inducing {
+        points: vec![vec![1.0], vec![4.0], vec![7.0]],
+    });
+    // strengths σ0²/(σ0² + h): 1, 0.5, 0.1
+    model.pseudo_noise = Some(sgpw::model_file::PseudoNoise {
+        h: vec![0.0, 1.0, 9.0],
+    });
+    let c = predict::compute(&model, &d, 0, 100).expect("predicts");
+    assert_eq!(c.marker_strength, vec![1.0, 0.5, 0.1]);
+    let mut app = fixture(colour());
+    app.update(Event::Key(KeyEvent::new(
+        KeyCode::Char('3'),
+        KeyModifiers::NONE,
+    )));
+    let PredState::Ready(want, _) = app.prediction.clone() else {
+        panic!("no prediction")
+    };
+    app.prediction = PredState::Ready(want, Arc::new(c));
+    let b = render(&app, (160, 48));
+    let l = lines(&b);
+    let row = l
+        .iter()
+        .find(|x| x.contains('▲') && !x.contains("inducing"))
+        .unwrap_or_else(|| panic!("no marker row:\n{}", screen(&b)));
+    let glyphs: String = row.chars().filter(|c| "▲▴·".contains(*c)).collect();
+    assert_eq!(glyphs, "▲▴·", "{row}");
+    assert_has(&b, "▲▴· inducing points (small: large h)");
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use super::{RunArgs, print_json};
 use crate::data::TrainData;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::exec::{Exec, Par};
 use crate::run_context::RunContext;
 use crate::run_spec::RunSpec;
@@ -109,8 +109,35 @@ pub fn time_alternating(
         .collect())
 }
 
+/// The memory a benchmark needs, roughly: the inputs and a few n×m (n×n for the
+/// exact GP) matrices. A mistyped --n must be an error, not an abort when the
+/// allocation fails.
+fn check_size(spec: &RunSpec, n: usize, d: usize) -> Result<()> {
+    if n == 0 || d == 0 {
+        return Err(Error::input("--n and --d must be at least 1"));
+    }
+    let cols = if crate::methods::get(&spec.method).is_ok_and(|m| !m.uses_m()) {
+        n
+    } else {
+        spec.m
+    };
+    let bytes = n
+        .checked_mul(d.saturating_add(cols.saturating_mul(4)))
+        .and_then(|v| v.checked_mul(8));
+    const LIMIT: usize = 16 << 30;
+    match bytes {
+        Some(b) if b <= LIMIT => Ok(()),
+        _ => Err(Error::input(format!(
+            "--n {n} --d {d} --m {}: the benchmark would need more than 16 GB of memory",
+            spec.m
+        ))),
+    }
+}
+
 pub fn run(args: BenchArgs) -> Result<()> {
     let spec = args.run.spec();
+    spec.check(usize::MAX)?;
+    check_size(&spec, args.n, args.d)?;
     let par = Par::from_threads(args.threads);
     let data = match &args.train {
         Some(path) => {
@@ -140,7 +167,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
                 "median_eval_seconds": ta, "against_median_eval_seconds": tb, "ratio": ta / tb,
             }))
         } else {
-            println!(
+            crate::outln!(
                 "n={n} d={d} m={}, alternating, {} reps, {} threads: {name} median {:.2} ms, \
                  {nb} median {:.2} ms, ratio {name}/{nb} = {:.2}",
                 spec.m,
@@ -149,7 +176,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
                 ta * 1e3,
                 tb * 1e3,
                 ta / tb
-            );
+            )?;
             Ok(())
         };
     }
@@ -162,14 +189,14 @@ pub fn run(args: BenchArgs) -> Result<()> {
             "median_eval_seconds": median, "min_eval_seconds": min,
         }))
     } else {
-        println!(
+        crate::outln!(
             "{name} n={n} d={d} m={}: median {:.2} ms, min {:.2} ms per NLML+gradient ({} reps, {} threads)",
             spec.m,
             median * 1e3,
             min * 1e3,
             args.reps,
             threads
-        );
+        )?;
         Ok(())
     }
 }

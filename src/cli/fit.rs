@@ -30,7 +30,7 @@ pub fn run(args: FitArgs) -> Result<()> {
     let data = crate::data::load(&args.data.spec(spec.seed))?;
     let valid = spec.check(data.n_train())?;
     for note in &data.notes {
-        eprintln!("note: {note}");
+        crate::noteln!("note: {note}");
     }
     let bar = ProgressBar::new(spec.iters as u64);
     if let Ok(style) =
@@ -53,9 +53,9 @@ pub fn run(args: FitArgs) -> Result<()> {
     if let Some(path) = &args.save_model {
         r.model.write(path)?;
     }
-    let (nmse, mnlp) = r
-        .test
-        .map_or((None, None), |t| (Some(t.nmse), Some(t.mnlp)));
+    let (nmse, mnlp, mse) = r.test.map_or((None, None, None), |t| {
+        (Some(t.nmse), Some(t.mnlp), Some(t.mse))
+    });
     let negative = r.test.and_then(|t| t.negative_note(data.n_test()));
     let objective = valid.method().objective_name(&r.model);
     if args.json {
@@ -70,6 +70,7 @@ pub fn run(args: FitArgs) -> Result<()> {
             "objective": objective,
             "nmse": nmse,
             "mnlp": mnlp,
+            "mse": mse,
             "negative_var_latent": r.test.map(|t| t.negative_var_latent),
             "negative_var_noisy": r.test.map(|t| t.negative_var_noisy),
             "iterations": r.iterations,
@@ -81,31 +82,31 @@ pub fn run(args: FitArgs) -> Result<()> {
         }))?;
     } else {
         let counts = crate::methods::get(&r.model.method).map_or("", |m| m.m_meaning());
-        println!("method      {} (m = {} {counts})", r.model.method, spec.m);
-        println!(
+        crate::outln!("method      {} (m = {} {counts})", r.model.method, spec.m)?;
+        crate::outln!(
             "data        {} train / {} test points, {} inputs",
             data.n_train(),
             data.n_test(),
             data.dim()
-        );
-        println!("{:<12}{:.6}", objective, r.nlml);
+        )?;
+        crate::outln!("{:<12}{:.6}", objective, r.nlml)?;
         match (nmse, mnlp) {
-            (Some(a), Some(b)) => println!("test        NMSE {a:.6}   MNLP {b:.6}"),
-            _ => println!("test        (no test set: use --test or --split)"),
+            (Some(a), Some(b)) => crate::outln!("test        NMSE {a:.6}   MNLP {b:.6}")?,
+            _ => crate::outln!("test        (no test set: use --test or --split)")?,
         }
         if let Some(note) = &negative {
-            println!("variances   {note}");
+            crate::outln!("variances   {note}")?;
         }
-        println!(
+        crate::outln!(
             "iterations  {} ({}; {} evaluations)",
             r.iterations,
             r.stop.word(),
             r.evaluations
-        );
-        println!("time        {:.3} s", r.train_seconds);
-        println!("jitter      {:e}", r.jitter);
+        )?;
+        crate::outln!("time        {:.3} s", r.train_seconds)?;
+        crate::outln!("jitter      {:e}", r.jitter)?;
         if let Some(p) = &args.save_model {
-            println!("model       {}", p.display());
+            crate::outln!("model       {}", p.display())?;
         }
     }
     Ok(())

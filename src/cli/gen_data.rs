@@ -8,10 +8,13 @@ use std::path::PathBuf;
 #[derive(Args)]
 pub struct GenArgs {
     /// Which data set: sinc, spiral or xsinx3 (the papers' small sets, train and test
-    /// files), or big: --n rows of --d inputs uniform on [−2, 2] and a target that
-    /// depends smoothly on the first three, y = sin(1.5·x1) + 0.5·x2·cos(x3) +
-    /// 0.3·x1·x2 + N(0, 0.1²) (one file, big_N_D.parquet or .csv, written a block at a
-    /// time; for the scale benchmarks, not committed).
+    /// files; spiral's seeds 1–10 are the PSDS paper's ten generations); hetero (1-D
+    /// with input-dependent noise in the spirit of the SPGP+HS paper's Figure 1: x
+    /// uniform on [0, 10], y = 4 sin(1.1x) + ε, sd(ε) = 0.2·e^{x/4} from 0.2 to 2.4;
+    /// 250 train and 500 noisy test points); or big: --n rows of --d inputs uniform on
+    /// [−2, 2] and a target that depends smoothly on the first three, y = sin(1.5·x1) +
+    /// 0.5·x2·cos(x3) + 0.3·x1·x2 + N(0, 0.1²) (one file, big_N_D.parquet or .csv,
+    /// written a block at a time; for the scale benchmarks, not committed).
     pub name: String,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -50,20 +53,19 @@ pub fn run(args: GenArgs) -> Result<()> {
             args.seed,
             args.format == Format::Parquet,
         )?;
-        println!(
+        return crate::outln!(
             "wrote {} ({} rows, {} inputs)",
             path.display(),
             args.n,
             args.d
         );
-        return Ok(());
     }
     std::fs::create_dir_all(&args.out)
         .map_err(|e| Error::file(&args.out, format!("cannot create: {e}")))?;
     for (file, header, rows) in synthetic::generate(&args.name, args.seed)? {
         let path = args.out.join(file);
         synthetic::write_csv(&path, &header, &rows)?;
-        println!("wrote {} ({} rows)", path.display(), rows.len());
+        crate::outln!("wrote {} ({} rows)", path.display(), rows.len())?;
     }
     Ok(())
 }

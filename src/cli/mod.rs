@@ -7,6 +7,7 @@ mod fit;
 mod gen_data;
 mod nlml;
 mod open;
+pub mod out;
 mod predict;
 mod run_session;
 mod stream;
@@ -44,7 +45,7 @@ pub enum Command {
     Nlml(nlml::NlmlArgs),
     /// Time one NLML + gradient evaluation on synthetic data.
     Bench(bench::BenchArgs),
-    /// Write one of the papers' synthetic data sets (sinc, spiral, xsinx3).
+    /// Write one of the papers' synthetic data sets (sinc, spiral, xsinx3, hetero).
     Gen(gen_data::GenArgs),
     /// Online PSDS: fold the rows of a file into a psds/ssgp model one by one and
     /// report test NMSE/MNLP (or the NLML so far) every K samples.
@@ -142,8 +143,35 @@ pub fn method_list() -> String {
         .join("\n")
 }
 
-/// Parse the arguments, run, and turn an error into a message and exit code 1.
+/// Exit codes a script can use (the README lists them).
+pub mod exit {
+    /// The command did what was asked.
+    pub const OK: u8 = 0;
+    /// An error stopped the command (message on standard error).
+    pub const ERROR: u8 = 1;
+    /// A bad command line (clap's own code).
+    pub const USAGE: u8 = 2;
+    /// The command ran but the results are incomplete: `sgpw run` had failed or
+    /// cancelled runs, `sgpw report` found no results.
+    pub const INCOMPLETE: u8 = 3;
+    /// The app or `sgpw run` was stopped by a signal: 128 + its number (SIGHUP 129,
+    /// SIGINT 130, SIGTERM 143), after saving what had finished.
+    pub fn signal(sig: i32) -> u8 {
+        u8::try_from(128 + sig).unwrap_or(ERROR)
+    }
+}
+
+/// Parse the arguments, run, and turn an error into a message and exit code 1; a
+/// closed standard output ends the command quietly with 0.
 pub fn main() -> ExitCode {
+    // A panic inside a data reader on a damaged file is caught and reported as an
+    // error naming the file; its default message would only confuse.
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !crate::data::load::in_guarded_reader() {
+            default(info);
+        }
+    }));
     let methods = format!("Methods:\n{}", method_list());
     let command = Cli::command()
         .mut_subcommand("fit", |c| c.after_help(methods.clone()))
@@ -152,33 +180,39 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
-    let result = match cli
+    match execute(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(Error::ClosedPipe) => ExitCode::from(exit::OK),
+        Err(e) => {
+            crate::noteln!("error: {e}");
+            ExitCode::from(exit::ERROR)
+        }
+    }
+}
+
+/// Run a parsed command; its exit code (see [`exit`]).
+pub fn execute(cli: Cli) -> Result<u8> {
+    let done = |r: Result<()>| r.map(|()| exit::OK);
+    match cli
         .command
         .unwrap_or_else(|| Command::Open(open::OpenArgs::demo()))
     {
-        Command::Fit(a) => fit::run(a),
-        Command::Predict(a) => predict::run(a),
-        Command::Nlml(a) => nlml::run(a),
-        Command::Bench(a) => bench::run(a),
-        Command::Gen(a) => gen_data::run(a),
-        Command::Stream(a) => stream::run(a),
+        Command::Fit(a) => done(fit::run(a)),
+        Command::Predict(a) => done(predict::run(a)),
+        Command::Nlml(a) => done(nlml::run(a)),
+        Command::Bench(a) => done(bench::run(a)),
+        Command::Gen(a) => done(gen_data::run(a)),
+        Command::Stream(a) => done(stream::run(a)),
         Command::Run(a) => run_session::run(a),
-        Command::Merge(a) => run_session::merge(a),
+        Command::Merge(a) => done(run_session::merge(a)),
         Command::Report(a) => run_session::report(a),
         Command::Open(a) => open::run(a),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
     }
 }
 
 /// Print JSON to stdout.
 pub fn print_json(v: &serde_json::Value) -> Result<()> {
     let s = serde_json::to_string_pretty(v).map_err(|e| Error::File(format!("JSON: {e}")))?;
-    println!("{s}");
+    crate::outln!("{s}")?;
     Ok(())
 }

@@ -42,7 +42,7 @@ pub fn run(args: NlmlArgs) -> Result<()> {
             "gradient": o.grad,
         }))
     } else {
-        println!("{}", method.nlml(&model, &data, &exec)?);
+        crate::outln!("{}", method.nlml(&model, &data, &exec)?)?;
         Ok(())
     }
 }

@@ -1,7 +1,8 @@
 //! `sgpw open SESSION.toml` (and `sgpw` alone, on sessions/demo.toml): the terminal app.
 
-use crate::error::{Error, Result};
-use crate::session::Session;
+use super::exit;
+use crate::error::Result;
+use crate::noteln;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -35,31 +36,39 @@ impl OpenArgs {
     }
 }
 
-pub fn run(args: OpenArgs) -> Result<()> {
-    let (session, note) = if args.session.exists() {
-        (Session::read(&args.session)?, None)
-    } else if args.session.extension().is_some_and(|e| e == "toml")
-        && args
-            .session
-            .parent()
-            .is_none_or(|p| p.as_os_str().is_empty() || p.is_dir())
-    {
-        let name = args
-            .session
-            .file_stem()
-            .map_or("untitled".into(), |s| s.to_string_lossy().into_owned());
-        (
-            Session::new(&name),
-            Some(format!(
-                "new session: a adds a data set, s saves it to {}",
-                args.session.display()
-            )),
-        )
-    } else {
-        return Err(Error::file(
-            &args.session,
-            "no such session file (a new one must be a .toml file in an existing folder)",
-        ));
+pub fn run(args: OpenArgs) -> Result<u8> {
+    let opened = crate::tui::open(&args.session)?;
+    let ending = crate::tui::run(&args.session, opened, args.jobs, args.ascii)?;
+    // The terminal is restored by now: say what was kept (standard error may be the
+    // terminal that went away; then nobody reads it and nothing fails).
+    let Some(sig) = ending.signal else {
+        return Ok(exit::OK);
     };
-    crate::tui::run(&args.session, session, args.jobs, args.ascii, note)
+    let name = match sig {
+        signal_hook::consts::SIGHUP => "SIGHUP (the terminal went away)".to_string(),
+        signal_hook::consts::SIGINT => "SIGINT".to_string(),
+        signal_hook::consts::SIGTERM => "SIGTERM".to_string(),
+        n => format!("signal {n}"),
+    };
+    let mut msg = format!("sgpw: stopped by {name}");
+    if let Some(j) = &ending.journal {
+        msg.push_str(&format!(
+            "; unsaved work is kept in {} (`sgpw open {}` offers to recover it)",
+            j.display(),
+            args.session.display()
+        ));
+    } else if !ending.unsaved {
+        msg.push_str("; nothing was unsaved");
+    }
+    if ending.unsaved {
+        msg.push_str("; the autosave failed, so unsaved results are lost");
+    }
+    if ending.lost_runs > 0 {
+        msg.push_str(&format!(
+            "; {} runs that were training or queued did not finish",
+            ending.lost_runs
+        ));
+    }
+    noteln!("{msg}");
+    Ok(exit::signal(sig))
 }

@@ -44,7 +44,7 @@ pub fn training_data(
         return Err(Error::data(
             train,
             format!(
-                "has {} usable input columns but the model has {} lengthscales",
+                "has {} usable input columns but the model takes {} inputs",
                 ds.dim(),
                 model.dim()
             ),
@@ -73,7 +73,7 @@ pub fn run(args: PredictArgs) -> Result<()> {
         if features.is_empty() && x.ncols() > dim {
             // A hand-written model names no inputs: the usual layout is features first.
             if !noted {
-                eprintln!(
+                crate::noteln!(
                     "note: the model has no `inputs` list; using the first {dim} column(s) of {}",
                     args.input.display()
                 );
@@ -120,9 +120,7 @@ impl Output {
     fn write(&mut self, bytes: &[u8]) -> Result<()> {
         use std::io::Write;
         match self {
-            Output::Stdout(w) => w
-                .write_all(bytes)
-                .map_err(|e| Error::File(format!("standard output: {e}"))),
+            Output::Stdout(w) => w.write_all(bytes).map_err(stdout_error),
             Output::File { dest, file, .. } => file
                 .write_all(bytes)
                 .map_err(|e| Error::file(dest, format!("cannot write: {e}"))),
@@ -132,9 +130,7 @@ impl Output {
     fn finish(self) -> Result<()> {
         use std::io::Write;
         match self {
-            Output::Stdout(mut w) => w
-                .flush()
-                .map_err(|e| Error::File(format!("standard output: {e}"))),
+            Output::Stdout(mut w) => w.flush().map_err(stdout_error),
             Output::File { tmp, dest, file } => {
                 let done = file
                     .into_inner()
@@ -147,5 +143,13 @@ impl Output {
                 })
             }
         }
+    }
+}
+
+/// A closed pipe ends the command quietly (see `cli::out`).
+fn stdout_error(e: std::io::Error) -> Error {
+    match e.kind() {
+        std::io::ErrorKind::BrokenPipe => Error::ClosedPipe,
+        _ => Error::File(format!("cannot write to standard output: {e}")),
     }
 }

@@ -1,10 +1,15 @@
-//! `sgpw run`: run a session headless and write the results back into it.
+//! `sgpw run`: run a session headless and write the results back into it; `sgpw
+//! report`: print its results.
 
-use crate::error::Result;
+use super::exit;
+use crate::error::{Error, Result};
 use crate::session::shard::{self, Shard};
-use crate::session::{Status, report, runner};
+use crate::session::{Session, Status, report, runner};
+use crate::{noteln, outln};
 use clap::Args;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -24,12 +29,38 @@ pub struct RunArgs {
     pub shard: Option<Shard>,
 }
 
-pub fn run(args: RunArgs) -> Result<()> {
-    let session =
-        runner::run_session(&args.session, args.jobs, args.force, args.shard, &mut |r| {
+/// SIGINT, SIGTERM and SIGHUP set `interrupt` to their number; a second one ends the
+/// process at once (the session file is then the one of the last finished run).
+fn catch_signals() -> Result<Arc<AtomicUsize>> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let interrupt = Arc::new(AtomicUsize::new(0));
+    let twice = Arc::new(AtomicBool::new(false));
+    let err = |e: std::io::Error| Error::input(format!("cannot watch for signals: {e}"));
+    for sig in [SIGINT, SIGTERM, SIGHUP] {
+        // Registered first, so it sees `twice` as it was before this signal.
+        signal_hook::flag::register_conditional_shutdown(
+            sig,
+            i32::from(exit::signal(sig)),
+            twice.clone(),
+        )
+        .map_err(err)?;
+        signal_hook::flag::register_usize(sig, interrupt.clone(), sig as usize).map_err(err)?;
+        signal_hook::flag::register(sig, twice.clone()).map_err(err)?;
+    }
+    Ok(interrupt)
+}
+
+pub fn run(args: RunArgs) -> Result<u8> {
+    let interrupt = catch_signals()?;
+    let summary = runner::run_session_until(
+        &args.session,
+        args.jobs,
+        args.force,
+        args.shard,
+        &mut |r| {
             let k = &r.key;
             match r.status {
-                Status::Done => eprintln!(
+                Status::Done => noteln!(
                     "done      {}/{} m={} seed={}: NMSE {} MNLP {} NLML {:.4} ({} it, {:.2} s)",
                     k.dataset,
                     k.label,
@@ -41,7 +72,7 @@ pub fn run(args: RunArgs) -> Result<()> {
                     r.iterations,
                     r.train_seconds
                 ),
-                Status::Failed => eprintln!(
+                Status::Failed => noteln!(
                     "failed    {}/{} m={} seed={}: {}",
                     k.dataset,
                     k.label,
@@ -49,21 +80,50 @@ pub fn run(args: RunArgs) -> Result<()> {
                     k.seed,
                     r.message.as_deref().unwrap_or("")
                 ),
-                Status::Cancelled => eprintln!(
-                    "cancelled {}/{} m={} seed={}",
-                    k.dataset, k.label, k.m, k.seed
+                Status::Cancelled => noteln!(
+                    "cancelled {}/{} m={} seed={} after {} it, {:.2} s (not finished: the next run re-runs it)",
+                    k.dataset,
+                    k.label,
+                    k.m,
+                    k.seed,
+                    r.iterations,
+                    r.train_seconds
                 ),
             }
-        })?;
-    match args.shard {
-        None => println!("{}", report::tables(&session, false)),
-        Some(s) => println!(
-            "shard {s}: results in {} (fold them in with: sgpw merge {} SHARD...)",
-            s.path(&args.session).display(),
-            args.session.display()
-        ),
+        },
+        &interrupt,
+    )?;
+    let path = args.session.display();
+    if summary.ran == 0 {
+        noteln!("nothing to run: every run of {path} has a finished result (--force re-runs them)");
     }
-    Ok(())
+    if let Some(sig) = summary.interrupted {
+        noteln!(
+            "interrupted by signal {sig}: {} finished runs are saved in {path}; {} cancelled runs will re-run next time",
+            summary.done + summary.failed,
+            summary.cancelled
+        );
+        return Ok(exit::signal(sig));
+    }
+    match args.shard {
+        None => outln!("{}", report::tables(&summary.session, false, false))?,
+        Some(s) => outln!(
+            "shard {s}: results in {} (fold them in with: sgpw merge {path} SHARD...)",
+            s.path(&args.session).display()
+        )?,
+    }
+    let bad = summary.failed + summary.cancelled;
+    if bad > 0 {
+        noteln!(
+            "error: {} of {} runs did not finish ({} failed, {} cancelled); their messages are in {path}",
+            bad,
+            summary.ran,
+            summary.failed,
+            summary.cancelled
+        );
+        return Ok(exit::INCOMPLETE);
+    }
+    Ok(exit::OK)
 }
 
 #[derive(Args)]
@@ -79,12 +139,11 @@ pub struct MergeArgs {
 /// different results is an error naming it.
 pub fn merge(args: MergeArgs) -> Result<()> {
     let n = shard::merge(&args.session, &args.shards)?;
-    println!(
+    outln!(
         "merged {n} result(s) from {} shard file(s) into {}",
         args.shards.len(),
         args.session.display()
-    );
-    Ok(())
+    )
 }
 
 #[derive(Args)]
@@ -94,11 +153,25 @@ pub struct ReportArgs {
     /// Average data sets named NAME-01, NAME-02, … together (generations of one problem).
     #[arg(long)]
     pub merge_generations: bool,
+    /// Show the test MSE (in the target's units, as the SPGP+DR/HS paper reports it)
+    /// instead of the NMSE.
+    #[arg(long)]
+    pub mse: bool,
 }
 
-/// `sgpw report`: the result tables of a session, without running anything.
-pub fn report(args: ReportArgs) -> Result<()> {
-    let session = crate::session::Session::read(&args.session)?;
-    print!("{}", report::tables(&session, args.merge_generations));
-    Ok(())
+/// `sgpw report`: the result tables of a session, without running anything. A session
+/// with no results says so on standard error and exits with [`exit::INCOMPLETE`].
+pub fn report(args: ReportArgs) -> Result<u8> {
+    let session = Session::read(&args.session)?;
+    if session.results.is_empty() {
+        noteln!(
+            "{}: no results yet ({} runs defined): `sgpw run {}` runs them",
+            args.session.display(),
+            session.all_runs().len(),
+            args.session.display()
+        );
+        return Ok(exit::INCOMPLETE);
+    }
+    super::out::out(&report::tables(&session, args.merge_generations, args.mse))?;
+    Ok(exit::OK)
 }

@@ -53,15 +53,15 @@ pub fn run(args: StreamArgs) -> Result<()> {
         }
         None => None,
     };
-    println!(
+    crate::outln!(
         "# online psds: r = {} spectral points (2r = {} basis functions), {} samples",
         online.r(),
         2 * online.r(),
         y.len()
-    );
+    )?;
     match test {
-        Some(_) => println!("samples,nmse,mnlp,seconds"),
-        None => println!("samples,nlml,seconds"),
+        Some(_) => crate::outln!("samples,nmse,mnlp,seconds")?,
+        None => crate::outln!("samples,nlml,seconds")?,
     }
     let started = Instant::now();
     let mut row = vec![0.0; x.ncols()];
@@ -77,9 +77,9 @@ pub fn run(args: StreamArgs) -> Result<()> {
             match &test {
                 Some((xt, yt)) => {
                     let (nmse, mnlp) = score(&online, &model, xt, yt, scale)?;
-                    println!("{},{nmse},{mnlp},{secs:.6}", online.n());
+                    crate::outln!("{},{nmse},{mnlp},{secs:.6}", online.n())?;
                 }
-                None => println!("{},{},{secs:.6}", online.n(), online.nlml()),
+                None => crate::outln!("{},{},{secs:.6}", online.n(), online.nlml())?,
             }
         }
     }

@@ -299,11 +299,25 @@ impl Table {
             ));
         }
         let csv = !is_parquet(path);
-        let frame = if csv {
-            read_csv(file)
-        } else {
-            ParquetReader::new(file).finish()
-        }
+        // The reader panics on some damaged files (a Parquet footer with a bad thrift
+        // field: "thrift bool field", found by tests/fuzz.rs): that is a damaged file,
+        // not a crash.
+        let frame = guarded(|| {
+            if csv {
+                read_csv(file)
+            } else {
+                ParquetReader::new(file).finish()
+            }
+        })
+        .map_err(|p| {
+            Error::data(
+                path,
+                format!(
+                    "cannot read as {}: the file is damaged ({p})",
+                    if csv { "CSV" } else { "Parquet" }
+                ),
+            )
+        })?
         .map_err(|e| Error::data(path, polars_failure(csv, &e)))?;
         let names: Vec<String> = frame
             .get_column_names()
@@ -508,6 +522,29 @@ pub(crate) fn is_parquet(path: &Path) -> bool {
     path.extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| e.eq_ignore_ascii_case("parquet") || e.eq_ignore_ascii_case("pq"))
+}
+
+thread_local! {
+    static IN_READER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Run a third-party reader; a panic inside it becomes `Err(its message)`.
+fn guarded<T>(f: impl FnOnce() -> T) -> std::result::Result<T, String> {
+    IN_READER.with(|c| c.set(true));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    IN_READER.with(|c| c.set(false));
+    r.map_err(|p| {
+        p.downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "the reader failed".into())
+    })
+}
+
+/// Whether this thread is inside a guarded reader: panic hooks stay quiet there (the
+/// panic becomes an error message naming the file).
+pub fn in_guarded_reader() -> bool {
+    IN_READER.with(|c| c.get())
 }
 
 /// Polars' own reason, without its advice about polars options the user cannot set.

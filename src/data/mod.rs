@@ -2,7 +2,7 @@
 //! validation, splits, standardisation and the synthetic generators.
 
 pub mod big;
-mod load;
+pub mod load;
 pub mod stream;
 pub mod synthetic;
 

@@ -11,7 +11,7 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 
 /// The generators `generate` knows.
-pub const NAMES: &[&str] = &["sinc", "spiral", "xsinx3"];
+pub const NAMES: &[&str] = &["hetero", "sinc", "spiral", "xsinx3"];
 
 /// A file to write: file name, header, rows.
 pub type Table = (String, Vec<String>, Vec<Vec<f64>>);
@@ -36,6 +36,7 @@ pub fn generate(name: &str, seed: u64) -> Result<Vec<Table>> {
             (rows, test)
         }
         "xsinx3" => xsinx3_data(&mut rng),
+        "hetero" => hetero_data(&mut rng),
         _ => {
             return Err(Error::input(format!(
                 "unknown generator '{name}'; the generators are: {}",
@@ -107,6 +108,39 @@ fn xsinx3_data(rng: &mut ChaCha8Rng) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
         .map(|_| rng.random_range(0.0..3.0))
         .map(|x| vec![x, xsinx3(x)])
         .collect();
+    (train, test)
+}
+
+/// The heteroscedastic problem's mean function: 4 sin(1.1 x).
+pub fn hetero_mean(x: f64) -> f64 {
+    4.0 * (1.1 * x).sin()
+}
+
+/// Its noise standard deviation: 0.2·e^{x/4}, from 0.2 at x = 0 to 2.4 at x = 10.
+pub fn hetero_sd(x: f64) -> f64 {
+    0.2 * (x / 4.0).exp()
+}
+
+/// Training and test points of the heteroscedastic problem.
+pub const HETERO_N: (usize, usize) = (250, 500);
+
+/// A 1-D data set with input-dependent noise in the spirit of Figure 1 of Snelson &
+/// Ghahramani (UAI 2006): x uniform on [0, 10], y = 4 sin(1.1 x) + ε with
+/// ε ~ N(0, (0.2 e^{x/4})²) — nearly noiseless on the left, the noise sd 12× larger
+/// on the right, where the function still varies. 250 training and 500 test points,
+/// both noisy (so the test MNLP rewards a model of the noise).
+fn hetero_data(rng: &mut ChaCha8Rng) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
+    let mut draw = |n: usize| -> Vec<Vec<f64>> {
+        (0..n)
+            .map(|_| {
+                let x = rng.random_range(0.0..10.0);
+                let e: f64 = rng.sample(StandardNormal);
+                vec![x, hetero_mean(x) + hetero_sd(x) * e]
+            })
+            .collect()
+    };
+    let train = draw(HETERO_N.0);
+    let test = draw(HETERO_N.1);
     (train, test)
 }
 

@@ -25,7 +25,7 @@ use super::hyper::{self, chain, fit_free, pack_hyper, stage_budget, unpack_hyper
 use super::lowrank::{
     ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad, kdiag_grad,
 };
-use super::pseudo::{self, PseudoInputs};
+use super::pseudo::{self, PLAIN, PseudoExtra, PseudoInputs};
 use super::{Method, ValidRunSpec, kmeans};
 use crate::data::TrainData;
 use crate::error::{Error, Result};
@@ -225,7 +225,7 @@ pub fn gamma(c: &[f64], lambda: &[f64]) -> DMatrix<f64> {
 /// What `parts` keeps for `pull_back`.
 pub enum EigenExtra {
     /// The tie: the pseudo-input family's extra (B).
-    Tie(DMatrix<f64>),
+    Tie(PseudoExtra),
     /// Eigen-weights: B, K_BX and the eigen-system.
     Weights {
         b: DMatrix<f64>,
@@ -290,7 +290,10 @@ impl EigenBasis {
                 out
             };
             total = Some(chain(total, out));
-            if total.as_ref().is_some_and(|t| t.stop == Stop::Cancelled) {
+            if total
+                .as_ref()
+                .is_some_and(|t| matches!(t.stop, Stop::Cancelled | Stop::EarlyStop))
+            {
                 break;
             }
         }
@@ -380,7 +383,7 @@ impl Family for EigenBasis {
         let b = basis_points(model)?;
         let Some(w) = weights(model, b.nrows())? else {
             let pm = as_pseudo(model, self.pseudo_name());
-            let (parts, z) = PseudoInputs.parts(&pm, x, for_gradient, exec)?;
+            let (parts, z) = PLAIN.parts(&pm, x, for_gradient, exec)?;
             return Ok((parts, EigenExtra::Tie(z)));
         };
         let eig = eigen_system(model, &b, exec)?;
@@ -415,7 +418,7 @@ impl Family for EigenBasis {
         let (b, kbx, eig) = match extra {
             EigenExtra::Tie(z) => {
                 let pm = as_pseudo(model, self.pseudo_name());
-                return PseudoInputs.pull_back(&pm, x, parts, z, adj, exec);
+                return PLAIN.pull_back(&pm, x, parts, z, adj, exec);
             }
             EigenExtra::Weights { b, kbx, eig } => (b, kbx, eig),
         };
@@ -456,7 +459,7 @@ impl Family for EigenBasis {
                 .zip(&gb.log_lengthscales)
                 .map(|(a, c)| a + c),
         );
-        grad.push(adj.d_noise * model.hyper.noise_variance);
+        grad.push(super::hyper::noise_grad(model, adj.d_noise));
         // Kuu_jj = 1/w_j: ∂/∂log w_j = −∂L/∂Kuu_jj / w_j
         grad.extend((0..m).map(|j| -adj.d_kuu[(j, j)] / w[j]));
         if let (Some(a), Some(p), Some(q)) = (gx.a, gb.a, gb.b) {

@@ -129,7 +129,7 @@ impl Method for Exact {
             .grad(&data.x, &data.x, &f.k, &w, false, false, exec.par);
         let mut grad = vec![g.log_signal_variance];
         grad.extend(g.log_lengthscales);
-        grad.push(w.trace() * model.hyper.noise_variance);
+        grad.push(super::hyper::noise_grad(model, w.trace()));
         if model.jitter.is_none() && f.jitter > 0.0 {
             grad[0] += f.jitter * w.trace();
         }

@@ -31,11 +31,22 @@ pub fn default_hyper(data: &TrainData) -> Hyper {
     }
 }
 
-/// Pack σ0², ℓ, σ² as logarithms (the shared head of most parameter vectors).
+/// Pack σ0², ℓ, σ² as logarithms (the shared head of most parameter vectors); with a
+/// noise floor f, σ² is packed as log(σ² − f), so no step can take it below f.
 pub fn pack_hyper(model: &ModelFile, out: &mut Vec<f64>) {
     out.push(model.hyper.signal_variance.ln());
     out.extend(model.hyper.lengthscales.iter().map(|l| l.ln()));
-    out.push(model.hyper.noise_variance.ln());
+    out.push((model.hyper.noise_variance - noise_floor(model)).ln());
+}
+
+/// The model's noise floor (0 when it has none).
+pub fn noise_floor(model: &ModelFile) -> f64 {
+    model.noise_floor.unwrap_or(0.0)
+}
+
+/// ∂/∂θ of the packed noise parameter θ = log(σ² − floor), from ∂/∂σ².
+pub fn noise_grad(model: &ModelFile, d_noise: f64) -> f64 {
+    d_noise * (model.hyper.noise_variance - noise_floor(model))
 }
 
 /// Inverse of [`pack_hyper`]; returns the number of entries read.
@@ -45,7 +56,7 @@ pub fn unpack_hyper(theta: &[f64], model: &mut ModelFile) -> usize {
     for (l, t) in model.hyper.lengthscales.iter_mut().zip(&theta[1..=d]) {
         *l = t.exp();
     }
-    model.hyper.noise_variance = theta[d + 1].exp();
+    model.hyper.noise_variance = noise_floor(model) + theta[d + 1].exp();
     d + 2
 }
 
@@ -61,10 +72,10 @@ pub fn pack_hyper_and(model: &ModelFile, points: Option<DMatrix<f64>>) -> Vec<f6
 }
 
 /// Inverse of [`pack_hyper_and`]: writes the hyperparameters into `model` and
-/// returns the matrix (rows × D) that follows them.
+/// returns the matrix (rows × D, one column per lengthscale) that follows them.
 pub fn unpack_hyper_and(theta: &[f64], model: &mut ModelFile) -> DMatrix<f64> {
     let used = unpack_hyper(theta, model);
-    let d = model.dim().max(1);
+    let d = model.hyper.lengthscales.len().max(1);
     let rows = (theta.len() - used) / d;
     DMatrix::from_column_slice(rows, d, &theta[used..used + rows * d])
 }
@@ -128,7 +139,19 @@ pub fn fit_free<M: Method + ?Sized>(
         max_iters: iters,
         ..Default::default()
     };
-    let mut on_iter = ctx.on_iter(phase, continues);
+    let mut report = ctx.on_iter(phase, continues);
+    let mut on_iter = |it: &optim::IterInfo| {
+        let mut control = report(it);
+        let at = it.iteration + continues.unwrap_or(0);
+        if control == optim::Control::Continue && ctx.observes(phase, at) {
+            let mut theta = full.clone();
+            theta[free.clone()].copy_from_slice(&it.x);
+            let mut reached = model.clone();
+            method.unpack(&theta, &mut reached);
+            control = ctx.observe(at, &reached);
+        }
+        control
+    };
     let outcome = optim::minimize(objective, &full[free.clone()], &options, &mut on_iter)?;
     let mut theta = full;
     theta[free].copy_from_slice(&outcome.x);
@@ -200,7 +223,7 @@ pub fn fit_stages<M: Method + ?Sized>(
         total = Some(chain(total, out));
         if total
             .as_ref()
-            .is_some_and(|t| t.stop == optim::Stop::Cancelled)
+            .is_some_and(|t| matches!(t.stop, optim::Stop::Cancelled | optim::Stop::EarlyStop))
         {
             break;
         }

@@ -888,7 +888,7 @@ impl Family for InterDomain {
         let mut grad = Vec::with_capacity(2 + f.d * (2 * f.m + 2) + f.m);
         grad.push(g.sf2);
         grad.extend(g.ell2.iter().zip(&f.ell2).map(|(g, l)| 2.0 * l * g));
-        grad.push(adj.d_noise * model.hyper.noise_variance);
+        grad.push(super::hyper::noise_grad(model, adj.d_noise));
         match self.kind {
             Kind::Fif | Kind::Tfif => {
                 grad.extend(g.win2.iter().zip(&f.win2).map(|(g, c)| 2.0 * c * g));

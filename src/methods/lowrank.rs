@@ -116,6 +116,18 @@ pub trait Family: Send + Sync + 'static {
     fn stages(&self, _spec: &RunSpec, _model: &ModelFile) -> Vec<Range<usize>> {
         Vec::new()
     }
+    /// Checks of the family's own options (e.g. a required `dims`).
+    fn check_options(&self, _options: &MethodOptions) -> Result<()> {
+        Ok(())
+    }
+    /// Whether the model has `[hyper] lengthscales` (see [`Method::uses_lengthscales`]).
+    fn uses_lengthscales(&self) -> bool {
+        true
+    }
+    /// Which optional tables the model may have (see [`Method::model_tables`]).
+    fn tables(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Fit `method` (this family with its approximation) from `model`: one joint fit,
     /// or the stages of [`Family::stages`]. Families whose schedule changes the model's
     /// tables between stages (EigenGP's sequential rounds) override it.
@@ -343,6 +355,12 @@ impl<F: Family> Method for LowRankMethod<F> {
     fn options(&self) -> &'static [&'static str] {
         self.options
     }
+    fn uses_lengthscales(&self) -> bool {
+        self.family.uses_lengthscales()
+    }
+    fn model_tables(&self) -> &'static [&'static str] {
+        self.family.tables()
+    }
     fn max_m(&self, n_train: usize) -> usize {
         match self.max_m {
             MaxM::TrainingSize => n_train,
@@ -357,7 +375,7 @@ impl<F: Family> Method for LowRankMethod<F> {
                 self.kind_of(options).name()
             )));
         }
-        Ok(())
+        self.family.check_options(options)
     }
     fn objective_name(&self, model: &ModelFile) -> &'static str {
         self.approx_of(model).map_or("NLML", Approx::objective_name)

@@ -15,6 +15,8 @@ pub mod kmeans;
 pub mod lowrank;
 pub mod nystrom;
 pub mod online;
+pub mod pca;
+pub mod projected;
 pub mod pseudo;
 pub mod spectrum;
 pub mod start;
@@ -65,6 +67,16 @@ pub trait Method: Send + Sync {
     /// Keys of [`MethodOptions`] this method reads besides the general ones; others
     /// are rejected when a spec is checked.
     fn options(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// Whether the model has ARD lengthscales `[hyper] lengthscales` (every method
+    /// but spgp-dr, whose projection carries the scales).
+    fn uses_lengthscales(&self) -> bool {
+        true
+    }
+    /// Which of the optional model tables of the SPGP extensions (`pseudo_noise`,
+    /// `projection`, `pca`) the method's models may have; the others are an error.
+    fn model_tables(&self) -> &'static [&'static str] {
         &[]
     }
     /// Whether the method has a size m at all (the exact GP has not).
@@ -163,6 +175,9 @@ pub fn registry() -> &'static [&'static dyn Method] {
         &pseudo::VFE,
         &pseudo::DTC,
         &pseudo::PEP,
+        &pseudo::SPGP_HS,
+        &projected::SPGP_DR,
+        &pca::PCA_SPGP,
         &interdomain::FIFGP,
         &interdomain::TFIFGP,
         &interdomain::SMGP,
@@ -208,6 +223,13 @@ impl ValidRunSpec {
 
     pub fn spec(&self) -> &RunSpec {
         &self.checked
+    }
+
+    /// The same checked spec with another iteration budget (restarts' short fits).
+    pub fn with_iters(&self, iters: usize) -> ValidRunSpec {
+        let mut v = self.clone();
+        v.checked.iters = iters;
+        v
     }
 }
 
@@ -281,7 +303,24 @@ impl ModelFile {
     /// registry, because the model format itself does not know the methods.)
     pub fn check(&self) -> Result<&'static dyn Method> {
         let method = get(&self.method)?;
-        self.check_hyper()?;
+        for (table, present) in [
+            ("pseudo_noise", self.pseudo_noise.is_some()),
+            ("projection", self.projection.is_some()),
+            ("pca", self.pca.is_some()),
+        ] {
+            if present && !method.model_tables().contains(&table) {
+                return Err(Error::input(format!(
+                    "[{table}] does not apply to method '{}'{}",
+                    self.method,
+                    match table {
+                        "pseudo_noise" => " (it is read by spgp-hs and spgp-dr --hetero)",
+                        "projection" => " (it is read by spgp-dr)",
+                        _ => " (it is read by pca-spgp)",
+                    }
+                )));
+            }
+        }
+        self.check_hyper(method.uses_lengthscales())?;
         method.check(self)?;
         Ok(method)
     }

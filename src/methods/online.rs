@@ -31,7 +31,7 @@ impl OnlinePsds {
     /// An empty model with a psds/ssgp model file's frequencies, hyperparameters and
     /// jitter (check the model first: `ModelFile::check`).
     pub fn from_model(model: &ModelFile) -> Result<OnlinePsds> {
-        model.check_hyper()?;
+        model.check_hyper(true)?;
         Self::with_jitter(
             frequencies(model)?,
             model.hyper.signal_variance,

@@ -1,6 +1,11 @@
 //! SE pseudo-inputs (Snelson & Ghahramani 2006), METHODS.md §2: inducing inputs X̄
 //! (m×D) learned with σ0², ℓ and σ²; `Kuf = k(X̄, X)`, `Kuu = k(X̄, X̄)`, kdiag = σ0².
 //! With FITC this is SPGP; the same family gives VFE (Titsias 2009), DTC and power EP.
+//!
+//! SPGP+HS (Snelson & Ghahramani, UAI 2006, §5) is this family with a learned
+//! uncertainty per pseudo-input: `Kuu → Kuu + diag(h)`, h_j ≥ 0 packed as log h_j. The
+//! core treats the addition like the jitter, as part of Kuu (so FITC's λ_i uses the
+//! modified Kuu), and its adjoint gives `∂NLML/∂h_j = ∂NLML/∂Kuu_jj`.
 
 use super::ValidRunSpec;
 use super::hyper::{pack_hyper_and, random_rows, unpack_hyper_and};
@@ -8,17 +13,23 @@ use super::lowrank::{
     ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad, kdiag_grad,
 };
 use crate::data::TrainData;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::exec::Exec;
 use crate::likelihood::Adjoints;
-use crate::model_file::{Hyper, Inducing, ModelFile, matrix_to_rows, required_matrix};
+use crate::model_file::{Hyper, Inducing, ModelFile, PseudoNoise, matrix_to_rows, required_matrix};
 use crate::run_context::RunContext;
 use crate::run_spec::ApproxKind;
 use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
 
 /// Inducing inputs in the input space of the SE kernel.
-pub struct PseudoInputs;
+pub struct PseudoInputs {
+    /// SPGP+HS: a learned `[pseudo_noise] h` on Kuu's diagonal.
+    pub hetero: bool,
+}
+
+/// The plain family (fitc, vfe, dtc, pep, and pca-spgp after its projection).
+pub const PLAIN: PseudoInputs = PseudoInputs { hetero: false };
 
 const M_MEANING: &str = "inducing points";
 
@@ -30,7 +41,7 @@ pub const FITC: LowRankMethod<PseudoInputs> = LowRankMethod {
     options: &[],
     approx: ApproxChoice::Fixed(ApproxKind::Fitc),
     max_m: MaxM::TrainingSize,
-    family: PseudoInputs,
+    family: PLAIN,
 };
 
 pub const VFE: LowRankMethod<PseudoInputs> = LowRankMethod {
@@ -42,7 +53,7 @@ pub const VFE: LowRankMethod<PseudoInputs> = LowRankMethod {
     options: &[],
     approx: ApproxChoice::Fixed(ApproxKind::Vfe),
     max_m: MaxM::TrainingSize,
-    family: PseudoInputs,
+    family: PLAIN,
 };
 
 pub const DTC: LowRankMethod<PseudoInputs> = LowRankMethod {
@@ -54,7 +65,7 @@ pub const DTC: LowRankMethod<PseudoInputs> = LowRankMethod {
     options: &[],
     approx: ApproxChoice::Fixed(ApproxKind::Dtc),
     max_m: MaxM::TrainingSize,
-    family: PseudoInputs,
+    family: PLAIN,
 };
 
 pub const PEP: LowRankMethod<PseudoInputs> = LowRankMethod {
@@ -66,18 +77,95 @@ pub const PEP: LowRankMethod<PseudoInputs> = LowRankMethod {
     options: &["alpha"],
     approx: ApproxChoice::Fixed(ApproxKind::Pep),
     max_m: MaxM::TrainingSize,
-    family: PseudoInputs,
+    family: PLAIN,
 };
 
-/// The pseudo-inputs of a model as an m×D matrix.
+pub const SPGP_HS: LowRankMethod<PseudoInputs> = LowRankMethod {
+    name: "spgp-hs",
+    aliases: &["spgp+hs"],
+    summary: "SPGP+HS: SPGP with a learned uncertainty h_j per pseudo-input on Kuu's diagonal, \
+              for input-dependent noise (Snelson & Ghahramani, UAI 2006)",
+    m_meaning: M_MEANING,
+    options: &[],
+    approx: ApproxChoice::Fixed(ApproxKind::Fitc),
+    max_m: MaxM::TrainingSize,
+    family: PseudoInputs { hetero: true },
+};
+
+/// The pseudo-inputs of a model as an m×D matrix (D = the kernel's lengthscales).
 pub fn inducing_points(model: &ModelFile) -> Result<DMatrix<f64>> {
     let points = model.inducing.as_ref().map(|i| &i.points);
-    required_matrix("[inducing] points", points, model.dim())
+    required_matrix("[inducing] points", points, model.hyper.lengthscales.len())
+}
+
+/// The starting pseudo-noise of SPGP+HS: h_j = 10⁻³·σ0² (small: the model starts
+/// as SPGP, and log h can move either way).
+pub fn initial_pseudo_noise(m: usize, signal_variance: f64) -> PseudoNoise {
+    PseudoNoise {
+        h: vec![1e-3 * signal_variance; m],
+    }
+}
+
+/// A model's `[pseudo_noise] h`, checked: m values, each finite and ≥ 0.
+pub fn pseudo_noise(model: &ModelFile, m: usize) -> Result<&[f64]> {
+    let h = &model
+        .pseudo_noise
+        .as_ref()
+        .ok_or_else(|| {
+            Error::input(format!(
+                "the model has no [pseudo_noise] h (method '{}' needs one value per \
+                 pseudo-input)",
+                model.method
+            ))
+        })?
+        .h;
+    if h.len() != m {
+        return Err(Error::input(format!(
+            "[pseudo_noise] h has {} values, expected {m} (one per pseudo-input)",
+            h.len()
+        )));
+    }
+    if let Some(v) = h.iter().find(|v| !(v.is_finite() && **v >= 0.0)) {
+        return Err(Error::input(format!(
+            "[pseudo_noise] h must hold finite values ≥ 0, not {v}"
+        )));
+    }
+    Ok(h)
+}
+
+/// `Kuu ← Kuu + diag(h)`; returns the kernel's Kuu as it was (what the kernel's
+/// derivatives are contracted with in the pull-back).
+pub fn add_pseudo_noise(kuu: &mut DMatrix<f64>, h: &[f64]) -> DMatrix<f64> {
+    let plain = kuu.clone();
+    for (j, v) in h.iter().enumerate() {
+        kuu[(j, j)] += v;
+    }
+    plain
+}
+
+/// ∂NLML/∂log h_j = h_j · ∂NLML/∂Kuu_jj.
+pub fn pseudo_noise_grad<'a>(h: &'a [f64], adj: &'a Adjoints) -> impl Iterator<Item = f64> + 'a {
+    h.iter().enumerate().map(|(j, v)| v * adj.d_kuu[(j, j)])
+}
+
+/// log h, appended to a parameter vector.
+pub fn pack_pseudo_noise(model: &ModelFile, theta: &mut Vec<f64>) {
+    if let Some(p) = &model.pseudo_noise {
+        theta.extend(p.h.iter().map(|v| v.ln()));
+    }
+}
+
+/// What [`PseudoInputs::parts`] hands to its pull-back.
+pub struct PseudoExtra {
+    /// The pseudo-inputs.
+    z: DMatrix<f64>,
+    /// SPGP+HS: the kernel's Kuu without diag(h) (what the kernel's derivatives are
+    /// contracted with); None for the plain family, whose Kuu is the kernel's.
+    kernel_kuu: Option<DMatrix<f64>>,
 }
 
 impl Family for PseudoInputs {
-    /// The pseudo-inputs.
-    type Extra = DMatrix<f64>;
+    type Extra = PseudoExtra;
 
     fn init(
         &self,
@@ -89,6 +177,9 @@ impl Family for PseudoInputs {
     ) -> Result<ModelFile> {
         let z = random_rows(&data.x, spec.m, rng);
         let mut model = ModelFile::new(&spec.method, hyper);
+        if self.hetero {
+            model.pseudo_noise = Some(initial_pseudo_noise(z.nrows(), model.hyper.signal_variance));
+        }
         model.inducing = Some(Inducing {
             points: matrix_to_rows(&z),
         });
@@ -96,18 +187,44 @@ impl Family for PseudoInputs {
     }
 
     fn check(&self, model: &ModelFile) -> Result<usize> {
-        Ok(inducing_points(model)?.nrows())
+        let m = inducing_points(model)?.nrows();
+        if self.hetero {
+            pseudo_noise(model, m)?;
+        }
+        Ok(m)
     }
 
     fn pack(&self, model: &ModelFile) -> Vec<f64> {
-        pack_hyper_and(model, inducing_points(model).ok())
+        let mut theta = pack_hyper_and(model, inducing_points(model).ok());
+        if self.hetero {
+            pack_pseudo_noise(model, &mut theta);
+        }
+        theta
     }
 
     fn unpack(&self, theta: &[f64], model: &mut ModelFile) {
-        let z = unpack_hyper_and(theta, model);
+        if !self.hetero {
+            let z = unpack_hyper_and(theta, model);
+            model.inducing = Some(Inducing {
+                points: matrix_to_rows(&z),
+            });
+            return;
+        }
+        // [hyper, Z (m×D), log h (m)]: m = (len − D − 2)/(D + 1)
+        let d = model.hyper.lengthscales.len();
+        let m = theta.len().saturating_sub(d + 2) / (d + 1);
+        let (head, log_h) = theta.split_at(theta.len() - m);
+        let z = unpack_hyper_and(head, model);
         model.inducing = Some(Inducing {
             points: matrix_to_rows(&z),
         });
+        model.pseudo_noise = Some(PseudoNoise {
+            h: log_h.iter().map(|v| v.exp()).collect(),
+        });
+    }
+
+    fn tables(&self) -> &'static [&'static str] {
+        if self.hetero { &["pseudo_noise"] } else { &[] }
     }
 
     fn parts(
@@ -116,16 +233,22 @@ impl Family for PseudoInputs {
         x: &DMatrix<f64>,
         _for_gradient: bool,
         exec: &Exec,
-    ) -> Result<(Parts, DMatrix<f64>)> {
+    ) -> Result<(Parts, PseudoExtra)> {
         let z = inducing_points(model)?;
         let k = model.kernel();
+        let mut kuu = k.gram(&z, exec.par);
+        let kernel_kuu = if self.hetero {
+            Some(add_pseudo_noise(&mut kuu, pseudo_noise(model, z.nrows())?))
+        } else {
+            None
+        };
         let parts = Parts {
             kuf: k.matrix(&z, x, exec.par),
-            kuu: KuuMatrix::Dense(k.gram(&z, exec.par)),
+            kuu: KuuMatrix::Dense(kuu),
             kdiag: vec![model.hyper.signal_variance; x.nrows()],
             jitter: model.jitter_policy(),
         };
-        Ok((parts, z))
+        Ok((parts, PseudoExtra { z, kernel_kuu }))
     }
 
     fn pull_back(
@@ -133,11 +256,15 @@ impl Family for PseudoInputs {
         model: &ModelFile,
         x: &DMatrix<f64>,
         parts: &Parts,
-        z: DMatrix<f64>,
+        extra: PseudoExtra,
         adj: &Adjoints,
         exec: &Exec,
     ) -> Result<Vec<f64>> {
-        let kuu = parts.dense_kuu()?;
+        let PseudoExtra { z, kernel_kuu } = extra;
+        let kuu = match &kernel_kuu {
+            Some(k) => k,
+            None => parts.dense_kuu()?,
+        };
         let k = model.kernel();
         let gf = k.grad(&z, x, &parts.kuf, &adj.d_kuf, true, false, exec.par);
         let gu = k.grad(&z, &z, kuu, &adj.d_kuu, true, true, exec.par);
@@ -154,9 +281,12 @@ impl Family for PseudoInputs {
                 .zip(&gu.log_lengthscales)
                 .map(|(a, b)| a + b),
         );
-        grad.push(adj.d_noise * model.hyper.noise_variance);
+        grad.push(super::hyper::noise_grad(model, adj.d_noise));
         if let (Some(a), Some(b), Some(c)) = (gf.a, gu.a, gu.b) {
             grad.extend_from_slice((a + b + c).as_slice());
+        }
+        if self.hetero {
+            grad.extend(pseudo_noise_grad(pseudo_noise(model, z.nrows())?, adj));
         }
         Ok(grad)
     }

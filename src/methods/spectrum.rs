@@ -308,7 +308,7 @@ impl Family for SpectralPoints {
         grad.push(-(r as f64 / model.hyper.signal_variance) * adj.d_kuu.trace());
         // w = s/ℓ: ∂w_kd/∂log ℓ_d = −w_kd
         grad.extend((0..dim).map(|d| -w.column(d).dot(&d_w.column(d))));
-        grad.push(adj.d_noise * model.hyper.noise_variance);
+        grad.push(super::hyper::noise_grad(model, adj.d_noise));
         if self.learn_points {
             for (d, l) in model.hyper.lengthscales.iter().enumerate() {
                 grad.extend(d_w.column(d).iter().map(|v| v / l));

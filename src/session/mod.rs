@@ -5,6 +5,7 @@
 //! Paths are stored as written and resolved against the session file's folder.
 //! Unknown keys and bad values are errors that name the line.
 
+pub mod autosave;
 pub mod report;
 pub mod runner;
 pub mod shard;
@@ -148,6 +149,28 @@ impl Session {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::file(path, format!("cannot read the session: {e}")))?;
         Self::parse(&text).map_err(|e| Error::file(path, e))
+    }
+
+    /// Read the session at `path`, or start an empty one named after the file if
+    /// nothing is there yet (a `.toml` path in an existing folder); the flag says
+    /// whether the file exists. `sgpw open` and the app's `o` both use this.
+    pub fn open_or_new(path: &Path) -> Result<(Session, bool)> {
+        if path.exists() {
+            return Ok((Session::read(path)?, true));
+        }
+        let folder_ok = path
+            .parent()
+            .is_none_or(|p| p.as_os_str().is_empty() || p.is_dir());
+        if path.extension().is_some_and(|e| e == "toml") && folder_ok {
+            let name = path
+                .file_stem()
+                .map_or("untitled".into(), |s| s.to_string_lossy().into_owned());
+            return Ok((Session::new(&name), false));
+        }
+        Err(Error::file(
+            path,
+            "no such session file (a new one must be a .toml file in an existing folder)",
+        ))
     }
 
     /// Parse and validate; errors name the line.

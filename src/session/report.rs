@@ -1,5 +1,5 @@
 //! Result tables of a session (Markdown): one table per data set, one row per m, one
-//! column per run label, each cell "NMSE / MNLP" averaged over seeds.
+//! column per run label, each cell "NMSE / MNLP" (or "MSE / MNLP") averaged over seeds.
 
 use super::{RunResult, Session, Status};
 use std::collections::{BTreeMap, BTreeSet};
@@ -37,8 +37,8 @@ fn fmt(v: f64) -> String {
 
 type Cells<'a> = BTreeMap<(usize, String), Vec<&'a RunResult>>;
 
-/// Markdown tables of every finished result.
-pub fn tables(session: &Session, merge_generations: bool) -> String {
+/// Markdown tables of every finished result; `mse`: the test MSE instead of the NMSE.
+pub fn tables(session: &Session, merge_generations: bool, mse: bool) -> String {
     // group → label order (first appearance) and (m, label) → results
     let mut groups: BTreeMap<String, (Vec<String>, Cells)> = BTreeMap::new();
     for r in &session.results {
@@ -58,15 +58,20 @@ pub fn tables(session: &Session, merge_generations: bool) -> String {
         let (columns, singles): (Vec<&String>, Vec<&String>) =
             labels.iter().partition(|l| single_m(cells, l).is_none());
         out.push_str(&format!(
-            "**{name}** — test NMSE / MNLP (mean over runs, ± standard error of the NMSE where \
-             there are several; training time in s)\n\n| m |"
+            "**{name}** — test {e} / MNLP (mean over runs, ± standard error of the {e} where \
+             there are several; training time in s)\n",
+            e = if mse { "MSE" } else { "NMSE" }
         ));
-        for l in &columns {
-            out.push_str(&format!(" {l} |"));
+        // A data set with only the exact GP has no m columns: no empty table.
+        if !columns.is_empty() {
+            out.push_str("\n| m |");
+            for l in &columns {
+                out.push_str(&format!(" {l} |"));
+            }
+            out.push_str("\n|---|");
+            out.push_str(&"---|".repeat(columns.len()));
+            out.push('\n');
         }
-        out.push_str("\n|---|");
-        out.push_str(&"---|".repeat(columns.len()));
-        out.push('\n');
         let ms: BTreeSet<usize> = cells
             .keys()
             .filter(|(_, l)| columns.contains(&l))
@@ -75,13 +80,16 @@ pub fn tables(session: &Session, merge_generations: bool) -> String {
         for m in ms {
             out.push_str(&format!("| {m} |"));
             for l in &columns {
-                out.push_str(&format!(" {} |", cell(cells.get(&(m, (*l).clone())))));
+                out.push_str(&format!(" {} |", cell(cells.get(&(m, (*l).clone())), mse)));
             }
             out.push('\n');
         }
         for l in singles {
             let m = single_m(cells, l).unwrap_or_default();
-            out.push_str(&format!("\n{l}: {}\n", cell(cells.get(&(m, l.clone())))));
+            out.push_str(&format!(
+                "\n{l}: {}\n",
+                cell(cells.get(&(m, l.clone())), mse)
+            ));
         }
         // What m counts differs by method (spectral points r are 2r basis functions).
         let mut meanings: Vec<String> = Vec::new();
@@ -100,7 +108,58 @@ pub fn tables(session: &Session, merge_generations: bool) -> String {
         if !meanings.is_empty() {
             out.push_str(&format!("\nm counts — {}\n", meanings.join("; ")));
         }
+        out.push_str(&unfinished(cells));
         out.push('\n');
+    }
+    let not_run = session
+        .all_runs()
+        .iter()
+        .filter(|(k, _)| session.result(k).is_none())
+        .count();
+    if not_run > 0 {
+        out.push_str(&format!(
+            "{not_run} runs have no result yet (`sgpw run` runs them).\n\n"
+        ));
+    }
+    out
+}
+
+/// The runs of one table that did not finish, cancelled apart from failed: cancelled
+/// runs are not finished (`sgpw run` and the app's `g` run them again), failed ones
+/// say why.
+fn unfinished(cells: &Cells) -> String {
+    let name = |r: &RunResult| format!("{} m={} seed {}", r.key.label, r.key.m, r.key.seed);
+    let all = || cells.values().flatten();
+    let cancelled: Vec<String> = all()
+        .filter(|r| r.status == Status::Cancelled)
+        .map(|r| {
+            format!(
+                "{} ({} it, {:.1} s)",
+                name(r),
+                r.iterations,
+                r.train_seconds
+            )
+        })
+        .collect();
+    let failed: Vec<String> = all()
+        .filter(|r| r.status == Status::Failed)
+        .map(|r| {
+            let msg = r.message.as_deref().unwrap_or("no message");
+            format!("{}: {}", name(r), msg.lines().next().unwrap_or(""))
+        })
+        .collect();
+    let mut out = String::new();
+    if !cancelled.is_empty() {
+        out.push_str(&format!(
+            "\ncancelled, not finished (re-run by `sgpw run`): {}\n",
+            cancelled.join("; ")
+        ));
+    }
+    if !failed.is_empty() {
+        out.push_str("\nfailed:\n");
+        for f in failed {
+            out.push_str(&format!("- {f}\n"));
+        }
     }
     out
 }
@@ -124,11 +183,16 @@ fn single_m(cells: &Cells, label: &str) -> Option<usize> {
     }
 }
 
-/// "NMSE / MNLP (seconds)" averaged over the finished runs of one cell.
-fn cell(rs: Option<&Vec<&RunResult>>) -> String {
+/// "NMSE / MNLP (seconds)" (or MSE) averaged over the finished runs of one cell; a
+/// cell with none says how many failed and how many were cancelled.
+fn cell(rs: Option<&Vec<&RunResult>>, mse: bool) -> String {
     let Some(rs) = rs else { return String::new() };
+    let count = |s: Status| rs.iter().filter(|r| r.status == s).count();
     let done: Vec<&&RunResult> = rs.iter().filter(|r| r.status == Status::Done).collect();
-    let nmse: Vec<f64> = done.iter().filter_map(|r| r.nmse).collect();
+    let nmse: Vec<f64> = done
+        .iter()
+        .filter_map(|r| if mse { r.mse } else { r.nmse })
+        .collect();
     let mnlp: Vec<f64> = done.iter().filter_map(|r| r.mnlp).collect();
     let secs: Vec<f64> = done.iter().map(|r| r.train_seconds).collect();
     match (mean(&nmse), mean(&mnlp), mean(&secs)) {
@@ -150,7 +214,18 @@ fn cell(rs: Option<&Vec<&RunResult>>) -> String {
             };
             format!("{}{se} / {} ({t:.1}){partial}{negative}", fmt(a), fmt(b))
         }
-        _ => format!("{} failed", rs.len() - done.len()),
+        _ if !done.is_empty() => format!("{} done (no test set)", done.len()),
+        _ => {
+            let (failed, cancelled) = (count(Status::Failed), count(Status::Cancelled));
+            let mut parts = Vec::new();
+            if failed > 0 {
+                parts.push(format!("{failed} failed"));
+            }
+            if cancelled > 0 {
+                parts.push(format!("{cancelled} cancelled"));
+            }
+            parts.join(", ")
+        }
     }
 }
 
@@ -178,6 +253,7 @@ method = "psds"
 status = "done"
 nmse = 0.2
 mnlp = 1.0
+mse = 20.0
 train_seconds = 1.0
 [[results]]
 dataset = "spiral-02"
@@ -188,19 +264,26 @@ method = "psds"
 status = "done"
 nmse = 0.4
 mnlp = 2.0
+mse = 40.0
 train_seconds = 3.0
 "#;
         let s = Session::parse(text).expect("parses");
-        let merged = tables(&s, true);
+        let merged = tables(&s, true, false);
         assert!(
             merged.contains("**spiral**")
                 && merged.contains("| 10 | 0.3000 ± 0.1000 / 1.5000 (2.0) |"),
             "{merged}"
         );
-        let apart = tables(&s, false);
+        let apart = tables(&s, false, false);
         assert!(
             apart.contains("**spiral-01**") && apart.contains("| 10 | 0.2000 / 1.0000 (1.0) |"),
             "{apart}"
+        );
+        let mse = tables(&s, true, true);
+        assert!(
+            mse.contains("test MSE / MNLP")
+                && mse.contains("| 10 | 30.0000 ± 10.0000 / 1.5000 (2.0) |"),
+            "{mse}"
         );
     }
 }

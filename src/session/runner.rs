@@ -7,9 +7,12 @@ use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::jobs::{JobEvent, Jobs, outcome};
 use crate::run_spec::RunSpec;
+use crossbeam_channel::RecvTimeoutError;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 /// Load every data set the given runs use; a data set that fails to load is kept as
 /// its error message so that only its own runs fail.
@@ -38,6 +41,45 @@ enum Sink {
     Shard(Shard, ShardFile),
 }
 
+impl Sink {
+    /// Record a result and save (the session, or the shard file).
+    fn save(&mut self, path: &Path, session: &mut Session, result: RunResult) -> Result<()> {
+        match self {
+            Sink::Session => {
+                session.set_result(result);
+                session.save(path)
+            }
+            Sink::Shard(s, f) => {
+                session.set_result(result.clone());
+                f.set_result(result);
+                f.save(&s.path(path))
+            }
+        }
+    }
+
+    /// The last save; a shard writes its file even when it owned no unfinished run,
+    /// so the file says it ran.
+    fn finish(&self, path: &Path, session: &Session) -> Result<()> {
+        match self {
+            Sink::Session => session.save(path),
+            Sink::Shard(s, f) => f.save(&s.path(path)),
+        }
+    }
+}
+
+/// What one `sgpw run` did.
+#[derive(Debug)]
+pub struct Summary {
+    pub session: Session,
+    /// Runs this invocation started (or failed before starting).
+    pub ran: usize,
+    pub done: usize,
+    pub failed: usize,
+    pub cancelled: usize,
+    /// The signal that interrupted it (its running runs were cancelled).
+    pub interrupted: Option<i32>,
+}
+
 /// Run the session's runs (all of them with `force`, else those without a finished
 /// result; with a shard, only those the shard owns) on `jobs` workers, saving after
 /// every finished run — into the session, or with a shard into its shard file beside
@@ -50,6 +92,22 @@ pub fn run_session(
     shard: Option<Shard>,
     report: &mut dyn FnMut(&RunResult),
 ) -> Result<Session> {
+    let never = AtomicUsize::new(0);
+    run_session_until(path, jobs, force, shard, report, &never).map(|s| s.session)
+}
+
+/// [`run_session`] that stops early when `interrupt` becomes non-zero (a signal
+/// number): the running runs are cancelled (they are recorded as cancelled, with the
+/// iterations they reached, and re-run next time), the results are saved, and the
+/// summary says which signal it was.
+pub fn run_session_until(
+    path: &Path,
+    jobs: usize,
+    force: bool,
+    shard: Option<Shard>,
+    report: &mut dyn FnMut(&RunResult),
+    interrupt: &AtomicUsize,
+) -> Result<Summary> {
     let mut session = Session::read(path)?;
     let base = base_dir(path);
     let mut sink = match shard {
@@ -74,17 +132,24 @@ pub fn run_session(
         .filter(|(k, _)| shard.is_none_or(|s| s.owns(k)))
         .filter(|(k, _)| force || session.result(k).is_none_or(|r| r.status != Status::Done))
         .collect();
-    let mut save = |session: &mut Session, result: RunResult| -> Result<()> {
-        match &mut sink {
-            Sink::Session => {
-                session.set_result(result);
-                session.save(path)
-            }
-            Sink::Shard(s, f) => {
-                session.set_result(result.clone());
-                f.set_result(result);
-                f.save(&s.path(path))
-            }
+    let mut summary = Summary {
+        session: Session::new(""),
+        ran: runs.len(),
+        done: 0,
+        failed: 0,
+        cancelled: 0,
+        interrupted: None,
+    };
+    let mut count = |r: &RunResult| match r.status {
+        Status::Done => summary.done += 1,
+        Status::Failed => summary.failed += 1,
+        Status::Cancelled => summary.cancelled += 1,
+    };
+    // A failed save (a full disk, a read-only folder) does not stop the runs: the
+    // next one tries again, and the last save's error is final.
+    let record = |sink: &mut Sink, session: &mut Session, r: RunResult| {
+        if let Err(e) = sink.save(path, session, r) {
+            crate::noteln!("warning: {e} (retrying after the next run)");
         }
     };
     let data = load_datasets(&session, &base, &runs);
@@ -104,22 +169,39 @@ pub fn run_session(
             Err(e) => {
                 let r = outcome(key, &spec.method, Err(e));
                 report(&r);
-                save(&mut session, r)?;
+                count(&r);
+                record(&mut sink, &mut session, r);
             }
         }
     }
+    let mut interrupted = None;
     while pending > 0 {
-        let Ok(event) = events.recv() else { break };
+        let sig = interrupt.load(Ordering::Relaxed);
+        if sig != 0 && interrupted.is_none() {
+            interrupted = Some(sig as i32);
+            pool.cancel_all();
+        }
+        let event = match events.recv_timeout(Duration::from_millis(100)) {
+            Ok(e) => e,
+            Err(RecvTimeoutError::Timeout) => continue,
+            Err(RecvTimeoutError::Disconnected) => break,
+        };
         if let JobEvent::Finished { result, .. } = event {
             pending -= 1;
             report(&result);
-            save(&mut session, *result)?;
+            count(&result);
+            // A cancelled run does not replace an earlier result of its own.
+            let keep = result.status == Status::Cancelled
+                && session
+                    .result(&result.key)
+                    .is_some_and(|r| r.status == Status::Done);
+            if !keep {
+                record(&mut sink, &mut session, *result);
+            }
         }
     }
-    match &sink {
-        Sink::Session => session.save(path)?,
-        // written even when the shard owned no unfinished run: its file says it ran
-        Sink::Shard(s, f) => f.save(&s.path(path))?,
-    }
-    Ok(session)
+    sink.finish(path, &session)?;
+    summary.session = session;
+    summary.interrupted = interrupted;
+    Ok(summary)
 }

@@ -177,9 +177,14 @@ pub fn refresh_option_fields(f: &mut Form) {
     f.cursor = f.cursor.min(f.fields.len().saturating_sub(1));
 }
 
-/// One option's field: a choice for an enum option, text for a number or a list.
+/// One option's field: a toggle for a switch, a choice for an enum option, text for a
+/// number or a list.
 fn option_field(key: &str, decl: &OptionField, value: &str) -> Field {
     let label = decl.key.replace('_', " ");
+    if decl.switch {
+        let help = format!("{} (Space or ← → toggles)", decl.help);
+        return Field::toggle(key, &label, value == "yes", &help);
+    }
     if !decl.choices.is_empty() && !decl.list {
         let options: Vec<String> = std::iter::once(DEFAULT_CHOICE.to_string())
             .chain(decl.choices.iter().cloned())
@@ -188,14 +193,14 @@ fn option_field(key: &str, decl: &OptionField, value: &str) -> Field {
         let help = format!("{} (← → choose)", decl.help);
         return Field::choice(key, &label, options, index, &help);
     }
+    let empty = match &decl.default {
+        Some(d) => format!("empty = {d}"),
+        None => "empty = not set".into(),
+    };
     let help = if decl.choices.is_empty() {
-        format!("{}; empty = not set", decl.help)
+        format!("{}; {empty}", decl.help)
     } else {
-        format!(
-            "{} ({}); empty = not set",
-            decl.help,
-            decl.choices.join(", ")
-        )
+        format!("{} ({}); {empty}", decl.help, decl.choices.join(", "))
     };
     Field::text(key, &label, value, &help)
 }
@@ -513,7 +518,7 @@ mod tests {
         type_text(&mut a, ".8");
         let e = a.update(key(KeyCode::Enter));
         assert!(
-            matches!(&e[..], [Effect::LoadData { name, entry, .. }] if name == "new" && entry.split == Some(0.8)),
+            matches!(&e[..], [Effect::LoadData { name, entry, .. }, Effect::Autosave { .. }] if name == "new" && entry.split == Some(0.8)),
             "{e:?}"
         );
         assert_eq!(a.session.datasets.len(), 2);
@@ -551,7 +556,8 @@ mod tests {
         );
         assert!(init.help.contains("spectral points start"), "{}", init.help);
         assert!(f.get("opt:centres").is_none(), "tfifgp's option");
-        assert_eq!(parse_options(&f), Ok(MethodOptions::default()));
+        // nothing chosen: the command line's defaults (the noise floor's)
+        assert_eq!(parse_options(&f), crate::run_spec::parse_options(&[]));
         if let Some(Value::Choice { index, .. }) = f
             .fields
             .iter_mut()
@@ -571,6 +577,45 @@ mod tests {
         let o = parse_options(&f).expect("parses");
         assert_eq!(o.init, Some(crate::run_spec::SpectralInit::Random));
         assert_eq!(o.stages.map(|s| s.len()), Some(2));
+    }
+
+    /// A switch option (spgp-dr's --hetero) is a toggle; with dims set and the toggle
+    /// on, the form's options are the command line's `--dims 2 --hetero`.
+    #[test]
+    fn switch_options_are_toggles() {
+        use crate::tui::form::Value;
+        let mut f = runs_form(&session(), Some("d"));
+        if let Some(Value::Choice { options, index }) = f
+            .fields
+            .iter_mut()
+            .find(|x| x.key == "method")
+            .map(|x| &mut x.value)
+        {
+            *index = options
+                .iter()
+                .position(|o| o == "spgp-dr")
+                .expect("spgp-dr listed");
+        }
+        refresh_option_fields(&mut f);
+        let hetero = f.get("opt:hetero").expect("spgp-dr reads hetero");
+        assert_eq!(hetero.value, Value::Toggle(false));
+        assert!(hetero.help.contains("pseudo-noise"), "{}", hetero.help);
+        assert_eq!(parse_options(&f), crate::run_spec::parse_options(&[]));
+        for field in f.fields.iter_mut() {
+            match (field.key.as_str(), &mut field.value) {
+                ("opt:hetero", Value::Toggle(b)) => *b = true,
+                ("opt:dims", Value::Text(t)) => *t = "2".into(),
+                _ => {}
+            }
+        }
+        let o = parse_options(&f).expect("parses");
+        assert_eq!((o.dims, o.hetero), (Some(2), true));
+        // the toggle keeps its value when the method is chosen again
+        refresh_option_fields(&mut f);
+        assert_eq!(
+            f.get("opt:hetero").map(|x| &x.value),
+            Some(&Value::Toggle(true))
+        );
     }
 
     #[test]

@@ -38,7 +38,7 @@ actions! {
     NewRuns,
     /// The selected run, if it has not run (in the Data sets list: go to the runs).
     Start,
-    /// Every run that has no result yet.
+    /// Every run that is not done (never run, cancelled or failed).
     StartAll,
     Cancel,
     CancelAll,
@@ -193,7 +193,7 @@ pub const KEYS: &[Binding] = &[
         &[Key::char('g')],
         StartAll,
         "g",
-        "start every run that has no result yet",
+        "start every run not done yet (cancelled too)",
     ),
     row(
         &[Key::char('x')],

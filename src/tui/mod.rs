@@ -20,7 +20,7 @@ pub mod widgets;
 
 use crate::error::{Error, Result};
 use crate::jobs::{JobEvent, Jobs};
-use crate::session::Session;
+use crate::session::{Session, autosave};
 use crossbeam_channel::{Receiver, Sender, select, unbounded};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
@@ -29,7 +29,7 @@ use ratatui::crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 use ratatui::crossterm::{cursor, execute};
-use state::{App, DataState, Effect, Event, PredState, PredWant};
+use state::{App, DataState, Effect, Event, Opened, PredState, PredWant};
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
@@ -145,13 +145,21 @@ impl Runtime {
                 Effect::Cancel(id) => self.jobs.cancel(id),
                 Effect::CancelAll => self.jobs.cancel_all(),
                 Effect::Save { path, session } => {
-                    let r = session.save(&path).map(|_| path).map_err(|e| e.to_string());
+                    let r = session
+                        .save(&path)
+                        .map_err(|e| without_path(&e.to_string(), &path))
+                        .map(|_| path);
                     queue.extend(app.update(Event::Saved(r)));
                 }
+                Effect::Autosave { path, session } => {
+                    let journal = autosave::path_for(&path);
+                    let r = autosave::write(&path, &session)
+                        .map_err(|e| without_path(&e.to_string(), &journal));
+                    queue.extend(app.update(Event::Autosaved(r)));
+                }
+                Effect::DropAutosave(path) => autosave::remove(&path),
                 Effect::Open(path) => {
-                    let result = Session::read(&path)
-                        .map(Box::new)
-                        .map_err(|e| e.to_string());
+                    let result = open(&path).map(Box::new).map_err(|e| e.to_string());
                     queue.extend(app.update(Event::Opened { path, result }));
                 }
                 Effect::Predict { want, model, data } => {
@@ -199,6 +207,32 @@ impl Runtime {
             }
         }
     }
+}
+
+/// An error message without the file name it starts with (the status line is short
+/// and names the session already): "No space left on device".
+fn without_path(msg: &str, path: &Path) -> String {
+    let msg = msg
+        .strip_prefix(&format!("{}: ", path.display()))
+        .unwrap_or(msg);
+    msg.strip_prefix("cannot write: ")
+        .unwrap_or(msg)
+        .to_string()
+}
+
+/// Read the session at `path` (or start a new one there) and what its autosave adds.
+pub fn open(path: &Path) -> Result<Opened> {
+    let (session, exists) = Session::open_or_new(path)?;
+    let (recovery, recovery_error) = match autosave::check(path, &session) {
+        Ok(r) => (r, None),
+        Err(e) => (None, Some(e)),
+    };
+    Ok(Opened {
+        session,
+        exists,
+        recovery,
+        recovery_error,
+    })
 }
 
 fn is_input(e: &Event) -> bool {
@@ -277,7 +311,10 @@ fn install_panic_hook() {
             .name()
             .map(str::to_owned)
             .unwrap_or_default();
-        if name.starts_with("sgpw-run-") || name.starts_with("sgpw-bg-") {
+        if name.starts_with("sgpw-run-")
+            || name.starts_with("sgpw-bg-")
+            || crate::data::load::in_guarded_reader()
+        {
             return;
         }
         restore_terminal();
@@ -287,19 +324,24 @@ fn install_panic_hook() {
 
 fn spawn_input(tx: Sender<Event>) {
     spawn_named("sgpw-input", move || {
+        // A terminal that can no longer be read is gone (a dropped SSH connection that
+        // sent no SIGHUP): treat it as one, so that finished work is autosaved.
+        let gone = |tx: &Sender<Event>| {
+            let _ = tx.send(Event::Signal(signal_hook::consts::SIGHUP));
+        };
         loop {
             // Poll briefly rather than block in read(): read() holds crossterm's reader
             // lock, which the cursor query that ratatui makes on a resize also needs.
             match cevent::poll(Duration::from_millis(100)) {
                 Ok(true) => {}
                 Ok(false) => continue,
-                Err(_) => break,
+                Err(_) => return gone(&tx),
             }
             let event = match cevent::read() {
                 Ok(cevent::Event::Key(k)) if k.kind != KeyEventKind::Release => Event::Key(k),
                 Ok(cevent::Event::Resize(w, h)) => Event::Resize(w, h),
                 Ok(_) => continue,
-                Err(_) => break,
+                Err(_) => return gone(&tx),
             };
             if tx.send(event).is_err() {
                 break;
@@ -308,22 +350,56 @@ fn spawn_input(tx: Sender<Event>) {
     });
 }
 
-/// Open the app on `session` (read from `path`) until the user quits.
-pub fn run(
-    path: &Path,
-    session: Session,
-    jobs: usize,
-    ascii: bool,
-    note: Option<String>,
-) -> Result<()> {
+/// SIGTERM, SIGHUP and SIGINT become [`Event::Signal`] (the app autosaves and quits); a
+/// second one restores the terminal and ends the process at once.
+fn watch_signals(tx: Sender<Event>) -> Result<()> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT])
+        .map_err(|e| Error::input(format!("cannot watch for signals: {e}")))?;
+    std::thread::Builder::new()
+        .name("sgpw-signals".into())
+        .spawn(move || {
+            let mut seen = 0;
+            for sig in signals.forever() {
+                seen += 1;
+                if seen > 1 || tx.send(Event::Signal(sig)).is_err() {
+                    restore_terminal();
+                    // 128 + N, the shell's code for "ended by signal N"
+                    std::process::exit(128 + sig);
+                }
+            }
+        })
+        .map_err(|e| Error::input(format!("cannot watch for signals: {e}")))?;
+    Ok(())
+}
+
+/// How the app ended, for the message and exit code after the terminal is restored.
+#[derive(Clone, Debug, Default)]
+pub struct Ending {
+    /// The signal that ended it (SIGHUP also when the terminal went away).
+    pub signal: Option<i32>,
+    /// The autosave journal that holds unsaved work, if one was left.
+    pub journal: Option<std::path::PathBuf>,
+    /// Results in memory that are in neither the session file nor a journal.
+    pub unsaved: bool,
+    /// Runs that were still training or queued when a signal came.
+    pub lost_runs: usize,
+}
+
+/// Open the app on a session read by [`open`] at `path` until the user quits or a
+/// signal ends it.
+pub fn run(path: &Path, opened: Opened, jobs: usize, ascii: bool) -> Result<Ending> {
     let theme = theme::Theme::from_env(ascii);
     let mut rt = Runtime::new(jobs)?;
-    let (mut app, effects) = App::new(path.to_path_buf(), session, theme);
-    if let Some(n) = note {
-        app.message = n;
-    }
+    let (mut app, effects) = App::new(path.to_path_buf(), Session::new("untitled"), theme);
+    let mut effects = effects;
+    effects.extend(app.update(Event::Opened {
+        path: path.to_path_buf(),
+        result: Ok(Box::new(opened)),
+    }));
     let term_err = |e: std::io::Error| Error::Input(format!("cannot use the terminal: {e}"));
     install_panic_hook();
+    watch_signals(rt.sender())?;
     let _restore = Restore;
     enable_raw_mode().map_err(term_err)?;
     execute!(std::io::stdout(), EnterAlternateScreen, cursor::Hide).map_err(term_err)?;
@@ -336,7 +412,26 @@ pub fn run(
     if std::env::var_os("SGPW_TEST_PANIC").is_some_and(|v| v == "1") {
         panic!("SGPW_TEST_PANIC=1: forced panic after the first draw");
     }
-    let result = event_loop(&mut terminal, &mut app, &mut rt);
+    // A panic in the loop (a bug) or a terminal that fails still autosaves what
+    // finished before the error ends the app.
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        event_loop(&mut terminal, &mut app, &mut rt)
+    }));
+    if !app.quit || result.is_err() {
+        let save = app.dirty.then(|| autosave::write(&app.path, &app.session));
+        if let Some(Ok(p)) = save {
+            app.journal = Some(p);
+        }
+    }
     rt.jobs.cancel_all();
-    result
+    let ending = Ending {
+        signal: app.exit_signal,
+        journal: app.journal.clone().filter(|_| app.dirty),
+        unsaved: app.dirty && (app.journal_due || app.autosave_failed || app.journal.is_none()),
+        lost_runs: app.lost_runs,
+    };
+    match result {
+        Ok(r) => r.map(|()| ending),
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
 }

@@ -28,14 +28,36 @@ pub struct Curves {
     pub markers: Vec<f64>,
     /// What the markers are ("inducing points", ...), empty when there are none.
     pub marker_kind: String,
+    /// SPGP+HS: per marker, how far its pseudo-input is switched on by its learned
+    /// pseudo-noise, σ0²/(σ0² + h_j) in (0, 1] (drawn as the marker's size); empty
+    /// for models without pseudo-noise.
+    pub marker_strength: Vec<f64>,
     /// Grid points whose predictive latent variance came out negative (the Nyström
     /// predictor); the bands draw them as 0.
     pub negative: usize,
 }
 
+/// σ0²/(σ0² + h_j) per pseudo-input of a model with `[pseudo_noise]` whose markers
+/// are drawn (1: a plain SPGP pseudo-input, → 0: switched off by its uncertainty);
+/// empty otherwise.
+pub fn marker_strengths(model: &ModelFile) -> Vec<f64> {
+    match &model.pseudo_noise {
+        Some(p) if model.projection.is_none() && model.pca.is_none() => {
+            let s = model.hyper.signal_variance;
+            p.h.iter().map(|h| s / (s + h)).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// X-locations (original units) along `input` that a model marks, and what they are:
 /// `inducing.points`, `basis.points` or `features.centres`, whichever the model has.
+/// Pseudo-inputs in a projected space (spgp-dr, pca-spgp) have no place on an input
+/// axis: none.
 pub fn marker_locations(model: &ModelFile, input: usize) -> (Vec<f64>, &'static str) {
+    if model.projection.is_some() || model.pca.is_some() {
+        return (Vec::new(), "");
+    }
     let (rows, kind) = if let Some(ind) = &model.inducing {
         (&ind.points, "inducing points")
     } else if let Some(b) = &model.basis {
@@ -153,6 +175,11 @@ pub fn compute(
             (Some(x), Some(y)) => pairs(x, y.as_slice()),
             _ => Vec::new(),
         },
+        marker_strength: if markers.is_empty() {
+            Vec::new()
+        } else {
+            marker_strengths(model)
+        },
         markers,
         marker_kind: kind.into(),
     })
@@ -185,6 +212,28 @@ mod tests {
         let (xs, kind) = marker_locations(&m, 0);
         assert_eq!((xs, kind), (vec![10.0, 12.0], "inducing points"));
         assert_eq!(marker_locations(&m, 1).0, vec![3.0, -3.0]);
+    }
+
+    #[test]
+    fn pseudo_noise_sets_the_strengths_and_projections_hide_the_markers() {
+        let mut m = ModelFile::new(
+            "spgp-hs",
+            Hyper {
+                signal_variance: 2.0,
+                lengthscales: vec![1.0],
+                noise_variance: 0.1,
+            },
+        );
+        m.inducing = Some(Inducing {
+            points: vec![vec![0.0], vec![1.0]],
+        });
+        assert!(marker_strengths(&m).is_empty());
+        m.pseudo_noise = Some(crate::model_file::PseudoNoise { h: vec![0.0, 6.0] });
+        assert_eq!(marker_strengths(&m), vec![1.0, 0.25]);
+        m.projection = Some(crate::model_file::Projection {
+            matrix: vec![vec![1.0]],
+        });
+        assert!(marker_locations(&m, 0).0.is_empty() && marker_strengths(&m).is_empty());
     }
 
     #[test]

@@ -10,6 +10,7 @@ use crate::jobs::{JobEvent, RunId};
 use crate::methods::ValidRunSpec;
 use crate::run_context::Phase;
 use crate::run_spec::RunSpec;
+use crate::session::autosave::Recovery;
 use crate::session::{DatasetEntry, RunKey, RunResult, Session, Status};
 use ratatui::crossterm::event::KeyEvent;
 use std::collections::HashMap;
@@ -83,6 +84,8 @@ pub struct RunRow {
     pub job: Option<RunId>,
     /// NLML per iteration while it runs.
     pub live: Vec<f64>,
+    /// Validation scores while it runs (`--validation`).
+    pub live_validation: Vec<crate::results::ValidationPoint>,
     /// Bumped on every finished result (the prediction pane recomputes on change).
     pub generation: u64,
     /// The result an `R` re-run is compared with.
@@ -142,6 +145,19 @@ pub enum Dialog {
     Open(Form),
     LoadData(Form),
     NewRuns(Form),
+    /// An autosave holds what the session file lacks: recover it (y) or discard it (n).
+    Recover(Box<Recovery>),
+}
+
+/// A session read (or started) for the app, with what its autosave would add.
+#[derive(Clone, Debug)]
+pub struct Opened {
+    pub session: Session,
+    /// The file exists (false: a new session, written on the first save).
+    pub exists: bool,
+    pub recovery: Option<Recovery>,
+    /// The autosave beside the file could not be read.
+    pub recovery_error: Option<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -162,10 +178,15 @@ pub enum Event {
         result: Result<Arc<Curves>, String>,
     },
     Saved(Result<PathBuf, String>),
+    /// The autosave journal was written (its path) or could not be.
+    Autosaved(Result<PathBuf, String>),
     Opened {
         path: PathBuf,
-        result: Result<Box<Session>, String>,
+        result: Result<Box<Opened>, String>,
     },
+    /// SIGTERM, SIGHUP or SIGINT (or the terminal went away: SIGHUP): autosave what
+    /// finished and quit.
+    Signal(i32),
 }
 
 #[derive(Clone, Debug)]
@@ -188,6 +209,13 @@ pub enum Effect {
         path: PathBuf,
         session: Box<Session>,
     },
+    /// Write the autosave journal of the session at `path`.
+    Autosave {
+        path: PathBuf,
+        session: Box<Session>,
+    },
+    /// Remove the autosave journal of the session at `path` (saved or discarded).
+    DropAutosave(PathBuf),
     Open(PathBuf),
     Predict {
         want: PredWant,
@@ -224,6 +252,17 @@ pub struct App {
     pub quit: bool,
     /// Counts opened sessions, so late answers for a closed one are dropped.
     pub epoch: u64,
+    /// The session file exists (false until a new session is first saved).
+    pub on_disk: bool,
+    /// Something changed that the autosave journal does not hold yet.
+    pub journal_due: bool,
+    /// The journal this app wrote and has not removed (it holds unsaved work).
+    pub journal: Option<PathBuf>,
+    /// The last autosave failed (the message said so; the next success says it works).
+    pub autosave_failed: bool,
+    /// The signal that ended the app, and how many runs were still active then.
+    pub exit_signal: Option<i32>,
+    pub lost_runs: usize,
 }
 
 /// What the views ask.

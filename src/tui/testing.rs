@@ -50,21 +50,13 @@ pub fn dataset() -> Arc<Dataset> {
 
 pub fn done(key: &RunKey, nmse: f64) -> RunResult {
     RunResult {
-        key: key.clone(),
-        method: "fitc".into(),
-        status: Status::Done,
-        message: None,
         nlml: Some(1.0),
         nmse: Some(nmse),
         mnlp: Some(0.5),
-        negative_var_latent: 0,
-        negative_var_noisy: 0,
         iterations: 3,
         train_seconds: 0.1,
-        jitter: None,
-        stop: None,
         trace: vec![3.0, 2.0, 1.0],
-        model: None,
+        ..RunResult::new(key.clone(), "fitc", Status::Done)
     }
 }
 
@@ -100,4 +92,16 @@ pub fn clear_field(a: &mut App) {
         KeyCode::Char('u'),
         KeyModifiers::CONTROL,
     )));
+}
+
+/// The screen as text at `w`×`h`.
+pub fn render(a: &App, w: u16, h: u16) -> String {
+    let mut t =
+        ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).expect("a test terminal");
+    t.draw(|f| crate::tui::view::draw(f, a)).expect("draws");
+    let buf = t.backend().buffer().clone();
+    (0..h)
+        .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n")
 }

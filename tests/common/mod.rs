@@ -160,3 +160,34 @@ pub fn copy_datasets(dir: &Path) {
         }
     }
 }
+
+/// Open `session` in the app (data sets not loaded, so runs show their results only)
+/// and draw every chart with every run selected at 80×24 and 160×48: whatever a
+/// session file holds must not panic the screen.
+pub fn draw_app(session: &sgpw::session::Session) {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use sgpw::tui::state::{App, Event};
+    use sgpw::tui::theme::Theme;
+    let theme = Theme {
+        color: true,
+        ascii: false,
+    };
+    let (mut app, _) = App::new(PathBuf::from("/nowhere/fuzz.toml"), session.clone(), theme);
+    let key = |c: KeyCode| Event::Key(KeyEvent::new(c, KeyModifiers::NONE));
+    for (w, h) in [(80, 24), (160, 48)] {
+        let mut t = Terminal::new(TestBackend::new(w, h)).expect("a test terminal");
+        for _ in 0..app.runs.len().min(6) {
+            for tab in ['1', '2', 'c', '3'] {
+                app.update(key(KeyCode::Char(tab)));
+                t.draw(|f| sgpw::tui::view::draw(f, &app)).expect("draws");
+            }
+            app.update(key(KeyCode::Down));
+        }
+        app.update(key(KeyCode::Char('r')));
+        app.update(Event::Tick(std::time::Duration::from_secs(1)));
+        t.draw(|f| sgpw::tui::view::draw(f, &app)).expect("draws");
+        app.update(key(KeyCode::Home));
+    }
+}

@@ -16,7 +16,8 @@ impl App {
     pub(super) fn on_key(&mut self, k: KeyEvent) -> Vec<Effect> {
         if let Some(dialog) = self.dialog.take() {
             // Ctrl-C leaves any form for the quit question (which it leaves alone).
-            let leaves = CTRL_C.matches(&k) && !matches!(dialog, Dialog::Quit(_));
+            let leaves =
+                CTRL_C.matches(&k) && !matches!(dialog, Dialog::Quit(_) | Dialog::Recover(_));
             if !leaves {
                 return self.on_dialog_key(dialog, k);
             }
@@ -162,10 +163,22 @@ impl App {
     fn on_dialog_key(&mut self, dialog: Dialog, k: KeyEvent) -> Vec<Effect> {
         match dialog {
             Dialog::Help => Vec::new(),
+            Dialog::Recover(r) => match k.code {
+                KeyCode::Char(c) => self.on_recover_key(r, c),
+                _ => {
+                    self.dialog = Some(Dialog::Recover(r));
+                    Vec::new()
+                }
+            },
             Dialog::Quit(reason) => match k.code {
                 KeyCode::Char('y') | KeyCode::Char('Y') => {
+                    // Quitting without saving discards the autosave too.
                     self.quit = true;
-                    vec![Effect::CancelAll, Effect::Quit]
+                    vec![
+                        Effect::CancelAll,
+                        Effect::DropAutosave(self.path.clone()),
+                        Effect::Quit,
+                    ]
                 }
                 KeyCode::Char('s') | KeyCode::Char('S') => {
                     self.quit_after_save = true;
@@ -252,7 +265,7 @@ impl App {
                     .push(toml::Spanned::new(0..0, entry.clone()));
             }
         }
-        self.dirty = true;
+        self.mark_dirty();
         self.data_cursor = self
             .session
             .datasets
@@ -274,7 +287,7 @@ impl App {
     fn launch_runs(&mut self, entry: RunEntry, runs: Vec<(RunKey, RunSpec)>) -> Vec<Effect> {
         if !self.session.runs.iter().any(|r| r.get_ref() == &entry) {
             self.session.runs.push(toml::Spanned::new(0..0, entry));
-            self.dirty = true;
+            self.mark_dirty();
         }
         let mut effects = Vec::new();
         let mut first = None;
@@ -289,7 +302,15 @@ impl App {
             self.run_cursor = i;
             self.focus = Focus::Runs;
         }
-        self.say(format!("launched {} runs", effects.len()));
+        // Runs on a data set that did not load did not start: start() said why.
+        let blocked = self
+            .runs
+            .get(self.run_cursor)
+            .and_then(|r| self.data.get(&r.key.dataset))
+            .is_some_and(|d| matches!(d, DataState::Failed(_)));
+        if !blocked {
+            self.say(format!("launched {} runs", effects.len()));
+        }
         effects
     }
 }
@@ -341,6 +362,10 @@ mod tests {
         let e = a.update(ch('s'));
         assert!(matches!(e.last(), Some(Effect::Save { .. })));
         let e = a.update(Event::Saved(Ok("s/t.toml".into())));
-        assert!(matches!(e[..], [Effect::Quit]) && a.quit && !a.dirty);
+        // the file holds everything: the autosave goes
+        assert!(
+            matches!(e[..], [Effect::DropAutosave(_), Effect::Quit]) && a.quit && !a.dirty,
+            "{e:?}"
+        );
     }
 }

@@ -9,10 +9,12 @@ mod replay;
 mod runs;
 
 use super::state::{
-    Activity, App, ChartTab, DataState, Effect, Event, Focus, Metric, PredState, PredWant, RunRow,
+    Activity, App, ChartTab, DataState, Dialog, Effect, Event, Focus, Metric, Opened, PredState,
+    PredWant, RunRow,
 };
 use super::theme::Theme;
 use crate::run_spec::{MethodOptions, RunSpec};
+use crate::session::autosave::Recovery;
 use crate::session::{RunKey, RunResult, Session, base_dir};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -47,6 +49,12 @@ impl App {
             quit_after_save: false,
             quit: false,
             epoch: 0,
+            on_disk: true,
+            journal_due: false,
+            journal: None,
+            autosave_failed: false,
+            exit_signal: None,
+            lost_runs: 0,
         };
         let effects = app.replace_session(session);
         (app, effects)
@@ -57,6 +65,7 @@ impl App {
         self.session = session;
         self.epoch += 1;
         self.dirty = false;
+        self.journal_due = false;
         self.data.clear();
         self.runs.clear();
         self.data_cursor = 0;
@@ -109,12 +118,112 @@ impl App {
             activity: Activity::Idle,
             job: None,
             live: Vec::new(),
+            live_validation: Vec::new(),
             generation: 0,
             rerun_of: None,
             verdict: None,
             marked: false,
         });
         self.runs.len() - 1
+    }
+
+    /// Something worth keeping changed: unsaved, and due for the autosave journal.
+    pub(super) fn mark_dirty(&mut self) {
+        self.dirty = true;
+        self.journal_due = true;
+    }
+
+    /// Ask whether to fold an autosave into the session (shown at once).
+    pub fn offer_recovery(&mut self, r: Recovery) {
+        self.dialog = Some(Dialog::Recover(Box::new(r)));
+    }
+
+    /// Take in a session read by the runtime: show it and offer its autosave.
+    fn on_opened(&mut self, path: PathBuf, opened: Opened) -> Vec<Effect> {
+        let mut e = vec![Effect::CancelAll];
+        self.path = path;
+        self.on_disk = opened.exists;
+        self.journal = None;
+        e.extend(self.replace_session(opened.session));
+        if !opened.exists {
+            self.say(format!(
+                "new session: a adds a data set, s saves it to {}",
+                self.path.display()
+            ));
+        }
+        if let Some(msg) = opened.recovery_error {
+            self.fail(format!("autosave not read: {msg}"));
+        }
+        if let Some(r) = opened.recovery {
+            self.offer_recovery(r);
+        }
+        e
+    }
+
+    /// y/n on the recovery question.
+    pub(super) fn on_recover_key(&mut self, r: Box<Recovery>, c: char) -> Vec<Effect> {
+        match c {
+            'y' | 'Y' => {
+                let what = r.summary();
+                let journal = r.journal.clone();
+                let mut e = self.replace_session(r.session);
+                // Unsaved, but the journal already holds it: no rewrite needed.
+                self.dirty = true;
+                self.journal = Some(journal.clone());
+                self.say(format!(
+                    "recovered {what} from {} · s saves them into {}",
+                    journal.display(),
+                    self.path.display()
+                ));
+                e.extend(self.want_prediction());
+                e
+            }
+            'n' | 'N' => {
+                self.say(format!("discarded the autosave {}", r.journal.display()));
+                vec![Effect::DropAutosave(self.path.clone())]
+            }
+            _ => {
+                self.dialog = Some(Dialog::Recover(r));
+                Vec::new()
+            }
+        }
+    }
+
+    /// SIGTERM, SIGHUP, SIGINT or a lost terminal: stop the runs, autosave what finished,
+    /// quit. (A second signal ends the process at once; the runtime sees to that.)
+    fn on_signal(&mut self, sig: i32) -> Vec<Effect> {
+        self.exit_signal = Some(sig);
+        self.lost_runs = self.running() + self.queued();
+        self.quit = true;
+        let mut e = vec![Effect::CancelAll];
+        if self.dirty {
+            e.push(self.autosave_effect());
+        }
+        e.push(Effect::Quit);
+        e
+    }
+
+    fn autosave_effect(&mut self) -> Effect {
+        self.journal_due = false;
+        Effect::Autosave {
+            path: self.path.clone(),
+            session: Box::new(self.session.clone()),
+        }
+    }
+
+    fn on_autosaved(&mut self, r: Result<PathBuf, String>) {
+        match r {
+            Ok(p) => {
+                self.journal = Some(p);
+                if std::mem::take(&mut self.autosave_failed) {
+                    self.say("autosave works again");
+                }
+            }
+            Err(e) => {
+                self.autosave_failed = true;
+                self.fail(format!("autosave failed: {e} · s saves"));
+            }
+        }
     }
 
     fn say(&mut self, msg: impl Into<String>) {
@@ -163,21 +272,24 @@ impl App {
                 Vec::new()
             }
             Event::Saved(r) => self.on_saved(r),
+            Event::Autosaved(r) => {
+                self.on_autosaved(r);
+                Vec::new()
+            }
             Event::Opened { path, result } => match result {
-                Ok(session) => {
-                    let mut e = vec![Effect::CancelAll];
-                    self.path = path;
-                    e.extend(self.replace_session(*session));
-                    e
-                }
+                Ok(opened) => self.on_opened(path, *opened),
                 Err(msg) => {
                     self.fail(format!("cannot open: {msg}"));
                     Vec::new()
                 }
             },
+            Event::Signal(sig) => return self.on_signal(sig),
         };
         self.clamp_cursors();
         effects.extend(self.want_prediction());
+        if self.journal_due && self.dirty {
+            effects.push(self.autosave_effect());
+        }
         effects
     }
 
@@ -235,15 +347,21 @@ impl App {
         match r {
             Ok(p) => {
                 self.dirty = false;
+                self.journal_due = false;
+                self.on_disk = true;
                 self.say(format!("saved {}", p.display()));
+                // The file holds everything now: the journal is no longer needed.
+                let mut e = vec![Effect::DropAutosave(self.path.clone())];
+                self.journal = None;
                 if std::mem::take(&mut self.quit_after_save) {
                     self.quit = true;
-                    return vec![Effect::Quit];
+                    e.push(Effect::Quit);
                 }
+                return e;
             }
             Err(e) => {
                 self.quit_after_save = false;
-                self.fail(format!("not saved: {e}"));
+                self.fail(format!("not saved: {e} · s retries"));
             }
         }
         Vec::new()
@@ -289,7 +407,12 @@ mod tests {
         assert!(matches!(&e[..], [Effect::Open(p)] if p == &PathBuf::from("s/t.toml")));
         let e = a.update(Event::Opened {
             path: "other.toml".into(),
-            result: Ok(Box::new(session())),
+            result: Ok(Box::new(Opened {
+                session: session(),
+                exists: true,
+                recovery: None,
+                recovery_error: None,
+            })),
         });
         assert!(matches!(e[0], Effect::CancelAll));
         assert_eq!(a.path, PathBuf::from("other.toml"));
@@ -305,6 +428,56 @@ mod tests {
             result: Err("stale".into()),
         });
         assert!(matches!(a.data.get("d"), Some(DataState::Loading)));
+    }
+
+    #[test]
+    fn o_on_a_new_path_starts_a_new_session_that_is_not_saved_yet() {
+        let dir = std::env::temp_dir().join(format!("sgpw-o-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let path = dir.join("fresh.toml");
+        let opened = crate::tui::open(&path).expect("a new session, not an error");
+        assert!(!opened.exists && opened.session.name == "fresh");
+        let mut a = loaded();
+        a.update(Event::Opened {
+            path: path.clone(),
+            result: Ok(Box::new(opened)),
+        });
+        assert!(!a.on_disk && !a.dirty && a.message.starts_with("new session"));
+        // the status line says so, not "saved"
+        let line = crate::tui::testing::render(&a, 80, 24);
+        assert!(line.contains("new, not saved"), "{line}");
+        a.update(Event::Saved(Ok(path.clone())));
+        assert!(a.on_disk);
+        // a path that cannot be a session is an error
+        assert!(crate::tui::open(&dir.join("no/such/dir/x.toml")).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn recovering_an_autosave_folds_it_in_unsaved() {
+        let mut a = loaded();
+        let k = a.runs[0].key.clone();
+        let mut journal = a.session.clone();
+        journal.set_result(done(&k, 0.5));
+        let r = crate::session::autosave::fold(&a.session, &journal, "j".into())
+            .expect("one result to recover");
+        a.offer_recovery(r.clone());
+        // other keys leave the question up; Ctrl-C does not skip it
+        a.update(ch('g'));
+        a.update(Event::Key(ratatui::crossterm::event::KeyEvent::new(
+            KeyCode::Char('c'),
+            ratatui::crossterm::event::KeyModifiers::CONTROL,
+        )));
+        assert!(matches!(a.dialog, Some(Dialog::Recover(_))) && !a.quit);
+        a.update(ch('y'));
+        assert!(a.dirty && a.result_of(&a.runs[0]).is_some());
+        assert!(a.message.starts_with("recovered 1 result"), "{}", a.message);
+        // n discards the journal
+        let mut b = loaded();
+        b.offer_recovery(r);
+        let e = b.update(ch('n'));
+        assert!(matches!(&e[..], [Effect::DropAutosave(_)]), "{e:?}");
+        assert!(b.session.results.is_empty() && !b.dirty);
     }
 
     #[test]

@@ -29,8 +29,17 @@ impl App {
                 iteration,
                 nlml,
                 elapsed,
+                validation,
             } => {
                 if let Some(row) = self.runs.iter_mut().find(|r| r.job == Some(id)) {
+                    if let Some((nmse, mnlp)) = validation {
+                        row.live_validation.push(crate::results::ValidationPoint {
+                            iteration,
+                            nmse,
+                            mnlp,
+                        });
+                        return Vec::new();
+                    }
                     let last = match row.activity {
                         Activity::Running { nlml, .. } => nlml,
                         _ => f64::NAN,
@@ -63,6 +72,7 @@ impl App {
         row.job = None;
         row.activity = Activity::Idle;
         row.live.clear();
+        row.live_validation.clear();
         row.generation += 1;
         let k = &result.key;
         let name = format!("{}/{} m={} seed {}", k.dataset, k.label, k.m, k.seed);
@@ -104,7 +114,7 @@ impl App {
             }
         }
         self.session.set_result(result);
-        self.dirty = true;
+        self.mark_dirty();
     }
 
     pub(super) fn on_data(
@@ -118,7 +128,10 @@ impl App {
         match result {
             Ok(d) => {
                 // The data sets of a session just opened load quietly (the pane shows them).
-                let quiet = self.message.starts_with("opened:") && !self.message_is_error;
+                let quiet = (self.message.starts_with("opened:")
+                    || self.message.starts_with("recovered ")
+                    || self.message.starts_with("new session"))
+                    && !self.message_is_error;
                 if !quiet {
                     self.say(format!(
                         "loaded {name}: {} training, {} test points, D = {}",
@@ -130,7 +143,21 @@ impl App {
                 self.data.insert(name.clone(), DataState::Loaded(d));
             }
             Err(e) => {
-                self.fail(format!("cannot load {name}: {e}"));
+                let waiting = self
+                    .runs
+                    .iter_mut()
+                    .filter(|r| r.activity == Activity::Waiting && r.key.dataset == name)
+                    .map(|r| {
+                        r.activity = Activity::Idle;
+                        r.rerun_of = None;
+                    })
+                    .count();
+                let runs = if waiting > 0 {
+                    format!(" · {waiting} waiting runs did not start")
+                } else {
+                    String::new()
+                };
+                self.fail(format!("cannot load {name}: {e}{runs} (e edits it)"));
                 self.data.insert(name.clone(), DataState::Failed(e));
             }
         }
@@ -180,6 +207,7 @@ impl App {
         row.verdict = None;
         row.rerun_of = previous;
         row.live.clear();
+        row.live_validation.clear();
         match state {
             // m ≤ n and the subset sizes are checked now that the data are here
             Some(DataState::Loaded(data)) => match row.spec.check(data.n_train()) {
@@ -207,9 +235,12 @@ impl App {
                 Vec::new()
             }
             Some(DataState::Failed(msg)) => {
-                let r = outcome(row.key.clone(), &row.spec.method, Err(Error::Data(msg)));
+                // Not a result of the run: the data set must be fixed first.
                 row.rerun_of = None;
-                self.finish_now(i, r);
+                let name = row.key.dataset.clone();
+                self.fail(format!(
+                    "{name} did not load, so its runs cannot start: {msg} (e edits it)"
+                ));
                 Vec::new()
             }
             None => {
@@ -233,28 +264,58 @@ impl App {
         self.finish(i, r);
     }
 
-    /// Start the selected run if it has no result yet.
+    /// Start the selected run unless it is done (a cancelled run is not finished: it
+    /// starts again, as `sgpw run` would run it).
     pub(super) fn start_selected(&mut self) -> Vec<Effect> {
         if let Some(row) = self.selected_run() {
-            if self.status_of(row) == RunStatus::NotRun {
+            if self.status_of(row) != RunStatus::Done {
                 return self.start(self.run_cursor, false);
             }
-            self.say("this run has a result: R re-runs it, r replays it");
+            self.say("this run is done: R re-runs it, r replays it");
         }
         Vec::new()
     }
 
-    /// Start every run that has no result yet.
+    /// Start every run that is not done — never run, cancelled or failed, the runs
+    /// `sgpw run` would run — except those whose data set did not load.
     pub(super) fn start_all(&mut self) -> Vec<Effect> {
+        let idle_unfinished = |a: &App, i: usize| {
+            let row = &a.runs[i];
+            row.activity == Activity::Idle
+                && matches!(
+                    a.status_of(row),
+                    RunStatus::NotRun | RunStatus::Cancelled | RunStatus::Failed
+                )
+        };
         let todo: Vec<usize> = (0..self.runs.len())
-            .filter(|&i| self.status_of(&self.runs[i]) == RunStatus::NotRun)
+            .filter(|&i| idle_unfinished(self, i))
             .collect();
-        if todo.is_empty() {
-            self.say("every run has a result (R re-runs the selected one)");
+        let (blocked, todo): (Vec<usize>, Vec<usize>) = todo.into_iter().partition(|&i| {
+            matches!(
+                self.data.get(&self.runs[i].key.dataset),
+                Some(DataState::Failed(_))
+            )
+        });
+        if todo.is_empty() && blocked.is_empty() {
+            self.say("every run is done (R re-runs the selected one)");
+            return Vec::new();
         }
-        todo.into_iter()
-            .flat_map(|i| self.start(i, false))
-            .collect()
+        let effects: Vec<Effect> = todo.iter().flat_map(|&i| self.start(i, false)).collect();
+        if !blocked.is_empty() {
+            let mut names: Vec<String> = blocked
+                .iter()
+                .map(|&i| self.runs[i].key.dataset.clone())
+                .collect();
+            names.sort();
+            names.dedup();
+            self.fail(format!(
+                "started {} runs; {} did not start because {} did not load (e edits it)",
+                todo.len(),
+                blocked.len(),
+                names.join(", ")
+            ));
+        }
+        effects
     }
 
     /// Run the selected run again with its seed, to compare with its result.
@@ -374,6 +435,7 @@ mod tests {
             phase: Phase::Fit { stage: 0 },
             iteration: 1,
             nlml: Some(4.0),
+            validation: None,
             elapsed: 0.1,
         }));
         assert_eq!(a.status_of(&a.runs[0]), RunStatus::Running);
@@ -392,7 +454,7 @@ mod tests {
     }
 
     #[test]
-    fn runs_wait_for_their_data_and_fail_with_its_error() {
+    fn runs_on_data_that_did_not_load_do_not_start() {
         let (mut a, _) = app();
         assert!(a.update(ch('g')).is_empty());
         assert_eq!(a.status_of(&a.runs[1]), RunStatus::Waiting);
@@ -401,14 +463,79 @@ mod tests {
             epoch: 1,
             result: Err("d.csv: no such file".into()),
         });
-        assert_eq!(a.status_of(&a.runs[0]), RunStatus::Failed);
-        let r = a.result_of(&a.runs[0]).expect("a failed result");
+        // Not a result of the runs: they stay not run, and the message says why.
+        assert_eq!(a.status_of(&a.runs[0]), RunStatus::NotRun);
+        assert!(a.session.results.is_empty() && !a.dirty);
         assert!(
-            r.message
-                .as_deref()
-                .is_some_and(|m| m.contains("no such file"))
+            a.message_is_error
+                && a.message.contains("no such file")
+                && a.message.contains("2 waiting runs did not start"),
+            "{}",
+            a.message
         );
-        assert!(a.message_is_error);
+        // g and Enter do not start them either, and say why.
+        assert!(a.update(ch('g')).is_empty());
+        assert!(a.session.results.is_empty());
+        assert!(a.message.contains("did not load"), "{}", a.message);
+        assert!(a.update(key(KeyCode::Enter)).is_empty());
+        assert!(a.session.results.is_empty() && a.message.contains("did not load"));
+    }
+
+    #[test]
+    fn cancelled_runs_are_not_finished() {
+        let mut a = loaded();
+        let k = a.runs[0].key.clone();
+        let mut r = done(&k, 1.0);
+        r.status = Status::Cancelled;
+        r.nmse = None;
+        r.iterations = 31;
+        a.session.set_result(r);
+        // g starts the cancelled run (and the one never run); Enter would too.
+        let e = a.update(ch('g'));
+        assert_eq!(
+            e.iter()
+                .filter(|e| matches!(e, Effect::Submit { .. }))
+                .count(),
+            2
+        );
+        let mut a = loaded();
+        let mut r = done(&k, 1.0);
+        r.status = Status::Cancelled;
+        a.session.set_result(r);
+        let e = a.update(key(KeyCode::Enter));
+        assert!(matches!(e[..], [Effect::Submit { .. }]), "{e:?}");
+        // a done run is not started again
+        let mut a = loaded();
+        a.session.set_result(done(&k, 1.0));
+        assert!(a.update(key(KeyCode::Enter)).is_empty());
+        assert!(a.message.contains("R re-runs"));
+    }
+
+    #[test]
+    fn finished_runs_are_autosaved_as_they_come() {
+        let mut a = loaded();
+        let e = a.update(key(KeyCode::Enter));
+        let [Effect::Submit { id, key: k, .. }] = &e[..] else {
+            panic!("{e:?}")
+        };
+        let e = a.update(Event::Job(JobEvent::Finished {
+            id: *id,
+            result: Box::new(done(k, 0.01)),
+        }));
+        let [Effect::Autosave { session, .. }] = &e[..] else {
+            panic!("{e:?}")
+        };
+        assert_eq!(session.results.len(), 1);
+        // a signal autosaves what is unsaved and quits
+        let e = a.update(Event::Signal(15));
+        assert!(
+            matches!(
+                e[..],
+                [Effect::CancelAll, Effect::Autosave { .. }, Effect::Quit]
+            ) && a.quit
+                && a.exit_signal == Some(15),
+            "{e:?}"
+        );
     }
 
     #[test]

@@ -61,6 +61,41 @@ pub fn draw(frame: &mut Frame, app: &App) {
                 r,
             );
         }
+        Dialog::Recover(r) => {
+            let file = app.path.file_name().map_or_else(
+                || app.path.display().to_string(),
+                |f| f.to_string_lossy().into_owned(),
+            );
+            let when = r
+                .written
+                .and_then(|w| w.elapsed().ok())
+                .map(|d| format!(" written {} ago", ago(d.as_secs())))
+                .unwrap_or_default();
+            let lines = vec![
+                Line::raw(format!(
+                    "An autosave{when} holds {} that {file} lacks: the app \
+                     stopped before it was saved.",
+                    r.summary()
+                )),
+                Line::raw(""),
+                Line::from(vec![
+                    Span::styled("y", t.key()),
+                    Span::raw(" recover them (then s saves)   "),
+                    Span::styled("n", t.key()),
+                    Span::raw(" discard the autosave"),
+                ]),
+            ];
+            let r = centred(area, 64, 7);
+            frame.render_widget(Clear, r);
+            frame.render_widget(
+                Paragraph::new(lines).wrap(Wrap { trim: true }).block(
+                    Block::bordered()
+                        .title(" Recover unsaved work? ")
+                        .border_style(t.border(true)),
+                ),
+                r,
+            );
+        }
         Dialog::Open(f) => form(frame, app, f, "Enter open · Esc cancel"),
         Dialog::LoadData(f) => form(
             frame,
@@ -74,6 +109,16 @@ pub fn draw(frame: &mut Frame, app: &App) {
             f,
             "Enter launch · Esc cancel · ↑↓ field · ←→ choose",
         ),
+    }
+}
+
+/// "5 s", "3 min", "2 h", "4 days".
+fn ago(secs: u64) -> String {
+    match secs {
+        0..60 => format!("{secs} s"),
+        60..3600 => format!("{} min", secs / 60),
+        3600..172_800 => format!("{} h", secs / 3600),
+        _ => format!("{} days", secs / 86_400),
     }
 }
 

@@ -98,7 +98,15 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             ];
             if !curves.marker_kind.is_empty() {
                 legend.push(Span::styled(if t.ascii { "^" } else { "▲" }, t.warn()));
-                legend.push(Span::raw(format!(" {} ", curves.marker_kind)));
+                if curves.marker_strength.is_empty() {
+                    legend.push(Span::raw(format!(" {} ", curves.marker_kind)));
+                } else {
+                    legend.push(Span::styled(if t.ascii { "'." } else { "▴·" }, t.warn()));
+                    legend.push(Span::raw(format!(
+                        " {} (small: large h) ",
+                        curves.marker_kind
+                    )));
+                }
             }
             if curves.negative > 0 {
                 title = format!(

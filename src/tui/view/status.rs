@@ -14,6 +14,9 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let mut spans = vec![Span::styled(format!(" {file} "), t.title())];
     if app.dirty {
         spans.push(Span::styled("● unsaved ", t.warn()));
+    } else if !app.on_disk {
+        // a new session: nothing is written until the first save
+        spans.push(Span::styled("new, not saved ", t.dim()));
     } else {
         spans.push(Span::styled("saved ", t.dim()));
     }

@@ -16,6 +16,25 @@ use ratatui::text::Line;
 use ratatui::widgets::Widget;
 use ratatui::widgets::canvas::{Canvas, Line as Seg, Points};
 
+/// The marker of a point: full size, or by its strength σ0²/(σ0² + h) — large above
+/// ⅔, small above ⅓, a dot below.
+pub fn marker_glyph(strength: Option<f64>, ascii: bool) -> &'static str {
+    let size = match strength {
+        None => 2,
+        Some(s) if s >= 2.0 / 3.0 => 2,
+        Some(s) if s >= 1.0 / 3.0 => 1,
+        Some(_) => 0,
+    };
+    match (ascii, size) {
+        (false, 2) => "▲",
+        (false, 1) => "▴",
+        (false, _) => "·",
+        (true, 2) => "^",
+        (true, 1) => "'",
+        (true, _) => ".",
+    }
+}
+
 pub struct BandChart<'a> {
     pub curves: &'a Curves,
     pub theme: Theme,
@@ -136,13 +155,14 @@ impl Widget for BandChart<'_> {
             });
         canvas.render(plot, buf);
 
-        // Inducing / basis points on the x axis.
+        // Inducing / basis points on the x axis; with SPGP+HS pseudo-noise a marker's
+        // size says how far its pseudo-input is switched on.
         let w = markers.width.max(1) as f64;
-        let glyph = if t.ascii { "^" } else { "▲" };
-        for &x in &c.markers {
+        for (k, &x) in c.markers.iter().enumerate() {
             if x < x0 || x > x1 {
                 continue;
             }
+            let glyph = marker_glyph(c.marker_strength.get(k).copied(), t.ascii);
             let col = ((x - x0) / (x1 - x0) * (w - 1.0)).round() as u16;
             buf.set_string(
                 markers.x + col,

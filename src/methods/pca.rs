@@ -1,0 +1,265 @@
+//! PCA+SPGP, the unsupervised baseline of SPGP+DR (Snelson & Ghahramani, UAI 2006,
+//! §6.1; METHODS.md §2): project the training inputs on their top G principal
+//! components, then plain SPGP (the pseudo-input family under FITC) in that space.
+//! The model stores the PCA's mean and basis (`[pca]`), so predictions, `sgpw nlml`
+//! and the app take the original D inputs; the lengthscales and pseudo-inputs live in
+//! the G-dimensional space. The run's starting hyperparameters (defaults or a subset
+//! fit, on the D inputs) become G lengthscales by the ARD metric along each principal
+//! direction b_g: `1/ℓ_g² = Σ_d b_gd²/ℓ_d²`.
+
+use super::ValidRunSpec;
+use super::lowrank::{ApproxChoice, Family, LowRankMethod, MaxM, Parts};
+use super::pseudo::{PLAIN, PseudoExtra};
+use crate::data::TrainData;
+use crate::error::{Error, Result};
+use crate::exec::Exec;
+use crate::likelihood::Adjoints;
+use crate::model_file::{Hyper, ModelFile, Pca, matrix_to_rows, rows_to_matrix};
+use crate::run_context::RunContext;
+use crate::run_spec::{ApproxKind, MethodOptions};
+use nalgebra::{DMatrix, SymmetricEigen};
+use rand_chacha::ChaCha8Rng;
+
+/// SPGP on the inputs' top principal components.
+pub struct PcaPseudo;
+
+pub const PCA_SPGP: LowRankMethod<PcaPseudo> = LowRankMethod {
+    name: "pca-spgp",
+    aliases: &["pca+spgp"],
+    summary: "PCA+SPGP: SPGP on the top G principal components of the training inputs \
+              (--dims G), the unsupervised baseline of SPGP+DR (Snelson & Ghahramani, UAI 2006)",
+    m_meaning: "inducing points",
+    options: &["dims"],
+    approx: ApproxChoice::Fixed(ApproxKind::Fitc),
+    max_m: MaxM::TrainingSize,
+    family: PcaPseudo,
+};
+
+/// The `dims` option of spgp-dr and pca-spgp, which both need it.
+pub fn required_dims(method: &str, options: &MethodOptions) -> Result<usize> {
+    options.dims.ok_or_else(|| {
+        Error::input(format!(
+            "method '{method}' needs the reduced dimension G: give --dims G (session key dims)"
+        ))
+    })
+}
+
+/// G against the data's D, once the data are known.
+pub fn check_dims(method: &str, g: usize, d: usize) -> Result<()> {
+    if g == 0 || g > d {
+        return Err(Error::input(format!(
+            "dims = {g} (--dims): method '{method}' needs 1 ≤ G ≤ D = {d} (the number of inputs)"
+        )));
+    }
+    Ok(())
+}
+
+/// The rows of `x` (n×D), less `shift` (D) if given, on the rows of `p` (G×D): the
+/// n×G matrix `(x − shift) pᵀ`. Each entry sums over d in order 0..D whatever n is,
+/// so a chunk of rows projects exactly as it does within the whole (a gemm's blocking
+/// would depend on the size); columns of the result are contiguous, so the loop over
+/// rows vectorises.
+pub fn project_rows(x: &DMatrix<f64>, p: &DMatrix<f64>, shift: Option<&[f64]>) -> DMatrix<f64> {
+    let (n, d) = x.shape();
+    let mut out = DMatrix::zeros(n, p.nrows());
+    for g in 0..p.nrows() {
+        let col = &mut out.as_mut_slice()[g * n..(g + 1) * n];
+        for k in 0..d {
+            let (w, c) = (p[(g, k)], shift.map_or(0.0, |s| s[k]));
+            let xk = &x.as_slice()[k * n..(k + 1) * n];
+            for (o, v) in col.iter_mut().zip(xk) {
+                *o += w * (v - c);
+            }
+        }
+    }
+    out
+}
+
+/// The mean (D) of the rows of `x` and its top `g` principal directions as the rows
+/// of a g×D matrix, largest variance first, each unit length with its largest entry
+/// positive (so the basis does not depend on the eigensolver's signs).
+pub fn principal_directions(x: &DMatrix<f64>, g: usize) -> (Vec<f64>, DMatrix<f64>) {
+    let (n, d) = x.shape();
+    let mean: Vec<f64> = (0..d).map(|j| x.column(j).mean()).collect();
+    let xc = DMatrix::from_fn(n, d, |i, j| x[(i, j)] - mean[j]);
+    let cov = xc.transpose() * &xc / (n.max(1) as f64);
+    let eig = SymmetricEigen::new(cov);
+    let mut order: Vec<usize> = (0..d).collect();
+    // descending variance; ties broken by index so the order is deterministic
+    order.sort_by(|&a, &b| {
+        eig.eigenvalues[b]
+            .total_cmp(&eig.eigenvalues[a])
+            .then(a.cmp(&b))
+    });
+    let mut basis = DMatrix::zeros(g.min(d), d);
+    for (row, &k) in order.iter().take(g.min(d)).enumerate() {
+        let v = eig.eigenvectors.column(k);
+        let big = v
+            .iter()
+            .copied()
+            .fold(0.0, |m: f64, e| if e.abs() > m.abs() { e } else { m });
+        let sign = if big < 0.0 { -1.0 } else { 1.0 };
+        for j in 0..d {
+            basis[(row, j)] = sign * v[j];
+        }
+    }
+    (mean, basis)
+}
+
+/// ARD lengthscales (D) seen along the rows b_g of a basis: `1/ℓ_g² = Σ_d b_gd²/ℓ_d²`.
+pub fn component_lengthscales(basis: &DMatrix<f64>, lengthscales: &[f64]) -> Vec<f64> {
+    basis
+        .row_iter()
+        .map(|b| {
+            let w: f64 = b
+                .iter()
+                .zip(lengthscales)
+                .map(|(v, l)| v * v / (l * l))
+                .sum();
+            1.0 / w.sqrt()
+        })
+        .collect()
+}
+
+/// The model's `[pca]` as (mean, basis G×D), checked against its lengthscales.
+fn pca_of(model: &ModelFile) -> Result<(Vec<f64>, DMatrix<f64>)> {
+    let p = model
+        .pca
+        .as_ref()
+        .ok_or_else(|| Error::input("the model has no [pca] table (mean and basis)"))?;
+    let d = p.mean.len();
+    if d == 0 || p.mean.iter().any(|v| !v.is_finite()) {
+        return Err(Error::input(
+            "[pca] mean must hold one finite value per input",
+        ));
+    }
+    let basis = rows_to_matrix("[pca] basis", &p.basis, d)?;
+    let g = model.hyper.lengthscales.len();
+    if basis.nrows() != g {
+        return Err(Error::input(format!(
+            "[pca] basis has {} rows but [hyper] lengthscales has {g} values (one per component)",
+            basis.nrows()
+        )));
+    }
+    Ok((p.mean.clone(), basis))
+}
+
+/// (x − mean) Bᵀ: the inputs (n×D) on the components (n×G).
+fn project(x: &DMatrix<f64>, mean: &[f64], basis: &DMatrix<f64>) -> Result<DMatrix<f64>> {
+    if x.ncols() != mean.len() {
+        return Err(Error::input(format!(
+            "the inputs have {} columns but the model's PCA takes {}",
+            x.ncols(),
+            mean.len()
+        )));
+    }
+    Ok(project_rows(x, basis, Some(mean)))
+}
+
+impl Family for PcaPseudo {
+    /// The plain family's extras and the projected inputs.
+    type Extra = (PseudoExtra, DMatrix<f64>);
+
+    fn init(
+        &self,
+        data: &TrainData,
+        spec: &ValidRunSpec,
+        hyper: Hyper,
+        ctx: &RunContext,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<ModelFile> {
+        let g = required_dims(&spec.method, &spec.options)?;
+        check_dims(&spec.method, g, data.x.ncols())?;
+        let (mean, basis) = principal_directions(&data.x, g);
+        let projected = TrainData {
+            x: project(&data.x, &mean, &basis)?,
+            y: data.y.clone(),
+        };
+        let hyper = Hyper {
+            lengthscales: component_lengthscales(&basis, &hyper.lengthscales),
+            ..hyper
+        };
+        let mut model = PLAIN.init(&projected, spec, hyper, ctx, rng)?;
+        model.pca = Some(Pca {
+            mean,
+            basis: matrix_to_rows(&basis),
+        });
+        Ok(model)
+    }
+
+    fn check_options(&self, options: &MethodOptions) -> Result<()> {
+        required_dims("pca-spgp", options).map(|_| ())
+    }
+
+    fn check(&self, model: &ModelFile) -> Result<usize> {
+        pca_of(model)?;
+        PLAIN.check(model)
+    }
+
+    fn pack(&self, model: &ModelFile) -> Vec<f64> {
+        PLAIN.pack(model)
+    }
+
+    fn unpack(&self, theta: &[f64], model: &mut ModelFile) {
+        PLAIN.unpack(theta, model)
+    }
+
+    fn tables(&self) -> &'static [&'static str] {
+        &["pca"]
+    }
+
+    fn parts(
+        &self,
+        model: &ModelFile,
+        x: &DMatrix<f64>,
+        for_gradient: bool,
+        exec: &Exec,
+    ) -> Result<(Parts, Self::Extra)> {
+        let (mean, basis) = pca_of(model)?;
+        let xp = project(x, &mean, &basis)?;
+        let (parts, extra) = PLAIN.parts(model, &xp, for_gradient, exec)?;
+        Ok((parts, (extra, xp)))
+    }
+
+    fn pull_back(
+        &self,
+        model: &ModelFile,
+        _x: &DMatrix<f64>,
+        parts: &Parts,
+        (extra, xp): Self::Extra,
+        adj: &Adjoints,
+        exec: &Exec,
+    ) -> Result<Vec<f64>> {
+        PLAIN.pull_back(model, &xp, parts, extra, adj, exec)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Inputs stretched along (1, 1)/√2 and, less, along (1, −1)/√2: the first
+    /// direction comes first, unit length, largest entry positive.
+    #[test]
+    fn principal_directions_of_a_stretched_cloud() {
+        let x = DMatrix::from_fn(200, 2, |i, j| {
+            let t = (i as f64 * 0.37).sin() * 3.0;
+            let s = (i as f64 * 1.91).cos() * 0.5;
+            if j == 0 { t + s + 1.0 } else { t - s - 2.0 }
+        });
+        let (mean, b) = principal_directions(&x, 2);
+        assert!((mean[0] - x.column(0).mean()).abs() < 1e-12);
+        let r = std::f64::consts::FRAC_1_SQRT_2;
+        assert!(
+            (b[(0, 0)] - r).abs() < 1e-2 && (b[(0, 1)] - r).abs() < 1e-2,
+            "{b}"
+        );
+        assert!((b.row(1).norm() - 1.0).abs() < 1e-12);
+        assert!(b.row(0).dot(&b.row(1)).abs() < 1e-12);
+        // an axis-aligned direction keeps its lengthscale; a diagonal one mixes them
+        let axes = DMatrix::from_row_slice(2, 2, &[1.0, 0.0, r, r]);
+        let ell = component_lengthscales(&axes, &[2.0, 1.0]);
+        assert!((ell[0] - 2.0).abs() < 1e-15);
+        assert!((ell[1] - (0.5f64 * (0.25 + 1.0)).sqrt().recip()).abs() < 1e-15);
+    }
+}

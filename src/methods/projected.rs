@@ -1,0 +1,274 @@
+//! SPGP+DR (Snelson & Ghahramani, UAI 2006, §4; METHODS.md §2): a learned linear
+//! projection P (G×D) replaces the lengthscales and the pseudo-inputs live in the G
+//! projected dimensions:
+//! `k(x, x̄) = σ0² exp(−½‖P x − x̄‖²)`, `k(x̄, x̄') = σ0² exp(−½‖x̄ − x̄'‖²)`, kdiag = σ0².
+//! So `Kuf` is the SE kernel with unit lengthscales between X̄ (m×G) and the projected
+//! inputs U = X Pᵀ (n×G), and `∂NLML/∂P = (∂NLML/∂U)ᵀ X`. Parameters: log σ0², log σ²,
+//! P, X̄ — (m + D)·G + 2 of them instead of SPGP's (m + 1)·D + 2. With `--hetero` each
+//! pseudo-input also gets SPGP+HS's uncertainty h_j on Kuu's diagonal.
+//!
+//! P starts from the top G principal directions of the inputs scaled by 1/ℓ
+//! (`P = V_Gᵀ diag(1/ℓ)`, V_G from the PCA of X diag(1/ℓ)), so that at G = D the model
+//! starts as the ARD one (PᵀP = diag(1/ℓ²)); X̄ starts at P·(a random subset).
+
+use super::ValidRunSpec;
+use super::hyper::{pack_hyper, random_rows, unpack_hyper};
+use super::lowrank::{
+    ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad, kdiag_grad,
+};
+use super::pca::{check_dims, principal_directions, project_rows, required_dims};
+use super::pseudo::{
+    add_pseudo_noise, initial_pseudo_noise, pack_pseudo_noise, pseudo_noise, pseudo_noise_grad,
+};
+use crate::data::TrainData;
+use crate::error::{Error, Result};
+use crate::exec::Exec;
+use crate::kernel::SeArd;
+use crate::likelihood::Adjoints;
+use crate::linalg;
+use crate::model_file::{
+    Hyper, Inducing, ModelFile, Projection, PseudoNoise, matrix_to_rows, required_matrix,
+    rows_to_matrix,
+};
+use crate::run_context::RunContext;
+use crate::run_spec::{ApproxKind, MethodOptions};
+use nalgebra::DMatrix;
+use rand_chacha::ChaCha8Rng;
+
+/// Pseudo-inputs in a learned G-dimensional projection of the inputs.
+pub struct Projected;
+
+pub const SPGP_DR: LowRankMethod<Projected> = LowRankMethod {
+    name: "spgp-dr",
+    aliases: &["spgp+dr"],
+    summary: "SPGP+DR: SPGP on a learned projection P (G×D, --dims G) of the inputs, the \
+              pseudo-inputs in G dimensions; --hetero adds SPGP+HS's pseudo-noise \
+              (Snelson & Ghahramani, UAI 2006)",
+    m_meaning: "inducing points",
+    options: &["dims", "hetero"],
+    approx: ApproxChoice::Fixed(ApproxKind::Fitc),
+    max_m: MaxM::TrainingSize,
+    family: Projected,
+};
+
+/// P (G×D) of a model.
+pub fn projection(model: &ModelFile) -> Result<DMatrix<f64>> {
+    let rows = &model
+        .projection
+        .as_ref()
+        .ok_or_else(|| Error::input("the model has no [projection] matrix"))?
+        .matrix;
+    let d = rows.first().map_or(0, Vec::len);
+    if d == 0 {
+        return Err(Error::input(
+            "[projection] matrix is empty (it needs G rows of D values)",
+        ));
+    }
+    let p = rows_to_matrix("[projection] matrix", rows, d)?;
+    if p.nrows() > d {
+        return Err(Error::input(format!(
+            "[projection] matrix has {} rows of {d} values: G must not exceed D",
+            p.nrows()
+        )));
+    }
+    Ok(p)
+}
+
+/// The pseudo-inputs (m×G).
+fn points(model: &ModelFile, g: usize) -> Result<DMatrix<f64>> {
+    let points = model.inducing.as_ref().map(|i| &i.points);
+    required_matrix("[inducing] points", points, g)
+}
+
+/// The SE kernel of the projected space: σ0², unit lengthscales.
+fn kernel(model: &ModelFile, g: usize) -> SeArd {
+    SeArd {
+        signal_variance: model.hyper.signal_variance,
+        lengthscales: vec![1.0; g],
+    }
+}
+
+/// `P = V_Gᵀ diag(1/ℓ)`, V_G the top G principal directions of X diag(1/ℓ).
+pub fn initial_projection(x: &DMatrix<f64>, lengthscales: &[f64], g: usize) -> DMatrix<f64> {
+    let scaled = DMatrix::from_fn(x.nrows(), x.ncols(), |i, d| x[(i, d)] / lengthscales[d]);
+    let (_, v) = principal_directions(&scaled, g);
+    DMatrix::from_fn(v.nrows(), v.ncols(), |r, d| v[(r, d)] / lengthscales[d])
+}
+
+/// What `parts` hands to the pull-back.
+pub struct ProjectedExtra {
+    z: DMatrix<f64>,
+    /// The projected inputs U = X Pᵀ (n×G).
+    u: DMatrix<f64>,
+    /// With pseudo-noise: the kernel's Kuu without diag(h).
+    kernel_kuu: Option<DMatrix<f64>>,
+}
+
+impl Family for Projected {
+    type Extra = ProjectedExtra;
+
+    fn init(
+        &self,
+        data: &TrainData,
+        spec: &ValidRunSpec,
+        hyper: Hyper,
+        _ctx: &RunContext,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<ModelFile> {
+        let g = required_dims(&spec.method, &spec.options)?;
+        check_dims(&spec.method, g, data.x.ncols())?;
+        let p = initial_projection(&data.x, &hyper.lengthscales, g);
+        let subset = random_rows(&data.x, spec.m, rng);
+        let z = project_rows(&subset, &p, None);
+        let mut model = ModelFile::new(
+            &spec.method,
+            Hyper {
+                lengthscales: Vec::new(),
+                ..hyper
+            },
+        );
+        model.projection = Some(Projection {
+            matrix: matrix_to_rows(&p),
+        });
+        if spec.options.hetero {
+            model.pseudo_noise = Some(initial_pseudo_noise(z.nrows(), model.hyper.signal_variance));
+        }
+        model.inducing = Some(Inducing {
+            points: matrix_to_rows(&z),
+        });
+        Ok(model)
+    }
+
+    fn check_options(&self, options: &MethodOptions) -> Result<()> {
+        required_dims("spgp-dr", options).map(|_| ())
+    }
+
+    fn check(&self, model: &ModelFile) -> Result<usize> {
+        let p = projection(model)?;
+        let m = points(model, p.nrows())?.nrows();
+        if model.pseudo_noise.is_some() {
+            pseudo_noise(model, m)?;
+        }
+        Ok(m)
+    }
+
+    fn uses_lengthscales(&self) -> bool {
+        false
+    }
+
+    fn tables(&self) -> &'static [&'static str] {
+        &["projection", "pseudo_noise"]
+    }
+
+    /// [log σ0², log σ², P (G×D), X̄ (m×G), log h (m, with pseudo-noise)], matrices
+    /// column-major.
+    fn pack(&self, model: &ModelFile) -> Vec<f64> {
+        let mut theta = Vec::new();
+        pack_hyper(model, &mut theta);
+        if let Ok(p) = projection(model) {
+            theta.extend_from_slice(p.as_slice());
+            if let Ok(z) = points(model, p.nrows()) {
+                theta.extend_from_slice(z.as_slice());
+            }
+        }
+        pack_pseudo_noise(model, &mut theta);
+        theta
+    }
+
+    /// Inverse of `pack`; the shapes are those of the model written into (a fit
+    /// unpacks into copies of a checked model).
+    fn unpack(&self, theta: &[f64], model: &mut ModelFile) {
+        let used = unpack_hyper(theta, model);
+        let (g, d) = model.projection.as_ref().map_or((0, 0), |p| {
+            (p.matrix.len(), p.matrix.first().map_or(0, Vec::len))
+        });
+        let m = model.inducing.as_ref().map_or(0, |i| i.points.len());
+        let rest = &theta[used..];
+        let (p, rest) = rest.split_at((g * d).min(rest.len()));
+        let (z, log_h) = rest.split_at((m * g).min(rest.len()));
+        model.projection = Some(Projection {
+            matrix: matrix_to_rows(&DMatrix::from_column_slice(g, d, p)),
+        });
+        model.inducing = Some(Inducing {
+            points: matrix_to_rows(&DMatrix::from_column_slice(m, g, z)),
+        });
+        if model.pseudo_noise.is_some() {
+            model.pseudo_noise = Some(PseudoNoise {
+                h: log_h.iter().map(|v| v.exp()).collect(),
+            });
+        }
+    }
+
+    fn parts(
+        &self,
+        model: &ModelFile,
+        x: &DMatrix<f64>,
+        _for_gradient: bool,
+        exec: &Exec,
+    ) -> Result<(Parts, ProjectedExtra)> {
+        let p = projection(model)?;
+        if x.ncols() != p.ncols() {
+            return Err(Error::input(format!(
+                "the inputs have {} columns but the model's projection takes {}",
+                x.ncols(),
+                p.ncols()
+            )));
+        }
+        let z = points(model, p.nrows())?;
+        let u = project_rows(x, &p, None);
+        let k = kernel(model, p.nrows());
+        let mut kuu = k.gram(&z, exec.par);
+        let kernel_kuu = match &model.pseudo_noise {
+            Some(_) => Some(add_pseudo_noise(&mut kuu, pseudo_noise(model, z.nrows())?)),
+            None => None,
+        };
+        let parts = Parts {
+            kuf: k.matrix(&z, &u, exec.par),
+            kuu: KuuMatrix::Dense(kuu),
+            kdiag: vec![model.hyper.signal_variance; x.nrows()],
+            jitter: model.jitter_policy(),
+        };
+        Ok((parts, ProjectedExtra { z, u, kernel_kuu }))
+    }
+
+    fn pull_back(
+        &self,
+        model: &ModelFile,
+        x: &DMatrix<f64>,
+        parts: &Parts,
+        extra: ProjectedExtra,
+        adj: &Adjoints,
+        exec: &Exec,
+    ) -> Result<Vec<f64>> {
+        let ProjectedExtra { z, u, kernel_kuu } = extra;
+        let kuu = match &kernel_kuu {
+            Some(k) => k,
+            None => parts.dense_kuu()?,
+        };
+        let k = kernel(model, z.ncols());
+        let gf = k.grad(&z, &u, &parts.kuf, &adj.d_kuf, true, true, exec.par);
+        let gu = k.grad(&z, &z, kuu, &adj.d_kuu, true, true, exec.par);
+        let (g, d, m) = (z.ncols(), x.ncols(), z.nrows());
+        let mut grad = Vec::with_capacity(2 + g * (d + m) + m);
+        grad.push(
+            gf.log_signal_variance
+                + gu.log_signal_variance
+                + kdiag_grad(model, adj)
+                + jitter_grad(parts.jitter, adj.jitter, &adj.d_kuu),
+        );
+        grad.push(super::hyper::noise_grad(model, adj.d_noise));
+        let (Some(du), Some(dz_f), Some(dz_a), Some(dz_b)) = (gf.b, gf.a, gu.a, gu.b) else {
+            return Err(Error::numerical(
+                "internal: the kernel's point gradients were asked for but not returned",
+            ));
+        };
+        // ∂/∂P = (∂/∂U)ᵀ X, G×D
+        let dp = linalg::mul(&du, true, x, false, exec.par);
+        grad.extend_from_slice(dp.as_slice());
+        grad.extend_from_slice((dz_f + dz_a + dz_b).as_slice());
+        if model.pseudo_noise.is_some() {
+            grad.extend(pseudo_noise_grad(pseudo_noise(model, m)?, adj));
+        }
+        Ok(grad)
+    }
+}

@@ -18,6 +18,7 @@ use sgpw::data::TrainData;
 use sgpw::exec::{Exec, Par};
 use sgpw::methods::greedy::{self, Config, Incremental};
 use sgpw::model_file::{Hyper, ModelFile};
+use sgpw::optim::Control;
 use sgpw::run_spec::Select;
 use std::hint::black_box;
 use std::time::Instant;
@@ -194,8 +195,16 @@ fn discard_cache(data: &TrainData) {
                     ..Config::paper(select, d_max)
                 };
                 let mut rng = ChaCha8Rng::seed_from_u64(1);
-                let s = greedy::select(data, &m, &cfg, &[], &mut rng, &mut |_, _| Ok(()), &exec)
-                    .expect("selects");
+                let s = greedy::select(
+                    data,
+                    &m,
+                    &cfg,
+                    &[],
+                    &mut rng,
+                    &mut |_, _| Ok(Control::Continue),
+                    &exec,
+                )
+                .expect("selects");
                 times[k].push(s.seconds);
                 counts[k] = (s.kernel_rows, s.discard_hits);
             }

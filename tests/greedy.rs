@@ -13,7 +13,7 @@ use sgpw::exec::Par;
 use sgpw::methods::greedy::{self, Config, Incremental};
 use sgpw::methods::{self, Method, pseudo};
 use sgpw::model_file::{Basis, Hyper, ModelFile, matrix_to_rows};
-use sgpw::optim::Stop;
+use sgpw::optim::{Control, Stop};
 use sgpw::run_context::{Phase, Progress, RunContext};
 use sgpw::run_spec::{RunSpec, Select};
 use sgpw::train::Predictor;
@@ -277,7 +277,7 @@ fn run_select(data: &TrainData, cfg: &Config, seed: u64) -> greedy::Selected {
         cfg,
         &[],
         &mut rng,
-        &mut |_, _| Ok(()),
+        &mut |_, _| Ok(Control::Continue),
         &ex(),
     )
     .expect("selects")
@@ -454,7 +454,10 @@ fn selection_stops_when_cancelled() {
 fn options_are_checked_before_any_work() {
     let bad = [
         ("select = \"rand\"\ndiscard_cache = 10", "--discard-cache"),
-        ("init_lengthscales_from_subset = 50", "--hyper-from-subset"),
+        (
+            "init_lengthscales_from_subset = 50\nhyper_from_subset = 50",
+            "--hyper-from-subset",
+        ),
         ("adapt = 0", "--adapt"),
         ("hyper_from_subset = 1", "--hyper-from-subset"),
     ];
@@ -466,6 +469,12 @@ fn options_are_checked_before_any_work() {
     assert!(e.contains("m = 101"), "{e}");
     assert!(
         spec(5, "select = \"sb\"\ndiscard_cache = 10\nadapt = 2")
+            .check(100)
+            .is_ok()
+    );
+    // the general options apply to greedy as to every method
+    assert!(
+        spec(5, "init_lengthscales_from_subset = 50\nrestarts = 2\nvalidation = 0.2\nearly_stop = true\nnoise_floor = 1e-4")
             .check(100)
             .is_ok()
     );
@@ -500,8 +509,16 @@ fn long_lengthscales_stay_accurate_and_a_zero_jitter_is_an_error() {
     for select in [Select::Sb, Select::Dmax, Select::Rand] {
         let cfg = Config::paper(select, 15);
         let mut rng = ChaCha8Rng::seed_from_u64(1);
-        let s = greedy::select(&data, &m, &cfg, &[], &mut rng, &mut |_, _| Ok(()), &ex())
-            .expect("selects");
+        let s = greedy::select(
+            &data,
+            &m,
+            &cfg,
+            &[],
+            &mut rng,
+            &mut |_, _| Ok(Control::Continue),
+            &ex(),
+        )
+        .expect("selects");
         assert_eq!(s.jitter, 2e-8, "{select:?}");
         let mut with_basis = m.clone();
         let b = DMatrix::from_fn(15, 1, |a, _| data.x[(s.rows[a], 0)]);
@@ -524,10 +541,111 @@ fn long_lengthscales_stay_accurate_and_a_zero_jitter_is_an_error() {
         &cfg,
         &[],
         &mut rng,
-        &mut |_, _| Ok(()),
+        &mut |_, _| Ok(Control::Continue),
         &ex(),
     )
     .expect_err("no jitter: too few independent points")
     .to_string();
     assert!(e.contains("remove the key"), "{e}");
+}
+
+/// `Control::Finish` from the step callback (early stopping) ends the selection with
+/// the basis it has; the trace ends there too.
+#[test]
+fn a_finished_selection_keeps_the_basis_it_has() {
+    let data = toy_data(120, 3, 12);
+    for select in [
+        Select::Rand,
+        Select::Info,
+        Select::Kappa,
+        Select::Dmax,
+        Select::Sb,
+    ] {
+        let mut rng = ChaCha8Rng::seed_from_u64(2);
+        let mut stop_at = |rows: &[usize], _: f64| {
+            Ok(if rows.len() == 6 {
+                Control::Finish
+            } else {
+                Control::Continue
+            })
+        };
+        let s = greedy::select(
+            &data,
+            &model(&data),
+            &Config::paper(select, 20),
+            &[],
+            &mut rng,
+            &mut stop_at,
+            &ex(),
+        )
+        .expect("selects");
+        assert_eq!(s.rows.len(), 6, "{select:?}");
+        assert_eq!(s.trace.len(), 7, "{select:?}");
+        assert!(
+            rel(s.trace[6], dense(&data, &s.rows).nlml) < 1e-10,
+            "{select:?}"
+        );
+    }
+}
+
+/// The options every method takes: --restarts draws each start's candidates from a
+/// stream of its own and keeps the best selection (not selected again); --validation
+/// scores the basis as it grows; --noise-floor reaches the adaptation's gradient.
+#[test]
+fn the_general_options_apply_to_greedy() {
+    use std::cell::RefCell;
+    let (data, test) = (toy_data(160, 2, 13), toy_data(40, 2, 14));
+    let ds = dataset(&data, &test);
+    let run = |toml: &str| {
+        let finals = RefCell::new(std::collections::BTreeMap::new());
+        let scored = RefCell::new(Vec::new());
+        let sink = |p: &Progress| {
+            if let (Phase::Restart { start }, Some(v)) = (p.phase, p.nlml) {
+                finals.borrow_mut().insert(start, v);
+            }
+            if let (Phase::Fit { .. }, Some(_)) = (p.phase, p.validation) {
+                scored.borrow_mut().push(p.iteration);
+            }
+        };
+        let r = spec(12, toml)
+            .check(160)
+            .and_then(|v| sgpw::train::fit(&ds, &v, &RunContext::new(ex(), &sink)))
+            .expect("fits");
+        (r, finals.into_inner(), scored.into_inner())
+    };
+    let (r, finals, _) = run("select = \"rand\"\nrestarts = 3");
+    assert_eq!(finals.len(), 3, "{finals:?}");
+    let best = finals.values().copied().fold(f64::INFINITY, f64::min);
+    let worst = finals.values().copied().fold(f64::NEG_INFINITY, f64::max);
+    assert!(worst > best + 1e-6, "the starts selected alike: {finals:?}");
+    assert!(rel(r.nlml, best) < 1e-10, "{} vs best start {best}", r.nlml);
+    assert_eq!(r.model.greedy.as_ref().expect("[greedy]").order.len(), 12);
+    // --validation: the basis scored every 5 points while it grows
+    let (r, _, scored) = run("select = \"dmax\"\nvalidation = 0.25");
+    assert_eq!(scored, [5, 10], "{scored:?}");
+    assert_eq!(r.validation.len(), 2);
+    // the noise floor is part of the packed σ² = floor + e^θ the adaptation fits
+    let data = toy_data(80, 3, 15);
+    let mut m = model(&data);
+    m.basis = Some(Basis {
+        points: matrix_to_rows(&data.x.rows(0, 7).into_owned()),
+    });
+    m.noise_floor = Some(0.02);
+    let theta = greedy::GREEDY.pack(&m);
+    let g = greedy::GREEDY
+        .objective(&m, &data, &ex())
+        .expect("objective");
+    let mut f = |t: &[f64]| {
+        let mut mm = m.clone();
+        greedy::GREEDY.unpack(t, &mut mm);
+        greedy::GREEDY.nlml(&mm, &data, &ex()).expect("nlml")
+    };
+    check_gradient(
+        "greedy with a noise floor",
+        &mut f,
+        &theta,
+        &g.grad,
+        1e-5,
+        1e-6,
+    );
 }

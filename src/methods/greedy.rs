@@ -50,7 +50,7 @@ use crate::linalg::{self, Jitter};
 use crate::model_file::{
     Basis, Greedy as GreedyTable, Hyper, Inducing, ModelFile, matrix_to_rows, required_matrix,
 };
-use crate::optim::{Outcome, Stop};
+use crate::optim::{Control, Outcome, Stop};
 use crate::run_context::{Phase, RunContext};
 use crate::run_spec::{MethodOptions, Select};
 use faer::linalg::matmul::matmul;
@@ -680,8 +680,11 @@ pub struct Selected {
 
 /// Select a basis of `cfg.d_max` training points at the model's hyperparameters.
 /// `warm`: rows to fill the cache of KAPPA / DMAX with first (the previous basis during
-/// adaptation). `step(d, nlml)` is called with the DTC NLML after every added point (and
-/// at d = 0); an error from it (cancellation) ends the selection.
+/// adaptation). `step(rows, nlml)` is called with the basis so far (training rows, in
+/// selection order) and its DTC NLML after every added point (and at d = 0); an error
+/// from it (cancellation) ends the selection, `Control::Finish` (early stopping on a
+/// validation score) ends it with the basis it has, which may then be smaller than
+/// d_max.
 ///
 /// The jitter on K_I's diagonal follows METHODS.md §1: the model's `jitter` if it has
 /// one, else ε·σ0² with ε = 1e-8, and when fewer than d_max training points are
@@ -695,7 +698,7 @@ pub fn select(
     cfg: &Config,
     warm: &[usize],
     rng: &mut ChaCha8Rng,
-    step: &mut dyn FnMut(usize, f64) -> Result<()>,
+    step: &mut dyn FnMut(&[usize], f64) -> Result<Control>,
     exec: &Exec,
 ) -> Result<Selected> {
     let n = data.y.len();
@@ -740,7 +743,7 @@ fn attempt(
     cfg: &Config,
     warm: &[usize],
     rng: &mut ChaCha8Rng,
-    step: &mut dyn FnMut(usize, f64) -> Result<()>,
+    step: &mut dyn FnMut(&[usize], f64) -> Result<Control>,
     exec: &Exec,
     jitter: f64,
 ) -> Result<Option<Selected>> {
@@ -749,17 +752,18 @@ fn attempt(
     let mut inc = Incremental::new(&data.y, &model.hyper, jitter, cfg.d_max);
     let mut rows = Rows::new(&data.x, model.kernel(), cfg.discard_cache);
     let mut trace = vec![inc.nlml()];
-    step(0, trace[0])?;
+    let mut finished = step(&[], trace[0])? == Control::Finish;
     // in the basis or unusable (numerically in its span)
     let mut taken = Taken::new(n);
-    let mut record = |inc: &Incremental, trace: &mut Vec<f64>| -> Result<()> {
+    let mut record = |inc: &Incremental, trace: &mut Vec<f64>| -> Result<bool> {
         let v = inc.nlml();
         trace.push(v);
-        step(inc.d(), v)
+        Ok(step(inc.rows(), v)? == Control::Finish)
     };
     match cfg.select {
+        _ if finished => {}
         Select::Rand | Select::Info => {
-            while inc.d() < cfg.d_max {
+            while inc.d() < cfg.d_max && !finished {
                 exec.check()?;
                 let j = if cfg.select == Select::Rand {
                     taken.draw(1, rng).first().copied()
@@ -780,12 +784,12 @@ fn attempt(
                 let r = rows.fetch(&[j], par);
                 if let Some(col) = inc.column(j, r.as_slice(), par) {
                     inc.add(col);
-                    record(&inc, &mut trace)?;
+                    finished = record(&inc, &mut trace)?;
                 }
             }
         }
         Select::Sb => {
-            while inc.d() < cfg.d_max {
+            while inc.d() < cfg.d_max && !finished {
                 exec.check()?;
                 let cands = taken.draw(cfg.kappa, rng);
                 if cands.is_empty() {
@@ -813,7 +817,7 @@ fn attempt(
                     && let Some(col) = inc.take(cands[c], &parts, c)
                 {
                     inc.add(col);
-                    record(&inc, &mut trace)?;
+                    finished = record(&inc, &mut trace)?;
                 }
             }
         }
@@ -846,7 +850,8 @@ fn attempt(
 
 /// KAPPA / DMAX: post-backfitting scores on a cache of `cfg.cache` kernel rows. Each
 /// step scores the cache, adds the best, and replaces it and the κ − 1 lowest-scored by
-/// κ fresh random points from outside the basis and the cache.
+/// κ fresh random points from outside the basis and the cache. `on_add` returns true to
+/// finish early. Returns false when the candidates ran out before d_max points.
 #[allow(clippy::too_many_arguments)]
 fn select_cached(
     inc: &mut Incremental,
@@ -855,7 +860,7 @@ fn select_cached(
     cfg: &Config,
     warm: &[usize],
     rng: &mut ChaCha8Rng,
-    on_add: &mut dyn FnMut(&Incremental) -> Result<()>,
+    on_add: &mut dyn FnMut(&Incremental) -> Result<bool>,
     exec: &Exec,
 ) -> Result<bool> {
     let n = inc.n();
@@ -914,7 +919,9 @@ fn select_cached(
         if let Some((s, col)) = chosen {
             inc.add(col);
             slot[s] = None;
-            on_add(inc)?;
+            if on_add(inc)? {
+                break;
+            }
         }
         if inc.d() == cfg.d_max {
             break;
@@ -952,6 +959,8 @@ fn rule(options: &MethodOptions) -> Select {
 pub fn as_dtc(model: &ModelFile) -> ModelFile {
     let mut p = ModelFile::new("dtc", model.hyper.clone());
     p.jitter = model.jitter;
+    // σ² = floor + e^θ: the gradient in θ needs the floor
+    p.noise_floor = model.noise_floor;
     p.inducing = model.basis.as_ref().map(|b| Inducing {
         points: b.points.clone(),
     });
@@ -990,10 +999,15 @@ impl Method for Greedy {
     }
 
     fn check_options(&self, options: &MethodOptions) -> Result<()> {
-        if options.init_lengthscales_from_subset.is_some() {
+        // both fit a full GP on a subset for σ0², ℓ, σ²: --init-lengthscales-from-subset
+        // with min(iterations, 200) iterations as for every method, --hyper-from-subset
+        // with 200 whatever the budget (the paper's FIXED runs and adapted runs with a
+        // smaller budget then start from the same hyperparameters)
+        if options.init_lengthscales_from_subset.is_some() && options.hyper_from_subset.is_some() {
             return Err(Error::input(
-                "greedy takes its starting σ0², ℓ, σ² from --hyper-from-subset N \
-                 (hyper_from_subset), not --init-lengthscales-from-subset",
+                "give greedy either --hyper-from-subset N (hyper_from_subset) or \
+                 --init-lengthscales-from-subset N, not both: each fits a full GP on a \
+                 random subset for the starting σ0², ℓ, σ²",
             ));
         }
         if options.discard_cache.is_some() && matches!(rule(options), Select::Rand | Select::Info) {
@@ -1119,15 +1133,37 @@ impl Method for Greedy {
             ..Config::paper(select_rule, spec.m)
         };
         let adapt = spec.options.adapt.unwrap_or(0);
+        // restart k of --restarts draws its candidates from a stream of its own (start 0
+        // and the main fit share the run's)
         let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
-        rng.set_stream(SELECT_STREAM);
+        rng.set_stream(SELECT_STREAM + ctx.restart_index().unwrap_or(0) as u64);
+        // the best start of --restarts continues here: a model that already has its
+        // basis keeps it (without --adapt there is nothing more to do); with --adapt
+        // the next rounds start their cache from it
+        let selected = model.greedy.as_ref().map(|g| g.order.clone());
+        if adapt == 0 && selected.as_ref().is_some_and(|o| o.len() == spec.m) {
+            let f = self.nlml(&model, data, &ctx.exec)?;
+            ctx.report(Phase::Fit { stage: 0 }, 0, f);
+            return Ok((
+                model.clone(),
+                Outcome {
+                    x: self.pack(&model),
+                    f,
+                    grad: Vec::new(),
+                    iterations: 0,
+                    evaluations: 1,
+                    trace: vec![f],
+                    stop: Stop::NothingToFit,
+                },
+            ));
+        }
         let mut model = model;
         let mut trace: Vec<f64> = Vec::new();
         let mut iterations = 0usize;
         let mut evaluations = 0usize;
         let mut stop = Stop::NothingToFit;
         let (mut seconds, mut kernel_rows) = (0.0, 0usize);
-        let mut warm: Vec<usize> = Vec::new();
+        let mut warm: Vec<usize> = selected.unwrap_or_default();
         // optimiser iterations used by earlier rounds (the budget is theirs alone)
         let mut used = 0usize;
         let auto_jitter = model.jitter.is_none();
@@ -1138,8 +1174,12 @@ impl Method for Greedy {
             // trace entries after the first count as iterations; a selection that
             // starts again with a larger jitter (d = 0 once more) replaces its entries
             let (round_start, round_iterations) = (trace.len(), iterations);
-            let mut push = |d: usize, v: f64| {
-                if d == 0 && trace.len() > round_start {
+            if auto_jitter {
+                model.jitter = None;
+            }
+            let at_start = &model;
+            let mut push = |rows: &[usize], v: f64| {
+                if rows.is_empty() && trace.len() > round_start {
                     trace.truncate(round_start);
                     iterations = round_iterations;
                 }
@@ -1148,12 +1188,27 @@ impl Method for Greedy {
                 }
                 trace.push(v);
                 ctx.report(phase, iterations, v);
-                ctx.exec.check()
+                ctx.exec.check()?;
+                // --validation scores the basis so far (at least one point)
+                if rows.is_empty() || !ctx.observes(phase, iterations) {
+                    return Ok(Control::Continue);
+                }
+                let mut reached = at_start.clone();
+                with_basis(&mut reached, data, rows);
+                reached.greedy = Some(GreedyTable {
+                    select: select_rule,
+                    order: rows.to_vec(),
+                    adapt,
+                    select_seconds: 0.0,
+                    kernel_rows: 0,
+                });
+                match ctx.observe(iterations, &reached) {
+                    Control::Stop => Err(Error::Cancelled),
+                    c => Ok(c),
+                }
             };
-            if auto_jitter {
-                model.jitter = None;
-            }
             let sel = select(data, &model, &cfg, &warm, &mut rng, &mut push, &ctx.exec)?;
+            let finished = sel.rows.len() < cfg.d_max;
             // a raised jitter stays with the model, so the core's evidence and posterior
             // use the one the selection did
             if auto_jitter
@@ -1172,6 +1227,11 @@ impl Method for Greedy {
                 select_seconds: seconds,
                 kernel_rows,
             });
+            if finished {
+                // --early-stop: the validation score stopped improving while selecting
+                stop = Stop::EarlyStop;
+                break;
+            }
             if adapt == 0 {
                 break;
             }
@@ -1195,7 +1255,7 @@ impl Method for Greedy {
             used += out.iterations;
             evaluations += out.evaluations;
             stop = out.stop;
-            if stop == Stop::Cancelled {
+            if matches!(stop, Stop::Cancelled | Stop::EarlyStop) {
                 break;
             }
             warm = sel.rows;

@@ -169,7 +169,8 @@ pub struct MethodOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adapt: Option<usize>,
     /// greedy: σ0², ℓ, σ² from a full GP fitted on this many random training points (up
-    /// to 200 iterations), then fixed unless --adapt: the paper's FIXED baselines.
+    /// to 200 iterations), then fixed unless --adapt: the paper's FIXED baselines
+    /// (default min(n, 2000) unless --adapt or --init-lengthscales-from-subset).
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hyper_from_subset: Option<usize>,

@@ -71,6 +71,10 @@ pub const KAPPA: usize = 59;
 /// so that fixed and adapted runs of one seed start from the same hyperparameters).
 pub const SUBSET_ITERS: usize = 200;
 
+/// `--hyper-from-subset` when a run gives no source of σ0², ℓ, σ² and no `--adapt`:
+/// min(n, this).
+pub const DEFAULT_SUBSET: usize = 2000;
+
 /// The selection's random stream: the run's seed on a stream of its own, so the draws
 /// of the subset fit (in init) and of the selection do not overlap.
 const SELECT_STREAM: u64 = 0x6772_6565_6479;
@@ -1031,7 +1035,13 @@ impl Method for Greedy {
         ctx: &RunContext,
         rng: &mut ChaCha8Rng,
     ) -> Result<ModelFile> {
-        let hyper = match spec.options.hyper_from_subset {
+        // σ0², ℓ, σ² are never fitted without --adapt: with no other source they come
+        // from a full GP on min(n, 2000) random points (the paper's FIXED setting), not
+        // from the §0 defaults, which would stay as they are
+        let o = &spec.options;
+        let default_subset = (o.adapt.is_none() && o.init_lengthscales_from_subset.is_none())
+            .then(|| data.y.len().min(DEFAULT_SUBSET));
+        let hyper = match o.hyper_from_subset.or(default_subset) {
             Some(n_sub) => {
                 ctx.enter(Phase::SubsetInit);
                 exact::hyper_from_subset(data, n_sub, SUBSET_ITERS, ctx, rng)?

@@ -289,6 +289,13 @@ impl MethodOptions {
                     .into(),
             );
         }
+        if let Some(k) = self.adapt
+            && k > 100
+        {
+            return Err(format!(
+                "adapt = {k} (--adapt): between 1 and 100 rounds (each selects a whole basis)"
+            ));
+        }
         if self.stages.as_ref().is_some_and(Vec::is_empty) {
             return Err("stages (--stages) is empty; give e.g. hyper,points".into());
         }

@@ -429,6 +429,15 @@ fn adaptation_alternates_selection_and_hyperparameter_fits() {
         r.nlml < r.trace[10],
         "adaptation improved on the first selection"
     );
+    // rounds stop once the iteration budget is spent (no selection without a fit)
+    let few = RunSpec {
+        iters: 2,
+        ..spec(10, "adapt = 50")
+    };
+    let (r, _) = fit(&ds, &few);
+    let r = r.expect("fits");
+    // two rounds at most: each selection (11 values, from the empty basis) and 1 iteration
+    assert!(r.trace.len() <= 2 * (11 + 1), "{}", r.trace.len());
 }
 
 #[test]
@@ -459,6 +468,7 @@ fn options_are_checked_before_any_work() {
             "--hyper-from-subset",
         ),
         ("adapt = 0", "--adapt"),
+        ("adapt = 4294967296", "--adapt"),
         ("hyper_from_subset = 1", "--hyper-from-subset"),
     ];
     for (toml, flag) in bad {

@@ -1178,6 +1178,10 @@ impl Method for Greedy {
         let mut used = 0usize;
         let auto_jitter = model.jitter.is_none();
         for round in 0..adapt.max(1) {
+            // a round without iterations left would only select again
+            if round > 0 && used >= spec.iters {
+                break;
+            }
             let phase = Phase::Fit {
                 stage: if adapt == 0 { 0 } else { 2 * round + 1 },
             };

@@ -8,7 +8,7 @@
 
 use crate::error::{Error, Result};
 use crate::likelihood::Posterior;
-use crate::run_spec::ApproxKind;
+use crate::run_spec::{ApproxKind, Select};
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -59,12 +59,17 @@ pub struct ModelFile {
     /// PCA+SPGP: the principal components the inputs are projected on (pca-spgp).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pca: Option<Pca>,
-    /// Basis points B of EigenGP and the Nyström methods.
+    /// Basis points B of EigenGP, the Nyström methods and greedy (greedy: in the order
+    /// they were selected).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub basis: Option<Basis>,
     /// EigenGP's eigen-weights; absent = the DTC tie w_j = λ_j / M.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub eigen: Option<Eigen>,
+    /// How greedy selected its basis points (informational except for the check that
+    /// `order` matches `[basis] points`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub greedy: Option<Greedy>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub posterior: Option<Posterior>,
     /// What the fit reported (informational; ignored when reading).
@@ -124,6 +129,27 @@ pub struct Basis {
 #[serde(deny_unknown_fields)]
 pub struct Eigen {
     pub weights: Vec<f64>,
+}
+
+/// Greedy basis selection: the rule and the order of selection. `[basis] points` holds
+/// the selected inputs themselves, so prediction needs no training data.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Greedy {
+    pub select: Select,
+    /// Training rows (0-based, of the data the model was fitted on) of the basis points,
+    /// in the order they were selected; `[basis] points` lists their inputs in this order.
+    pub order: Vec<usize>,
+    /// Rounds of model adaptation (0: σ0², ℓ, σ² fixed during selection).
+    #[serde(default)]
+    pub adapt: usize,
+    /// Seconds spent selecting (all rounds; without the subset fit and the
+    /// hyperparameter fits of adaptation).
+    #[serde(default)]
+    pub select_seconds: f64,
+    /// Kernel rows K(X, x_i) computed during selection (all rounds).
+    #[serde(default)]
+    pub kernel_rows: usize,
 }
 
 /// Inter-domain features (FIFGP, TFIFGP, SMGP).
@@ -202,6 +228,7 @@ impl ModelFile {
             pca: None,
             basis: None,
             eigen: None,
+            greedy: None,
             posterior: None,
             fit: None,
         }

@@ -80,7 +80,8 @@ pub enum Stop {
     /// The validation score stopped improving (`--early-stop`).
     EarlyStop,
     /// The method learns nothing by optimisation (nystrom: its hyperparameters come
-    /// from a full GP on a subset, its basis points from k-means).
+    /// from a full GP on a subset, its basis points from k-means; greedy without
+    /// --adapt: its basis points are selected at fixed hyperparameters).
     NothingToFit,
 }
 

@@ -111,6 +111,11 @@ impl<'a> RunContext<'a> {
         }
     }
 
+    /// Which start of `--restarts` this context runs (None: the run's main fit).
+    pub fn restart_index(&self) -> Option<usize> {
+        self.restart
+    }
+
     /// The same context with an observer of the main fit's iterates.
     pub fn observed<'b>(&'b self, observer: Observer<'b>, every: usize) -> RunContext<'b> {
         RunContext {
@@ -164,6 +169,24 @@ impl<'a> RunContext<'a> {
             phase,
             iteration: 0,
             nlml: None,
+            elapsed: self.elapsed(),
+            validation: None,
+        });
+    }
+
+    /// Report the objective at step `iteration` of a schedule that is not an
+    /// optimiser's (greedy selection: the DTC evidence after each added basis point).
+    /// Like the optimiser's reports ([`RunContext::on_iter`]): a restart's fit phase is
+    /// reported as that restart, and the objective on the raw target scale.
+    pub fn report(&self, phase: Phase, iteration: usize, nlml: f64) {
+        let phase = match (self.restart, phase) {
+            (Some(start), Phase::Fit { .. }) => Phase::Restart { start },
+            _ => phase,
+        };
+        (self.sink)(&Progress {
+            phase,
+            iteration,
+            nlml: Some(nlml + self.offset.get()),
             elapsed: self.elapsed(),
             validation: None,
         });

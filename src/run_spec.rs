@@ -68,6 +68,34 @@ impl ApproxKind {
     }
 }
 
+/// How greedy chooses its next basis point (Keerthi & Chu 2006, METHODS.md §6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Select {
+    /// At random (the baseline).
+    Rand,
+    /// Seeger, Williams & Lawrence's information gain, every candidate in O(1).
+    Info,
+    /// Post-backfitting score on a cache of κ = 59 kernel rows.
+    Kappa,
+    /// Post-backfitting score on a cache of d_max kernel rows (the paper's pick).
+    Dmax,
+    /// Smola & Bartlett: the exact decrease of the objective, κ = 59 random candidates.
+    Sb,
+}
+
+impl Select {
+    pub fn name(self) -> &'static str {
+        match self {
+            Select::Rand => "rand",
+            Select::Info => "info",
+            Select::Kappa => "kappa",
+            Select::Dmax => "dmax",
+            Select::Sb => "sb",
+        }
+    }
+}
+
 /// Options that apply to every method; the others are read by some methods only.
 pub const GENERAL_OPTIONS: &[&str] = &[
     "subset",
@@ -128,6 +156,29 @@ pub struct MethodOptions {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounds: Option<usize>,
+    /// greedy: how the next basis point is chosen (default dmax): rand, info (information
+    /// gain), kappa / dmax (post-backfitting score on a cache of 59 / d_max kernel rows),
+    /// sb (exact decrease of the objective over 59 random candidates).
+    #[arg(long, value_enum)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub select: Option<Select>,
+    /// greedy: K rounds of model adaptation, each a basis selection at fixed σ0², ℓ, σ²
+    /// and then a short L-BFGS fit of σ0², ℓ, σ² on the DTC evidence at that basis (the
+    /// iteration budget split evenly over the rounds); absent: σ0², ℓ, σ² stay fixed.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapt: Option<usize>,
+    /// greedy: σ0², ℓ, σ² from a full GP fitted on this many random training points (up
+    /// to 200 iterations), then fixed unless --adapt: the paper's FIXED baselines
+    /// (default min(n, 2000) unless --adapt or --init-lengthscales-from-subset).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hyper_from_subset: Option<usize>,
+    /// greedy with kappa, dmax or sb: keep up to this many discarded kernel rows and
+    /// reuse them when their point is drawn again (default 0: none).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discard_cache: Option<usize>,
     /// Any method: keep σ² above this fraction of the training targets' variance (σ² is
     /// fitted as floor + e^θ), so noiseless data cannot drive it to zero; 0 turns it off.
     /// The command line and the app start from 1e-6; a session run without the key has
@@ -179,6 +230,7 @@ impl MethodOptions {
                 "init_lengthscales_from_subset",
                 self.init_lengthscales_from_subset,
             ),
+            ("hyper_from_subset", self.hyper_from_subset),
         ] {
             if let Some(s) = v
                 && (s < 2 || s > n_train)
@@ -229,6 +281,20 @@ impl MethodOptions {
             return Err(
                 "rounds = 0 (--rounds): the sequential schedule needs at least 1 round".into(),
             );
+        }
+        if self.adapt == Some(0) {
+            return Err(
+                "adapt = 0 (--adapt): give at least 1 round, or leave it out to keep the \
+                 hyperparameters fixed"
+                    .into(),
+            );
+        }
+        if let Some(k) = self.adapt
+            && k > 100
+        {
+            return Err(format!(
+                "adapt = {k} (--adapt): between 1 and 100 rounds (each selects a whole basis)"
+            ));
         }
         if self.stages.as_ref().is_some_and(Vec::is_empty) {
             return Err("stages (--stages) is empty; give e.g. hyper,points".into());
@@ -458,6 +524,10 @@ mod tests {
                 "dims",
                 "hetero",
                 "rounds",
+                "select",
+                "adapt",
+                "hyper_from_subset",
+                "discard_cache",
                 "noise_floor",
                 "restarts",
                 "validation",
@@ -468,8 +538,8 @@ mod tests {
         assert!(hetero.switch && hetero.choices.is_empty() && !fields[7].switch);
         let early = fields.last().expect("early_stop");
         assert!(early.switch && early.default.is_none());
-        assert_eq!(fields[10].key, "noise_floor");
-        assert_eq!(fields[10].default.as_deref(), Some("1e-6"));
+        assert_eq!(fields[14].key, "noise_floor");
+        assert_eq!(fields[14].default.as_deref(), Some("1e-6"));
         let init = &fields[2];
         assert_eq!(init.choices, ["psds", "random"]);
         assert!(fields[3].list && !init.list);

@@ -653,6 +653,7 @@ fn model_templates() -> Vec<String> {
         ("psds", true, ""),
         ("ssgp", false, ""),
         ("full", true, ""),
+        ("greedy", true, "select = \"sb\"\n"),
     ]
     .iter()
     .map(|(method, standardize, options)| {
@@ -764,6 +765,7 @@ fn command_templates(dir: &Path) -> Vec<Vec<String>> {
         "fit --train TRAIN --target {} --features {} --m 2 --iters {}",
         "fit --train TRAIN --method {} --m 3 --iters 20 --init-lengthscales-from-subset {} --standardize",
         "fit --train TRAIN --method {} --m {} --iters 10 --centres {} --json",
+        "fit --train TRAIN --method greedy --m {} --select {} --adapt {} --iters 5 --discard-cache {}",
         "predict --model MODEL --input {} --train {}",
         "predict --model {} --input TRAIN",
         "nlml --model MODEL --train TRAIN --target {} --json",

@@ -1,7 +1,7 @@
 //! The headless command line: one file per subcommand; this file holds the argument
 //! groups they share and the dispatch.
 
-mod bench;
+pub mod bench;
 pub use bench::synthetic as bench_data;
 mod fit;
 mod gen_data;
@@ -109,7 +109,7 @@ pub struct RunArgs {
     pub method: String,
     /// Size of the approximation: inducing points / features for most methods, spectral
     /// points r (2r basis functions) for psds and ssgp; unused by full.
-    #[arg(long, default_value_t = 50)]
+    #[arg(short = 'm', long, default_value_t = 50)]
     pub m: usize,
     /// Iteration budget of the optimiser.
     #[arg(long, default_value_t = 500)]

@@ -8,6 +8,7 @@
 
 pub mod eigen;
 pub mod exact;
+pub mod greedy;
 pub mod hyper;
 pub mod interdomain;
 pub mod kmeans;
@@ -57,6 +58,11 @@ pub trait Method: Send + Sync {
     /// What `m` counts for this method (shown next to every result).
     fn m_meaning(&self) -> &'static str {
         "inducing points"
+    }
+    /// What one step of the fit's progress (and of its evidence trace) counts:
+    /// optimiser iterations, or for greedy the basis points added.
+    fn progress_unit(&self) -> &'static str {
+        "iteration"
     }
     /// Keys of [`MethodOptions`] this method reads besides the general ones; others
     /// are rejected when a spec is checked.
@@ -195,6 +201,7 @@ pub fn registry() -> &'static [&'static dyn Method] {
         &eigen::EIGENGP_PLUS,
         &nystrom::NYSTROM,
         &nystrom::NYSTROM_OPT,
+        &greedy::GREEDY,
     ]
 }
 

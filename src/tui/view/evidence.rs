@@ -177,9 +177,22 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let t = &app.theme;
     let focused = app.chart == ChartTab::Evidence;
     let marked = app.runs.iter().any(|r| r.marked);
+    // what a step of the x axis counts: iterations, or greedy's basis points
+    let mut units: Vec<&str> = Vec::new();
+    for row in &app.evidence_runs() {
+        let unit = crate::methods::get(&row.spec.method).map_or("iteration", |m| m.progress_unit());
+        if !units.contains(&unit) {
+            units.push(unit);
+        }
+    }
+    let unit = if units.is_empty() {
+        "iteration".to_string()
+    } else {
+        units.join(" / ")
+    };
     let mut title = match app.comparison_dataset() {
-        Some(d) if !marked => format!(" Evidence on {d}: NLML vs iteration "),
-        _ => " Evidence: NLML vs iteration (marked runs) ".to_string(),
+        Some(d) if !marked => format!(" Evidence on {d}: NLML vs {unit} "),
+        _ => format!(" Evidence: NLML vs {unit} (marked runs) "),
     };
     if let Some(r) = &app.replay {
         title = format!(

@@ -164,7 +164,7 @@ fn nmse_of_m7(screen: &str) -> Option<String> {
             [
                 "done",
                 "xsinx3",
-                "fitc",
+                "fitc" | "fitc-std",
                 "raw" | "std",
                 "7",
                 "1",
@@ -222,7 +222,7 @@ fn launch_save_quit_reopen_same_nmse() {
     let r = saved
         .results
         .iter()
-        .find(|r| r.key.label == "fitc" && r.key.m == 7 && r.key.dataset == "xsinx3")
+        .find(|r| r.key.label == "fitc-std" && r.key.m == 7 && r.key.dataset == "xsinx3")
         .expect("the m = 7 result");
     assert_eq!(sgpw::tui::format::fmt_nmse(r.nmse), nmse);
     assert!(r.model.is_some() && !r.trace.is_empty());

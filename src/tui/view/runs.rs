@@ -114,11 +114,18 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             Cell::from(time),
         ])
     });
+    // The label column takes what the others leave, up to the longest label, so runs
+    // whose labels differ only at the end (…-val0.1, …-val0.1-es) stay apart when the
+    // terminal is wide enough; the details line below always has the whole label.
+    const OTHERS: u16 = 2 + 7 + 6 + 3 + 4 + 4 + 5 + 8 + 8 + 7 + 7 + 11;
+    let longest = app.runs.iter().map(|r| r.key.label.chars().count()).max().unwrap_or(0) as u16;
+    let spare = area.width.saturating_sub(2 + OTHERS);
+    let label_width = longest.min(spare).max(8);
     let widths = [
         Constraint::Length(2),
         Constraint::Length(7),
         Constraint::Length(6),
-        Constraint::Length(8),
+        Constraint::Length(label_width),
         Constraint::Length(3),
         Constraint::Length(4),
         Constraint::Length(4),

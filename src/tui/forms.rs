@@ -117,7 +117,7 @@ pub fn runs_form(session: &Session, dataset: Option<&str>, last: Option<&Form>) 
                 "10, 20, 40",
                 "comma-separated list, or a range such as 5-8",
             ),
-            Field::text("seeds", "seeds", "1", "e.g. 1, 2, 3 or 1-5"),
+            Field::text("seeds", "seeds", "1", &seeds_help()),
             Field::text(
                 "iterations",
                 "iterations",
@@ -758,5 +758,25 @@ mod tests {
                 && parse_list("x", "m").is_err()
                 && parse_list("3-1", "m").is_err()
         );
+    }
+}
+
+/// The seeds field's help: which methods start deterministically with their default
+/// options, so that more seeds only repeat one computation.
+fn seeds_help() -> String {
+    let defaults = crate::run_spec::MethodOptions::default();
+    let fixed: Vec<&str> = crate::methods::registry()
+        .iter()
+        .filter(|m| !m.init_uses_seed(&defaults))
+        .map(|m| m.name())
+        .collect();
+    if fixed.is_empty() {
+        "e.g. 1, 2, 3 or 1-5".to_string()
+    } else {
+        format!(
+            "e.g. 1, 2, 3 or 1-5; {} start deterministically (their seed changes nothing \
+             unless an option such as subset or validation draws with it)",
+            fixed.join(", ")
+        )
     }
 }

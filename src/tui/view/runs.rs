@@ -118,7 +118,12 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     // whose labels differ only at the end (…-val0.1, …-val0.1-es) stay apart when the
     // terminal is wide enough; the details line below always has the whole label.
     const OTHERS: u16 = 2 + 7 + 6 + 3 + 4 + 4 + 5 + 8 + 8 + 7 + 7 + 11;
-    let longest = app.runs.iter().map(|r| r.key.label.chars().count()).max().unwrap_or(0) as u16;
+    let longest = app
+        .runs
+        .iter()
+        .map(|r| r.key.label.chars().count())
+        .max()
+        .unwrap_or(0) as u16;
     let spare = area.width.saturating_sub(2 + OTHERS);
     let label_width = longest.min(spare).max(8);
     let widths = [
@@ -177,6 +182,10 @@ fn details(app: &App) -> Line<'static> {
         " {} m={} ({meaning}) seed {} · {} it ",
         row.key.label, row.key.m, row.key.seed, row.spec.iters
     )));
+    // a deterministic start: another seed repeats this computation, not an independent run
+    if !row.spec.seed_dependent() {
+        spans.push(Span::styled("· seed-independent ", t.warn()));
+    }
     if let Some(r) = app.result_of(row).filter(|r| r.negative_var_latent > 0) {
         spans.push(Span::styled(
             format!(

@@ -444,6 +444,26 @@ fn parse_options(f: &Form, method: &str) -> Result<MethodOptions, String> {
     run_spec::parse_options(&pairs).map_err(|e| format!("options: {e}"))
 }
 
+/// The seeds field's help: which methods start deterministically with their default
+/// options, so that more seeds only repeat one computation.
+fn seeds_help() -> String {
+    let defaults = crate::run_spec::MethodOptions::default();
+    let fixed: Vec<&str> = crate::methods::registry()
+        .iter()
+        .filter(|m| !m.init_uses_seed(&defaults))
+        .map(|m| m.name())
+        .collect();
+    if fixed.is_empty() {
+        "e.g. 1, 2, 3 or 1-5".to_string()
+    } else {
+        format!(
+            "e.g. 1, 2, 3 or 1-5; {} start deterministically (their seed changes nothing \
+             unless an option such as subset or validation draws with it)",
+            fixed.join(", ")
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -758,25 +778,5 @@ mod tests {
                 && parse_list("x", "m").is_err()
                 && parse_list("3-1", "m").is_err()
         );
-    }
-}
-
-/// The seeds field's help: which methods start deterministically with their default
-/// options, so that more seeds only repeat one computation.
-fn seeds_help() -> String {
-    let defaults = crate::run_spec::MethodOptions::default();
-    let fixed: Vec<&str> = crate::methods::registry()
-        .iter()
-        .filter(|m| !m.init_uses_seed(&defaults))
-        .map(|m| m.name())
-        .collect();
-    if fixed.is_empty() {
-        "e.g. 1, 2, 3 or 1-5".to_string()
-    } else {
-        format!(
-            "e.g. 1, 2, 3 or 1-5; {} start deterministically (their seed changes nothing \
-             unless an option such as subset or validation draws with it)",
-            fixed.join(", ")
-        )
     }
 }

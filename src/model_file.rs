@@ -542,6 +542,12 @@ fn test_pause_before_rename() {
     }
 }
 
+/// n·log(target scale): what turns a standardised model's NLML (model units) into the
+/// NLML of the raw targets (y = scale·y_std + mean has density p(y_std)/scale per point).
+pub fn raw_scale_offset(standardize: Option<&Standardize>, n: usize) -> f64 {
+    standardize.map_or(0.0, |s| n as f64 * s.target_scale.ln())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -175,7 +175,7 @@ impl RunResult {
     pub fn raw_offset(&self) -> Option<f64> {
         let model = self.model.as_ref()?;
         let n = model.fit.as_ref()?.n_train;
-        Some(crate::train::raw_scale_offset(
+        Some(crate::model_file::raw_scale_offset(
             model.standardize.as_ref(),
             n,
         ))

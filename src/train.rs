@@ -9,7 +9,7 @@ use crate::exec::Exec;
 use crate::likelihood::Posterior;
 use crate::methods::{self, Method, ValidRunSpec};
 use crate::metrics::{self, TestMetrics};
-use crate::model_file::{FitInfo, ModelFile, Standardize};
+use crate::model_file::{FitInfo, ModelFile, Standardize, raw_scale_offset};
 use crate::optim::Stop;
 use crate::results::ValidationPoint;
 use crate::run_context::{Phase, RunContext};
@@ -174,12 +174,6 @@ pub struct FitResult {
     pub best_iteration: Option<usize>,
     /// Test MNLP of the constant predictor (training mean and variance).
     pub constant_mnlp: Option<f64>,
-}
-
-/// n·log(target scale): what turns a standardised model's NLML (model units) into the
-/// NLML of the raw targets (y = scale·y_std + mean has density p(y_std)/scale per point).
-pub fn raw_scale_offset(standardize: Option<&Standardize>, n: usize) -> f64 {
-    standardize.map_or(0.0, |s| n as f64 * s.target_scale.ln())
 }
 
 /// A seeded split of the training rows into a fit part and a validation part of

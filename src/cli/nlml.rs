@@ -3,7 +3,8 @@
 use super::predict::training_data;
 use crate::error::Result;
 use crate::exec::Exec;
-use crate::train::{model_data, raw_scale_offset};
+use crate::model_file::raw_scale_offset;
+use crate::train::model_data;
 use clap::Args;
 use std::path::PathBuf;
 

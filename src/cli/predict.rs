@@ -69,7 +69,7 @@ pub fn run(args: PredictArgs) -> Result<()> {
     let mut noted = false;
     // the input a chunk at a time: predicting millions of rows needs one chunk's memory
     let rows = exec.chunk_rows(predictor.posterior().m()).min(1 << 16);
-    data::stream::for_each_input_chunk(&args.input, &features, rows, &mut |_, mut x| {
+    data::load::for_each_input_chunk(&args.input, &features, rows, &mut |_, mut x| {
         if features.is_empty() && x.ncols() > dim {
             // A hand-written model names no inputs: the usual layout is features first.
             if !noted {

@@ -4,6 +4,7 @@
 //! [`Error::Input`]. Nothing here panics on user data.
 
 use super::progress::{BLOCK_READ_BYTES, LoadProgress, read_frame};
+use super::stream::{NULL_TOKENS, for_each_frame, is_parquet, polars_failure, read_csv_from};
 use super::{Dataset, LoadSpec};
 use crate::error::{Error, Result};
 use nalgebra::{DMatrix, DVector};
@@ -16,7 +17,6 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 /// Cell texts read as missing besides the empty cell (R writes `NA`).
-const NULL_TOKENS: &[&str] = &["NA", "N/A", "null"];
 /// How many row numbers a message lists before it says "and N more".
 const SHOW_ROWS: usize = 5;
 
@@ -84,6 +84,22 @@ pub fn load_with_progress(
 /// empty), in that order; other columns, such as a target, are ignored.
 pub fn load_inputs(path: &Path, features: &[String]) -> Result<DMatrix<f64>> {
     inputs_of(&Table::read(path, &mut |_| {})?, features)
+}
+
+/// Call `each(first_row, inputs)` for consecutive chunks of at most `rows` rows of the
+/// named feature columns of a CSV or Parquet file (all columns if `features` is
+/// empty). Returns the number of rows read.
+pub fn for_each_input_chunk(
+    path: &Path,
+    features: &[String],
+    rows: usize,
+    each: &mut dyn FnMut(usize, DMatrix<f64>) -> Result<()>,
+) -> Result<usize> {
+    let csv = !is_parquet(path);
+    for_each_frame(path, rows, &mut |chunk| {
+        let x = inputs_of_frame(path, csv, chunk.frame, chunk.first, features)?;
+        each(chunk.first, x)
+    })
 }
 
 /// The input matrix of rows `offset..` of a file, already read by polars (a chunk of a
@@ -540,13 +556,6 @@ impl Table {
     }
 }
 
-/// Parquet by extension (`.parquet`, `.pq`); everything else is read as CSV.
-pub(crate) fn is_parquet(path: &Path) -> bool {
-    path.extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| e.eq_ignore_ascii_case("parquet") || e.eq_ignore_ascii_case("pq"))
-}
-
 thread_local! {
     static IN_READER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
@@ -570,40 +579,10 @@ pub fn in_guarded_reader() -> bool {
     IN_READER.with(|c| c.get())
 }
 
-/// Polars' own reason, without its advice about polars options the user cannot set.
-pub(crate) fn polars_failure(csv: bool, e: &PolarsError) -> String {
-    match e {
-        PolarsError::NoData(_) => {
-            "the file is empty (a header row and at least one data row are needed)".into()
-        }
-        _ => {
-            let text = e.to_string();
-            let reason = text.lines().next().unwrap_or("").trim();
-            format!(
-                "cannot read as {}: {reason}",
-                if csv { "CSV" } else { "Parquet" }
-            )
-        }
-    }
-}
-
 /// CSV with a header, the schema inferred over all rows so that one bad cell anywhere
 /// makes its column text (which we then report).
 fn read_csv(file: File) -> PolarsResult<DataFrame> {
     read_csv_from(file)
-}
-
-/// [`read_csv`] from any source polars can read (a file, or a chunk in memory).
-pub(crate) fn read_csv_from<R: polars::io::mmap::MmapBytesReader>(
-    source: R,
-) -> PolarsResult<DataFrame> {
-    let nulls = NullValues::AllColumns(NULL_TOKENS.iter().map(|s| (*s).into()).collect());
-    CsvReadOptions::default()
-        .with_has_header(true)
-        .with_infer_schema_length(None)
-        .map_parse_options(|o| o.with_null_values(Some(nulls.clone())))
-        .into_reader_with_file_handle(source)
-        .finish()
 }
 
 /// 'a', 'b'
@@ -630,4 +609,43 @@ fn row_list(rows: &[usize]) -> String {
         String::new()
     };
     format!("row{s} {}{tail}", shown.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_of_a_csv_equal_the_whole_file_and_errors_name_the_file_row() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("in.csv");
+        let mut text = String::from("a,b,y\n");
+        for i in 0..23 {
+            text.push_str(&format!("{},{},{}\n", i, 2 * i, 0.5 * i as f64));
+        }
+        std::fs::write(&path, &text).expect("writes");
+        let whole = load_inputs(&path, &["b".into(), "a".into()]).expect("whole");
+        let mut got = Vec::new();
+        let n = for_each_input_chunk(&path, &["b".into(), "a".into()], 5, &mut |first, x| {
+            got.push((first, x));
+            Ok(())
+        })
+        .expect("chunks");
+        assert_eq!(n, 23);
+        assert_eq!(
+            got.iter().map(|(f, _)| *f).collect::<Vec<_>>(),
+            [0, 5, 10, 15, 20]
+        );
+        for (first, x) in &got {
+            assert_eq!(x, &whole.rows(*first, x.nrows()).into_owned());
+        }
+        text = text.replace("17,34,8.5", "17,oops,8.5");
+        std::fs::write(&path, &text).expect("writes");
+        let e = for_each_input_chunk(&path, &["b".into()], 5, &mut |_, _| Ok(()))
+            .expect_err("bad cell");
+        assert!(
+            e.to_string().contains("row 18 (line 19 of the file)"),
+            "{e}"
+        );
+    }
 }

@@ -5,29 +5,11 @@
 //! time, each chunk parsed by polars as a small CSV of its own). Every chunk is checked
 //! as a whole file would be, with errors naming the rows of the file.
 
-use super::load::{inputs_of_frame, is_parquet, polars_failure, read_csv_from};
 use crate::error::{Error, Result};
-use nalgebra::DMatrix;
 use polars::prelude::*;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Cursor};
 use std::path::Path;
-
-/// Call `each(first_row, inputs)` for consecutive chunks of at most `rows` rows of the
-/// named feature columns of a CSV or Parquet file (all columns if `features` is
-/// empty). Returns the number of rows read.
-pub fn for_each_input_chunk(
-    path: &Path,
-    features: &[String],
-    rows: usize,
-    each: &mut dyn FnMut(usize, DMatrix<f64>) -> Result<()>,
-) -> Result<usize> {
-    let csv = !is_parquet(path);
-    for_each_frame(path, rows, &mut |chunk| {
-        let x = inputs_of_frame(path, csv, chunk.frame, chunk.first, features)?;
-        each(chunk.first, x)
-    })
-}
 
 /// One block of rows of a file, as polars read it.
 pub(crate) struct Chunk {
@@ -154,41 +136,43 @@ fn csv_chunks(
     Ok(first)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// Cells read as missing values.
+pub(crate) const NULL_TOKENS: &[&str] = &["NA", "N/A", "null"];
 
-    #[test]
-    fn chunks_of_a_csv_equal_the_whole_file_and_errors_name_the_file_row() {
-        let dir = tempfile::tempdir().expect("tmp");
-        let path = dir.path().join("in.csv");
-        let mut text = String::from("a,b,y\n");
-        for i in 0..23 {
-            text.push_str(&format!("{},{},{}\n", i, 2 * i, 0.5 * i as f64));
+/// Parquet by extension (`.parquet`, `.pq`); everything else is read as CSV.
+pub(crate) fn is_parquet(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("parquet") || e.eq_ignore_ascii_case("pq"))
+}
+
+/// Polars' own reason, without its advice about polars options the user cannot set.
+pub(crate) fn polars_failure(csv: bool, e: &PolarsError) -> String {
+    match e {
+        PolarsError::NoData(_) => {
+            "the file is empty (a header row and at least one data row are needed)".into()
         }
-        std::fs::write(&path, &text).expect("writes");
-        let whole = super::super::load_inputs(&path, &["b".into(), "a".into()]).expect("whole");
-        let mut got = Vec::new();
-        let n = for_each_input_chunk(&path, &["b".into(), "a".into()], 5, &mut |first, x| {
-            got.push((first, x));
-            Ok(())
-        })
-        .expect("chunks");
-        assert_eq!(n, 23);
-        assert_eq!(
-            got.iter().map(|(f, _)| *f).collect::<Vec<_>>(),
-            [0, 5, 10, 15, 20]
-        );
-        for (first, x) in &got {
-            assert_eq!(x, &whole.rows(*first, x.nrows()).into_owned());
+        _ => {
+            let text = e.to_string();
+            let reason = text.lines().next().unwrap_or("").trim();
+            format!(
+                "cannot read as {}: {reason}",
+                if csv { "CSV" } else { "Parquet" }
+            )
         }
-        text = text.replace("17,34,8.5", "17,oops,8.5");
-        std::fs::write(&path, &text).expect("writes");
-        let e = for_each_input_chunk(&path, &["b".into()], 5, &mut |_, _| Ok(()))
-            .expect_err("bad cell");
-        assert!(
-            e.to_string().contains("row 18 (line 19 of the file)"),
-            "{e}"
-        );
     }
+}
+
+/// A CSV with a header from any source polars can read (a file, or a chunk in memory),
+/// the schema inferred over all rows so that one bad cell anywhere makes its column text.
+pub(crate) fn read_csv_from<R: polars::io::mmap::MmapBytesReader>(
+    source: R,
+) -> PolarsResult<DataFrame> {
+    let nulls = NullValues::AllColumns(NULL_TOKENS.iter().map(|s| (*s).into()).collect());
+    CsvReadOptions::default()
+        .with_has_header(true)
+        .with_infer_schema_length(None)
+        .map_parse_options(|o| o.with_null_values(Some(nulls.clone())))
+        .into_reader_with_file_handle(source)
+        .finish()
 }

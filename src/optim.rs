@@ -111,6 +111,21 @@ pub struct Outcome {
     pub stop: Stop,
 }
 
+impl Outcome {
+    /// No optimisation: the parameters `x` as they are, evaluated once to `f`.
+    pub fn unfitted(x: Vec<f64>, f: f64) -> Outcome {
+        Outcome {
+            x,
+            f,
+            grad: Vec::new(),
+            iterations: 0,
+            evaluations: 1,
+            trace: vec![f],
+            stop: Stop::NothingToFit,
+        }
+    }
+}
+
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }

@@ -4,7 +4,7 @@
 //! [`Error::Input`]. Nothing here panics on user data.
 
 use super::progress::{BLOCK_READ_BYTES, LoadProgress, read_frame};
-use super::stream::{NULL_TOKENS, for_each_frame, is_parquet, polars_failure, read_csv_from};
+use super::stream::{NULL_TOKENS, for_each_frame, is_parquet, open, polars_failure, read_csv_from};
 use super::{Dataset, LoadSpec};
 use crate::error::{Error, Result};
 use nalgebra::{DMatrix, DVector};
@@ -315,22 +315,11 @@ impl Table {
     /// Reads a CSV or Parquet file (chosen by extension), refusing empty files; a large
     /// one a block of rows at a time, telling `report` the rows read.
     fn read(path: &Path, report: &mut dyn FnMut(LoadProgress)) -> Result<Table> {
-        let file = File::open(path).map_err(|e| Error::data(path, format!("cannot read: {e}")))?;
-        let meta = file
+        let file = open(path)?;
+        let len = file
             .metadata()
-            .map_err(|e| Error::data(path, format!("cannot read: {e}")))?;
-        if meta.is_dir() {
-            return Err(Error::data(
-                path,
-                "cannot read: it is a directory, not a data file",
-            ));
-        }
-        if meta.len() == 0 {
-            return Err(Error::data(
-                path,
-                "the file is empty (a header row and at least one data row are needed)",
-            ));
-        }
+            .map_err(|e| Error::data(path, format!("cannot read: {e}")))?
+            .len();
         let csv = !is_parquet(path);
         // The reader panics on some damaged files (a Parquet footer with a bad thrift
         // field: "thrift bool field", found by tests/fuzz.rs): that is a damaged file,
@@ -344,7 +333,7 @@ impl Table {
                 ),
             )
         };
-        let frame = if meta.len() >= BLOCK_READ_BYTES {
+        let frame = if len >= BLOCK_READ_BYTES {
             drop(file);
             guarded(|| read_frame(path, report)).map_err(damaged)??
         } else {

@@ -36,7 +36,8 @@ pub(crate) fn for_each_frame(
     }
 }
 
-fn open(path: &Path) -> Result<File> {
+/// Open a data file, refusing a directory or an empty file with a message naming it.
+pub(crate) fn open(path: &Path) -> Result<File> {
     let file = File::open(path).map_err(|e| Error::data(path, format!("cannot read: {e}")))?;
     let meta = file
         .metadata()

@@ -1154,18 +1154,7 @@ impl Method for Greedy {
         if adapt == 0 && selected.as_ref().is_some_and(|o| o.len() == spec.m) {
             let f = self.nlml(&model, data, &ctx.exec)?;
             ctx.report(Phase::Fit { stage: 0 }, 0, f);
-            return Ok((
-                model.clone(),
-                Outcome {
-                    x: self.pack(&model),
-                    f,
-                    grad: Vec::new(),
-                    iterations: 0,
-                    evaluations: 1,
-                    trace: vec![f],
-                    stop: Stop::NothingToFit,
-                },
-            ));
+            return Ok((model.clone(), Outcome::unfitted(self.pack(&model), f)));
         }
         let mut model = model;
         let mut trace: Vec<f64> = Vec::new();

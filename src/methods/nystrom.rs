@@ -24,7 +24,7 @@ use crate::exec::Exec;
 use crate::likelihood::{LatentPrior, Posterior};
 use crate::linalg;
 use crate::model_file::{Basis, Hyper, ModelFile, matrix_to_rows};
-use crate::optim::{Outcome, Stop};
+use crate::optim::Outcome;
 use crate::run_context::{Phase, RunContext};
 use nalgebra::{DMatrix, DVector};
 use rand_chacha::ChaCha8Rng;
@@ -242,18 +242,7 @@ impl Method for Nystrom {
             return hyper::fit_all(self, model, data, spec.iters, ctx);
         }
         let f = self.nlml(&model, data, &ctx.exec)?;
-        Ok((
-            model.clone(),
-            Outcome {
-                x: self.pack(&model),
-                f,
-                grad: Vec::new(),
-                iterations: 0,
-                evaluations: 1,
-                trace: vec![f],
-                stop: Stop::NothingToFit,
-            },
-        ))
+        Ok((model.clone(), Outcome::unfitted(self.pack(&model), f)))
     }
 }
 

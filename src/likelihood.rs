@@ -415,15 +415,21 @@ type Stripe<'a> = (usize, &'a mut [f64], &'a mut [f64], &'a mut [f64]);
 fn stripes<'a>(v: &'a mut DMatrix<f64>, a: &'a mut [f64], b: &'a mut [f64]) -> Vec<Stripe<'a>> {
     let (m, n) = v.shape();
     let len = linalg::stripe_len(n);
-    let mut bs: Vec<&mut [f64]> = b.chunks_mut(len).collect();
-    bs.resize_with(n.div_ceil(len), || &mut []);
     v.as_mut_slice()
         .chunks_mut(m * len)
         .zip(a.chunks_mut(len))
-        .zip(bs)
+        .zip(stripe_pieces(b, n))
         .enumerate()
         .map(|(s, ((vs, xs), ys))| (s * len, vs, xs, ys))
         .collect()
+}
+
+/// An n-vector cut as [`stripes`] cuts n columns (empty pieces when it is empty).
+fn stripe_pieces(x: &mut [f64], n: usize) -> Vec<&mut [f64]> {
+    let len = linalg::stripe_len(n);
+    let mut p: Vec<&mut [f64]> = x.chunks_mut(len).collect();
+    p.resize_with(n.div_ceil(len), || &mut []);
+    p
 }
 
 /// Check the shapes and the noise of one chunk.
@@ -502,14 +508,7 @@ impl Accumulator {
         keep: bool,
     ) -> Result<Option<ChunkValues>> {
         check_chunk(lr, y)?;
-        let values = chunk_pass(
-            &self.kuu,
-            lr,
-            y,
-            exec,
-            keep,
-            Some((&mut self.a, &mut self.beta)),
-        )?;
+        let values = chunk_pass(&self.kuu, lr, y, exec, keep, (&mut self.a, &mut self.beta))?;
         self.quad += y
             .iter()
             .zip(&values.lambda)
@@ -547,45 +546,45 @@ impl Accumulator {
     }
 }
 
-/// One chunk's first pass: V = L⁻¹Kuf, λ (and d) per column, and — when `sums` is
-/// given — its share of V Λ⁻¹ Vᵀ and β, added stripe by stripe in order. λ and d are
-/// always returned (O(n)); V only with `keep_v` — without, each stripe works in a
-/// block-sized scratch and nothing of size m×n is kept.
+/// One chunk's first pass: V = L⁻¹Kuf, λ (and d) per column, and its share of
+/// V Λ⁻¹ Vᵀ and β, added stripe by stripe in order. λ and d are always returned
+/// (O(n)); V only with `keep_v` — without, each stripe works in a block-sized scratch
+/// and nothing of size m×n is kept.
 fn chunk_pass(
     l: &KuuFactor,
     lr: &LowRank,
     y: &[f64],
     exec: &Exec,
     keep_v: bool,
-    sums: Option<(&mut DMatrix<f64>, &mut DVector<f64>)>,
+    (a, beta): (&mut DMatrix<f64>, &mut DVector<f64>),
 ) -> Result<ChunkValues> {
     let (m, n) = lr.kuf.shape();
-    let diag = lr.approx.uses_diagonal();
     let kuf = lr.kuf.as_slice();
-    let weight = lr.approx.weight();
     let keep_d = matches!(lr.approx, Approx::Vfe | Approx::Pep { .. });
-    let accumulate = sums.is_some();
-    let mut v = DMatrix::zeros(m, if keep_v { n } else { 0 });
+    // V starts as a copy of Kuf and is solved for in place, block by block (a copy,
+    // not zeros and a copy: zeroing m×n entries was a visible share of an evaluation)
+    let mut v = if keep_v {
+        lr.kuf.clone()
+    } else {
+        DMatrix::zeros(m, 0)
+    };
     let mut lambda = vec![0.0; n];
     let mut d = vec![0.0; if keep_d { n } else { 0 }];
     let len = linalg::stripe_len(n);
     let count = n.div_ceil(len);
     let mut vs: Vec<&mut [f64]> = v.as_mut_slice().chunks_mut(m * len).collect();
     vs.resize_with(count, || &mut []);
-    let mut ds: Vec<&mut [f64]> = d.chunks_mut(len).collect();
-    ds.resize_with(count, || &mut []);
     let work: Vec<Stripe> = vs
         .into_iter()
         .zip(lambda.chunks_mut(len))
-        .zip(ds)
+        .zip(stripe_pieces(&mut d, n))
         .enumerate()
         .map(|(s, ((v, l), d))| (s * len, v, l, d))
         .collect();
     let parts = linalg::map_ordered(exec.par, work, |(first, vs, ls, ds)| {
         let cols = ls.len();
-        let k = if accumulate { m } else { 0 };
-        let mut a = DMatrix::zeros(k, k);
-        let mut beta = vec![0.0; k];
+        let mut a = DMatrix::zeros(m, m);
+        let mut beta = vec![0.0; m];
         let width = m * BLOCK.min(cols);
         let mut scaled = vec![0.0; width];
         // without V kept: a block-sized scratch for its columns
@@ -599,49 +598,56 @@ fn chunk_pass(
             let vb: &mut [f64] = if keep_v {
                 vs_blocks.next().unwrap_or_default()
             } else {
-                &mut scratch[..w * m]
+                let vb = &mut scratch[..w * m];
+                vb.copy_from_slice(&kuf[j0 * m..(j0 + w) * m]);
+                vb
             };
             let db = ds_blocks.next().unwrap_or_default();
-            vb.copy_from_slice(&kuf[j0 * m..(j0 + w) * m]);
             l.solve_block(vb, m);
             let sb = &mut scaled[..vb.len()];
-            let range = j0..j0 + w;
-            let pass = FirstPass {
-                m,
-                kdiag: diag.then(|| &lr.kdiag[range.clone()]),
-                weight,
-                y: &y[range],
-                noise: lr.noise,
-            };
-            if let Some(i) = first_pass_block(&pass, vb, lb, db, sb, &mut beta) {
-                return Err(Error::numerical(format!(
-                    "diagonal of the covariance is {} at training point {} (noise variance {:e})",
-                    lb[i],
-                    j0 + i + 1,
-                    lr.noise
-                )));
-            }
-            if accumulate {
-                linalg::block_add_nt_lower(&mut a, linalg::block(sb, m), linalg::block(vb, m), 1.0);
-            }
+            lambdas(lr, y, j0, vb, lb, db, sb, &mut beta)?;
+            linalg::block_add_nt_lower(&mut a, linalg::block(sb, m), linalg::block(vb, m), 1.0);
         }
         Ok((a, beta))
     });
-    match sums {
-        Some((a, beta)) => {
-            for part in parts {
-                let (sa, sb) = part?;
-                *a += sa;
-                *beta += DVector::from_vec(sb);
-            }
-        }
-        None => {
-            for part in parts {
-                part?;
-            }
-        }
+    for part in parts {
+        let (sa, sb) = part?;
+        *a += sa;
+        *beta += DVector::from_vec(sb);
     }
     Ok(ChunkValues { v, lambda, d })
+}
+
+/// [`first_pass_block`] on the block of V whose first column is data point `j0`
+/// of the chunk, with the error that names the point whose λ is not positive.
+#[allow(clippy::too_many_arguments)] // the block's slices, as first_pass_block takes them
+fn lambdas(
+    lr: &LowRank,
+    y: &[f64],
+    j0: usize,
+    vb: &[f64],
+    lb: &mut [f64],
+    db: &mut [f64],
+    scaled: &mut [f64],
+    beta: &mut [f64],
+) -> Result<()> {
+    let range = j0..j0 + lb.len();
+    let pass = FirstPass {
+        m: lr.kuf.nrows(),
+        kdiag: lr.approx.uses_diagonal().then(|| &lr.kdiag[range.clone()]),
+        weight: lr.approx.weight(),
+        y: &y[range],
+        noise: lr.noise,
+    };
+    match first_pass_block(&pass, vb, lb, db, scaled, beta) {
+        Some(i) => Err(Error::numerical(format!(
+            "diagonal of the covariance is {} at training point {} (noise variance {:e})",
+            lb[i],
+            j0 + i + 1,
+            lr.noise
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The objective alone (no adjoints).
@@ -680,10 +686,10 @@ struct FirstPass<'a> {
 }
 
 /// The first pass over a block of columns of V (= L⁻¹Kuf): λ into `lb` (and d into
-/// `db` unless it is empty), V's columns divided by λ into `scaled`, and
-/// β += V Λ⁻¹ y. Returns the first column whose λ is not a positive number. Compiled
-/// for AVX2 and AVX-512 too, chosen at run time; no sum is reordered, so every
-/// version gives the same bits.
+/// `db` unless it is empty), then — unless `scaled` is empty (the second pass
+/// recomputing λ) — V's columns divided by λ into `scaled` and β += V Λ⁻¹ y. Returns
+/// the first column whose λ is not a positive number. Compiled for AVX2 and AVX-512
+/// too, chosen at run time; no sum is reordered, so every version gives the same bits.
 #[multiversion(targets = "simd")]
 fn first_pass_block(
     p: &FirstPass,
@@ -694,12 +700,7 @@ fn first_pass_block(
     beta: &mut [f64],
 ) -> Option<usize> {
     let m = p.m;
-    for (i, ((col, li), sc)) in vb
-        .chunks(m)
-        .zip(lb.iter_mut())
-        .zip(scaled.chunks_mut(m))
-        .enumerate()
-    {
+    for (i, (col, li)) in vb.chunks(m).zip(lb.iter_mut()).enumerate() {
         *li = match p.kdiag {
             Some(kd) => {
                 let di = kd[i] - linalg::dot(col, col);
@@ -713,6 +714,13 @@ fn first_pass_block(
         if !(li.is_finite() && *li > 0.0) {
             return Some(i);
         }
+    }
+    for (i, ((col, li), sc)) in vb
+        .chunks(m)
+        .zip(lb.iter())
+        .zip(scaled.chunks_mut(m))
+        .enumerate()
+    {
         let (inv, yi) = (1.0 / *li, p.y[i] / *li);
         for ((s, x), b) in sc.iter_mut().zip(col).zip(beta.iter_mut()) {
             *s = x * inv;
@@ -806,7 +814,8 @@ impl<'s> Backward<'s> {
     }
 
     /// ∂/∂Kuf (m×len) and ∂/∂kdiag (len; empty for DTC) of one chunk; `values` are the
-    /// chunk's from the first pass if it kept them, else V is computed again.
+    /// chunk's from the first pass if it kept them, else V and λ are computed again,
+    /// block by block as each block is used (the block stays in cache).
     pub fn chunk(
         &mut self,
         lr: &LowRank,
@@ -816,11 +825,19 @@ impl<'s> Backward<'s> {
     ) -> Result<(DMatrix<f64>, Vec<f64>)> {
         check_chunk(lr, y)?;
         let s = self.summary;
-        let values = match values {
+        let recompute = values.is_none();
+        let ChunkValues { v, lambda, d } = match values {
             Some(v) => v,
-            None => chunk_pass(&s.kuu, lr, y, exec, true, None)?,
+            None => {
+                let n = y.len();
+                let keep_d = matches!(lr.approx, Approx::Vfe | Approx::Pep { .. });
+                ChunkValues {
+                    v: lr.kuf.clone(),
+                    lambda: vec![0.0; n],
+                    d: vec![0.0; if keep_d { n } else { 0 }],
+                }
+            }
         };
-        let ChunkValues { v, lambda, d } = values;
         let (m, n) = v.shape();
         let approx = s.approx;
         let uses_d = approx.uses_diagonal();
@@ -831,65 +848,74 @@ impl<'s> Backward<'s> {
         // P = A⁻¹V gives v_iᵀA⁻¹v_i, hence C⁻¹_ii = 1/Λ_i − v_iᵀA⁻¹v_i/Λ_i² and
         // g_i = ½(C⁻¹_ii − α_i²) = ∂NLML/∂Λ_ii; Hᵀ = (G'Vᵀ)ᵀ has column i
         // ½ p_i/Λ_i − ½ δ α_i − t_i v_i, and ∂/∂Kuf = 2 L⁻ᵀ Hᵀ.
-        let mut d_kuf = v;
+        let (mut d_kuf, mut lambda, mut d) = (v, lambda, d);
         let mut g = vec![0.0; n];
         let mut t = vec![0.0; if separate_t { n } else { 0 }];
-        let parts = linalg::map_ordered(
-            exec.par,
-            stripes(&mut d_kuf, &mut g, &mut t),
-            |(first, vs, gs, ts)| {
-                // this stripe's share of V D_t Vᵀ
-                let k = if uses_d { m } else { 0 };
-                let mut vtv = DMatrix::zeros(k, k);
-                let width = m * BLOCK.min(gs.len());
-                let (mut p, mut scaled) =
-                    (vec![0.0; width], vec![0.0; if uses_d { width } else { 0 }]);
-                let mut ts_blocks = ts.chunks_mut(BLOCK);
-                for (b, (vb, gb)) in vs
-                    .chunks_mut(m * BLOCK)
-                    .zip(gs.chunks_mut(BLOCK))
-                    .enumerate()
-                {
-                    exec.check()?;
-                    let j0 = first + b * BLOCK;
-                    let pb = &mut p[..vb.len()];
-                    linalg::block_mul(
-                        linalg::block_mut(pb, m),
-                        linalg::view(a_inv),
-                        linalg::block(vb, m),
-                    );
-                    let cols = j0..j0 + gb.len();
-                    let sb = if uses_d {
-                        &mut scaled[..vb.len()]
-                    } else {
-                        &mut [][..]
-                    };
-                    let pass = SecondPass {
-                        m,
-                        approx,
-                        lambda: &lambda[cols.clone()],
-                        d: if d.is_empty() { &[] } else { &d[cols.clone()] },
-                        y: &y[cols],
-                        delta,
-                        noise: s.noise,
-                    };
-                    let tb = ts_blocks.next().unwrap_or_default();
-                    second_pass_block(&pass, vb, pb, gb, tb, sb);
-                    if uses_d {
-                        let sb = &scaled[..vb.len()];
-                        linalg::block_add_nt_lower(
-                            &mut vtv,
-                            linalg::block(sb, m),
-                            linalg::block(vb, m),
-                            1.0,
-                        );
-                    }
-                    vb.copy_from_slice(pb);
-                    l.solve_transpose_block(vb, m);
+        let work: Vec<_> = stripes(&mut d_kuf, &mut g, &mut t)
+            .into_iter()
+            .zip(
+                stripe_pieces(&mut lambda, n)
+                    .into_iter()
+                    .zip(stripe_pieces(&mut d, n)),
+            )
+            .collect();
+        let parts = linalg::map_ordered(exec.par, work, |((first, vs, gs, ts), (ls, ds))| {
+            // this stripe's share of V D_t Vᵀ
+            let k = if uses_d { m } else { 0 };
+            let mut vtv = DMatrix::zeros(k, k);
+            let width = m * BLOCK.min(gs.len());
+            let (mut p, mut scaled) = (vec![0.0; width], vec![0.0; if uses_d { width } else { 0 }]);
+            let mut ts_blocks = ts.chunks_mut(BLOCK);
+            let mut ds_blocks = ds.chunks_mut(BLOCK);
+            for (b, ((vb, gb), lb)) in vs
+                .chunks_mut(m * BLOCK)
+                .zip(gs.chunks_mut(BLOCK))
+                .zip(ls.chunks_mut(BLOCK))
+                .enumerate()
+            {
+                exec.check()?;
+                let j0 = first + b * BLOCK;
+                let db = ds_blocks.next().unwrap_or_default();
+                if recompute {
+                    l.solve_block(vb, m);
+                    lambdas(lr, y, j0, vb, lb, db, &mut [], &mut [])?;
                 }
-                Ok(vtv)
-            },
-        );
+                let pb = &mut p[..vb.len()];
+                linalg::block_mul(
+                    linalg::block_mut(pb, m),
+                    linalg::view(a_inv),
+                    linalg::block(vb, m),
+                );
+                let sb = if uses_d {
+                    &mut scaled[..vb.len()]
+                } else {
+                    &mut [][..]
+                };
+                let pass = SecondPass {
+                    m,
+                    approx,
+                    lambda: lb,
+                    d: db,
+                    y: &y[j0..j0 + gb.len()],
+                    delta,
+                    noise: s.noise,
+                };
+                let tb = ts_blocks.next().unwrap_or_default();
+                second_pass_block(&pass, vb, pb, gb, tb, sb);
+                if uses_d {
+                    let sb = &scaled[..vb.len()];
+                    linalg::block_add_nt_lower(
+                        &mut vtv,
+                        linalg::block(sb, m),
+                        linalg::block(vb, m),
+                        1.0,
+                    );
+                }
+                vb.copy_from_slice(pb);
+                l.solve_transpose_block(vb, m);
+            }
+            Ok(vtv)
+        });
         for part in parts {
             let part: DMatrix<f64> = part?;
             if uses_d {

@@ -92,7 +92,7 @@ fn csv_chunks(
     let size = file.metadata().map_or(0, |m| m.len()).max(1);
     let mut lines = BufReader::new(file);
     let mut header = Vec::new();
-    let mut consumed = lines.read_until(b'\n', &mut header).map_err(read_err)? as u64;
+    let mut consumed = read_record(&mut lines, &mut header).map_err(read_err)? as u64;
     if !header.ends_with(b"\n") {
         header.push(b'\n');
     }
@@ -102,7 +102,7 @@ fn csv_chunks(
         let mut count = 0;
         while count < rows {
             let before = buf.len();
-            let got = lines.read_until(b'\n', &mut buf).map_err(read_err)?;
+            let got = read_record(&mut lines, &mut buf).map_err(read_err)?;
             if got == 0 {
                 break;
             }
@@ -135,6 +135,22 @@ fn csv_chunks(
         ));
     }
     Ok(first)
+}
+
+/// Append one CSV record to `buf`: a line, or several while a quoted field holds
+/// line breaks (an odd number of `"` so far; an escaped quote `""` keeps the parity),
+/// so that a block never ends inside a field. Returns the bytes read (0 at the end).
+fn read_record(lines: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+    let (start, mut total, mut open) = (buf.len(), 0, false);
+    loop {
+        let before = buf.len();
+        let got = lines.read_until(b'\n', buf)?;
+        total += got;
+        open ^= buf[before..].iter().filter(|&&b| b == b'"').count() % 2 == 1;
+        if got == 0 || !open || !buf[start..].ends_with(b"\n") {
+            return Ok(total);
+        }
+    }
 }
 
 /// Cells read as missing values.
@@ -176,4 +192,30 @@ pub(crate) fn read_csv_from<R: polars::io::mmap::MmapBytesReader>(
         .map_parse_options(|o| o.with_null_values(Some(nulls.clone())))
         .into_reader_with_file_handle(source)
         .finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Blocks of one row each from a CSV whose quoted fields hold line breaks and
+    /// escaped quotes: every record stays whole, and the row count is the records'.
+    #[test]
+    fn quoted_line_breaks_stay_inside_their_block() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("quoted.csv");
+        let text = "x,\"multi\nline name\",y\n1,\"a\nb\",2\n3,\"say \"\"hi\"\"\n\",4\n\n5,c,6\n";
+        std::fs::write(&path, text).expect("write");
+        let mut seen = Vec::new();
+        let rows = for_each_frame(&path, 1, &mut |c: Chunk| {
+            assert_eq!(c.frame.height(), 1, "block at row {}", c.first);
+            assert_eq!(c.frame.width(), 3, "block at row {}", c.first);
+            let x = c.frame.column("x").expect("x").i64().expect("ints").get(0);
+            seen.push((c.first, x));
+            Ok(())
+        })
+        .expect("read");
+        assert_eq!(rows, 3);
+        assert_eq!(seen, vec![(0, Some(1)), (1, Some(3)), (2, Some(5))]);
+    }
 }

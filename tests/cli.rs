@@ -333,3 +333,54 @@ fn standardized_model_predicts_in_original_units() {
         "{nmse} vs {reported}"
     );
 }
+
+/// `stream` without a test set reports the NLML of the samples so far on the raw target
+/// scale: after the last row of the training file it is what `nlml` gives for the
+/// same standardized model and data.
+#[test]
+fn stream_nlml_is_on_the_raw_target_scale() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let m = dir.path().join("p.toml").display().to_string();
+    let train = repo("datasets/xsinx3_train.csv");
+    let fit = sgpw(&[
+        "fit",
+        "--train",
+        &train,
+        "--method",
+        "psds",
+        "--m",
+        "6",
+        "--iters",
+        "20",
+        "--save-model",
+        &m,
+    ]);
+    assert!(fit.status.success(), "{}", stderr(&fit));
+    let model = sgpw::model_file::ModelFile::read(Path::new(&m)).expect("reads");
+    let scale = model
+        .standardize
+        .as_ref()
+        .expect("standardized")
+        .target_scale;
+    assert!(
+        (scale.ln()).abs() > 0.1,
+        "target sd {scale} too close to 1 to tell"
+    );
+    let batch = json(&sgpw(&["nlml", "--model", &m, "--train", &train, "--json"]));
+    let batch = batch["nlml"].as_f64().expect("nlml");
+    let out = sgpw(&[
+        "stream", "--model", &m, "--train", &train, "--every", "100000",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let last = text.lines().last().expect("a line");
+    let online: f64 = last
+        .split(',')
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .expect("nlml");
+    assert!(
+        (online - batch).abs() < 1e-8 * batch.abs().max(1.0),
+        "stream {online} vs nlml {batch}"
+    );
+}

@@ -5,7 +5,7 @@ use super::predict::training_data;
 use crate::error::{Error, Result};
 use crate::methods::online::OnlinePsds;
 use crate::metrics;
-use crate::model_file::ModelFile;
+use crate::model_file::{ModelFile, raw_scale_offset};
 use crate::train::model_inputs;
 use clap::Args;
 use nalgebra::DMatrix;
@@ -20,7 +20,8 @@ pub struct StreamArgs {
     /// Rows to fold in, in file order (CSV or Parquet).
     #[arg(long)]
     pub train: PathBuf,
-    /// Test set: report NMSE and MNLP on it; without it, the NLML of the samples so far.
+    /// Test set: report NMSE and MNLP on it; without it, the NLML of the samples so far
+    /// (on the raw target scale, as `fit` reports it).
     #[arg(long)]
     pub test: Option<PathBuf>,
     /// Report every K samples (and after the last).
@@ -79,7 +80,11 @@ pub fn run(args: StreamArgs) -> Result<()> {
                     let (nmse, mnlp) = score(&online, &model, xt, yt, scale)?;
                     crate::outln!("{},{nmse},{mnlp},{secs:.6}", online.n())?;
                 }
-                None => crate::outln!("{},{},{secs:.6}", online.n(), online.nlml())?,
+                None => {
+                    // on the raw target scale, as `fit` and `nlml` report it
+                    let offset = raw_scale_offset(model.standardize.as_ref(), online.n());
+                    crate::outln!("{},{},{secs:.6}", online.n(), online.nlml() + offset)?
+                }
             }
         }
     }

@@ -54,6 +54,12 @@ impl Approx {
         }
     }
 
+    /// Whether there is an extra term e(d_i) (VFE, power EP), so that d is kept per
+    /// point and ∂/∂d differs from the per-point ∂/∂σ².
+    fn has_extra(self) -> bool {
+        matches!(self, Approx::Vfe | Approx::Pep { .. })
+    }
+
     /// e(d_i), ∂e/∂d_i and ∂e/∂σ² of the extra term.
     #[inline]
     fn extra(self, d: f64, s2: f64) -> (f64, f64, f64) {
@@ -560,7 +566,7 @@ fn chunk_pass(
 ) -> Result<ChunkValues> {
     let (m, n) = lr.kuf.shape();
     let kuf = lr.kuf.as_slice();
-    let keep_d = matches!(lr.approx, Approx::Vfe | Approx::Pep { .. });
+    let keep_d = lr.approx.has_extra();
     // V starts as a copy of Kuf and is solved for in place, block by block (a copy,
     // not zeros and a copy: zeroing m×n entries was a visible share of an evaluation)
     let mut v = if keep_v {
@@ -826,29 +832,32 @@ impl<'s> Backward<'s> {
         check_chunk(lr, y)?;
         let s = self.summary;
         let recompute = values.is_none();
-        let ChunkValues { v, lambda, d } = match values {
+        // recomputed, V starts as a copy of Kuf; its storage becomes ∂/∂Kuf (below)
+        let ChunkValues {
+            v: mut d_kuf,
+            mut lambda,
+            mut d,
+        } = match values {
             Some(v) => v,
             None => {
                 let n = y.len();
-                let keep_d = matches!(lr.approx, Approx::Vfe | Approx::Pep { .. });
                 ChunkValues {
                     v: lr.kuf.clone(),
                     lambda: vec![0.0; n],
-                    d: vec![0.0; if keep_d { n } else { 0 }],
+                    d: vec![0.0; if lr.approx.has_extra() { n } else { 0 }],
                 }
             }
         };
-        let (m, n) = v.shape();
+        let (m, n) = d_kuf.shape();
         let approx = s.approx;
         let uses_d = approx.uses_diagonal();
         // t = ∂/∂d has its own vector unless it equals the per-point ∂/∂σ² (FITC)
-        let separate_t = matches!(approx, Approx::Vfe | Approx::Pep { .. });
+        let separate_t = approx.has_extra();
         let (delta, a_inv, l) = (&self.delta, &self.a_inv, &s.kuu);
         // Per stripe, V's storage becomes ∂NLML/∂Kuf column block by column block:
         // P = A⁻¹V gives v_iᵀA⁻¹v_i, hence C⁻¹_ii = 1/Λ_i − v_iᵀA⁻¹v_i/Λ_i² and
         // g_i = ½(C⁻¹_ii − α_i²) = ∂NLML/∂Λ_ii; Hᵀ = (G'Vᵀ)ᵀ has column i
         // ½ p_i/Λ_i − ½ δ α_i − t_i v_i, and ∂/∂Kuf = 2 L⁻ᵀ Hᵀ.
-        let (mut d_kuf, mut lambda, mut d) = (v, lambda, d);
         let mut g = vec![0.0; n];
         let mut t = vec![0.0; if separate_t { n } else { 0 }];
         let work: Vec<_> = stripes(&mut d_kuf, &mut g, &mut t)

@@ -143,7 +143,7 @@ impl SeArd {
         let sb = scaled_columns(b, &self.lengthscales);
         let (na, nb, dim) = (a.nrows(), b.nrows(), self.dim());
         let sf2 = self.signal_variance;
-        let mut k = DMatrix::zeros(na, nb);
+        let mut k = crate::linalg::zeros(na, nb, par);
         let fill = |(j, col): (usize, &mut [f64])| {
             fill_column(
                 col,

@@ -570,7 +570,7 @@ fn chunk_pass(
     // V starts as a copy of Kuf and is solved for in place, block by block (a copy,
     // not zeros and a copy: zeroing m×n entries was a visible share of an evaluation)
     let mut v = if keep_v {
-        lr.kuf.clone()
+        linalg::copy(lr.kuf, exec.par)
     } else {
         DMatrix::zeros(m, 0)
     };
@@ -842,7 +842,7 @@ impl<'s> Backward<'s> {
             None => {
                 let n = y.len();
                 ChunkValues {
-                    v: lr.kuf.clone(),
+                    v: linalg::copy(lr.kuf, exec.par),
                     lambda: vec![0.0; n],
                     d: vec![0.0; if lr.approx.has_extra() { n } else { 0 }],
                 }

@@ -180,6 +180,40 @@ pub fn map_ordered<I: Send, T: Send>(
     }
 }
 
+/// Below this many entries a matrix is zeroed or copied on one thread.
+const PAR_WRITE_MIN: usize = 1 << 18;
+
+/// An nrows×ncols matrix of zeros, written by the pool's threads when it is large: one
+/// thread writing an n×m matrix while the others waited was a visible share of a large
+/// evaluation (the kernel matrix is allocated this way, then filled).
+pub fn zeros(nrows: usize, ncols: usize, par: Par) -> DMatrix<f64> {
+    use rayon::prelude::*;
+    let len = nrows * ncols;
+    if !par.is_parallel() || len < PAR_WRITE_MIN {
+        return DMatrix::zeros(nrows, ncols);
+    }
+    let mut v = Vec::with_capacity(len);
+    v.par_extend(rayon::iter::repeat_n(0.0, len).with_min_len(PAR_WRITE_MIN / 4));
+    DMatrix::from_vec(nrows, ncols, v)
+}
+
+/// A copy of `m`, written by the pool's threads when it is large (see [`zeros`]).
+pub fn copy(m: &DMatrix<f64>, par: Par) -> DMatrix<f64> {
+    use rayon::prelude::*;
+    let (nrows, ncols) = m.shape();
+    if !par.is_parallel() || m.len() < PAR_WRITE_MIN {
+        return m.clone();
+    }
+    let mut v = Vec::with_capacity(m.len());
+    v.par_extend(
+        m.as_slice()
+            .par_iter()
+            .copied()
+            .with_min_len(PAR_WRITE_MIN / 4),
+    );
+    DMatrix::from_vec(nrows, ncols, v)
+}
+
 /// A column-major block of `nrows` rows held in a slice.
 pub fn block(s: &[f64], nrows: usize) -> MatRef<'_, f64> {
     MatRef::from_column_major_slice(s, nrows, s.len() / nrows.max(1))
@@ -326,6 +360,17 @@ mod tests {
     fn spd(n: usize) -> DMatrix<f64> {
         let b = DMatrix::from_fn(n, n, |i, j| ((i * 7 + j * 3) % 11) as f64 / 11.0 - 0.4);
         &b * b.transpose() + DMatrix::identity(n, n) * 0.5
+    }
+
+    /// Above the size where the threads write them, zeros and copies are exact.
+    #[test]
+    fn parallel_zeros_and_copies_are_exact() {
+        let (r, c) = (301, PAR_WRITE_MIN / 300 + 7);
+        let m = DMatrix::from_fn(r, c, |i, j| (i * 7 + j * 13) as f64 * 0.37 - 5.0);
+        for par in [Par::Seq, Par::Threads(0)] {
+            assert_eq!(copy(&m, par), m);
+            assert_eq!(zeros(r, c, par), DMatrix::zeros(r, c));
+        }
     }
 
     #[test]

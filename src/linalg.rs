@@ -166,7 +166,9 @@ pub fn stripe_len(n: usize) -> usize {
 }
 
 /// Map `f` over `items` on the rayon pool (or on this thread for `Par::Seq`),
-/// returning the results in the order of `items`.
+/// returning the results in the order of `items`. Each item is a task of its own, so a
+/// thread that finishes early takes any item not yet started (rayon's default handed
+/// each of two threads half the items up front, and the faster half waited).
 pub fn map_ordered<I: Send, T: Send>(
     par: Par,
     items: Vec<I>,
@@ -176,7 +178,7 @@ pub fn map_ordered<I: Send, T: Send>(
     if !par.is_parallel() {
         items.into_iter().map(f).collect()
     } else {
-        items.into_par_iter().map(f).collect()
+        items.into_par_iter().with_max_len(1).map(f).collect()
     }
 }
 

@@ -42,9 +42,17 @@ fn scaled_columns(x: &DMatrix<f64>, ell: &[f64]) -> DMatrix<f64> {
 #[multiversion(targets = "simd")]
 fn fill_column(col: &mut [f64], sa: &[f64], bj: &[f64], sf2: f64) {
     let na = col.len();
-    col.fill(0.0);
-    for (d, q) in bj.iter().enumerate() {
-        let ad = &sa[d * na..(d + 1) * na];
+    // the first dimension writes r² (0 + t² is t², so the sum is unchanged), the rest
+    // add to it: `col` need not be zeroed first
+    let mut dims = bj.iter().zip(sa.chunks(na.max(1)));
+    match dims.next() {
+        Some((q, ad)) => col.iter_mut().zip(ad).for_each(|(r2, p)| {
+            let t = p - q;
+            *r2 = t * t;
+        }),
+        None => col.fill(0.0),
+    }
+    for (q, ad) in dims {
         for (r2, p) in col.iter_mut().zip(ad) {
             let t = p - q;
             *r2 += t * t;

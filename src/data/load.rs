@@ -4,7 +4,7 @@
 //! [`Error::Input`]. Nothing here panics on user data.
 
 use super::progress::{BLOCK_READ_BYTES, LoadProgress, read_frame};
-use super::stream::{NULL_TOKENS, for_each_frame, is_parquet, open, polars_failure, read_csv_from};
+use super::stream::{NULL_TOKENS, for_each_frame, is_parquet, open, polars_failure, read_csv_file};
 use super::{Dataset, LoadSpec};
 use crate::error::{Error, Result};
 use nalgebra::{DMatrix, DVector};
@@ -13,7 +13,6 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeSet;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 /// Cell texts read as missing besides the empty cell (R writes `NA`).
@@ -336,16 +335,14 @@ impl Table {
         let frame = if len >= BLOCK_READ_BYTES {
             drop(file);
             guarded(|| read_frame(path, report)).map_err(damaged)??
+        } else if csv {
+            guarded(|| read_csv_file(path, file))
+                .map_err(damaged)??
+                .map_err(|e| Error::data(path, polars_failure(csv, &e)))?
         } else {
-            guarded(|| {
-                if csv {
-                    read_csv(file)
-                } else {
-                    ParquetReader::new(file).finish()
-                }
-            })
-            .map_err(damaged)?
-            .map_err(|e| Error::data(path, polars_failure(csv, &e)))?
+            guarded(|| ParquetReader::new(file).finish())
+                .map_err(damaged)?
+                .map_err(|e| Error::data(path, polars_failure(csv, &e)))?
         };
         let names: Vec<String> = frame
             .get_column_names()
@@ -566,12 +563,6 @@ fn guarded<T>(f: impl FnOnce() -> T) -> std::result::Result<T, String> {
 /// panic becomes an error message naming the file).
 pub fn in_guarded_reader() -> bool {
     IN_READER.with(|c| c.get())
-}
-
-/// CSV with a header, the schema inferred over all rows so that one bad cell anywhere
-/// makes its column text (which we then report).
-fn read_csv(file: File) -> PolarsResult<DataFrame> {
-    read_csv_from(file)
 }
 
 /// 'a', 'b'

@@ -7,9 +7,11 @@
 
 use crate::error::{Error, Result};
 use polars::prelude::*;
+use std::cell::Cell;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Cursor};
+use std::io::{BufRead, BufReader, Cursor, Read, Seek};
 use std::path::Path;
+use std::rc::Rc;
 
 /// One block of rows of a file, as polars read it.
 pub(crate) struct Chunk {
@@ -88,9 +90,19 @@ fn csv_chunks(
     each: &mut dyn FnMut(Chunk) -> Result<()>,
 ) -> Result<usize> {
     let read_err = |e: std::io::Error| Error::data(path, format!("cannot read: {e}"));
-    let file = open(path)?;
+    let mut file = open(path)?;
     let size = file.metadata().map_or(0, |m| m.len()).max(1);
-    let mut lines = BufReader::new(file);
+    let gzip = csv_compression(path, &mut file)? == Compression::Gzip;
+    let taken = Rc::new(Cell::new(0u64));
+    let counted = Counted {
+        inner: file,
+        taken: Rc::clone(&taken),
+    };
+    let mut lines: Box<dyn BufRead> = if gzip {
+        Box::new(BufReader::new(flate2::read::MultiGzDecoder::new(counted)))
+    } else {
+        Box::new(BufReader::new(counted))
+    };
     let mut header = Vec::new();
     let mut consumed = read_record(&mut lines, &mut header).map_err(read_err)? as u64;
     if !header.ends_with(b"\n") {
@@ -124,7 +136,9 @@ fn csv_chunks(
         each(Chunk {
             first,
             frame,
-            fraction: (consumed as f64 / size as f64).min(1.0),
+            // a plain file: the bytes of the records read; a compressed one: the bytes
+            // the decompressor has taken (it reads ahead, so this runs a little early)
+            fraction: (if gzip { taken.get() } else { consumed } as f64 / size as f64).min(1.0),
         })?;
         first += count;
     }
@@ -149,6 +163,87 @@ fn read_record(lines: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<u
         open ^= buf[before..].iter().filter(|&&b| b == b'"').count() % 2 == 1;
         if got == 0 || !open || !buf[start..].ends_with(b"\n") {
             return Ok(total);
+        }
+    }
+}
+
+/// A reader that counts the bytes taken from it (how far through a compressed file a
+/// decompressing reader has come).
+struct Counted<R> {
+    inner: R,
+    taken: Rc<Cell<u64>>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.taken.set(self.taken.get() + n as u64);
+        Ok(n)
+    }
+}
+
+/// How the bytes of a CSV file are stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Compression {
+    Plain,
+    /// gzip (`.csv.gz`), read through a decompressing reader.
+    Gzip,
+}
+
+/// A CSV file's compression, from its first bytes whatever its name (the file is left
+/// at its start). Formats sgpw does not decompress are refused with what to do.
+pub(crate) fn csv_compression(path: &Path, file: &mut File) -> Result<Compression> {
+    let mut magic = [0u8; 6];
+    let mut got = 0;
+    while got < magic.len() {
+        match file.read(&mut magic[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::data(path, format!("cannot read: {e}"))),
+        }
+    }
+    file.rewind()
+        .map_err(|e| Error::data(path, format!("cannot read: {e}")))?;
+    let magic = &magic[..got];
+    let other = [
+        (&b"\x28\xb5\x2f\xfd"[..], "zstd", "zstd -d"),
+        (&b"BZh"[..], "bzip2", "bunzip2"),
+        (&b"\xfd7zXZ\x00"[..], "xz", "unxz"),
+        (&b"PK\x03\x04"[..], "zip", "unzip"),
+    ];
+    if magic.starts_with(&[0x1f, 0x8b]) {
+        return Ok(Compression::Gzip);
+    }
+    if let Some((_, name, tool)) = other.iter().find(|(m, _, _)| magic.starts_with(m)) {
+        return Err(Error::data(
+            path,
+            format!(
+                "the file is compressed with {name}; sgpw reads plain or gzip-compressed \
+                 CSV (.csv, .csv.gz) and Parquet: decompress it first (`{tool}`) or \
+                 recompress it with gzip"
+            ),
+        ));
+    }
+    Ok(Compression::Plain)
+}
+
+/// A whole CSV file as polars reads it: a plain file directly, a gzip-compressed one
+/// decompressed into memory first.
+pub(crate) fn read_csv_file(path: &Path, mut file: File) -> Result<PolarsResult<DataFrame>> {
+    match csv_compression(path, &mut file)? {
+        Compression::Plain => Ok(read_csv_from(file)),
+        Compression::Gzip => {
+            let mut bytes = Vec::new();
+            flate2::read::MultiGzDecoder::new(file)
+                .read_to_end(&mut bytes)
+                .map_err(|e| {
+                    Error::data(
+                        path,
+                        format!("cannot decompress (gzip): {e}; is the file cut short?"),
+                    )
+                })?;
+            Ok(read_csv_from(Cursor::new(bytes)))
         }
     }
 }
@@ -197,6 +292,52 @@ pub(crate) fn read_csv_from<R: polars::io::mmap::MmapBytesReader>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A gzip-compressed CSV reads in blocks as its plain twin does, whatever its
+    /// name; a zstd-compressed one is refused with what to do.
+    #[test]
+    fn gzip_reads_as_plain_and_other_compressions_say_what_to_do() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let text: String = std::iter::once("a,b,y\n".to_string())
+            .chain((0..25).map(|i| format!("{i},{}.5,{}\n", i % 4, i * i)))
+            .collect();
+        let plain = dir.path().join("d.csv");
+        std::fs::write(&plain, &text).expect("write");
+        let gz = dir.path().join("d.data"); // the magic bytes decide, not the name
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        enc.write_all(text.as_bytes()).expect("compress");
+        std::fs::write(&gz, enc.finish().expect("compress")).expect("write");
+        let blocks = |path: &Path| {
+            let mut seen = Vec::new();
+            let rows = for_each_frame(path, 7, &mut |c: Chunk| {
+                seen.push((c.first, c.frame));
+                Ok(())
+            })
+            .expect("reads");
+            (rows, seen)
+        };
+        let (rows_plain, plain_blocks) = blocks(&plain);
+        let (rows_gz, gz_blocks) = blocks(&gz);
+        assert_eq!((rows_plain, rows_gz), (25, 25));
+        assert_eq!(plain_blocks.len(), 4);
+        for ((fa, a), (fb, b)) in plain_blocks.iter().zip(&gz_blocks) {
+            assert_eq!(fa, fb);
+            assert!(a.equals(b), "block at row {fa}");
+        }
+        let whole = read_csv_file(&gz, File::open(&gz).expect("open"))
+            .expect("gzip")
+            .expect("parses");
+        assert_eq!(whole.height(), 25);
+        let zst = dir.path().join("d.csv.zst");
+        std::fs::write(&zst, [0x28, 0xb5, 0x2f, 0xfd, 0, 0, 0]).expect("write");
+        let e = read_csv_file(&zst, File::open(&zst).expect("open")).expect_err("refused");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("d.csv.zst") && msg.contains("zstd -d"),
+            "{msg}"
+        );
+    }
 
     /// Blocks of one row each from a CSV whose quoted fields hold line breaks and
     /// escaped quotes: every record stays whole, and the row count is the records'.

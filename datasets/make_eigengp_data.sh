@@ -2,7 +2,7 @@
 # The test files of sessions/eigengp-paper.toml (the EigenGP paper's Table 1).
 # Run from the repository root after `cargo build --release`.
 #
-# Data set 1: Snelson's toy data (../shared/datasets/snelson1d/train.csv, 200 points).
+# Data set 1: Snelson's toy data (datasets/snelson1d/train.csv.gz, 200 points).
 # The paper labels "x ∈ [−1, 7]" with the full GP's predictive mean ("we do not have
 # the true y values in the test data"); it does not say how many test points, so we
 # use an even grid of 401 points (step 0.02). The full GP's hyperparameters are its
@@ -13,11 +13,11 @@
 set -e
 SGPW=./target/release/sgpw
 TMP=$(mktemp -d)
-$SGPW fit --train ../shared/datasets/snelson1d/train.csv --method full --seed 1 \
+$SGPW fit --train datasets/snelson1d/train.csv.gz --method full --seed 1 \
     --iters 500 --save-model "$TMP/full.toml" > /dev/null
 awk 'BEGIN { print "x1"; for (i = 0; i <= 400; i++) printf "%.2f\n", -1 + 0.02 * i }' > "$TMP/grid.csv"
 $SGPW predict --model "$TMP/full.toml" --input "$TMP/grid.csv" \
-    --train ../shared/datasets/snelson1d/train.csv --out "$TMP/pred.csv"
+    --train datasets/snelson1d/train.csv.gz --out "$TMP/pred.csv"
 # x1 from the grid, y = the full GP's predictive mean
 paste -d, "$TMP/grid.csv" "$TMP/pred.csv" | awk -F, 'NR == 1 { print "x1,y"; next } { print $1 "," $2 }' \
     > datasets/snelson_fullgp_grid.csv

@@ -8,12 +8,12 @@ Set up once (Python 3.11):
         gpflow==2.9.2 tensorflow-cpu==2.15.1 tensorflow-probability==0.23.0
 
 One comparison (m = 50, seed 1; --method vfe for SGPR):
-    D=../shared/datasets/kin40k
-    sgpw fit --train $D/train.csv --test $D/test.csv --method fitc --m 50 --seed 1 \
+    D=datasets/kin40k
+    sgpw fit --train $D/train.csv.gz --test $D/test.csv.gz --method fitc --m 50 --seed 1 \
         --iters 0 --json --save-model /tmp/init.toml > /tmp/init.json
     /tmp/gpflow/bin/python benches/gpflow_sparse.py /tmp/init.toml /tmp/init.json \
-        --train $D/train.csv --test $D/test.csv
-    sgpw fit --train $D/train.csv --test $D/test.csv --method fitc --m 50 --seed 1 --json
+        --train $D/train.csv.gz --test $D/test.csv.gz
+    sgpw fit --train $D/train.csv.gz --test $D/test.csv.gz --method fitc --m 50 --seed 1 --json
 
 The model file's `method` (fitc or vfe) picks GPRFITC or SGPR.
 
@@ -21,7 +21,7 @@ The first command writes sgpw's initial model (inducing inputs at a random subse
 σ0² = mean(y²), ℓ = half the input range, σ² = σ0²/4) and its NLML there. This script
 checks that GPflow's NLML at that point is the same (it prints both), then runs
 scipy's L-BFGS-B for --maxiter iterations (GPflow's softplus parameterisation) and
-prints one JSON line with the final NLML and the test NMSE / MNLP of METHODS.md §0.
+prints one JSON line with the final NLML and the test NMSE / MNLP of docs/methods.md §0.
 
 GPflow's default jitter is an absolute 1e-6; sgpw's is 1e-8·σ0². The script uses
 sgpw's starting value (fixed), so that the two objectives agree to rounding.

@@ -1,4 +1,4 @@
-//! The one likelihood core of METHODS.md §1 for every low-rank model:
+//! The one likelihood core of docs/methods.md §1 for every low-rank model:
 //! `C = Kfu Kuu⁻¹ Kuf + Λ`, `Λ = a·diag(d) + σ² I`, `d = diag(Kff − Qff)`, with the
 //! approximation choosing a and an extra term on d (see [`Approx`]).
 //!
@@ -372,7 +372,7 @@ impl Summary {
         self.nlml_with(&self.gamma())
     }
 
-    /// The predictive quantities of METHODS.md §1. `degenerate` selects the
+    /// The predictive quantities of docs/methods.md §1. `degenerate` selects the
     /// SSGP/EigenGP variance `k*ᵀ(Kuu + Kuf Λ⁻¹ Kfu)⁻¹ k*` in place of
     /// `k** − k*ᵀ[Kuu⁻¹ − Σ⁻¹]k*`.
     pub fn posterior(&self, degenerate: bool, par: Par) -> Posterior {
@@ -980,7 +980,7 @@ pub fn nlml_and_adjoints(lr: &LowRank, y: &[f64], exec: &Exec) -> Result<Adjoint
     })
 }
 
-/// The posterior of METHODS.md §1 (see [`Summary::posterior`]).
+/// The posterior of docs/methods.md §1 (see [`Summary::posterior`]).
 pub fn posterior(lr: &LowRank, y: &[f64], degenerate: bool, exec: &Exec) -> Result<Posterior> {
     Ok(summary(lr, y, exec)?.posterior(degenerate, exec.par))
 }

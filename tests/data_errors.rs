@@ -426,10 +426,10 @@ fn load_inputs_reports_missing_features_and_values() {
 
 #[test]
 fn kin40k() {
-    let root = Path::new("../shared/datasets/kin40k");
+    let root = Path::new("datasets/kin40k");
     let s = LoadSpec {
-        test: Some(root.join("test.csv")),
-        ..spec(&root.join("train.csv"))
+        test: Some(root.join("test.csv.gz")),
+        ..spec(&root.join("train.csv.gz"))
     };
     let ds = load(&s).expect("kin40k loads");
     assert_eq!((ds.n_train(), ds.n_test(), ds.dim()), (10000, 30000, 8));
@@ -440,10 +440,10 @@ fn kin40k() {
 
 #[test]
 fn elevators_constant_column() {
-    let root = Path::new("../shared/datasets/elevators");
+    let root = Path::new("datasets/elevators");
     let s = LoadSpec {
-        test: Some(root.join("test.csv")),
-        ..spec(&root.join("train.csv"))
+        test: Some(root.join("test.csv.gz")),
+        ..spec(&root.join("train.csv.gz"))
     };
     let ds = load(&s).expect("elevators loads");
     assert_eq!((ds.n_train(), ds.n_test(), ds.dim()), (8752, 7847, 17));

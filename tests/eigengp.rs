@@ -1,10 +1,10 @@
-//! EigenGP (sequential, joint, plus): the author's MATLAB code (../shared/reference
+//! EigenGP (sequential, joint, plus): the author's MATLAB code (tests/fixtures
 //! eigengp_*) reproduced to 1e-8 relative after mapping its parameterisation, the DTC
 //! tie, finite-difference checks of every gradient (the joint one through the
 //! eigen-decomposition, with nearly equal and exactly equal eigenvalues), and the
 //! sequential schedule.
 //!
-//! The reference's conventions (../shared/reference/README.md): its parameter vector
+//! The reference's conventions (tests/fixtures/README.md): its parameter vector
 //! is `[log σn; log ℓ; log σf; B(:)]` (noise first, standard deviations), K_BB carries
 //! an absolute jitter 1e-6, and its weights multiply `Φ_ref = K_XB U Λ⁻¹` (seq, plus)
 //! or `K_XB U` (joint). Ours multiply `φ_j = √M K_XB u_j / λ_j`, so

@@ -1,4 +1,4 @@
-//! Greedy basis selection (METHODS.md §6): the incremental DTC solution against dense
+//! Greedy basis selection (docs/methods.md §6): the incremental DTC solution against dense
 //! from-scratch solves after every step, each score against its definition computed
 //! the slow way, the evidence against the likelihood core's, exact greedy against
 //! random selection, and the fits (fixed, adapted, cancelled) with their model files.
@@ -242,7 +242,7 @@ fn scores_match_their_definitions_computed_the_slow_way() {
             sb[c] >= backfit[c] * (1.0 - 1e-9),
             "SB ≥ backfitting for {i}"
         );
-        // INFO, literally as METHODS.md §6 writes it, from the core's posterior
+        // INFO, literally as docs/methods.md §6 writes it, from the core's posterior
         let (mu, v, y) = (p.mean[c], p.var_latent[c], data.y[i]);
         let v1 = v * s2 / (v + s2);
         let mu1 = mu + v * (y - mu) / (v + s2);

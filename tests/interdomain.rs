@@ -1,4 +1,4 @@
-//! Inter-domain GPs (FIFGP, TFIFGP, SMGP; METHODS.md §3): the closed-form instances
+//! Inter-domain GPs (FIFGP, TFIFGP, SMGP; docs/methods.md §3): the closed-form instances
 //! against quadrature of the defining integrals (paper eqs. 4–5), positive definite
 //! Kuu, finite-difference gradients, and the special cases TFIFGP(μ = 0) = FIFGP and
 //! SMGP(c → ℓ) → SPGP.

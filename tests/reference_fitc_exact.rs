@@ -1,4 +1,4 @@
-//! Agreement with the original authors' code (../shared/reference): Snelson's SPGP,
+//! Agreement with the original authors' code (tests/fixtures): Snelson's SPGP,
 //! GPML's infFITC and infExact — NLML, gradient and predictions to 1e-8 relative,
 //! after mapping their parameterisations onto ours.
 

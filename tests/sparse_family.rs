@@ -1,8 +1,8 @@
-//! VFE, DTC and power EP (METHODS.md §1) on the SE pseudo-input family: gradients of
+//! VFE, DTC and power EP (docs/methods.md §1) on the SE pseudo-input family: gradients of
 //! every group against finite differences, the O(n·m²) value against a dense
 //! O(n³) evaluation, the ties between them (power EP at α = 1 is FITC, at α → 0 VFE),
 //! and GPflow 2.9.2's SGPR and GPRFITC values on kin40k at its own starting point
-//! (../shared/reference/README.md).
+//! (tests/fixtures/README.md).
 
 mod common;
 use common::*;
@@ -211,7 +211,7 @@ fn power_ep_spans_fitc_and_vfe() {
 #[test]
 fn gpflow_values_on_kin40k() {
     let ds = sgpw::data::load(&sgpw::data::LoadSpec {
-        train: shared("datasets/kin40k/train.csv"),
+        train: repo("datasets/kin40k/train.csv.gz"),
         ..Default::default()
     })
     .expect("kin40k");
@@ -231,7 +231,7 @@ fn gpflow_values_on_kin40k() {
         (50, 27679.857463201013, 12526.723079513164),
         (200, 14819.072927037196, 9349.398966061723),
     ] {
-        let rows_file = shared(&format!("reference/kin40k_inducing_rows_m{m}.txt"));
+        let rows_file = repo(&format!("tests/fixtures/kin40k_inducing_rows_m{m}.txt"));
         let rows: Vec<usize> = std::fs::read_to_string(rows_file)
             .expect("rows")
             .lines()

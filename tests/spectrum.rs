@@ -1,5 +1,5 @@
 //! Sparse spectrum GPs (issue 3): psds and ssgp against Lázaro-Gredilla's `ssgpr.m`
-//! (../shared/reference/ssgp_*.json), their gradients against finite differences, the
+//! (tests/fixtures/ssgp_*.json), their gradients against finite differences, the
 //! online model against the batch one, the Hammersley points, the kernel
 //! approximation, and model files written by hand.
 
@@ -466,7 +466,7 @@ fn fits_run_and_options_are_checked() {
 }
 
 /// psds and ssgp go through the likelihood core's diagonal-Kuu path; it must equal a
-/// dense O(n³) evaluation of the same DTC model (the closed form of METHODS.md §4) in
+/// dense O(n³) evaluation of the same DTC model (the closed form of docs/methods.md §4) in
 /// value, every gradient entry (by finite differences of the dense value) and the
 /// posterior, with and without a fixed jitter, with r < n and r > n.
 #[test]

@@ -1,4 +1,4 @@
-//! The SPGP extensions of Snelson & Ghahramani (UAI 2006), METHODS.md §2: SPGP+HS
+//! The SPGP extensions of Snelson & Ghahramani (UAI 2006), docs/methods.md §2: SPGP+HS
 //! (spgp-hs), SPGP+DR (spgp-dr, with --hetero) and PCA+SPGP (pca-spgp).
 //! Finite-difference checks of every gradient group (σ0², σ², ℓ, P, pseudo-inputs in
 //! G dimensions, h), the ties to SPGP (h = 0; G = D with P = diag(1/ℓ); the G = D

@@ -1,4 +1,4 @@
-//! EigenGP (Peng & Qi 2015), METHODS.md §5: a GP projected onto M eigenfunctions of
+//! EigenGP (Peng & Qi 2015), docs/methods.md §5: a GP projected onto M eigenfunctions of
 //! the SE kernel, estimated by the Nyström method at basis points B (M×D):
 //! `K_BB + jitter·I = U diag(λ) Uᵀ` (λ descending), `φ_j(x) = √M · k(x, B) u_j / λ_j`,
 //! and `C = Φ diag(w) Φᵀ + σ² I`. On the likelihood core that is `Kuf = Φᵀ` (M×n) with
@@ -124,7 +124,7 @@ pub struct EigenSystem {
 }
 
 /// Decompose K_BB + jitter·I; the jitter follows the model's policy (its `jitter` key,
-/// or ε·σ0² with ε raised until K_BB is positive definite, METHODS.md §1).
+/// or ε·σ0² with ε raised until K_BB is positive definite, docs/methods.md §1).
 pub fn eigen_system(model: &ModelFile, b: &DMatrix<f64>, exec: &Exec) -> Result<EigenSystem> {
     let kbb = model.kernel().gram(b, exec.par);
     let (_, jitter) = linalg::cholesky_jittered(&kbb, model.jitter_policy(), exec.par)?;

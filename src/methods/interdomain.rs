@@ -1,4 +1,4 @@
-//! Inter-domain GPs (Lázaro-Gredilla & Figueiras-Vidal 2009), METHODS.md §3: FIFGP,
+//! Inter-domain GPs (Lázaro-Gredilla & Figueiras-Vidal 2009), docs/methods.md §3: FIFGP,
 //! TFIFGP and SMGP. Each only supplies the instances `Kuf = k(z, x)` and `Kuu = k(z, z')`
 //! and their derivatives; the likelihood core (`k(x,x) = σ0²`) does the rest, with
 //! FITC as the papers use it or another approximation (`--approx vfe|dtc|pep`).

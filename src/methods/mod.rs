@@ -110,7 +110,7 @@ pub trait Method: Send + Sync {
     }
 
     /// Initial parameters around the starting hyperparameters `hyper` (which
-    /// `start::initial_hyper` chose: METHODS.md §0 defaults or a subset fit).
+    /// `start::initial_hyper` chose: docs/methods.md §0 defaults or a subset fit).
     fn init(
         &self,
         data: &TrainData,

@@ -1,4 +1,4 @@
-//! The Nyström baselines of the EigenGP paper (METHODS.md §5): Williams & Seeger's
+//! The Nyström baselines of the EigenGP paper (docs/methods.md §5): Williams & Seeger's
 //! predictor with the exact cross-covariance against all n training points and the
 //! low-rank training covariance `K̃ = K_XB K_BB⁻¹ K_BX`:
 //! `mean = k*ᵀ (K̃ + σ²I)⁻¹ y`, `var_f = k** − k*ᵀ (K̃ + σ²I)⁻¹ k*` (Woodbury with

@@ -55,14 +55,14 @@ pub fn options(toml_text: &str) -> MethodOptions {
     toml::from_str(toml_text).unwrap_or_else(|e| panic!("{toml_text}: {e}"))
 }
 
-pub fn shared(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared")
-        .join(rel)
+/// A file of the repository, by its path from the top (`datasets/kin40k/train.csv.gz`).
+pub fn repo(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
 
+/// A reference fixture of `tests/fixtures` (see its README for where each came from).
 pub fn fixture(name: &str) -> Value {
-    let path = shared(&format!("reference/{name}"));
+    let path = repo(&format!("tests/fixtures/{name}"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).expect("fixture is JSON")
 }

@@ -1,4 +1,4 @@
-//! Test metrics of docs/methods.md §0, defined once.
+//! Test metrics of docs/methods.md §0.5, defined once.
 
 /// Normalised mean squared error `Σ(y−μ)² / Σ(y−ȳ)²` with ȳ the TRAINING mean.
 pub fn nmse(y: &[f64], mean: &[f64], train_mean: f64) -> f64 {

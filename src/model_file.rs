@@ -20,7 +20,7 @@ pub struct ModelFile {
     /// Subtracted from y before fitting, added back to predictions (original units).
     #[serde(default)]
     pub target_mean: f64,
-    /// Absolute jitter added to Kuu's diagonal; absent = the policy of docs/methods.md §1.
+    /// Absolute jitter added to Kuu's diagonal; absent = the policy of docs/methods.md §1.3.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jitter: Option<f64>,
     /// The likelihood approximation, where the method offers a choice (inter-domain

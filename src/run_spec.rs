@@ -43,7 +43,7 @@ pub enum Centres {
     Subset,
 }
 
-/// The likelihood approximation a low-rank method uses (docs/methods.md §1).
+/// The likelihood approximation a low-rank method uses (docs/methods.md §1.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum ApproxKind {
@@ -68,7 +68,7 @@ impl ApproxKind {
     }
 }
 
-/// How greedy chooses its next basis point (Keerthi & Chu 2006, docs/methods.md §6).
+/// How greedy chooses its next basis point (Keerthi & Chu 2006, docs/methods.md §6.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Select {

@@ -124,7 +124,7 @@ pub struct EigenSystem {
 }
 
 /// Decompose K_BB + jitter·I; the jitter follows the model's policy (its `jitter` key,
-/// or ε·σ0² with ε raised until K_BB is positive definite, docs/methods.md §1).
+/// or ε·σ0² with ε raised until K_BB is positive definite, docs/methods.md §1.3).
 pub fn eigen_system(model: &ModelFile, b: &DMatrix<f64>, exec: &Exec) -> Result<EigenSystem> {
     let kbb = model.kernel().gram(b, exec.par);
     let (_, jitter) = linalg::cholesky_jittered(&kbb, model.jitter_policy(), exec.par)?;

@@ -89,7 +89,7 @@ impl Method for Exact {
         false
     }
     fn seed_help(&self) -> &'static str {
-        "deterministic start (the defaults of docs/methods.md §0); the seed matters only with \
+        "deterministic start (the defaults of docs/methods.md §0.4); the seed matters only with \
          --subset or --init-lengthscales-from-subset"
     }
 

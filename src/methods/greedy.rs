@@ -4,7 +4,7 @@
 //! The model is DTC with `Kfu = K(X, X_I)`, `Kuu = K_I` for a subset I of the training
 //! points, |I| = d_max = m, grown one point at a time at fixed σ0², ℓ, σ². With
 //! `M = σ² K̂_I + K_I,· K_·,I` (K̂_I = K_I + jitter·I, the jitter of every Kuu in sgpw,
-//! docs/methods.md §1) the solution is `α_I = M⁻¹ K_I,· y`, the minimiser of
+//! docs/methods.md §1.2) the solution is `α_I = M⁻¹ K_I,· y`, the minimiser of
 //! `π̃(α_I) = ½ α_Iᵀ M α_I − yᵀ K_·,I α_I`. [`Incremental`] keeps it in the whitened
 //! form of the likelihood core — `G = chol(K̂_I)`, `Q = K_·,I G⁻ᵀ`,
 //! `L_A = chol(σ²I + QᵀQ)` (so chol(M) = G L_A) and `P = Q L_A⁻ᵀ = K_·,I chol(M)⁻ᵀ` —
@@ -22,7 +22,7 @@
 //!
 //! Scores of a candidate i ∉ I (kernel column `r = K_·,i`):
 //! - RAND: none, a random point;
-//! - INFO: the relative entropy of docs/methods.md §6 from μ_i, v_i, y_i, σ² (O(1));
+//! - INFO: the relative entropy of docs/methods.md §6.2 from μ_i, v_i, y_i, σ² (O(1));
 //! - KAPPA / DMAX (post-backfitting, the paper's eqs. 7–8): with α_I fixed, the 1-D
 //!   optimum of α_i decreases π by `Δ_i = ½ (rᵀ(y − μ) − σ² μ_i)² / (σ² K̂_ii + rᵀr)`
 //!   (O(n)), scored on a cache of c = κ or c = d_max kernel rows; each step takes the
@@ -89,7 +89,7 @@ pub const GREEDY: Greedy = Greedy;
 /// The DTC solution on a basis grown one training point at a time.
 ///
 /// Kept for the current basis I (d points), in the whitened form of the likelihood
-/// core (docs/methods.md §1), which stays accurate when σ² is small and K_I nearly singular:
+/// core (docs/methods.md §1.2), which stays accurate when σ² is small and K_I nearly singular:
 /// - `G = chol(K̂_I)` and `Q = K_·,I G⁻ᵀ` (n×d, the incomplete Cholesky factor of the
 ///   Nyström matrix; `Qᵀ` is the core's V);
 /// - `L_A = chol(A)`, `A = σ²I + QᵀQ = G⁻¹ M G⁻ᵀ` (so chol(M) = G L_A), and
@@ -485,7 +485,7 @@ impl Incremental {
         (gains, parts)
     }
 
-    /// INFO's score of candidate i (docs/methods.md §6): the relative entropy between the
+    /// INFO's score of candidate i (docs/methods.md §6.2): the relative entropy between the
     /// updated and the current DTC marginal, `½[v'/v − 1 − log(v'/v) + (μ'−μ)²/v]` with
     /// `v' = vσ²/(v+σ²)`, `μ' = μ + v(y−μ)/(v+σ²)`, written without cancellation as
     /// `½[log(1 + v/σ²) − v/(v+σ²) + v(y−μ)²/(v+σ²)²]`; 0 where v ≤ 0 (rounding).
@@ -690,7 +690,7 @@ pub struct Selected {
 /// validation score) ends it with the basis it has, which may then be smaller than
 /// d_max.
 ///
-/// The jitter on K_I's diagonal follows docs/methods.md §1: the model's `jitter` if it has
+/// The jitter on K_I's diagonal follows docs/methods.md §1.3: the model's `jitter` if it has
 /// one, else ε·σ0² with ε = 1e-8, and when fewer than d_max training points are
 /// numerically independent at that jitter (every other one within it of the span of
 /// the basis: long lengthscales), the selection starts again with ε ten times larger,

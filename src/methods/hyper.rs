@@ -12,7 +12,7 @@ use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
 use std::ops::Range;
 
-/// Default hyperparameters of docs/methods.md §0: σ0² = mean(y²) (y centred),
+/// Default hyperparameters of docs/methods.md §0.4: σ0² = mean(y²) (y centred),
 /// σ² = σ0²/4, ℓ_d = half the range of input d.
 pub fn default_hyper(data: &TrainData) -> Hyper {
     let n = data.y.len().max(1) as f64;

@@ -521,7 +521,7 @@ impl<F: Family> Method for LowRankMethod<F> {
     }
 }
 
-/// ∂/∂log σ0² of an automatic jitter, which scales with σ0² (docs/methods.md §1).
+/// ∂/∂log σ0² of an automatic jitter, which scales with σ0² (docs/methods.md §1.3).
 pub fn jitter_grad(jitter_policy: Jitter, jitter: f64, d_kuu: &DMatrix<f64>) -> f64 {
     match jitter_policy {
         Jitter::Auto { .. } => jitter * d_kuu.trace(),

@@ -1,4 +1,4 @@
-//! Online PSDS (docs/methods.md §4, paper §4.2): with σ0², σ² and the frequencies fixed,
+//! Online PSDS (docs/methods.md §4.4, paper §4.2): with σ0², σ² and the frequencies fixed,
 //! keep the likelihood core's [`Summary`] of the samples so far — the Cholesky factor
 //! of `A = I + V Vᵀ/σ²` with `V = Kuu^{-1/2} Φᵀ`, `β = V y/σ²` and three sums — fold
 //! in one sample at a time with a rank-one update (O(r²)), and predict or give the

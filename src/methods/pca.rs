@@ -1,5 +1,5 @@
 //! PCA+SPGP, the unsupervised baseline of SPGP+DR (Snelson & Ghahramani, UAI 2006,
-//! §6.1; docs/methods.md §2): project the training inputs on their top G principal
+//! §6.1; docs/methods.md §2.4): project the training inputs on their top G principal
 //! components, then plain SPGP (the pseudo-input family under FITC) in that space.
 //! The model stores the PCA's mean and basis (`[pca]`), so predictions, `sgpw nlml`
 //! and the app take the original D inputs; the lengthscales and pseudo-inputs live in

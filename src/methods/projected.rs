@@ -1,4 +1,4 @@
-//! SPGP+DR (Snelson & Ghahramani, UAI 2006, §4; docs/methods.md §2): a learned linear
+//! SPGP+DR (Snelson & Ghahramani, UAI 2006, §4; docs/methods.md §2.3): a learned linear
 //! projection P (G×D) replaces the lengthscales and the pseudo-inputs live in the G
 //! projected dimensions:
 //! `k(x, x̄) = σ0² exp(−½‖P x − x̄‖²)`, `k(x̄, x̄') = σ0² exp(−½‖x̄ − x̄'‖²)`, kdiag = σ0².

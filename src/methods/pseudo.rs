@@ -1,4 +1,4 @@
-//! SE pseudo-inputs (Snelson & Ghahramani 2006), docs/methods.md §2: inducing inputs X̄
+//! SE pseudo-inputs (Snelson & Ghahramani 2006), docs/methods.md §2.1: inducing inputs X̄
 //! (m×D) learned with σ0², ℓ and σ²; `Kuf = k(X̄, X)`, `Kuu = k(X̄, X̄)`, kdiag = σ0².
 //! With FITC this is SPGP; the same family gives VFE (Titsias 2009), DTC and power EP.
 //!

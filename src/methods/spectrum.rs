@@ -106,7 +106,7 @@ pub fn radical_inverse(mut i: u64, base: u64) -> f64 {
 
 /// r points of the D-dimensional Hammersley set in (0,1)^D (r×D): `(i + ½)/r` for the
 /// first coordinate, radical inverses of `i + 1` in bases 2, 3, 5, … for the others,
-/// so that no coordinate is 0 or 1 (docs/methods.md §4).
+/// so that no coordinate is 0 or 1 (docs/methods.md §4.2).
 pub fn hammersley(r: usize, d: usize) -> DMatrix<f64> {
     let bases = primes(d.saturating_sub(1));
     DMatrix::from_fn(r, d, |i, k| {

@@ -22,11 +22,12 @@
 //! `∂L/∂K_BX = √M U Λ⁻¹ ∂L/∂Kuf` in O(n·M²).
 
 use super::hyper::{self, chain, fit_free, pack_hyper, stage_budget, unpack_hyper};
+use super::kmeans;
 use super::lowrank::{
     ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad, kdiag_grad,
 };
+use super::method::{Method, ValidRunSpec};
 use super::pseudo::{self, PLAIN, PseudoExtra, PseudoInputs};
-use super::{Method, ValidRunSpec, kmeans};
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::Exec;

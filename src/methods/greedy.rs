@@ -40,7 +40,8 @@
 //! the selection's algebra above is the method, never a second likelihood core.
 
 use super::hyper::{pack_hyper, random_rows, stage_budget, unpack_hyper};
-use super::{Method, Objective, ValidRunSpec, exact, pseudo};
+use super::method::{Method, Objective, ValidRunSpec};
+use super::{exact, pseudo};
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::{Exec, Par};

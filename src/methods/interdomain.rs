@@ -8,11 +8,11 @@
 //! FIFGP is TFIFGP with every centre at zero and runs through the same code, so the two
 //! agree bit for bit there.
 
-use super::ValidRunSpec;
 use super::hyper::{pack_hyper, random_rows, unpack_hyper};
 use super::lowrank::{
     ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad, kdiag_grad,
 };
+use super::method::ValidRunSpec;
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::{Exec, Par};

@@ -7,7 +7,8 @@
 //! posterior, prediction, staged fits and model checks go through this file and
 //! `likelihood.rs`, never through a copy.
 
-use super::{Method, Objective, ValidRunSpec, hyper};
+use super::hyper;
+use super::method::{Method, Objective, ValidRunSpec};
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::Exec;

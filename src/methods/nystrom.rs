@@ -17,7 +17,8 @@
 
 use super::eigen::{as_pseudo, basis_points, from_pseudo};
 use super::hyper::{self, default_hyper};
-use super::{Method, Objective, ValidRunSpec, exact, kmeans, pseudo};
+use super::method::{Method, Objective, ValidRunSpec};
+use super::{exact, kmeans, pseudo};
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::Exec;

@@ -7,8 +7,8 @@
 //! fit, on the D inputs) become G lengthscales by the ARD metric along each principal
 //! direction b_g: `1/ℓ_g² = Σ_d b_gd²/ℓ_d²`.
 
-use super::ValidRunSpec;
 use super::lowrank::{ApproxChoice, Family, LowRankMethod, MaxM, Parts};
+use super::method::ValidRunSpec;
 use super::pseudo::{PLAIN, PseudoExtra};
 use crate::data::TrainData;
 use crate::error::{Error, Result};

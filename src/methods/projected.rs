@@ -11,11 +11,11 @@
 //! (`P = V_Gᵀ diag(1/ℓ)`, V_G from the PCA of X diag(1/ℓ)), so that at G = D the model
 //! starts as the ARD one (PᵀP = diag(1/ℓ²)); X̄ starts at P·(a random subset).
 
-use super::ValidRunSpec;
 use super::hyper::{pack_hyper, random_rows, unpack_hyper};
 use super::lowrank::{
     ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad, kdiag_grad,
 };
+use super::method::ValidRunSpec;
 use super::pca::{check_dims, principal_directions, project_rows, required_dims};
 use super::pseudo::{
     add_pseudo_noise, initial_pseudo_noise, pack_pseudo_noise, pseudo_noise, pseudo_noise_grad,

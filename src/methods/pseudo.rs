@@ -7,11 +7,11 @@
 //! core treats the addition like the jitter, as part of Kuu (so FITC's λ_i uses the
 //! modified Kuu), and its adjoint gives `∂NLML/∂h_j = ∂NLML/∂Kuu_jj`.
 
-use super::ValidRunSpec;
 use super::hyper::{pack_hyper_and, random_rows, unpack_hyper_and};
 use super::lowrank::{
     ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad, kdiag_grad,
 };
+use super::method::ValidRunSpec;
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::Exec;

@@ -12,9 +12,9 @@
 //! unscaled points `s_r` (ssgp), so that ℓ keeps its meaning and the parameterisation
 //! matches the authors' `ssgpr.m`.
 
-use super::ValidRunSpec;
 use super::hyper::{pack_hyper, pack_hyper_and, unpack_hyper, unpack_hyper_and};
 use super::lowrank::{ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts};
+use super::method::ValidRunSpec;
 use crate::data::TrainData;
 use crate::error::Result;
 use crate::exec::{Exec, Par};

@@ -11,6 +11,7 @@ use nalgebra::{DMatrix, DVector};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use sgpw::data::Dataset;
+use sgpw::methods::pseudo::Inducing;
 use sgpw::model_file::ModelFile;
 use sgpw::optim::Stop;
 use sgpw::run_spec::{MethodOptions, RunSpec};
@@ -190,12 +191,13 @@ fn raw_model(m: &ModelFile) -> ModelFile {
     for (l, sc) in r.hyper.lengthscales.iter_mut().zip(&s.input_scale) {
         *l *= sc;
     }
-    let ind = r.inducing.as_mut().expect("inducing points");
+    let mut ind = r.require::<Inducing>().expect("inducing points");
     for z in &mut ind.points {
         for (d, v) in z.iter_mut().enumerate() {
             *v = s.input_center[d] + s.input_scale[d] * *v;
         }
     }
+    r.set(&ind);
     r
 }
 

@@ -8,7 +8,7 @@
 //! `likelihood.rs`, never through a copy.
 
 use super::hyper;
-use super::method::{Method, Objective, ValidRunSpec};
+use super::method::{Markers, Method, Objective, ValidRunSpec};
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
@@ -16,7 +16,7 @@ use crate::likelihood::{
     self, Accumulator, Adjoints, Approx, Backward, Kuu, LowRank, Posterior, Summary,
 };
 use crate::linalg::Jitter;
-use crate::model_file::{Hyper, ModelFile};
+use crate::model_file::{Hyper, ModelFile, Witness};
 use crate::optim::Outcome;
 use crate::run_context::RunContext;
 use crate::run_spec::{ApproxKind, MethodOptions, RunSpec};
@@ -133,9 +133,17 @@ pub trait Family: Send + Sync + 'static {
     fn uses_lengthscales(&self) -> bool {
         true
     }
-    /// Which optional tables the model may have (see [`Method::model_tables`]).
-    fn tables(&self) -> &'static [&'static str] {
-        &[]
+    /// The names of the family's own tables: each a [`ModelTable`](crate::model_file::ModelTable) it declares, reads
+    /// and writes (see [`Method::model_tables`]).
+    fn tables(&self) -> &'static [&'static str];
+    /// What holds one value per input (see [`Method::input_dims`]): by default the
+    /// lengthscales.
+    fn input_dims(&self, model: &ModelFile) -> Vec<Witness> {
+        vec![Witness::lengthscales(model)]
+    }
+    /// What the prediction chart marks along `input` (see [`Method::markers`]).
+    fn markers(&self, _model: &ModelFile, _input: usize) -> Result<Markers> {
+        Ok(Markers::default())
     }
     /// Fit `method` (this family with its approximation) from `model`: one joint fit,
     /// or the stages of [`Family::stages`]. Families whose schedule changes the model's
@@ -369,6 +377,12 @@ impl<F: Family> Method for LowRankMethod<F> {
     }
     fn model_tables(&self) -> &'static [&'static str] {
         self.family.tables()
+    }
+    fn input_dims(&self, model: &ModelFile) -> Vec<Witness> {
+        self.family.input_dims(model)
+    }
+    fn markers(&self, model: &ModelFile, input: usize) -> Result<Markers> {
+        self.family.markers(model, input)
     }
     fn max_m(&self, n_train: usize) -> usize {
         match self.max_m {

@@ -7,7 +7,7 @@ use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
 use crate::likelihood::Posterior;
-use crate::model_file::{Hyper, ModelFile};
+use crate::model_file::{Hyper, ModelFile, Witness};
 use crate::optim::Outcome;
 use crate::run_context::RunContext;
 use crate::run_spec::{GENERAL_OPTIONS, MethodOptions, RunSpec, flag};
@@ -56,10 +56,26 @@ pub trait Method: Send + Sync {
     fn uses_lengthscales(&self) -> bool {
         true
     }
-    /// Which of the optional model tables of the SPGP extensions (`pseudo_noise`,
-    /// `projection`, `pca`) the method's models may have; the others are an error.
+    /// The names of the method's own tables (and top-level keys) its models may have
+    /// beside the shared ones (`inducing`, `spectral`, …: each a [`ModelTable`](crate::model_file::ModelTable)] of its
+    /// family); any other is an error naming the methods that read it.
     fn model_tables(&self) -> &'static [&'static str] {
         &[]
+    }
+    /// What in a model holds one value per input (its lengthscales, the row length of
+    /// its tables): the model's number of inputs is what these and the shared keys
+    /// agree on (`ModelFile::check_shared`). The first is the method's own count.
+    fn input_dims(&self, model: &ModelFile) -> Vec<Witness> {
+        vec![Witness::lengthscales(model)]
+    }
+    /// The number of input columns a (checked) model takes.
+    fn input_dim(&self, model: &ModelFile) -> usize {
+        self.input_dims(model).first().map_or(0, |w| w.count)
+    }
+    /// What the prediction chart marks under its x axis along `input` (inducing
+    /// inputs, basis points, feature centres), from a checked model; none by default.
+    fn markers(&self, _model: &ModelFile, _input: usize) -> Result<Markers> {
+        Ok(Markers::default())
     }
     /// Whether the method has a size m at all (the exact GP has not).
     fn uses_m(&self) -> bool {
@@ -159,6 +175,35 @@ pub trait Method: Send + Sync {
         spec: &ValidRunSpec,
         ctx: &RunContext,
     ) -> Result<(ModelFile, Outcome)>;
+}
+
+/// What a method marks under the x axis of the prediction chart, along one input.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Markers {
+    /// Locations along the input in the inputs' model units (after `[standardize]`;
+    /// a method that centres its inputs has added its centre back).
+    pub at: Vec<f64>,
+    /// Per location, how large it is drawn; empty: all full size.
+    pub sizes: Vec<MarkerSize>,
+    /// What they are, for the legend ("inducing points"); empty when none are drawn.
+    pub caption: String,
+}
+
+/// The size a marker is drawn at (a glyph each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MarkerSize {
+    Full,
+    Half,
+    Dot,
+}
+
+/// Check a model against `method` (the one its `method` key names): the shared part
+/// with the number of inputs the method's witnesses and the shared keys agree on, then
+/// the method's own tables ([`Method::check`]). The registry's `ModelFile::check` first
+/// rejects tables the method does not read.
+pub fn check_model(method: &dyn Method, model: &ModelFile) -> Result<()> {
+    model.check_shared(&method.input_dims(model), method.uses_lengthscales())?;
+    method.check(model)
 }
 
 /// A run spec that was checked against its method (and, where known, the data):

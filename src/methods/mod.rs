@@ -24,9 +24,9 @@ pub mod pseudo;
 pub mod spectrum;
 pub mod start;
 
-pub use method::{Method, Objective, ValidRunSpec};
+pub use method::{MarkerSize, Markers, Method, Objective, ValidRunSpec};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Location, Result};
 use crate::model_file::ModelFile;
 use crate::run_spec::RunSpec;
 
@@ -115,38 +115,57 @@ impl RunSpec {
 
 impl ModelFile {
     /// Check a model (read from a file or written by a run) against its method: the
-    /// method exists, the shared tables are consistent ([`ModelFile::check_hyper`])
-    /// and the method's own tables have the right shapes. `predict`, `nlml`, `stream`
-    /// and the predictor all call this before using a model. (Defined here, beside the
-    /// registry, because the model format itself does not know the methods.)
+    /// method exists, every table of its own is one the method reads (else the error
+    /// names the methods that do), the shared part is consistent and the method's own
+    /// tables have the right shapes ([`method::check_model`]). `predict`, `nlml`,
+    /// `stream` and the predictor all call this before using a model. Errors carry
+    /// where in the file they are ([`Error::location`]).
     pub fn check(&self) -> Result<&'static dyn Method> {
-        let method = get(&self.method)?;
-        for (table, present) in [
-            ("pseudo_noise", self.pseudo_noise.is_some()),
-            ("projection", self.projection.is_some()),
-            ("pca", self.pca.is_some()),
-        ] {
-            if present && !method.model_tables().contains(&table) {
-                return Err(Error::input(format!(
-                    "[{table}] does not apply to method '{}'{}",
-                    self.method,
-                    match table {
-                        "pseudo_noise" => " (it is read by spgp-hs and spgp-dr --hetero)",
-                        "projection" => " (it is read by spgp-dr)",
-                        _ => " (it is read by pca-spgp)",
-                    }
-                )));
-            }
+        let method = get(&self.method).map_err(|e| Error::at(Location::key("method"), e))?;
+        if let Some(key) = self
+            .tables
+            .keys()
+            .find(|k| !method.model_tables().contains(&k.as_str()))
+        {
+            let readers: Vec<&str> = registry()
+                .iter()
+                .filter(|m| m.model_tables().contains(&key.as_str()))
+                .map(|m| m.name())
+                .collect();
+            let what = if self.tables[key].is_table() {
+                format!("[{key}]")
+            } else {
+                key.clone()
+            };
+            return Err(Error::at(
+                Location::key(key),
+                if readers.is_empty() {
+                    format!(
+                        "{what} is not part of any method's model (misspelt?); a '{}' model \
+                         has {}",
+                        self.method,
+                        if method.model_tables().is_empty() {
+                            "only the shared tables".to_string()
+                        } else {
+                            format!("these of its own: {}", method.model_tables().join(", "))
+                        }
+                    )
+                } else {
+                    format!(
+                        "{what} does not apply to method '{}' (it is read by {})",
+                        self.method,
+                        readers.join(", ")
+                    )
+                },
+            ));
         }
-        self.check_hyper(method.uses_lengthscales())?;
-        method.check(self)?;
+        method::check_model(method, self)?;
         Ok(method)
     }
 }
 
 /// Read a model file and check it against its method. A parse error names its line;
-/// an inconsistent table names the line of the table or key it concerns, where the
-/// file has it.
+/// a check error names the line of the key, table or row it is about.
 pub fn read_model(path: &std::path::Path) -> Result<(ModelFile, &'static dyn Method)> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::file(path, format!("cannot read the model file: {e}")))?;
@@ -154,12 +173,14 @@ pub fn read_model(path: &std::path::Path) -> Result<(ModelFile, &'static dyn Met
     match model.check() {
         Ok(method) => Ok((model, method)),
         Err(e) => {
-            let msg = e.to_string();
+            let line = e
+                .location()
+                .and_then(|at| crate::model_file::line_of(&text, at));
             Err(Error::file(
                 path,
-                match crate::model_file::line_of_message(&text, &msg) {
-                    Some(line) => format!("line {line}: {msg}"),
-                    None => msg,
+                match line {
+                    Some(line) => format!("line {line}: {e}"),
+                    None => e.to_string(),
                 },
             ))
         }

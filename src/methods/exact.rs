@@ -84,6 +84,9 @@ impl Method for Exact {
     fn stores_posterior(&self) -> bool {
         false
     }
+    fn chunked(&self) -> std::result::Result<(), &'static str> {
+        Err("the exact GP factorises the n×n kernel matrix of all training points at once")
+    }
 
     fn init_uses_seed(&self, _options: &MethodOptions) -> bool {
         false

@@ -146,6 +146,13 @@ pub trait Method: Send + Sync {
         x: &DMatrix<f64>,
         exec: &Exec,
     ) -> Result<(DMatrix<f64>, Vec<f64>)>;
+    /// Whether the method evaluates a chunk of rows at a time when the data are too
+    /// large for one evaluation (`Exec::chunk_entries`): objective, gradient, posterior
+    /// and predictions, each equal to the one-chunk evaluation. `Err` says why not.
+    /// `tests/chunks.rs` holds every method that says it does to it.
+    fn chunked(&self) -> std::result::Result<(), &'static str> {
+        Ok(())
+    }
     /// Whether the posterior can be stored in a model file (not the exact GP's n×n one).
     fn stores_posterior(&self) -> bool {
         true

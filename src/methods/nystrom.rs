@@ -81,6 +81,12 @@ impl Method for Nystrom {
     fn stores_posterior(&self) -> bool {
         false
     }
+    fn chunked(&self) -> std::result::Result<(), &'static str> {
+        Err(
+            "the Williams–Seeger predictor is expressed in all n training inputs (no m×m \
+             posterior), so only its DTC objective goes through the chunked core",
+        )
+    }
 
     fn init(
         &self,

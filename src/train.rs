@@ -376,7 +376,7 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
     let offset = raw_scale_offset(standardize.as_ref(), td.y.len());
     ctx.set_offset(offset);
     // the noise floor in model units: a fraction of the training targets' variance
-    let floor = opts.noise_floor.filter(|f| *f > 0.0).map(|f| {
+    let floor = Some(opts.noise_floor()).filter(|f| *f > 0.0).map(|f| {
         let n = td.y.len().max(1) as f64;
         f * td.y.iter().map(|v| v * v).sum::<f64>() / n
     });

@@ -112,7 +112,7 @@ fn default_labels_tell_setups_apart() {
 }
 
 #[test]
-fn a_v1_session_is_written_back_as_v2_with_its_defaults_explicit() {
+fn a_v1_session_is_written_back_as_v3_with_its_defaults_explicit() {
     let v1 = r#"
 schema_version = 1
 name = "old"
@@ -164,7 +164,9 @@ constant_mnlp = 2.0
     // raw run: raw; standardized without constant_mnlp: unknown; with it: raw
     assert_eq!(scales, [Some(NlmlScale::Raw), None, Some(NlmlScale::Raw)]);
     let text = s.to_toml().expect("writes");
-    assert!(text.starts_with("schema_version = 2"), "{text}");
+    assert!(text.starts_with("schema_version = 3"), "{text}");
+    // version 1 had no noise floor: written out, so the runs keep their meaning
+    assert!(text.contains("noise_floor = 0.0"), "{text}");
     assert!(
         text.contains("label = \"fitc\"") && text.contains("standardize = false"),
         "{text}"

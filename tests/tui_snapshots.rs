@@ -640,7 +640,9 @@ fn forms_and_quit_dialog() {
         snapshot("runs_form", &b);
         assert_has(&b, "New runs: one per (method, m, seed)");
         assert_has(&b, "‹ fitc ›");
-        assert_has(&b, "m values : 10, 20, 40");
+        // the defaults of the command line and sessions (run_spec::RunEntry)
+        assert_has(&b, "m values : 50");
+        assert_has(&b, "iterations : 500");
     }
     app.update(key(KeyCode::Esc));
     app.update(Event::Key(KeyEvent::new(

@@ -55,7 +55,7 @@ use crate::linalg::{self, Jitter};
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness};
 use crate::optim::{Control, Outcome, Stop};
 use crate::run_context::{Phase, RunContext};
-use crate::run_spec::{MethodOptions, Select};
+use crate::run_spec::{DataShape, MethodOptions, Naming, Select};
 use faer::linalg::matmul::matmul;
 use faer::linalg::triangular_solve::solve_lower_triangular_in_place;
 use faer::{Accum, MatMut, MatRef};
@@ -1040,22 +1040,29 @@ impl Method for Greedy {
         basis_markers(model, input)
     }
 
-    fn check_options(&self, options: &MethodOptions) -> Result<()> {
+    fn check_options(
+        &self,
+        options: &MethodOptions,
+        _data: DataShape,
+        naming: Naming,
+    ) -> Result<()> {
         // both fit a full GP on a subset for σ0², ℓ, σ²: --init-lengthscales-from-subset
         // with min(iterations, 200) iterations as for every method, --hyper-from-subset
         // with 200 whatever the budget (the paper's FIXED runs and adapted runs with a
         // smaller budget then start from the same hyperparameters)
         if options.init_lengthscales_from_subset.is_some() && options.hyper_from_subset.is_some() {
-            return Err(Error::input(
-                "give greedy either --hyper-from-subset N (hyper_from_subset) or \
-                 --init-lengthscales-from-subset N, not both: each fits a full GP on a \
-                 random subset for the starting σ0², ℓ, σ²",
-            ));
+            return Err(Error::input(format!(
+                "give greedy either {} or {}, not both: each fits a full GP on a random \
+                 subset for the starting σ0², ℓ, σ²",
+                naming.setting("hyper_from_subset", "N"),
+                naming.setting("init_lengthscales_from_subset", "N")
+            )));
         }
         if options.discard_cache.is_some() && matches!(rule(options), Select::Rand | Select::Info) {
             return Err(Error::input(format!(
-                "discard_cache (--discard-cache) applies to --select kappa, dmax and sb; \
-                 {} computes each kernel row once",
+                "discard_cache{} applies to select kappa, dmax and sb; {} computes each \
+                 kernel row once",
+                naming.flag("discard_cache"),
                 rule(options).name()
             )));
         }

@@ -19,7 +19,7 @@ use crate::linalg::Jitter;
 use crate::model_file::{Hyper, ModelFile, Witness};
 use crate::optim::Outcome;
 use crate::run_context::RunContext;
-use crate::run_spec::{ApproxKind, MethodOptions, RunSpec};
+use crate::run_spec::{ApproxKind, DataShape, MethodOptions, Naming, RunSpec};
 use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
 use std::ops::Range;
@@ -125,8 +125,14 @@ pub trait Family: Send + Sync + 'static {
     fn stages(&self, _spec: &RunSpec, _model: &ModelFile) -> Vec<Range<usize>> {
         Vec::new()
     }
-    /// Checks of the family's own options (e.g. a required `dims`).
-    fn check_options(&self, _options: &MethodOptions) -> Result<()> {
+    /// Checks of the family's own options (e.g. a required `dims`, at most D), see
+    /// [`Method::check_options`].
+    fn check_options(
+        &self,
+        _options: &MethodOptions,
+        _data: DataShape,
+        _naming: Naming,
+    ) -> Result<()> {
         Ok(())
     }
     /// Whether the model has `[hyper] lengthscales` (see [`Method::uses_lengthscales`]).
@@ -390,15 +396,21 @@ impl<F: Family> Method for LowRankMethod<F> {
             MaxM::Fixed(k) => k,
         }
     }
-    fn check_options(&self, options: &MethodOptions) -> Result<()> {
+    fn check_options(
+        &self,
+        options: &MethodOptions,
+        data: DataShape,
+        naming: Naming,
+    ) -> Result<()> {
         if options.alpha.is_some() && self.kind_of(options) != ApproxKind::Pep {
             return Err(Error::input(format!(
-                "alpha (--alpha) applies to power EP only; method '{}' uses {}",
+                "alpha{} applies to power EP only; method '{}' uses {}",
+                naming.flag("alpha"),
                 self.name,
                 self.kind_of(options).name()
             )));
         }
-        self.family.check_options(options)
+        self.family.check_options(options, data, naming)
     }
     fn objective_name(&self, model: &ModelFile) -> &'static str {
         self.approx_of(model).map_or("NLML", Approx::objective_name)

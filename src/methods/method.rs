@@ -10,7 +10,7 @@ use crate::likelihood::Posterior;
 use crate::model_file::{Hyper, ModelFile, Witness};
 use crate::optim::Outcome;
 use crate::run_context::RunContext;
-use crate::run_spec::{GENERAL_OPTIONS, MethodOptions, RunSpec, flag};
+use crate::run_spec::{DataShape, GENERAL_OPTIONS, MethodOptions, Naming, RunSpec};
 use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
 use std::ops::Deref;
@@ -86,7 +86,15 @@ pub trait Method: Send + Sync {
         n_train
     }
     /// Checks of the method's own options beyond their types (run before any work).
-    fn check_options(&self, _options: &MethodOptions) -> Result<()> {
+    /// Checks of the method's own options beyond their types, against the data where
+    /// they are known (`dims` ≤ D): run before any work. Messages name the setting as
+    /// `naming` says.
+    fn check_options(
+        &self,
+        _options: &MethodOptions,
+        _data: DataShape,
+        _naming: Naming,
+    ) -> Result<()> {
         Ok(())
     }
     /// Whether the method's own initialisation draws from the run's seed with these
@@ -252,16 +260,27 @@ impl std::fmt::Debug for ValidRunSpec {
 }
 
 impl RunSpec {
-    /// Check the spec against `method` (the one its name resolves to) and `n_train`
-    /// training points (`usize::MAX` when the data are not loaded yet, as when a
-    /// session is read): m is in the method's range, every option set is one the method
-    /// reads, and the option values make sense. Errors name the flag or key.
-    pub fn check_with(&self, method: &'static dyn Method, n_train: usize) -> Result<ValidRunSpec> {
-        self.options.check(n_train).map_err(Error::input)?;
-        let n_fit = self.options.subset.unwrap_or(n_train);
+    /// Check the spec against `method` (the one its name resolves to) and the data it
+    /// will see (`DataShape::UNKNOWN` before they are loaded, as when a session is
+    /// read): m is in the method's range, every option set is one the method reads,
+    /// and the option values make sense for the method and the data. Errors name the
+    /// setting as `naming` says.
+    pub fn check_with(
+        &self,
+        method: &'static dyn Method,
+        data: DataShape,
+        naming: Naming,
+    ) -> Result<ValidRunSpec> {
+        self.options
+            .check(data.n_train, naming)
+            .map_err(Error::input)?;
+        let n_fit = self.options.subset.unwrap_or(data.n_train);
         if method.uses_m() {
             if self.m == 0 {
-                return Err(Error::input("m must be at least 1 (--m)"));
+                return Err(Error::input(format!(
+                    "m must be at least 1{}",
+                    naming.flag("m")
+                )));
             }
             let max = method.max_m(n_fit);
             if self.m > max {
@@ -271,8 +290,9 @@ impl RunSpec {
                     format!("{}'s limit of {max} {}", method.name(), method.m_meaning())
                 };
                 return Err(Error::input(format!(
-                    "m = {} (--m) is larger than {why}; choose m ≤ {max}",
-                    self.m
+                    "m = {}{} is larger than {why}; choose m ≤ {max}",
+                    self.m,
+                    naming.flag("m")
                 )));
             }
         }
@@ -280,8 +300,8 @@ impl RunSpec {
             if !GENERAL_OPTIONS.contains(&key.as_str()) && !method.options().contains(&key.as_str())
             {
                 return Err(Error::input(format!(
-                    "option {key} ({}) does not apply to method '{}'{}",
-                    flag(&key),
+                    "option {key}{} does not apply to method '{}'{}",
+                    naming.flag(&key),
                     method.name(),
                     if method.options().is_empty() {
                         String::new()
@@ -291,7 +311,7 @@ impl RunSpec {
                 )));
             }
         }
-        method.check_options(&self.options)?;
+        method.check_options(&self.options, data, naming)?;
         Ok(ValidRunSpec {
             checked: self.clone(),
             resolved: method,

@@ -28,7 +28,7 @@ pub use method::{MarkerSize, Markers, Method, Objective, ValidRunSpec};
 
 use crate::error::{Error, Location, Result};
 use crate::model_file::ModelFile;
-use crate::run_spec::RunSpec;
+use crate::run_spec::{DataShape, Naming, RunSpec};
 
 /// Every method, in the order they are listed to users.
 pub fn registry() -> &'static [&'static dyn Method] {
@@ -73,8 +73,16 @@ pub fn get(name: &str) -> Result<&'static dyn Method> {
 
 /// Check the spec against its method (looked up by name); see [`RunSpec::check_with`].
 impl RunSpec {
+    /// As the command line checks it: `n_train` points (`usize::MAX`: not known yet),
+    /// messages naming the flags.
     pub fn check(&self, n_train: usize) -> Result<ValidRunSpec> {
-        self.check_with(get(&self.method)?, n_train)
+        self.check_for(DataShape::points(n_train), Naming::Flags)
+    }
+
+    /// Against the data's shape, messages naming the settings as `naming` says (a
+    /// session's and the app's by their keys).
+    pub fn check_for(&self, data: DataShape, naming: Naming) -> Result<ValidRunSpec> {
+        self.check_with(get(&self.method)?, data, naming)
     }
 }
 

@@ -17,7 +17,7 @@ use crate::exec::Exec;
 use crate::likelihood::Adjoints;
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, rows_to_matrix};
 use crate::run_context::RunContext;
-use crate::run_spec::{ApproxKind, MethodOptions};
+use crate::run_spec::{ApproxKind, DataShape, MethodOptions, Naming};
 use nalgebra::{DMatrix, SymmetricEigen};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -54,22 +54,39 @@ pub const PCA_SPGP: LowRankMethod<PcaPseudo> = LowRankMethod {
 };
 
 /// The `dims` option of spgp-dr and pca-spgp, which both need it.
-pub fn required_dims(method: &str, options: &MethodOptions) -> Result<usize> {
+pub fn required_dims(method: &str, options: &MethodOptions, naming: Naming) -> Result<usize> {
     options.dims.ok_or_else(|| {
         Error::input(format!(
-            "method '{method}' needs the reduced dimension G: give --dims G (session key dims)"
+            "method '{method}' needs the reduced dimension G: give {}",
+            naming.setting("dims", "G")
         ))
     })
 }
 
-/// G against the data's D, once the data are known.
-pub fn check_dims(method: &str, g: usize, d: usize) -> Result<()> {
-    if g == 0 || g > d {
+/// G against the data's D (where it is known).
+pub fn check_dims(method: &str, g: usize, d: usize, naming: Naming) -> Result<()> {
+    if g == 0 || (d != usize::MAX && g > d) {
         return Err(Error::input(format!(
-            "dims = {g} (--dims): method '{method}' needs 1 ≤ G ≤ D = {d} (the number of inputs)"
+            "dims = {g}{}: method '{method}' needs 1 ≤ G ≤ D = {d} (the number of inputs)",
+            naming.flag("dims")
         )));
     }
     Ok(())
+}
+
+/// `dims` given, and at most the data's D where it is known.
+pub fn check_dims_option(
+    method: &str,
+    options: &MethodOptions,
+    data: DataShape,
+    naming: Naming,
+) -> Result<()> {
+    check_dims(
+        method,
+        required_dims(method, options, naming)?,
+        data.dim,
+        naming,
+    )
 }
 
 /// The rows of `x` (n×D), less `shift` (D) if given, on the rows of `p` (G×D): the
@@ -194,8 +211,8 @@ impl Family for PcaPseudo {
         ctx: &RunContext,
         rng: &mut ChaCha8Rng,
     ) -> Result<ModelFile> {
-        let g = required_dims(&spec.method, &spec.options)?;
-        check_dims(&spec.method, g, data.x.ncols())?;
+        let g = required_dims(&spec.method, &spec.options, Naming::Flags)?;
+        check_dims(&spec.method, g, data.x.ncols(), Naming::Flags)?;
         let (mean, basis) = principal_directions(&data.x, g);
         let projected = TrainData {
             x: project(&data.x, &mean, &basis)?,
@@ -213,8 +230,13 @@ impl Family for PcaPseudo {
         Ok(model)
     }
 
-    fn check_options(&self, options: &MethodOptions) -> Result<()> {
-        required_dims("pca-spgp", options).map(|_| ())
+    fn check_options(
+        &self,
+        options: &MethodOptions,
+        data: DataShape,
+        naming: Naming,
+    ) -> Result<()> {
+        check_dims_option("pca-spgp", options, data, naming)
     }
 
     fn check(&self, model: &ModelFile) -> Result<usize> {

@@ -16,7 +16,9 @@ use super::lowrank::{
     ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad, kdiag_grad,
 };
 use super::method::ValidRunSpec;
-use super::pca::{check_dims, principal_directions, project_rows, required_dims};
+use super::pca::{
+    check_dims, check_dims_option, principal_directions, project_rows, required_dims,
+};
 use super::pseudo::{
     Inducing, PseudoNoise, add_pseudo_noise, initial_pseudo_noise, pack_pseudo_noise, points_at,
     pseudo_noise, pseudo_noise_grad, set_inducing_points,
@@ -32,7 +34,7 @@ use crate::model_file::{
     Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, required_matrix, rows_to_matrix,
 };
 use crate::run_context::RunContext;
-use crate::run_spec::{ApproxKind, MethodOptions};
+use crate::run_spec::{ApproxKind, DataShape, MethodOptions, Naming};
 use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -133,8 +135,8 @@ impl Family for Projected {
         _ctx: &RunContext,
         rng: &mut ChaCha8Rng,
     ) -> Result<ModelFile> {
-        let g = required_dims(&spec.method, &spec.options)?;
-        check_dims(&spec.method, g, data.x.ncols())?;
+        let g = required_dims(&spec.method, &spec.options, Naming::Flags)?;
+        check_dims(&spec.method, g, data.x.ncols(), Naming::Flags)?;
         let p = initial_projection(&data.x, &hyper.lengthscales, g);
         let subset = random_rows(&data.x, spec.m, rng);
         let z = project_rows(&subset, &p, None);
@@ -159,8 +161,13 @@ impl Family for Projected {
         Ok(model)
     }
 
-    fn check_options(&self, options: &MethodOptions) -> Result<()> {
-        required_dims("spgp-dr", options).map(|_| ())
+    fn check_options(
+        &self,
+        options: &MethodOptions,
+        data: DataShape,
+        naming: Naming,
+    ) -> Result<()> {
+        check_dims_option("spgp-dr", options, data, naming)
     }
 
     fn check(&self, model: &ModelFile) -> Result<usize> {

@@ -552,11 +552,16 @@ pub struct RunEntry {
     pub m: Vec<usize>,
     /// Seed of the initialisation, any subset and fit's --split. One value for fit and
     /// bench, a list (1-5) for a session or the app.
-    #[arg(long = "seed", value_delimiter = ',', default_value = "1")]
+    #[arg(
+        long = "seed",
+        value_name = "SEED",
+        value_delimiter = ',',
+        default_value = "1"
+    )]
     #[serde(default = "default_seeds")]
     pub seeds: Vec<u64>,
     /// Iteration budget of the optimiser.
-    #[arg(long = "iters", default_value_t = DEFAULT_ITERATIONS)]
+    #[arg(long = "iters", value_name = "ITERS", default_value_t = DEFAULT_ITERATIONS)]
     #[serde(default = "default_iterations")]
     pub iterations: usize,
     /// Standardize inputs and targets to zero mean and unit variance (the default;

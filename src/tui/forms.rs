@@ -129,7 +129,7 @@ pub fn runs_form(session: &Session, dataset: Option<&str>, last: Option<&Form>) 
                 "m values",
                 &default("m"),
                 &format!(
-                    "{} Comma-separated, or a range such as 5-8",
+                    "{}; comma-separated, or a range such as 5-8",
                     field("m").help
                 ),
             ),

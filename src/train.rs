@@ -30,17 +30,24 @@ pub struct Prediction {
 pub struct Predictor {
     method: &'static dyn Method,
     model: ModelFile,
+    /// The inputs it takes.
+    dim: usize,
     posterior: Posterior,
     basis: Option<DMatrix<f64>>,
 }
 
-/// Inputs in model units.
+/// Inputs in model units (the model is checked first).
 pub fn model_inputs(model: &ModelFile, x: &DMatrix<f64>) -> Result<DMatrix<f64>> {
-    if x.ncols() != model.dim() {
+    let dim = model.check()?.input_dim(model);
+    to_model_units(model, dim, x)
+}
+
+/// Inputs in the units of a model that takes `dim` of them.
+fn to_model_units(model: &ModelFile, dim: usize, x: &DMatrix<f64>) -> Result<DMatrix<f64>> {
+    if x.ncols() != dim {
         return Err(Error::input(format!(
-            "the inputs have {} columns but the model takes {} inputs",
+            "the inputs have {} columns but the model takes {dim} inputs",
             x.ncols(),
-            model.dim()
         )));
     }
     Ok(match &model.standardize {
@@ -64,6 +71,7 @@ impl Predictor {
     /// From a model: use its stored posterior, or condition on training data.
     pub fn new(model: ModelFile, train: Option<(&DMatrix<f64>, &[f64])>) -> Result<Predictor> {
         let method = model.check()?;
+        let dim = method.input_dim(&model);
         let exec = Exec::default();
         let (posterior, basis) = match (&model.posterior, train) {
             (Some(p), _) if method.stores_posterior() => (p.clone(), None),
@@ -78,6 +86,7 @@ impl Predictor {
         Ok(Predictor {
             method,
             model,
+            dim,
             posterior,
             basis,
         })
@@ -85,6 +94,16 @@ impl Predictor {
 
     pub fn model(&self) -> &ModelFile {
         &self.model
+    }
+
+    /// The model's method.
+    pub fn method(&self) -> &'static dyn Method {
+        self.method
+    }
+
+    /// The number of inputs the model takes.
+    pub fn dim(&self) -> usize {
+        self.dim
     }
 
     pub fn posterior(&self) -> &Posterior {
@@ -113,7 +132,7 @@ impl Predictor {
         let rows = exec.chunk_rows(self.posterior.m());
         for start in (0..t.max(1)).step_by(rows) {
             let len = rows.min(t - start.min(t));
-            let xm = model_inputs(&self.model, &x.rows(start, len).into_owned())?;
+            let xm = to_model_units(&self.model, self.dim, &x.rows(start, len).into_owned())?;
             let (mean, var) = self.method.predict(
                 &self.model,
                 &self.posterior,
@@ -238,6 +257,7 @@ impl Validator<'_> {
             let p = Predictor {
                 method,
                 model: model.clone(),
+                dim: method.input_dim(model),
                 posterior,
                 basis,
             };
@@ -356,7 +376,7 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
     let offset = raw_scale_offset(standardize.as_ref(), td.y.len());
     ctx.set_offset(offset);
     // the noise floor in model units: a fraction of the training targets' variance
-    let floor = opts.noise_floor.filter(|f| *f > 0.0).map(|f| {
+    let floor = Some(opts.noise_floor()).filter(|f| *f > 0.0).map(|f| {
         let n = td.y.len().max(1) as f64;
         f * td.y.iter().map(|v| v * v).sum::<f64>() / n
     });
@@ -470,6 +490,7 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
     });
     let predictor = Predictor {
         method,
+        dim: method.input_dim(&fitted),
         model: fitted.clone(),
         posterior,
         basis,

@@ -151,10 +151,11 @@ fn closed_pipes_end_quietly() {
 #[test]
 fn run_exit_codes_say_when_runs_failed_and_report_lists_them_apart() {
     let dir = tempfile::tempdir().expect("tempdir");
-    // m = 500 > n = 200 fails; a missing data file fails its run; a text column fails.
+    // m = 500 > n = 200 is refused before any run starts, naming the entry's line and
+    // the session key; a missing data file fails its run; a text column fails.
     std::fs::create_dir_all(dir.path().join("datasets")).expect("mkdir");
     std::fs::write(dir.path().join("datasets/text.csv"), "x1,y\na,1\nb,2\n").expect("writes");
-    let s = session_in(
+    let big = session_in(
         dir.path(),
         r#"
 [[runs]]
@@ -163,7 +164,22 @@ method = "fitc"
 label = "big"
 m = [500]
 iterations = 5
-
+"#,
+    );
+    let out = sgpw(&["run", &big.display().to_string(), "--jobs", "2"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("s.toml: line 15: m = 500 is larger than the training set (200 points)")
+            && !err.contains("--m")
+            && err.contains("nothing was run")
+            && !err.contains("done "),
+        "{err}"
+    );
+    assert!(Session::read(&big).expect("reads").results.is_empty());
+    let s = session_in(
+        dir.path(),
+        r#"
 [[datasets]]
 name = "missing"
 train = "../datasets/nope.csv"
@@ -188,7 +204,7 @@ m = [1]
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(
-        err.contains("3 of 6 runs did not finish (3 failed, 0 cancelled)"),
+        err.contains("2 of 5 runs did not finish (2 failed, 0 cancelled)"),
         "{err}"
     );
     let session = Session::read(&s).expect("reads");
@@ -274,7 +290,8 @@ fn stream_checks_the_model_as_predict_does() {
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         let err = stderr(&out);
         assert!(
-            err.contains("[standardize] needs 1 input_center") && !err.contains("panicked"),
+            err.contains("line 7: [standardize] input_center has 0 values")
+                && !err.contains("panicked"),
             "{err}"
         );
     }

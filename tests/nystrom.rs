@@ -7,6 +7,7 @@ use common::*;
 use nalgebra::{DMatrix, DVector};
 use sgpw::data::Dataset;
 use sgpw::exec::Par;
+use sgpw::methods::eigen::Basis;
 use sgpw::methods::{self, nystrom};
 use sgpw::metrics;
 use sgpw::optim::Stop;
@@ -135,7 +136,7 @@ fn fits_and_prediction_needs() {
     let (r, _) = fit(&ds, &spec("nystrom"));
     let r = r.expect("nystrom");
     assert_eq!((r.stop, r.iterations), (Stop::NothingToFit, 0));
-    assert!(r.model.basis.is_some() && r.model.posterior.is_none());
+    assert!(r.model.has::<Basis>() && r.model.posterior.is_none());
     assert!(Predictor::new(r.model.clone(), None).is_err());
     let (o, _) = fit(&ds, &spec("nystrom-opt"));
     let o = o.expect("nystrom-opt");

@@ -12,8 +12,9 @@ use sgpw::data::Dataset;
 use sgpw::exec::Par;
 use sgpw::methods;
 use sgpw::methods::online::OnlinePsds;
+use sgpw::methods::spectrum::Spectral;
 use sgpw::methods::spectrum::{self, hammersley, primes, psds_points, radical_inverse};
-use sgpw::model_file::{Hyper, ModelFile, Spectral};
+use sgpw::model_file::{Hyper, ModelFile};
 use sgpw::run_spec::{MethodOptions, RunSpec};
 use sgpw::train::{self, Predictor};
 
@@ -21,7 +22,7 @@ const TOL: f64 = 1e-8;
 
 fn spectral_model(method: &str, hyper: Hyper, w: &DMatrix<f64>) -> ModelFile {
     let mut model = ModelFile::new(method, hyper);
-    model.spectral = Some(Spectral {
+    model.set(&Spectral {
         frequencies: rows(w),
     });
     model

@@ -135,7 +135,7 @@ fn check_size(spec: &RunSpec, n: usize, d: usize) -> Result<()> {
 }
 
 pub fn run(args: BenchArgs) -> Result<()> {
-    let spec = args.run.spec();
+    let spec = args.run.spec()?;
     spec.check(usize::MAX)?;
     check_size(&spec, args.n, args.d)?;
     let par = Par::from_threads(args.threads);

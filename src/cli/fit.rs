@@ -24,7 +24,7 @@ pub struct FitArgs {
 }
 
 pub fn run(args: FitArgs) -> Result<()> {
-    let spec = args.run.spec();
+    let spec = args.run.spec()?;
     // method, m's upper bound and options before reading any data; m ≤ n after
     spec.check(usize::MAX)?;
     let data = crate::data::load(&args.data.spec(spec.seed))?;
@@ -61,6 +61,7 @@ pub fn run(args: FitArgs) -> Result<()> {
     if args.json {
         print_json(&serde_json::json!({
             "method": r.model.method,
+            "label": args.run.run.label(),
             "m": spec.m,
             "seed": spec.seed,
             "n_train": data.n_train(),

@@ -40,13 +40,13 @@ pub fn training_data(
         features: model.inputs.clone(),
         ..Default::default()
     })?;
-    if ds.dim() != model.dim() {
+    let dim = model.check()?.input_dim(model);
+    if ds.dim() != dim {
         return Err(Error::data(
             train,
             format!(
-                "has {} usable input columns but the model takes {} inputs",
+                "has {} usable input columns but the model takes {dim} inputs",
                 ds.dim(),
-                model.dim()
             ),
         ));
     }
@@ -54,9 +54,9 @@ pub fn training_data(
 }
 
 pub fn run(args: PredictArgs) -> Result<()> {
-    let (model, _) = crate::methods::read_model(&args.model)?;
+    let (model, method) = crate::methods::read_model(&args.model)?;
     let features = model.inputs.clone().unwrap_or_default();
-    let dim = model.dim();
+    let dim = method.input_dim(&model);
     let train = match &args.train {
         Some(t) => Some(training_data(&model, t, args.target.clone())?),
         None => None,

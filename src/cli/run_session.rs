@@ -148,7 +148,9 @@ pub fn merge(args: MergeArgs) -> Result<()> {
 
 #[derive(Args)]
 pub struct MigrateArgs {
-    /// Session files to rewrite as schema version 2 (in place, atomically).
+    /// Session files to rewrite as schema version 3 (in place, atomically): what an older
+    /// file left to its version's defaults is written out (noise_floor = 0 where a run
+    /// had no floor, standardize and label of version 1), so every run keeps its meaning.
     #[arg(required = true)]
     pub sessions: Vec<PathBuf>,
     /// What the stored NLMLs of standardized runs in a version 1 file are, where the
@@ -168,9 +170,9 @@ pub enum StoredScale {
     Raw,
 }
 
-/// `sgpw migrate`: rewrite sessions as schema version 2 — version 1's defaults
-/// (standardize = false, label = the method) made explicit, the NLML scale of every
-/// result recorded.
+/// `sgpw migrate`: rewrite sessions as schema version 3 — older versions' defaults
+/// (no noise floor; version 1: standardize = false, label = the method) made explicit,
+/// the NLML scale of every result recorded.
 pub fn migrate(args: MigrateArgs) -> Result<()> {
     for path in &args.sessions {
         let mut session = Session::read(path)?;

@@ -2,7 +2,7 @@
 //! hyperparameters, packing σ0², ℓ, σ² as logarithms at the head of the parameter
 //! vector, and the optimiser runs over all or some of the packed entries.
 
-use super::Method;
+use super::method::Method;
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::model_file::{Hyper, ModelFile};

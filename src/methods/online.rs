@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::exec::Par;
 use crate::likelihood::{Kuu, Summary};
 use crate::linalg::Jitter;
-use crate::model_file::ModelFile;
+use crate::model_file::{ModelFile, Witness};
 use nalgebra::DMatrix;
 
 #[derive(Clone, Debug)]
@@ -31,7 +31,7 @@ impl OnlinePsds {
     /// An empty model with a psds/ssgp model file's frequencies, hyperparameters and
     /// jitter (check the model first: `ModelFile::check`).
     pub fn from_model(model: &ModelFile) -> Result<OnlinePsds> {
-        model.check_hyper(true)?;
+        model.check_shared(&[Witness::lengthscales(model)], true)?;
         Self::with_jitter(
             frequencies(model)?,
             model.hyper.signal_variance,

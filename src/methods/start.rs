@@ -2,8 +2,8 @@
 //! full GP fitted on a random subset first. (A module of its own because the subset
 //! fit is the exact GP's, which itself uses the shared parameter helpers.)
 
-use super::ValidRunSpec;
 use super::hyper::default_hyper;
+use super::method::ValidRunSpec;
 use crate::data::TrainData;
 use crate::error::Result;
 use crate::model_file::Hyper;

@@ -5,6 +5,7 @@ use crate::data::{Dataset, LoadProgress};
 use crate::error::Error;
 use crate::jobs::{JobEvent, outcome};
 use crate::run_context::Phase;
+use crate::run_spec::Naming;
 use crate::session::{RunResult, Status};
 use crate::tui::format::{describe_load, fmt_nmse, fmt_opt};
 use crate::tui::state::{Activity, App, DataState, Effect, RunStatus, Verdict};
@@ -202,8 +203,11 @@ impl App {
         row.live.clear();
         row.live_validation.clear();
         match state {
-            // m ≤ n and the subset sizes are checked now that the data are here
-            Some(DataState::Loaded(data)) => match row.spec.check(data.n_train()) {
+            // m ≤ n, the subset sizes and dims ≤ D are checked now that the data are here
+            Some(DataState::Loaded(data)) => match row
+                .spec
+                .check_for(crate::session::runner::shape(&data), Naming::Keys)
+            {
                 Ok(spec) => {
                     let id = self.next_id;
                     self.next_id += 1;
@@ -217,9 +221,13 @@ impl App {
                     }]
                 }
                 Err(e) => {
-                    let r = outcome(row.key.clone(), &row.spec.method, Err(e));
+                    // refused, as `sgpw run` refuses: a setting to change, not a result
                     row.rerun_of = None;
-                    self.finish_now(i, r);
+                    let k = row.key.clone();
+                    self.fail(format!(
+                        "{}/{} m={} seed {} not started: {e}",
+                        k.dataset, k.label, k.m, k.seed
+                    ));
                     Vec::new()
                 }
             },
@@ -297,6 +305,34 @@ impl App {
             .partition(|&i| matches!(state(self, i), Some(DataState::Loading(_))));
         if todo.is_empty() && failed.is_empty() && loading.is_empty() {
             self.say("every run is done (R re-runs the selected one)");
+            return Vec::new();
+        }
+        // every run against its data before the first one starts, as `sgpw run` does
+        let refused: Vec<String> = todo
+            .iter()
+            .filter_map(|&i| {
+                let row = &self.runs[i];
+                let Some(DataState::Loaded(d)) = self.data.get(&row.key.dataset) else {
+                    return None;
+                };
+                let e = row
+                    .spec
+                    .check_for(crate::session::runner::shape(d), Naming::Keys)
+                    .err()?;
+                let k = &row.key;
+                Some(format!("{}/{} m={}: {e}", k.dataset, k.label, k.m))
+            })
+            .collect();
+        if let Some(first) = refused.first() {
+            let more = refused.len() - 1;
+            self.fail(format!(
+                "nothing started: {first}{}",
+                if more > 0 {
+                    format!(" (and {more} more)")
+                } else {
+                    String::new()
+                }
+            ));
             return Vec::new();
         }
         let effects: Vec<Effect> = todo.iter().flat_map(|&i| self.start(i, false)).collect();

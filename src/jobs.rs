@@ -208,7 +208,7 @@ pub fn outcome(key: RunKey, method: &str, fit: Result<FitResult>) -> RunResult {
         Ok(f) => {
             r.nlml = Some(f.nlml);
             r.nlml_scale = Some(NlmlScale::Raw);
-            r.nmse = f.test.map(|t| t.nmse);
+            r.nmse = f.test.and_then(|t| t.nmse);
             r.mnlp = f.test.map(|t| t.mnlp);
             r.mse = f.test.map(|t| t.mse);
             r.negative_var_latent = f.test.map_or(0, |t| t.negative_var_latent);

@@ -326,7 +326,7 @@ fn standardized_model_predicts_in_original_units() {
                 .expect("y")
         })
         .collect();
-    let nmse = sgpw::metrics::nmse(&y, &mean, model.target_mean);
+    let nmse = sgpw::metrics::nmse(&y, &mean, model.target_mean).expect("defined");
     let reported = v["nmse"].as_f64().expect("nmse");
     assert!(
         (nmse - reported).abs() < 1e-9 * reported,

@@ -228,6 +228,18 @@ pub fn execute(cli: Cli) -> Result<u8> {
     }
 }
 
+/// A number about to be printed as a result: an infinity or NaN is an error saying
+/// which number it is, never printed as if it were a result.
+pub fn finite(what: &str, v: f64) -> Result<f64> {
+    if v.is_finite() {
+        return Ok(v);
+    }
+    Err(Error::numerical(format!(
+        "the {what} is {v}: the data may be too extreme for double precision for this \
+         model (rescale the target or the inputs)"
+    )))
+}
+
 /// Print JSON to stdout.
 pub fn print_json(v: &serde_json::Value) -> Result<()> {
     let s = serde_json::to_string_pretty(v).map_err(|e| Error::File(format!("JSON: {e}")))?;

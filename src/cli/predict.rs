@@ -23,18 +23,22 @@ pub struct PredictArgs {
     /// Target column of --train (default: the last column).
     #[arg(long)]
     pub target: Option<String>,
-    /// Write the CSV here instead of standard output.
+    /// Write the CSV here instead of standard output (renamed into place at the end).
+    /// Nothing is written before the whole input has been read and predicted: to
+    /// standard output the predictions go at the end, from a temporary file that needs
+    /// about 60 bytes per row.
     #[arg(long)]
     pub out: Option<PathBuf>,
 }
 
-/// Training inputs and targets for a model, read with the model's own input columns.
+/// Training inputs and targets for a model, read with the model's own input columns
+/// (the model is not fitted again, so any target is accepted).
 pub fn training_data(
     model: &ModelFile,
     train: &std::path::Path,
     target: Option<String>,
 ) -> Result<(nalgebra::DMatrix<f64>, Vec<f64>)> {
-    let ds = data::load(&LoadSpec {
+    let ds = data::load::load_for_model(&LoadSpec {
         train: train.to_path_buf(),
         target,
         features: model.inputs.clone(),

@@ -178,6 +178,16 @@ pub mod exit {
     }
 }
 
+/// The whole command line as clap parses it: negative numbers are values of their
+/// flags (see [`crate::arg_values`]), and `fit --help` and `bench --help` list the
+/// methods.
+pub fn command() -> clap::Command {
+    let methods = format!("Methods:\n{}", method_list());
+    crate::arg_values::numbers_as_values(Cli::command())
+        .mut_subcommand("fit", |c| c.after_help(methods.clone()))
+        .mut_subcommand("bench", |c| c.after_help(methods.clone()))
+}
+
 /// Parse the arguments, run, and turn an error into a message and exit code 1; a
 /// closed standard output ends the command quietly with 0.
 pub fn main() -> ExitCode {
@@ -189,11 +199,7 @@ pub fn main() -> ExitCode {
             default(info);
         }
     }));
-    let methods = format!("Methods:\n{}", method_list());
-    let command = Cli::command()
-        .mut_subcommand("fit", |c| c.after_help(methods.clone()))
-        .mut_subcommand("bench", |c| c.after_help(methods.clone()));
-    let cli = match Cli::from_arg_matches(&command.get_matches()) {
+    let cli = match Cli::from_arg_matches(&command().get_matches()) {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };

@@ -37,6 +37,8 @@ impl OpenArgs {
 }
 
 pub fn run(args: OpenArgs) -> Result<u8> {
+    // before the session is read: without a terminal there is nothing to open it in
+    crate::tui::require_terminal()?;
     let opened = crate::tui::open(&args.session)?;
     let ending = crate::tui::run(&args.session, opened, args.jobs, args.ascii)?;
     // The terminal is restored by now: say what was kept (standard error may be the

@@ -302,10 +302,33 @@ pub fn event_loop<B: Backend>(
     Ok(())
 }
 
-/// Leave raw mode and the alternate screen, show the cursor. Safe to call twice.
+/// Whether this process put the terminal in raw mode (and the alternate screen): only
+/// then does [`restore_terminal`] write anything.
+static TERMINAL_TAKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Leave raw mode and the alternate screen, show the cursor — if the app took the
+/// terminal; otherwise nothing, so an error without a terminal is plain text. Safe to
+/// call twice.
 pub fn restore_terminal() {
-    let _ = disable_raw_mode();
-    let _ = execute!(std::io::stdout(), LeaveAlternateScreen, cursor::Show);
+    if TERMINAL_TAKEN.swap(false, std::sync::atomic::Ordering::SeqCst) {
+        let _ = disable_raw_mode();
+        let _ = execute!(std::io::stdout(), LeaveAlternateScreen, cursor::Show);
+    }
+}
+
+/// The app draws on standard output: refuse plainly, before anything is drawn or
+/// written, when it is not a terminal (a pipe, a file, a job without one).
+pub fn require_terminal() -> Result<()> {
+    use std::io::IsTerminal;
+    if std::io::stdout().is_terminal() {
+        return Ok(());
+    }
+    Err(Error::Input(
+        "the app needs a terminal, and standard output is not one (a pipe, a file or a \
+         job without a terminal); headless, `sgpw run SESSION` runs a session's runs and \
+         `sgpw report SESSION` prints its results"
+            .into(),
+    ))
 }
 
 struct Restore;
@@ -413,10 +436,12 @@ pub fn run(path: &Path, opened: Opened, jobs: usize, ascii: bool) -> Result<Endi
         result: Ok(Box::new(opened)),
     }));
     let term_err = |e: std::io::Error| Error::Input(format!("cannot use the terminal: {e}"));
+    require_terminal()?;
     install_panic_hook();
     watch_signals(rt.sender())?;
     let _restore = Restore;
     enable_raw_mode().map_err(term_err)?;
+    TERMINAL_TAKEN.store(true, std::sync::atomic::Ordering::SeqCst);
     execute!(std::io::stdout(), EnterAlternateScreen, cursor::Hide).map_err(term_err)?;
     let mut terminal = Terminal::new(ratatui::backend::CrosstermBackend::new(std::io::stdout()))
         .map_err(term_err)?;

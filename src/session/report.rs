@@ -148,7 +148,7 @@ pub fn tables(session: &Session, merge_generations: bool, mse: bool) -> String {
         .count();
     if not_run > 0 {
         out.push_str(&format!(
-            "{not_run} runs have no result yet (`sgpw run` runs them).\n\n"
+            "{not_run} runs not run yet (never started: no result; `sgpw run` runs them).\n\n"
         ));
     }
     out
@@ -233,7 +233,7 @@ fn unfinished(cells: &Cells) -> String {
         .filter(|r| r.status == Status::Cancelled)
         .map(|r| {
             format!(
-                "{} ({} it, {:.1} s)",
+                "{} (at iteration {}, {:.1} s)",
                 name(r),
                 r.iterations,
                 r.train_seconds
@@ -250,7 +250,7 @@ fn unfinished(cells: &Cells) -> String {
     let mut out = String::new();
     if !cancelled.is_empty() {
         out.push_str(&format!(
-            "\ncancelled, not finished (re-run by `sgpw run`): {}\n",
+            "\ncancelled after they started, not finished (re-run by `sgpw run`): {}\n",
             cancelled.join("; ")
         ));
     }

@@ -66,8 +66,9 @@ pub fn run(args: RunArgs) -> Result<u8> {
                     k.label,
                     k.m,
                     k.seed,
-                    r.nmse.map_or("-".into(), |v| format!("{v:.4}")),
-                    r.mnlp.map_or("-".into(), |v| format!("{v:.4}")),
+                    // as the report shows them: an NMSE of 4e-6 is not "0.0000"
+                    r.nmse.map_or("-".into(), report::fmt),
+                    r.mnlp.map_or("-".into(), report::fmt),
                     r.nlml.unwrap_or(f64::NAN),
                     r.iterations,
                     r.train_seconds

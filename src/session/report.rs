@@ -49,8 +49,9 @@ fn std_error(v: &[f64]) -> Option<f64> {
     (v.len() >= 2).then(|| (v.iter().map(|x| (x - mu).powi(2)).sum::<f64>() / (k - 1.0) / k).sqrt())
 }
 
-/// A number with four significant digits that stays readable for 1e-12 and 8000 alike.
-fn fmt(v: f64) -> String {
+/// A number with four significant digits that stays readable for 1e-12 and 8000 alike
+/// (the tables, and `sgpw run`'s line per run).
+pub fn fmt(v: f64) -> String {
     if v != 0.0 && (v.abs() < 1e-3 || v.abs() >= 1e5) {
         format!("{v:.2e}")
     } else {

@@ -475,7 +475,9 @@ pub fn parse_options(pairs: &[(String, String)]) -> std::result::Result<MethodOp
         let parts: Vec<&str> = value.split(',').map(str::trim).collect();
         argv.push(parts.join(","));
     }
-    let cmd = MethodOptions::augment_args(clap::Command::new("options"));
+    let cmd = crate::arg_values::numbers_as_values(MethodOptions::augment_args(
+        clap::Command::new("options"),
+    ));
     let matches = cmd.try_get_matches_from(argv).map_err(|e| {
         // clap's message without its usage block
         e.to_string()

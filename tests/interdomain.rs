@@ -711,12 +711,16 @@ fn fits_run_end_to_end() {
             .0
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         let t = r.test.expect("test metrics");
-        assert!(t.nmse < 0.1, "{name}: NMSE {}", t.nmse);
+        let nmse = t.nmse.expect("defined");
+        assert!(nmse < 0.1, "{name}: NMSE {nmse}");
         // the written model reads back and predicts the same
         let text = r.model.to_toml().expect("toml");
         let back = ModelFile::parse(&text).expect("parses");
         let p = train::Predictor::new(back, None).expect("stored posterior");
         let again = p.score(&test.x, &test.y).expect("score");
-        assert!((again.nmse - t.nmse).abs() < 1e-12, "{name}");
+        assert!(
+            (again.nmse.expect("defined") - nmse).abs() < 1e-12,
+            "{name}"
+        );
     }
 }

@@ -141,7 +141,7 @@ fn fits_and_prediction_needs() {
     let (o, _) = fit(&ds, &spec("nystrom-opt"));
     let o = o.expect("nystrom-opt");
     assert!(o.iterations > 0 && o.nlml < o.trace[0]);
-    assert!(o.test.expect("test").nmse.is_finite());
+    assert!(o.test.expect("test").nmse.is_some_and(f64::is_finite));
     // options that are not theirs are refused
     let mut bad = spec("nystrom");
     bad.options = options("rounds = 2");

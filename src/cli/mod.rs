@@ -155,6 +155,16 @@ pub mod exit {
     }
 }
 
+/// The whole command line as clap parses it: negative numbers are values of their
+/// flags (see [`crate::arg_values`]), and `fit --help` and `bench --help` list the
+/// methods.
+pub fn command() -> clap::Command {
+    let methods = format!("Methods:\n{}", method_list());
+    crate::arg_values::numbers_as_values(Cli::command())
+        .mut_subcommand("fit", |c| c.after_help(methods.clone()))
+        .mut_subcommand("bench", |c| c.after_help(methods.clone()))
+}
+
 /// Parse the arguments, run, and turn an error into a message and exit code 1; a
 /// closed standard output ends the command quietly with 0.
 pub fn main() -> ExitCode {
@@ -166,11 +176,7 @@ pub fn main() -> ExitCode {
             default(info);
         }
     }));
-    let methods = format!("Methods:\n{}", method_list());
-    let command = Cli::command()
-        .mut_subcommand("fit", |c| c.after_help(methods.clone()))
-        .mut_subcommand("bench", |c| c.after_help(methods.clone()));
-    let cli = match Cli::from_arg_matches(&command.get_matches()) {
+    let cli = match Cli::from_arg_matches(&command().get_matches()) {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
@@ -203,6 +209,18 @@ pub fn execute(cli: Cli) -> Result<u8> {
         Command::Report(a) => run_session::report(a),
         Command::Open(a) => open::run(a),
     }
+}
+
+/// A number about to be printed as a result: an infinity or NaN is an error saying
+/// which number it is, never printed as if it were a result.
+pub fn finite(what: &str, v: f64) -> Result<f64> {
+    if v.is_finite() {
+        return Ok(v);
+    }
+    Err(Error::numerical(format!(
+        "the {what} is {v}: the data may be too extreme for double precision for this \
+         model (rescale the target or the inputs)"
+    )))
 }
 
 /// Print JSON to stdout.

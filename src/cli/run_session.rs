@@ -66,8 +66,9 @@ pub fn run(args: RunArgs) -> Result<u8> {
                     k.label,
                     k.m,
                     k.seed,
-                    r.nmse.map_or("-".into(), |v| format!("{v:.4}")),
-                    r.mnlp.map_or("-".into(), |v| format!("{v:.4}")),
+                    // as the report shows them: an NMSE of 4e-6 is not "0.0000"
+                    r.nmse.map_or("-".into(), report::fmt),
+                    r.mnlp.map_or("-".into(), report::fmt),
                     r.nlml.unwrap_or(f64::NAN),
                     r.iterations,
                     r.train_seconds
@@ -81,7 +82,7 @@ pub fn run(args: RunArgs) -> Result<u8> {
                     r.message.as_deref().unwrap_or("")
                 ),
                 Status::Cancelled => noteln!(
-                    "cancelled {}/{} m={} seed={} after {} it, {:.2} s (not finished: the next run re-runs it)",
+                    "cancelled {}/{} m={} seed={} at iteration {} after {:.2} s (started, not finished: the next run re-runs it)",
                     k.dataset,
                     k.label,
                     k.m,
@@ -98,11 +99,30 @@ pub fn run(args: RunArgs) -> Result<u8> {
         noteln!("nothing to run: every run of {path} has a finished result (--force re-runs them)");
     }
     if let Some(sig) = summary.interrupted {
+        let runs = |n: usize| {
+            if n == 1 {
+                "1 run".to_string()
+            } else {
+                format!("{n} runs")
+            }
+        };
         noteln!(
-            "interrupted by signal {sig}: {} finished runs are saved in {path}; {} cancelled runs will re-run next time",
-            summary.done + summary.failed,
-            summary.cancelled
+            "interrupted by signal {sig}: {} finished are saved in {path}; {} cancelled while \
+             training (recorded as cancelled at the iteration reached) and {} queued not \
+             started (no result: still not run); `sgpw run {path}` runs both",
+            runs(summary.done + summary.failed),
+            runs(summary.cancelled),
+            runs(summary.not_started.len())
         );
+        for k in &summary.not_started {
+            noteln!(
+                "not run   {}/{} m={} seed={}: queued, not started",
+                k.dataset,
+                k.label,
+                k.m,
+                k.seed
+            );
+        }
         return Ok(exit::signal(sig));
     }
     match args.shard {

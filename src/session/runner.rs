@@ -83,7 +83,11 @@ pub struct Summary {
     pub ran: usize,
     pub done: usize,
     pub failed: usize,
+    /// Runs cancelled after they started: recorded as cancelled, with the iteration
+    /// they reached.
     pub cancelled: usize,
+    /// Runs cancelled while queued: never started, nothing recorded (still "not run").
+    pub not_started: Vec<RunKey>,
     /// The signal that interrupted it (its running runs were cancelled).
     pub interrupted: Option<i32>,
 }
@@ -146,6 +150,7 @@ pub fn run_session_until(
         done: 0,
         failed: 0,
         cancelled: 0,
+        not_started: Vec::new(),
         interrupted: None,
     };
     let mut count = |r: &RunResult| match r.status {
@@ -209,6 +214,7 @@ pub fn run_session_until(
         }
     }
     let mut interrupted = None;
+    let mut not_started = Vec::new();
     while pending > 0 {
         let sig = interrupt.load(Ordering::Relaxed);
         if sig != 0 && interrupted.is_none() {
@@ -220,21 +226,30 @@ pub fn run_session_until(
             Err(RecvTimeoutError::Timeout) => continue,
             Err(RecvTimeoutError::Disconnected) => break,
         };
-        if let JobEvent::Finished { result, .. } = event {
-            pending -= 1;
-            report(&result);
-            count(&result);
-            // A cancelled run does not replace an earlier result of its own.
-            let keep = result.status == Status::Cancelled
-                && session
-                    .result(&result.key)
-                    .is_some_and(|r| r.status == Status::Done);
-            if !keep {
-                record(&mut sink, &mut session, *result);
+        match event {
+            JobEvent::Finished { result, .. } => {
+                pending -= 1;
+                report(&result);
+                count(&result);
+                // A cancelled run does not replace an earlier result of its own.
+                let keep = result.status == Status::Cancelled
+                    && session
+                        .result(&result.key)
+                        .is_some_and(|r| r.status == Status::Done);
+                if !keep {
+                    record(&mut sink, &mut session, *result);
+                }
             }
+            // never started: nothing to record, as the app leaves it "not run"
+            JobEvent::NotStarted { key, .. } => {
+                pending -= 1;
+                not_started.push(key);
+            }
+            JobEvent::Started { .. } | JobEvent::Progress { .. } => {}
         }
     }
     sink.finish(path, &session)?;
+    summary.not_started = not_started;
     summary.session = session;
     summary.interrupted = interrupted;
     Ok(summary)

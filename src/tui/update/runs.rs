@@ -64,6 +64,17 @@ impl App {
                 };
                 self.finish(i, *result);
             }
+            // Cancelled while queued: no result, so the run shows what it showed before
+            // it was queued ("not run", or its earlier result), as `sgpw run` leaves it.
+            JobEvent::NotStarted { id, .. } => {
+                if let Some(row) = self.runs.iter_mut().find(|r| r.job == Some(id)) {
+                    row.job = None;
+                    row.activity = Activity::Idle;
+                    row.live.clear();
+                    row.live_validation.clear();
+                    row.rerun_of = None;
+                }
+            }
         }
         Vec::new()
     }
@@ -631,6 +642,53 @@ mod tests {
             result: Box::new(r),
         }));
         assert_eq!(a.status_of(&a.runs[0]), RunStatus::Cancelled);
+    }
+
+    /// Cancelling all: the run that was training is cancelled (at the iteration it
+    /// reached), the queued one never started and is "not run" again, with no result —
+    /// as `sgpw run` records them; a queued re-run keeps its earlier result.
+    #[test]
+    fn a_queued_run_that_never_started_is_not_run_not_cancelled() {
+        let mut a = loaded();
+        let e = a.update(ch('g'));
+        let ids: Vec<usize> = e
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Submit { id, .. } => Some(*id),
+                _ => None,
+            })
+            .collect();
+        let [first, second] = ids[..] else {
+            panic!("{e:?}")
+        };
+        a.update(Event::Job(JobEvent::Started { id: first }));
+        a.update(ch('X'));
+        let mut r = done(&a.runs[0].key.clone(), 1.0);
+        r.status = Status::Cancelled;
+        r.iterations = 7;
+        a.update(Event::Job(JobEvent::Finished {
+            id: first,
+            result: Box::new(r),
+        }));
+        let k = a.runs[1].key.clone();
+        a.update(Event::Job(JobEvent::NotStarted { id: second, key: k }));
+        assert_eq!(a.status_of(&a.runs[0]), RunStatus::Cancelled);
+        assert_eq!(a.result_of(&a.runs[0]).map(|r| r.iterations), Some(7));
+        assert_eq!(a.status_of(&a.runs[1]), RunStatus::NotRun);
+        assert!(a.result_of(&a.runs[1]).is_none() && a.running() + a.queued() == 0);
+        // a re-run that never started leaves the earlier result as it was
+        a.session.set_result(done(&a.runs[1].key.clone(), 0.5));
+        a.run_cursor = 1;
+        let e = a.update(ch('R'));
+        let [Effect::Submit { id, key: k, .. }] = &e[..] else {
+            panic!("{e:?}")
+        };
+        a.update(Event::Job(JobEvent::NotStarted {
+            id: *id,
+            key: k.clone(),
+        }));
+        assert_eq!(a.status_of(&a.runs[1]), RunStatus::Done);
+        assert_eq!(a.result_of(&a.runs[1]).and_then(|r| r.nmse), Some(0.5));
     }
 
     #[test]

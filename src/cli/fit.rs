@@ -95,7 +95,7 @@ pub fn run(args: FitArgs) -> Result<()> {
         // on the raw target scale whether or not the fit was standardized, so the
         // NLMLs of two setups on one data set compare
         crate::outln!(
-            "{:<12}{:.6} (raw target scale{})",
+            "{:<11} {:.6} (raw target scale{})",
             objective,
             r.nlml,
             if spec.standardize {

@@ -137,7 +137,7 @@ pub fn method_list() -> String {
         .join("\n")
 }
 
-/// Exit codes a script can use (the README lists them).
+/// Exit codes a script can use (docs/faults.md lists them).
 pub mod exit {
     /// The command did what was asked.
     pub const OK: u8 = 0;

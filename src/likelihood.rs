@@ -54,6 +54,13 @@ impl Approx {
         }
     }
 
+    /// Whether Λ differs from point to point (FITC, power EP). Otherwise Λ = σ²I (DTC,
+    /// VFE), and the second pass needs neither V nor the per-point v_iᵀA⁻¹v_i: it works
+    /// from Kuf alone ([`Backward::chunk`]).
+    pub fn per_point_lambda(self) -> bool {
+        self.weight() > 0.0
+    }
+
     /// Whether there is an extra term e(d_i) (VFE, power EP), so that d is kept per
     /// point and ∂/∂d differs from the per-point ∂/∂σ².
     fn has_extra(self) -> bool {
@@ -166,9 +173,98 @@ pub enum LatentPrior {
     None,
 }
 
+/// The multiply-adds of one objective-and-gradient evaluation by the core, by the kind
+/// of kernel that does them, counted from the algorithm of [`Accumulator`] and
+/// [`Backward`] (`sgpw bench --roofline` sets them against this machine's rates). A
+/// lone addition or multiplication counts as one, like a multiply-add.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Work {
+    /// Products of an m×m matrix with blocks of columns: m² per point each.
+    pub gemm: f64,
+    /// Triangular solves with L on blocks of columns: m(m+1)/2 per point each.
+    pub trsm: f64,
+    /// Symmetric rank-k updates of an m×m lower triangle: m(m+1)/2 per point each.
+    pub syrk: f64,
+    /// O(m³): factorisations, inverses and sandwiches of m×m matrices.
+    pub small: f64,
+    /// O(n·m): the per-point vector work of the two passes.
+    pub vector: f64,
+    /// O(n·m·D): the feature family's Kuf and Kuu and its pull-back of their
+    /// adjoints (0 here: the family adds its own, `Family::feature_work`).
+    pub features: f64,
+}
+
+impl Work {
+    /// Everything, in multiply-adds.
+    pub fn total(&self) -> f64 {
+        self.gemm + self.trsm + self.syrk + self.small + self.vector + self.features
+    }
+
+    /// The O(n·m²) part in units of n·m² multiply-adds.
+    pub fn units(&self, n: usize, m: usize) -> f64 {
+        (self.gemm + self.trsm + self.syrk) / (n as f64 * (m * m) as f64)
+    }
+
+    /// One evaluation of `approx` on n points with m features, Kuu dense or diagonal,
+    /// V computed again in the second pass for `recomputed` of the n points (FITC and
+    /// power EP: the chunks the memory budget did not keep; see `Backward`).
+    ///
+    /// Per point, in units of m² (a triangular solve or a symmetric update is ½):
+    /// - first pass: V = L⁻¹Kuf (½) and A += V Λ⁻¹ Vᵀ (½);
+    /// - FITC, power EP: P = A⁻¹V (1), V D_t Vᵀ (½), L⁻ᵀHᵀ (½), and V again (½)
+    ///   where it was not kept: 3 units, 3½ recomputed;
+    /// - DTC, VFE: M·Kuf (1): 2 units.
+    ///
+    /// A diagonal Kuu turns every solve into O(m) scalings.
+    pub fn of(approx: Approx, dense_kuu: bool, n: usize, m: usize, recomputed: usize) -> Work {
+        let (nf, mf) = (n as f64, m as f64);
+        let tri = mf * (mf + 1.0) / 2.0;
+        // a solve per point: a triangle with L, or m divisions
+        let solve = if dense_kuu { tri } else { mf };
+        let per_point = approx.per_point_lambda();
+        let solves_per_point = if per_point { 2.0 } else { 1.0 };
+        let recomputed = recomputed.min(n) as f64;
+        let (gemm, syrk) = if per_point {
+            (nf * mf * mf, 2.0 * nf * tri)
+        } else {
+            (nf * mf * mf, nf * tri)
+        };
+        let solves = nf * solves_per_point + if per_point { recomputed } else { 0.0 };
+        let (trsm, solve_vector) = if dense_kuu {
+            (solves * solve, 0.0)
+        } else {
+            (0.0, solves * solve)
+        };
+        // per point: pass 1 ‖v‖², V/λ and β (3m); pass 2 FITC/PEP v·δ, p·v, t∘v, H and
+        // its copy (6m, ‖v‖² again where recomputed), DTC/VFE k·c and c α (2m)
+        let vector = solve_vector
+            + nf * 3.0 * mf
+            + if per_point {
+                nf * 6.0 * mf + recomputed * mf
+            } else {
+                nf * 2.0 * mf
+            };
+        // chol(Kuu) m³/6 (dense), chol(A) m³/6, A⁻¹ m³/3, the ∂/∂Kuu sandwich m³
+        // (two triangular solves of m columns), M's sandwich for DTC/VFE another m³
+        let m3 = mf * mf * mf;
+        let small = m3 / 6.0
+            + m3 / 3.0
+            + if dense_kuu { m3 / 6.0 + m3 } else { 0.0 }
+            + if !per_point && dense_kuu { m3 } else { 0.0 };
+        Work {
+            gemm,
+            trsm,
+            syrk,
+            small,
+            vector,
+            features: 0.0,
+        }
+    }
+}
+
 /// Columns of V processed as one block: a block of V, its scaled copy and an m×m
 /// accumulator stay in cache, and the products on it still run at gemm speed.
-const BLOCK: usize = 256;
+pub const BLOCK: usize = 256;
 
 /// The Cholesky factor of Kuu (with its jitter).
 #[derive(Clone, Debug)]
@@ -285,7 +381,8 @@ pub struct Summary {
     jitter: f64,
     approx: Approx,
     noise: f64,
-    /// Cholesky factor of A.
+    /// A itself (both triangles) and its Cholesky factor.
+    a: DMatrix<f64>,
     la: DMatrix<f64>,
     beta: DVector<f64>,
     /// Σ y_i²/Λ_i
@@ -311,6 +408,7 @@ impl Summary {
             jitter,
             approx: Approx::Dtc,
             noise,
+            a: DMatrix::identity(m, m),
             la: DMatrix::identity(m, m),
             beta: DVector::zeros(m),
             quad: 0.0,
@@ -329,6 +427,14 @@ impl Summary {
         for (b, v) in self.beta.iter_mut().zip(kuf_col.iter_mut()) {
             *b += *v * y / noise;
             *v *= inv_s;
+        }
+        // A += v vᵀ (v = L⁻¹k/σ), then the same update of its factor
+        for (j, vj) in kuf_col.iter().enumerate() {
+            self.a
+                .column_mut(j)
+                .iter_mut()
+                .zip(kuf_col.iter())
+                .for_each(|(a, vi)| *a += vi * vj);
         }
         linalg::rank_one_update(&mut self.la, kuf_col)?;
         self.quad += y * y / noise;
@@ -527,7 +633,7 @@ impl Accumulator {
             .map(|di| self.approx.extra(*di, self.noise).0)
             .sum::<f64>();
         self.n += y.len();
-        Ok(keep.then_some(values))
+        Ok((keep && self.approx.per_point_lambda()).then_some(values))
     }
 
     /// Factor A: the summary the objective, the adjoints and the posterior come from.
@@ -542,6 +648,7 @@ impl Accumulator {
             jitter: self.jitter,
             approx: self.approx,
             noise: self.noise,
+            a,
             la,
             beta: self.beta,
             quad: self.quad,
@@ -567,6 +674,8 @@ fn chunk_pass(
     let (m, n) = lr.kuf.shape();
     let kuf = lr.kuf.as_slice();
     let keep_d = lr.approx.has_extra();
+    // V is kept only where the second pass needs it (FITC, power EP)
+    let keep_v = keep_v && lr.approx.per_point_lambda();
     // V starts as a copy of Kuf and is solved for in place, block by block (a copy,
     // not zeros and a copy: zeroing m×n entries was a visible share of an evaluation)
     let mut v = if keep_v {
@@ -789,17 +898,45 @@ fn second_pass_block(
     }
 }
 
+/// The second pass of DTC and VFE (Λ = σ²I) over a block of Kuf's columns, given
+/// `ob` = M·K_b (M = L⁻ᵀ N L⁻¹, see [`Backward::chunk`]): α_i = (y_i − k_iᵀc)/σ² and
+/// column i of ∂/∂Kuf, M k_i − c α_i, in place of `ob`'s. Returns Σ α_i².
+#[multiversion(targets = "simd")]
+fn second_pass_const_block(kb: &[f64], ob: &mut [f64], c: &[f64], y: &[f64], noise: f64) -> f64 {
+    let m = c.len();
+    let mut sum_alpha2 = 0.0;
+    for ((col, oc), yi) in kb.chunks(m).zip(ob.chunks_mut(m)).zip(y) {
+        let alpha = (yi - linalg::dot(col, c)) / noise;
+        sum_alpha2 += alpha * alpha;
+        oc.iter_mut().zip(c).for_each(|(o, ci)| *o -= ci * alpha);
+    }
+    sum_alpha2
+}
+
 /// The second pass over the data, chunk by chunk, after the first: the adjoints of
 /// each chunk's Kuf and kdiag ([`Backward::chunk`]), while the parts of ∂/∂Kuu and
 /// ∂/∂σ² that sum over the data accumulate ([`Backward::finish`]).
+///
+/// Work per data point, in multiply-adds (m² = one "unit"; see [`Work`]):
+/// - FITC, power EP: P = A⁻¹V (1), V D_t Vᵀ (½, lower triangle), L⁻ᵀ Hᵀ (½), and
+///   V = L⁻¹Kuf again (½) unless the first pass kept it: 2 or 2½ units.
+/// - DTC, VFE: Λ = σ²I, so v_iᵀA⁻¹v_i is needed only in its sum over the data,
+///   Σ_i v_iᵀA⁻¹v_i = tr(A⁻¹ V Vᵀ) = σ²(m − tr A⁻¹), and V D_t Vᵀ = tσ²(A − I)
+///   (t = ∂e/∂d is a constant); ∂/∂Kuf = 2L⁻ᵀ(G'Vᵀ)ᵀ becomes M·Kuf − c αᵀ with
+///   M = L⁻ᵀ(A⁻¹ − 2tσ² I)L⁻¹/σ² and c = L⁻ᵀδ: one product with Kuf (1 unit), and
+///   neither V nor a second solve.
 pub struct Backward<'s> {
     summary: &'s Summary,
     /// δ = A⁻¹β
     delta: Vec<f64>,
     a_inv: DMatrix<f64>,
-    /// V D_t Vᵀ so far (lower triangle; empty for DTC).
+    /// DTC, VFE: M and c (see above); empty otherwise.
+    m_const: DMatrix<f64>,
+    c_const: Vec<f64>,
+    /// FITC, power EP: V D_t Vᵀ so far (lower triangle); DTC, VFE: Σ α_i² so far.
     vtv: DMatrix<f64>,
-    /// Σ ∂/∂σ² of the points so far.
+    sum_alpha2: f64,
+    /// Σ ∂/∂σ² of the points so far (FITC, power EP).
     d_noise: f64,
 }
 
@@ -809,19 +946,37 @@ impl<'s> Backward<'s> {
         // δ = A⁻¹β; then α = C⁻¹y = Λ⁻¹(y − Vᵀδ) and Vα = β − (A − I)δ = δ.
         let mut delta = DMatrix::from_column_slice(m, 1, summary.gamma().as_slice());
         linalg::solve_lower_transpose(&summary.la, &mut delta, exec.par);
-        let k = if summary.approx.uses_diagonal() { m } else { 0 };
+        let a_inv = linalg::chol_inverse(&summary.la, exec.par);
+        let per_point = summary.approx.per_point_lambda();
+        let (m_const, c_const) = if per_point {
+            (DMatrix::zeros(0, 0), Vec::new())
+        } else {
+            let s2 = summary.noise;
+            let (_, t, _) = summary.approx.extra(0.0, s2);
+            let mut n = &a_inv * (1.0 / s2);
+            for j in 0..m {
+                n[(j, j)] -= 2.0 * t;
+            }
+            let mut c = delta.clone();
+            summary.kuu.solve_transpose(&mut c, exec.par);
+            (summary.kuu.sandwich(n, exec.par), c.as_slice().to_vec())
+        };
         Backward {
             summary,
             delta: delta.as_slice().to_vec(),
-            a_inv: linalg::chol_inverse(&summary.la, exec.par),
-            vtv: DMatrix::zeros(k, k),
+            a_inv,
+            m_const,
+            c_const,
+            vtv: DMatrix::zeros(if per_point { m } else { 0 }, if per_point { m } else { 0 }),
+            sum_alpha2: 0.0,
             d_noise: 0.0,
         }
     }
 
     /// ∂/∂Kuf (m×len) and ∂/∂kdiag (len; empty for DTC) of one chunk; `values` are the
-    /// chunk's from the first pass if it kept them, else V and λ are computed again,
-    /// block by block as each block is used (the block stays in cache).
+    /// chunk's from the first pass if it kept them (FITC, power EP), else V and λ are
+    /// computed again, block by block as each block is used (the block stays in
+    /// cache). DTC and VFE need neither.
     pub fn chunk(
         &mut self,
         lr: &LowRank,
@@ -830,6 +985,66 @@ impl<'s> Backward<'s> {
         exec: &Exec,
     ) -> Result<(DMatrix<f64>, Vec<f64>)> {
         check_chunk(lr, y)?;
+        if self.summary.approx.per_point_lambda() {
+            self.chunk_per_point(lr, y, values, exec)
+        } else {
+            self.chunk_const(lr, y, exec)
+        }
+    }
+
+    /// [`Backward::chunk`] for DTC and VFE: per stripe and block, ∂/∂Kuf = M·K_b − c αᵀ.
+    fn chunk_const(
+        &mut self,
+        lr: &LowRank,
+        y: &[f64],
+        exec: &Exec,
+    ) -> Result<(DMatrix<f64>, Vec<f64>)> {
+        let s = self.summary;
+        let (m, n) = lr.kuf.shape();
+        let kuf = lr.kuf.as_slice();
+        let mut d_kuf = linalg::zeros(m, n, exec.par);
+        let len = linalg::stripe_len(n);
+        let (mm, c) = (&self.m_const, &self.c_const);
+        let work: Vec<(usize, &mut [f64])> = d_kuf
+            .as_mut_slice()
+            .chunks_mut(m * len)
+            .enumerate()
+            .map(|(k, o)| (k * len, o))
+            .collect();
+        let parts = linalg::map_ordered(exec.par, work, |(first, os)| {
+            let mut sum = 0.0;
+            for (b, ob) in os.chunks_mut(m * BLOCK).enumerate() {
+                exec.check()?;
+                let j0 = first + b * BLOCK;
+                let w = ob.len() / m;
+                let kb = &kuf[j0 * m..(j0 + w) * m];
+                linalg::block_mul(
+                    linalg::block_mut(ob, m),
+                    linalg::view(mm),
+                    linalg::block(kb, m),
+                );
+                sum += second_pass_const_block(kb, ob, c, &y[j0..j0 + w], s.noise);
+            }
+            Ok(sum)
+        });
+        for part in parts {
+            self.sum_alpha2 += part?;
+        }
+        let d_kdiag = match s.approx {
+            Approx::Vfe => vec![s.approx.extra(0.0, s.noise).1; n],
+            _ => Vec::new(),
+        };
+        Ok((d_kuf, d_kdiag))
+    }
+
+    /// [`Backward::chunk`] for FITC and power EP.
+    fn chunk_per_point(
+        &mut self,
+        lr: &LowRank,
+        y: &[f64],
+        values: Option<ChunkValues>,
+        exec: &Exec,
+    ) -> Result<(DMatrix<f64>, Vec<f64>)> {
         let s = self.summary;
         let recompute = values.is_none();
         // recomputed, V starts as a copy of Kuf; its storage becomes ∂/∂Kuf (below)
@@ -850,7 +1065,6 @@ impl<'s> Backward<'s> {
         };
         let (m, n) = d_kuf.shape();
         let approx = s.approx;
-        let uses_d = approx.uses_diagonal();
         // t = ∂/∂d has its own vector unless it equals the per-point ∂/∂σ² (FITC)
         let separate_t = approx.has_extra();
         let (delta, a_inv, l) = (&self.delta, &self.a_inv, &s.kuu);
@@ -870,10 +1084,9 @@ impl<'s> Backward<'s> {
             .collect();
         let parts = linalg::map_ordered(exec.par, work, |((first, vs, gs, ts), (ls, ds))| {
             // this stripe's share of V D_t Vᵀ
-            let k = if uses_d { m } else { 0 };
-            let mut vtv = DMatrix::zeros(k, k);
+            let mut vtv = DMatrix::zeros(m, m);
             let width = m * BLOCK.min(gs.len());
-            let (mut p, mut scaled) = (vec![0.0; width], vec![0.0; if uses_d { width } else { 0 }]);
+            let (mut p, mut scaled) = (vec![0.0; width], vec![0.0; width]);
             let mut ts_blocks = ts.chunks_mut(BLOCK);
             let mut ds_blocks = ds.chunks_mut(BLOCK);
             for (b, ((vb, gb), lb)) in vs
@@ -895,11 +1108,7 @@ impl<'s> Backward<'s> {
                     linalg::view(a_inv),
                     linalg::block(vb, m),
                 );
-                let sb = if uses_d {
-                    &mut scaled[..vb.len()]
-                } else {
-                    &mut [][..]
-                };
+                let sb = &mut scaled[..vb.len()];
                 let pass = SecondPass {
                     m,
                     approx,
@@ -911,49 +1120,54 @@ impl<'s> Backward<'s> {
                 };
                 let tb = ts_blocks.next().unwrap_or_default();
                 second_pass_block(&pass, vb, pb, gb, tb, sb);
-                if uses_d {
-                    let sb = &scaled[..vb.len()];
-                    linalg::block_add_nt_lower(
-                        &mut vtv,
-                        linalg::block(sb, m),
-                        linalg::block(vb, m),
-                        1.0,
-                    );
-                }
+                linalg::block_add_nt_lower(
+                    &mut vtv,
+                    linalg::block(sb, m),
+                    linalg::block(vb, m),
+                    1.0,
+                );
                 vb.copy_from_slice(pb);
                 l.solve_transpose_block(vb, m);
             }
             Ok(vtv)
         });
         for part in parts {
-            let part: DMatrix<f64> = part?;
-            if uses_d {
-                self.vtv += part;
-            }
+            self.vtv += part?;
         }
         self.d_noise += g.iter().sum::<f64>();
-        let d_kdiag = match approx {
-            Approx::Dtc => Vec::new(),
-            Approx::Fitc => g,
-            Approx::Vfe | Approx::Pep { .. } => t,
-        };
+        let d_kdiag = if separate_t { t } else { g };
         Ok((d_kuf, d_kdiag))
     }
 
     /// ∂/∂Kuu and ∂/∂σ² once every chunk has been through [`Backward::chunk`].
     pub fn finish(self, exec: &Exec) -> (DMatrix<f64>, f64) {
+        let s = self.summary;
         let m = self.delta.len();
         // V G' Vᵀ = ½(I − A⁻¹) − ½ δδᵀ − V D_t Vᵀ, since V C⁻¹ Vᵀ = I − A⁻¹.
         let dv = DVector::from_column_slice(&self.delta);
-        let mut vgv = (DMatrix::identity(m, m) - self.a_inv) * 0.5 - (&dv * dv.transpose()) * 0.5;
-        if self.summary.approx.uses_diagonal() {
+        let eye = DMatrix::identity(m, m);
+        let mut vgv = (&eye - &self.a_inv) * 0.5 - (&dv * dv.transpose()) * 0.5;
+        let d_noise = if s.approx.per_point_lambda() {
             let mut sum = self.vtv;
             linalg::mirror_lower(&mut sum);
             vgv -= sum;
-        }
+            self.d_noise
+        } else {
+            // Λ = σ²I: V D_t Vᵀ = tσ²(A − I); Σ_i g_i = ½(n/σ² − Σ_i v_iᵀA⁻¹v_i/σ⁴ −
+            // Σ_i α_i²) with Σ_i v_iᵀA⁻¹v_i = σ²(m − tr A⁻¹); VFE's ∂e/∂σ² = −d/(2σ⁴)
+            // sums to −extra/σ²
+            let s2 = s.noise;
+            let (_, t, _) = s.approx.extra(0.0, s2);
+            if t != 0.0 {
+                vgv -= (&s.a - &eye) * (t * s2);
+            }
+            let sum_q = s2 * (m as f64 - self.a_inv.trace());
+            let sum_g = 0.5 * (s.n as f64 / s2 - sum_q / (s2 * s2) - self.sum_alpha2);
+            sum_g - if t != 0.0 { s.extra / s2 } else { 0.0 }
+        };
         // ∂/∂Kuu = −L⁻ᵀ (V G' Vᵀ) L⁻¹
-        let d_kuu = self.summary.kuu.sandwich(vgv, exec.par) * -1.0;
-        (d_kuu, self.d_noise)
+        let d_kuu = s.kuu.sandwich(vgv, exec.par) * -1.0;
+        (d_kuu, d_noise)
     }
 }
 

@@ -35,6 +35,20 @@ fn scaled_columns(x: &DMatrix<f64>, ell: &[f64]) -> DMatrix<f64> {
     DMatrix::from_fn(x.ncols(), x.nrows(), |d, i| x[(i, d)] / ell[d])
 }
 
+/// Arithmetic per entry of [`SeArd::matrix`] (for `sgpw bench --roofline`): a
+/// difference and a multiply-add per dimension, the scaling of r², [`exp_nonpositive`]
+/// (22 operations) and σ0²·e.
+pub fn fill_ops(dim: usize) -> f64 {
+    2.0 * dim as f64 + 24.0
+}
+
+/// Arithmetic per entry of K in [`SeArd::grad`]'s contraction: adj ∘ K, its row and
+/// column sums, a multiply-add per dimension for P·B, another for PᵀA when B's
+/// gradient is asked for.
+pub fn contract_ops(dim: usize, want_b: bool) -> f64 {
+    3.0 + dim as f64 * if want_b { 2.0 } else { 1.0 }
+}
+
 /// Column j of K(A, B) into `col`: r² summed over d in order 0..D, then
 /// σ0² exp(−r²/2). `sa` holds A scaled, one input dimension after another.
 /// Compiled for AVX2 and AVX-512 too, chosen at run time (same results on each: no

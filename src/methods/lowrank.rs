@@ -12,7 +12,8 @@ use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
 use crate::likelihood::{
-    self, Accumulator, Adjoints, Approx, Backward, Kuu, LowRank, Posterior, Summary,
+    self, Accumulator, Adjoints, Approx, Backward, ChunkValues, Kuu, LowRank, Posterior, Summary,
+    Work,
 };
 use crate::linalg::Jitter;
 use crate::model_file::{Hyper, ModelFile};
@@ -116,6 +117,13 @@ pub trait Family: Send + Sync + 'static {
         adj: &Adjoints,
         exec: &Exec,
     ) -> Result<Vec<f64>>;
+    /// The arithmetic of the family's part of one evaluation on n points whose Kuf
+    /// is built `builds` times per point on average (twice where a chunk is computed
+    /// again): building Kuf and Kuu and pulling their adjoints back, in multiply-adds
+    /// (see `likelihood::Work`). None where it has not been counted.
+    fn feature_work(&self, _model: &ModelFile, _n: usize, _builds: f64) -> Option<f64> {
+        None
+    }
     /// A degenerate model (SSGP, EigenGP): the prior variance is k*ᵀKuu⁻¹k*.
     fn degenerate(&self) -> bool {
         false
@@ -279,6 +287,13 @@ impl<F: Family> LowRankMethod<F> {
     /// chunk's Kuf built, used and dropped in each. The family's pull-back is linear in
     /// the adjoints, so it is applied per chunk (∂/∂Kuf, ∂/∂kdiag) and once more at no
     /// data for what sums over them (∂/∂Kuu, ∂/∂σ²).
+    ///
+    /// The last chunks of the first pass are kept for the second (their inputs, parts
+    /// and, for FITC and power EP, V), as many as `exec.memory_budget` allows besides
+    /// the chunk in hand when the first pass ends, which costs nothing to keep; the
+    /// second pass runs backwards, so it uses them first and frees them before it
+    /// computes any other chunk again. Kept or computed again, a chunk's values are the
+    /// same bits, so the budget changes the time, never the result.
     fn objective_in_chunks(
         &self,
         model: &ModelFile,
@@ -287,12 +302,35 @@ impl<F: Family> LowRankMethod<F> {
         approx: Approx,
         exec: &Exec,
     ) -> Result<Objective> {
-        let summary = self.summary_in_chunks(model, data, chunks, approx, exec)?;
+        let noise = model.hyper.noise_variance;
+        let m = self.family.check(model)?;
+        let kept_from = chunks.len() - kept_chunks(chunks, m, data.x.ncols(), approx, exec);
+        let mut kept: Vec<Kept<F::Extra>> = Vec::with_capacity(chunks.len() - kept_from);
+        let mut acc: Option<Accumulator> = None;
+        for (k, rows) in chunks.iter().enumerate() {
+            let keep = k >= kept_from;
+            let x = rows_of(&data.x, rows);
+            let (parts, extra) = self.family.parts(model, &x, keep, exec)?;
+            let lr = parts.low_rank(noise, approx);
+            let acc = match &mut acc {
+                Some(a) => a,
+                None => acc.insert(Accumulator::new(lr.kuu, lr.jitter, approx, noise, exec)?),
+            };
+            let values = acc.add(&lr, &data.y[rows.clone()], exec, keep)?;
+            if keep {
+                kept.push(Kept {
+                    x,
+                    parts,
+                    extra,
+                    values,
+                });
+            }
+        }
+        let summary = acc.ok_or_else(|| Error::input("no data"))?.finish(exec)?;
         let nlml = summary.nlml();
         if !nlml.is_finite() {
             return Err(Error::numerical("the NLML is not finite"));
         }
-        let noise = model.hyper.noise_variance;
         let mut back = Backward::new(&summary, exec);
         let mut grad: Vec<f64> = Vec::new();
         let mut add = |g: Vec<f64>| {
@@ -302,12 +340,27 @@ impl<F: Family> LowRankMethod<F> {
                 grad.iter_mut().zip(g).for_each(|(a, b)| *a += b);
             }
         };
-        for rows in chunks {
-            let x = rows_of(&data.x, rows);
-            let (parts, extra) = self.family.parts(model, &x, true, exec)?;
+        for (k, rows) in chunks.iter().enumerate().rev() {
+            let Kept {
+                x,
+                parts,
+                extra,
+                values,
+            } = match kept.pop() {
+                Some(c) if k >= kept_from => c,
+                _ => {
+                    let x = rows_of(&data.x, rows);
+                    let (parts, extra) = self.family.parts(model, &x, true, exec)?;
+                    Kept {
+                        x,
+                        parts,
+                        extra,
+                        values: None,
+                    }
+                }
+            };
             let lr = parts.low_rank(noise, approx);
-            let (d_kuf, d_kdiag) = back.chunk(&lr, &data.y[rows.clone()], None, exec)?;
-            let m = d_kuf.nrows();
+            let (d_kuf, d_kdiag) = back.chunk(&lr, &data.y[rows.clone()], values, exec)?;
             let adj = Adjoints {
                 nlml,
                 jitter: summary.jitter(),
@@ -340,6 +393,41 @@ impl<F: Family> LowRankMethod<F> {
             jitter: summary.jitter(),
         })
     }
+}
+
+/// A chunk the first pass keeps for the second: its inputs, what the family built
+/// from them, and (FITC, power EP) its V and λ.
+struct Kept<E> {
+    x: DMatrix<f64>,
+    parts: Parts,
+    extra: E,
+    values: Option<ChunkValues>,
+}
+
+/// Bytes a chunk of `rows` rows holds while it is kept: Kuf (and V where the second
+/// pass needs it), its inputs, and its n-vectors. (A family's extras, such as the
+/// sines of the frequency features, are not counted: they are at most another Kuf.)
+fn kept_bytes(rows: usize, m: usize, d: usize, approx: Approx) -> usize {
+    let matrices = if approx.per_point_lambda() { 2 } else { 1 };
+    8 * rows * (m * matrices + d + 4)
+}
+
+/// How many chunks (the last ones) the first pass keeps for the second: the one in
+/// hand when it ends, and as many more as the memory budget holds.
+fn kept_chunks(chunks: &[Range<usize>], m: usize, d: usize, approx: Approx, exec: &Exec) -> usize {
+    if chunks.is_empty() {
+        return 0;
+    }
+    let mut spent = 0;
+    let mut count = 1;
+    for rows in chunks.iter().rev().skip(1) {
+        spent += kept_bytes(rows.len(), m, d, approx);
+        if spent > exec.memory_budget {
+            break;
+        }
+        count += 1;
+    }
+    count
 }
 
 /// Rows `rows` of x as a matrix of their own.
@@ -459,6 +547,36 @@ impl<F: Family> Method for LowRankMethod<F> {
             )));
         }
         Ok(obj)
+    }
+
+    fn work(&self, model: &ModelFile, n: usize, exec: &Exec) -> Result<Option<Work>> {
+        let approx = self.approx_of(model)?;
+        let m = self.family.check(model)?;
+        let d = model.hyper.lengthscales.len();
+        // the points of the chunks the second pass builds again
+        let rebuilt: usize = match self.chunks(model, n, exec)? {
+            None => 0,
+            Some(chunks) => {
+                let kept = kept_chunks(&chunks, m, d, approx, exec);
+                chunks[..chunks.len() - kept].iter().map(|r| r.len()).sum()
+            }
+        };
+        let none = DMatrix::zeros(0, d);
+        let (parts, _) = self.family.parts(model, &none, false, exec)?;
+        let dense = matches!(parts.kuu, KuuMatrix::Dense(_));
+        let builds = 1.0 + rebuilt as f64 / n.max(1) as f64;
+        let Some(features) = self.family.feature_work(model, n, builds) else {
+            return Ok(None);
+        };
+        let recomputed = if approx.per_point_lambda() {
+            rebuilt
+        } else {
+            0
+        };
+        Ok(Some(Work {
+            features,
+            ..Work::of(approx, dense, n, m, recomputed)
+        }))
     }
 
     fn nlml(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<f64> {

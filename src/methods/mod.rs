@@ -127,6 +127,17 @@ pub trait Method: Send + Sync {
     fn unpack(&self, theta: &[f64], model: &mut ModelFile);
     /// Objective and gradient in `pack` order.
     fn objective(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<Objective>;
+    /// The arithmetic of one [`Method::objective`] on n training points with these
+    /// threads and memory budget, by kind (`sgpw bench --roofline`); None where it has
+    /// not been counted.
+    fn work(
+        &self,
+        _model: &ModelFile,
+        _n: usize,
+        _exec: &Exec,
+    ) -> Result<Option<crate::likelihood::Work>> {
+        Ok(None)
+    }
     /// The objective alone (defaults to the objective with its gradient).
     fn nlml(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<f64> {
         Ok(self.objective(model, data, exec)?.nlml)

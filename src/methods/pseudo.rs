@@ -231,6 +231,15 @@ impl Family for PseudoInputs {
         if self.hetero { &["pseudo_noise"] } else { &[] }
     }
 
+    fn feature_work(&self, model: &ModelFile, n: usize, builds: f64) -> Option<f64> {
+        use crate::kernel::{contract_ops, fill_ops};
+        let (m, d) = (inducing_points(model).ok()?.nrows() as f64, model.dim());
+        // Kuf (n×m) and Kuu (m×m) built, and both contracted (Kuu for both its sides)
+        let kuf = n as f64 * m * (builds * fill_ops(d) + contract_ops(d, false));
+        let kuu = m * m * (builds * fill_ops(d) + contract_ops(d, true));
+        Some(kuf + kuu)
+    }
+
     fn parts(
         &self,
         model: &ModelFile,

@@ -7,6 +7,7 @@
 //! cancelled fit stops within one block of work, not at the end of an evaluation.
 
 use crate::error::{Error, Result};
+use crate::scratch::Scratch;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -130,7 +131,7 @@ pub fn parse_memory_size(text: &str) -> std::result::Result<usize, String> {
         _ if body.len() < upper.len() => (body, 1),
         _ => {
             return match t.parse::<f64>() {
-                Ok(v) if v == 0.0 => Ok(0),
+                Ok(0.0) => Ok(0),
                 Ok(_) => Err(format!("'{text}' has no unit: {hint}")),
                 Err(_) => Err(format!("'{text}' is not a size: {hint}")),
             };
@@ -156,6 +157,9 @@ pub struct Exec {
     /// its first pass to its second, instead of computing them again (`--memory-budget`).
     /// The chunk in hand when the first pass ends is always kept: it costs nothing.
     pub memory_budget: usize,
+    /// The buffers its evaluations reuse (shared by clones: the evaluations of one run
+    /// take what the previous one gave back).
+    pub scratch: Scratch,
 }
 
 impl Default for Exec {
@@ -172,6 +176,7 @@ impl Exec {
             cancel,
             chunk_entries: CHUNK_ENTRIES,
             memory_budget: default_memory_budget(),
+            scratch: Scratch::default(),
         }
     }
 

@@ -19,6 +19,7 @@
 use crate::error::{Error, Result};
 use crate::exec::{Exec, Par};
 use crate::linalg::{self, Jitter};
+use crate::scratch::Scratch;
 use multiversion::multiversion;
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
@@ -266,6 +267,11 @@ impl Work {
 /// accumulator stay in cache, and the products on it still run at gemm speed.
 pub const BLOCK: usize = 256;
 
+/// The m×m work of an evaluation (factorisations, inverses, sandwiches) runs on the
+/// calling thread: it is O(m³) against the passes' O(n·m²), and faer's parallel
+/// versions of it allocate on every call.
+const SMALL: Par = Par::Seq;
+
 /// The Cholesky factor of Kuu (with its jitter).
 #[derive(Clone, Debug)]
 enum KuuFactor {
@@ -275,16 +281,23 @@ enum KuuFactor {
 }
 
 impl KuuFactor {
-    fn new(kuu: Kuu, jitter: Jitter, par: Par) -> Result<(KuuFactor, f64)> {
+    fn new(kuu: Kuu, jitter: Jitter, exec: &Exec) -> Result<(KuuFactor, f64)> {
+        let scratch = &exec.scratch;
         match kuu {
             Kuu::Dense(k) => {
-                let (l, j) = linalg::cholesky_jittered(k, jitter, par)?;
+                let (l, j) = linalg::cholesky_jittered_in(k, jitter, SMALL, scratch)?;
                 Ok((KuuFactor::Dense(l), j))
             }
             Kuu::Diagonal(k) => {
                 let root = |j: f64| -> Option<Vec<f64>> {
-                    let l: Vec<f64> = k.iter().map(|v| (v + j).sqrt()).collect();
-                    l.iter().all(|v| v.is_finite() && *v > 0.0).then_some(l)
+                    let mut l = scratch.take(k.len());
+                    l.iter_mut().zip(k).for_each(|(l, v)| *l = (v + j).sqrt());
+                    if l.iter().all(|v| v.is_finite() && *v > 0.0) {
+                        Some(l)
+                    } else {
+                        scratch.give(l);
+                        None
+                    }
                 };
                 let bad = || {
                     Error::numerical(format!(
@@ -314,6 +327,14 @@ impl KuuFactor {
                     }
                 }
             }
+        }
+    }
+
+    /// Give the factor's memory back.
+    fn recycle(self, scratch: &Scratch) {
+        match self {
+            KuuFactor::Dense(l) => scratch.give_matrix(l),
+            KuuFactor::Diagonal(l) => scratch.give(l),
         }
     }
 
@@ -355,15 +376,22 @@ impl KuuFactor {
         }
     }
 
-    /// L⁻ᵀ M L⁻¹ for a symmetric m×m M, symmetrised.
+    /// L⁻ᵀ M L⁻¹ for a symmetric m×m M, symmetrised, in M's storage.
     fn sandwich(&self, mut s: DMatrix<f64>, par: Par) -> DMatrix<f64> {
         self.solve_transpose(&mut s, par);
         s.transpose_mut();
         self.solve_transpose(&mut s, par);
-        (&s + s.transpose()) * 0.5
+        let m = s.nrows();
+        for j in 0..m {
+            for i in j..m {
+                let v = (s[(i, j)] + s[(j, i)]) * 0.5;
+                s[(i, j)] = v;
+                s[(j, i)] = v;
+            }
+        }
+        s
     }
 }
-
 /// Divide each column of a column-major block (m = l.len() rows) by l entrywise.
 fn scale_rows(b: &mut [f64], l: &[f64]) {
     for col in b.chunks_mut(l.len().max(1)) {
@@ -398,7 +426,7 @@ impl Summary {
     /// DTC with noise σ² and no data yet (A = I): the start of a model that grows by
     /// [`Summary::add_dtc`].
     pub fn empty_dtc(kuu: Kuu, jitter: Jitter, noise: f64) -> Result<Summary> {
-        let (kuu, jitter) = KuuFactor::new(kuu, jitter, Par::Seq)?;
+        let (kuu, jitter) = KuuFactor::new(kuu, jitter, &Exec::sequential())?;
         let m = match &kuu {
             KuuFactor::Dense(l) => l.nrows(),
             KuuFactor::Diagonal(l) => l.len(),
@@ -453,29 +481,47 @@ impl Summary {
         self.jitter
     }
 
+    /// The approximation the data were folded in with.
+    pub fn approx(&self) -> Approx {
+        self.approx
+    }
+
     /// Cholesky factor of A = I + V Λ⁻¹ Vᵀ.
     pub fn a_factor(&self) -> &DMatrix<f64> {
         &self.la
     }
 
-    /// γ = L_A⁻¹ β.
-    fn gamma(&self) -> DVector<f64> {
-        let mut g = DMatrix::from_column_slice(self.beta.len(), 1, self.beta.as_slice());
+    /// γ = L_A⁻¹ β (m×1, in memory from `scratch`).
+    fn gamma(&self, scratch: &Scratch) -> DMatrix<f64> {
+        let mut g = scratch.matrix(self.beta.len(), 1);
+        g.copy_from_slice(self.beta.as_slice());
         linalg::solve_lower(&self.la, &mut g, Par::Seq);
-        DVector::from_column_slice(g.as_slice())
-    }
-
-    fn nlml_with(&self, gamma: &DVector<f64>) -> f64 {
-        0.5 * (self.quad - gamma.norm_squared())
-            + linalg::half_logdet(&self.la)
-            + self.half_logdet_lambda
-            + 0.5 * self.n as f64 * (2.0 * PI).ln()
-            + self.extra
+        g
     }
 
     /// The objective: NLML (FITC, DTC) or its bound (VFE, power EP).
     pub fn nlml(&self) -> f64 {
-        self.nlml_with(&self.gamma())
+        self.nlml_in(&Scratch::default())
+    }
+
+    /// [`Summary::nlml`] with its m-vector from `scratch`.
+    pub fn nlml_in(&self, scratch: &Scratch) -> f64 {
+        let gamma = self.gamma(scratch);
+        let v = 0.5 * (self.quad - gamma.norm_squared())
+            + linalg::half_logdet(&self.la)
+            + self.half_logdet_lambda
+            + 0.5 * self.n as f64 * (2.0 * PI).ln()
+            + self.extra;
+        scratch.give_matrix(gamma);
+        v
+    }
+
+    /// Give the summary's memory back.
+    pub fn recycle(self, scratch: &Scratch) {
+        self.kuu.recycle(scratch);
+        scratch.give_matrix(self.a);
+        scratch.give_matrix(self.la);
+        scratch.give_vector(self.beta);
     }
 
     /// The predictive quantities of docs/methods.md §1. `degenerate` selects the
@@ -512,36 +558,46 @@ impl Summary {
     }
 }
 
-/// The n-sized values of one chunk that the second pass needs: V = L⁻¹Kuf (m×len),
-/// λ, and d where the extra term needs it (VFE, power EP).
+/// The n-sized values of one chunk that the second pass of FITC and power EP needs:
+/// V = L⁻¹Kuf (m×len), λ, and d where the extra term needs it (power EP).
 pub struct ChunkValues {
     v: DMatrix<f64>,
     lambda: Vec<f64>,
     d: Vec<f64>,
 }
 
-/// The parts of V (or of a matrix of V's shape) and of two n-vectors that one stripe
-/// owns: (first column, its m×len columns, its len entries of each vector).
-type Stripe<'a> = (usize, &'a mut [f64], &'a mut [f64], &'a mut [f64]);
-
-fn stripes<'a>(v: &'a mut DMatrix<f64>, a: &'a mut [f64], b: &'a mut [f64]) -> Vec<Stripe<'a>> {
-    let (m, n) = v.shape();
-    let len = linalg::stripe_len(n);
-    v.as_mut_slice()
-        .chunks_mut(m * len)
-        .zip(a.chunks_mut(len))
-        .zip(stripe_pieces(b, n))
-        .enumerate()
-        .map(|(s, ((vs, xs), ys))| (s * len, vs, xs, ys))
-        .collect()
+impl ChunkValues {
+    /// Give the values' memory back.
+    pub fn recycle(self, scratch: &Scratch) {
+        scratch.give_matrix(self.v);
+        scratch.give(self.lambda);
+        scratch.give(self.d);
+    }
 }
 
-/// An n-vector cut as [`stripes`] cuts n columns (empty pieces when it is empty).
-fn stripe_pieces(x: &mut [f64], n: usize) -> Vec<&mut [f64]> {
+/// Cut n columns of m rows (`cols`, empty when there is no such matrix) and two
+/// n-vectors (each of length n or empty) into the stripes of `linalg::stripe_len`:
+/// (first column, its columns, its entries of each vector).
+#[allow(clippy::type_complexity)] // the stripe's pieces, named in the doc comment
+fn stripes<'a>(
+    n: usize,
+    m: usize,
+    cols: &'a mut [f64],
+    a: &'a mut [f64],
+    b: &'a mut [f64],
+) -> linalg::Stripes<(usize, &'a mut [f64], &'a mut [f64], &'a mut [f64])> {
     let len = linalg::stripe_len(n);
-    let mut p: Vec<&mut [f64]> = x.chunks_mut(len).collect();
-    p.resize_with(n.div_ceil(len), || &mut []);
-    p
+    let mut cols = cols.chunks_mut((m * len).max(1));
+    let mut a = a.chunks_mut(len);
+    let mut b = b.chunks_mut(len);
+    linalg::stripe_array((0..n.div_ceil(len)).map(|s| {
+        (
+            s * len,
+            cols.next().unwrap_or_default(),
+            a.next().unwrap_or_default(),
+            b.next().unwrap_or_default(),
+        )
+    }))
 }
 
 /// Check the shapes and the noise of one chunk.
@@ -594,14 +650,16 @@ impl Accumulator {
         if m == 0 {
             return Err(Error::input("likelihood core: no features"));
         }
-        let (kuu, jitter) = KuuFactor::new(kuu, jitter, exec.par)?;
+        let (kuu, jitter) = KuuFactor::new(kuu, jitter, exec)?;
+        let mut a = exec.scratch.zero_matrix(m, m);
+        a.fill_diagonal(1.0);
         Ok(Accumulator {
             kuu,
             jitter,
             approx,
             noise,
-            a: DMatrix::identity(m, m),
-            beta: DVector::zeros(m),
+            a,
+            beta: DVector::from_vec(exec.scratch.zeros(m)),
             quad: 0.0,
             sum_log_lambda: 0.0,
             extra: 0.0,
@@ -610,8 +668,9 @@ impl Accumulator {
     }
 
     /// Fold in a chunk of data (its Kuf columns, prior variances and targets; `lr`'s
-    /// Kuu and settings are those of [`Accumulator::new`]). With `keep`, returns
-    /// the chunk's V, λ and d for the second pass (no second computation of V).
+    /// Kuu and settings are those of [`Accumulator::new`]). With `keep`, returns the
+    /// chunk's V, λ and d for the second pass where it needs them (FITC, power EP), so
+    /// that V is not computed twice.
     pub fn add(
         &mut self,
         lr: &LowRank,
@@ -620,6 +679,7 @@ impl Accumulator {
         keep: bool,
     ) -> Result<Option<ChunkValues>> {
         check_chunk(lr, y)?;
+        let keep = keep && self.approx.per_point_lambda();
         let values = chunk_pass(&self.kuu, lr, y, exec, keep, (&mut self.a, &mut self.beta))?;
         self.quad += y
             .iter()
@@ -633,14 +693,19 @@ impl Accumulator {
             .map(|di| self.approx.extra(*di, self.noise).0)
             .sum::<f64>();
         self.n += y.len();
-        Ok((keep && self.approx.per_point_lambda()).then_some(values))
+        if keep {
+            Ok(Some(values))
+        } else {
+            values.recycle(&exec.scratch);
+            Ok(None)
+        }
     }
 
     /// Factor A: the summary the objective, the adjoints and the posterior come from.
     pub fn finish(self, exec: &Exec) -> Result<Summary> {
         let mut a = self.a;
         linalg::mirror_lower(&mut a);
-        let la = linalg::cholesky_with(&a, 0.0, exec.par).ok_or_else(|| {
+        let la = linalg::cholesky_with_in(&a, 0.0, SMALL, &exec.scratch).ok_or_else(|| {
             Error::numerical("I + V Λ⁻¹ Vᵀ is not positive definite (NaN in the parameters?)")
         })?;
         Ok(Summary {
@@ -659,6 +724,14 @@ impl Accumulator {
     }
 }
 
+/// Copy a block of Kuf's columns into V's storage and solve it in place, V_b = L⁻¹K_b:
+/// block by block, while the block is in cache (a whole-matrix copy first was a pass
+/// over memory of its own).
+fn solve_copy(l: &KuuFactor, kuf: &[f64], j0: usize, vb: &mut [f64], m: usize) {
+    vb.copy_from_slice(&kuf[j0 * m..j0 * m + vb.len()]);
+    l.solve_block(vb, m);
+}
+
 /// One chunk's first pass: V = L⁻¹Kuf, λ (and d) per column, and its share of
 /// V Λ⁻¹ Vᵀ and β, added stripe by stripe in order. λ and d are always returned
 /// (O(n)); V only with `keep_v` — without, each stripe works in a block-sized scratch
@@ -673,64 +746,68 @@ fn chunk_pass(
 ) -> Result<ChunkValues> {
     let (m, n) = lr.kuf.shape();
     let kuf = lr.kuf.as_slice();
+    let scratch = &exec.scratch;
     let keep_d = lr.approx.has_extra();
-    // V is kept only where the second pass needs it (FITC, power EP)
-    let keep_v = keep_v && lr.approx.per_point_lambda();
-    // V starts as a copy of Kuf and is solved for in place, block by block (a copy,
-    // not zeros and a copy: zeroing m×n entries was a visible share of an evaluation)
-    let mut v = if keep_v {
-        linalg::copy(lr.kuf, exec.par)
-    } else {
-        DMatrix::zeros(m, 0)
-    };
-    let mut lambda = vec![0.0; n];
-    let mut d = vec![0.0; if keep_d { n } else { 0 }];
-    let len = linalg::stripe_len(n);
-    let count = n.div_ceil(len);
-    let mut vs: Vec<&mut [f64]> = v.as_mut_slice().chunks_mut(m * len).collect();
-    vs.resize_with(count, || &mut []);
-    let work: Vec<Stripe> = vs
-        .into_iter()
-        .zip(lambda.chunks_mut(len))
-        .zip(stripe_pieces(&mut d, n))
-        .enumerate()
-        .map(|(s, ((v, l), d))| (s * len, v, l, d))
-        .collect();
-    let parts = linalg::map_ordered(exec.par, work, |(first, vs, ls, ds)| {
+    let mut v = scratch.matrix(m, if keep_v { n } else { 0 });
+    let mut lambda = scratch.take(n);
+    let mut d = scratch.take(if keep_d { n } else { 0 });
+    let work = stripes(n, m, v.as_mut_slice(), &mut lambda, &mut d);
+    let parts = linalg::map_stripes(exec.par, work, |(first, vs, ls, ds)| {
         let cols = ls.len();
-        let mut a = DMatrix::zeros(m, m);
-        let mut beta = vec![0.0; m];
+        let mut a = scratch.zero_matrix(m, m);
+        let mut beta = scratch.zeros(m);
         let width = m * BLOCK.min(cols);
-        let mut scaled = vec![0.0; width];
+        let mut scaled = scratch.take(width);
         // without V kept: a block-sized scratch for its columns
-        let mut scratch = vec![0.0; if keep_v { 0 } else { width }];
+        let mut block = scratch.take(if keep_v { 0 } else { width });
         let mut ds_blocks = ds.chunks_mut(BLOCK);
         let mut vs_blocks = vs.chunks_mut(m * BLOCK);
+        let mut result = Ok(());
         for (b, lb) in ls.chunks_mut(BLOCK).enumerate() {
-            exec.check()?;
+            if let Err(e) = exec.check() {
+                result = Err(e);
+                break;
+            }
             let j0 = first + b * BLOCK;
             let w = lb.len();
             let vb: &mut [f64] = if keep_v {
                 vs_blocks.next().unwrap_or_default()
             } else {
-                let vb = &mut scratch[..w * m];
-                vb.copy_from_slice(&kuf[j0 * m..(j0 + w) * m]);
-                vb
+                &mut block[..w * m]
             };
             let db = ds_blocks.next().unwrap_or_default();
-            l.solve_block(vb, m);
+            solve_copy(l, kuf, j0, vb, m);
             let sb = &mut scaled[..vb.len()];
-            lambdas(lr, y, j0, vb, lb, db, sb, &mut beta)?;
+            if let Err(e) = lambdas(lr, y, j0, vb, lb, db, sb, &mut beta) {
+                result = Err(e);
+                break;
+            }
             linalg::block_add_nt_lower(&mut a, linalg::block(sb, m), linalg::block(vb, m), 1.0);
         }
-        Ok((a, beta))
+        scratch.give(scaled);
+        scratch.give(block);
+        result.map(|()| (a, beta))
     });
-    for part in parts {
-        let (sa, sb) = part?;
-        *a += sa;
-        *beta += DVector::from_vec(sb);
+    let mut failed = None;
+    for part in parts.into_iter().flatten() {
+        match part {
+            Ok((sa, sb)) => {
+                *a += &sa;
+                beta.iter_mut().zip(&sb).for_each(|(b, v)| *b += v);
+                scratch.give_matrix(sa);
+                scratch.give(sb);
+            }
+            Err(e) => failed = failed.or(Some(e)),
+        }
     }
-    Ok(ChunkValues { v, lambda, d })
+    let values = ChunkValues { v, lambda, d };
+    match failed {
+        Some(e) => {
+            values.recycle(scratch);
+            Err(e)
+        }
+        None => Ok(values),
+    }
 }
 
 /// [`first_pass_block`] on the block of V whose first column is data point `j0`
@@ -788,7 +865,6 @@ fn finite(x: f64) -> Result<f64> {
         Err(Error::numerical("the NLML is not finite"))
     }
 }
-
 /// What the first pass needs besides the block itself.
 struct FirstPass<'a> {
     m: usize,
@@ -925,49 +1001,60 @@ fn second_pass_const_block(kb: &[f64], ob: &mut [f64], c: &[f64], y: &[f64], noi
 ///   (t = ∂e/∂d is a constant); ∂/∂Kuf = 2L⁻ᵀ(G'Vᵀ)ᵀ becomes M·Kuf − c αᵀ with
 ///   M = L⁻ᵀ(A⁻¹ − 2tσ² I)L⁻¹/σ² and c = L⁻ᵀδ: one product with Kuf (1 unit), and
 ///   neither V nor a second solve.
-pub struct Backward<'s> {
-    summary: &'s Summary,
-    /// δ = A⁻¹β
-    delta: Vec<f64>,
+///
+/// Its m×m and n-sized matrices come from `exec.scratch` and go back there
+/// ([`Backward::finish`], and [`Adjoints::recycle`] for what it hands out).
+pub struct Backward {
+    summary: Summary,
+    /// δ = A⁻¹β (m×1)
+    delta: DMatrix<f64>,
     a_inv: DMatrix<f64>,
     /// DTC, VFE: M and c (see above); empty otherwise.
     m_const: DMatrix<f64>,
-    c_const: Vec<f64>,
-    /// FITC, power EP: V D_t Vᵀ so far (lower triangle); DTC, VFE: Σ α_i² so far.
+    c_const: DMatrix<f64>,
+    /// FITC, power EP: V D_t Vᵀ so far (lower triangle); empty otherwise.
     vtv: DMatrix<f64>,
+    /// DTC, VFE: Σ α_i² so far.
     sum_alpha2: f64,
-    /// Σ ∂/∂σ² of the points so far (FITC, power EP).
+    /// FITC, power EP: Σ ∂/∂σ² of the points so far.
     d_noise: f64,
 }
 
-impl<'s> Backward<'s> {
-    pub fn new(summary: &'s Summary, exec: &Exec) -> Backward<'s> {
+impl Backward {
+    /// Start the second pass from the first pass's summary (which it keeps: see
+    /// [`Backward::summary`]; [`Backward::finish`] gives its memory back).
+    pub fn new(summary: Summary, exec: &Exec) -> Backward {
+        let scratch = &exec.scratch;
         let m = summary.beta.len();
         // δ = A⁻¹β; then α = C⁻¹y = Λ⁻¹(y − Vᵀδ) and Vα = β − (A − I)δ = δ.
-        let mut delta = DMatrix::from_column_slice(m, 1, summary.gamma().as_slice());
-        linalg::solve_lower_transpose(&summary.la, &mut delta, exec.par);
-        let a_inv = linalg::chol_inverse(&summary.la, exec.par);
+        let mut delta = summary.gamma(scratch);
+        linalg::solve_lower_transpose(&summary.la, &mut delta, SMALL);
+        let a_inv = linalg::chol_inverse_in(&summary.la, SMALL, scratch);
         let per_point = summary.approx.per_point_lambda();
         let (m_const, c_const) = if per_point {
-            (DMatrix::zeros(0, 0), Vec::new())
+            (scratch.matrix(0, 0), scratch.matrix(0, 0))
         } else {
             let s2 = summary.noise;
             let (_, t, _) = summary.approx.extra(0.0, s2);
-            let mut n = &a_inv * (1.0 / s2);
+            let mut n = scratch.matrix(m, m);
+            n.iter_mut()
+                .zip(a_inv.iter())
+                .for_each(|(n, a)| *n = a * (1.0 / s2));
             for j in 0..m {
                 n[(j, j)] -= 2.0 * t;
             }
-            let mut c = delta.clone();
-            summary.kuu.solve_transpose(&mut c, exec.par);
-            (summary.kuu.sandwich(n, exec.par), c.as_slice().to_vec())
+            let mut c = scratch.copy(&delta);
+            summary.kuu.solve_transpose(&mut c, SMALL);
+            (summary.kuu.sandwich(n, SMALL), c)
         };
+        let k = if per_point { m } else { 0 };
         Backward {
             summary,
-            delta: delta.as_slice().to_vec(),
+            delta,
             a_inv,
             m_const,
             c_const,
-            vtv: DMatrix::zeros(if per_point { m } else { 0 }, if per_point { m } else { 0 }),
+            vtv: scratch.zero_matrix(k, k),
             sum_alpha2: 0.0,
             d_noise: 0.0,
         }
@@ -988,6 +1075,9 @@ impl<'s> Backward<'s> {
         if self.summary.approx.per_point_lambda() {
             self.chunk_per_point(lr, y, values, exec)
         } else {
+            if let Some(v) = values {
+                v.recycle(&exec.scratch);
+            }
             self.chunk_const(lr, y, exec)
         }
     }
@@ -999,19 +1089,13 @@ impl<'s> Backward<'s> {
         y: &[f64],
         exec: &Exec,
     ) -> Result<(DMatrix<f64>, Vec<f64>)> {
-        let s = self.summary;
+        let s = &self.summary;
         let (m, n) = lr.kuf.shape();
         let kuf = lr.kuf.as_slice();
-        let mut d_kuf = linalg::zeros(m, n, exec.par);
-        let len = linalg::stripe_len(n);
-        let (mm, c) = (&self.m_const, &self.c_const);
-        let work: Vec<(usize, &mut [f64])> = d_kuf
-            .as_mut_slice()
-            .chunks_mut(m * len)
-            .enumerate()
-            .map(|(k, o)| (k * len, o))
-            .collect();
-        let parts = linalg::map_ordered(exec.par, work, |(first, os)| {
+        let mut d_kuf = exec.scratch.matrix(m, n);
+        let (mm, c) = (&self.m_const, self.c_const.as_slice());
+        let work = stripes(n, m, d_kuf.as_mut_slice(), &mut [], &mut []);
+        let parts = linalg::map_stripes(exec.par, work, |(first, os, _, _)| {
             let mut sum = 0.0;
             for (b, ob) in os.chunks_mut(m * BLOCK).enumerate() {
                 exec.check()?;
@@ -1027,13 +1111,19 @@ impl<'s> Backward<'s> {
             }
             Ok(sum)
         });
-        for part in parts {
-            self.sum_alpha2 += part?;
+        for part in parts.into_iter().flatten() {
+            match part {
+                Ok(sum) => self.sum_alpha2 += sum,
+                Err(e) => {
+                    exec.scratch.give_matrix(d_kuf);
+                    return Err(e);
+                }
+            }
         }
-        let d_kdiag = match s.approx {
-            Approx::Vfe => vec![s.approx.extra(0.0, s.noise).1; n],
-            _ => Vec::new(),
-        };
+        let mut d_kdiag = exec
+            .scratch
+            .take(if s.approx == Approx::Vfe { n } else { 0 });
+        d_kdiag.fill(s.approx.extra(0.0, s.noise).1);
         Ok((d_kuf, d_kdiag))
     }
 
@@ -1045,62 +1135,70 @@ impl<'s> Backward<'s> {
         values: Option<ChunkValues>,
         exec: &Exec,
     ) -> Result<(DMatrix<f64>, Vec<f64>)> {
-        let s = self.summary;
+        let s = &self.summary;
+        let scratch = &exec.scratch;
         let recompute = values.is_none();
-        // recomputed, V starts as a copy of Kuf; its storage becomes ∂/∂Kuf (below)
+        let (m, n) = lr.kuf.shape();
+        let kuf = lr.kuf.as_slice();
+        // computed again, V is built block by block below; its storage becomes ∂/∂Kuf
         let ChunkValues {
             v: mut d_kuf,
             mut lambda,
             mut d,
         } = match values {
             Some(v) => v,
-            None => {
-                let n = y.len();
-                ChunkValues {
-                    v: linalg::copy(lr.kuf, exec.par),
-                    lambda: vec![0.0; n],
-                    d: vec![0.0; if lr.approx.has_extra() { n } else { 0 }],
-                }
-            }
+            None => ChunkValues {
+                v: scratch.matrix(m, n),
+                lambda: scratch.take(n),
+                d: scratch.take(if lr.approx.has_extra() { n } else { 0 }),
+            },
         };
-        let (m, n) = d_kuf.shape();
         let approx = s.approx;
         // t = ∂/∂d has its own vector unless it equals the per-point ∂/∂σ² (FITC)
         let separate_t = approx.has_extra();
-        let (delta, a_inv, l) = (&self.delta, &self.a_inv, &s.kuu);
+        let (delta, a_inv, l) = (self.delta.as_slice(), &self.a_inv, &s.kuu);
         // Per stripe, V's storage becomes ∂NLML/∂Kuf column block by column block:
         // P = A⁻¹V gives v_iᵀA⁻¹v_i, hence C⁻¹_ii = 1/Λ_i − v_iᵀA⁻¹v_i/Λ_i² and
         // g_i = ½(C⁻¹_ii − α_i²) = ∂NLML/∂Λ_ii; Hᵀ = (G'Vᵀ)ᵀ has column i
         // ½ p_i/Λ_i − ½ δ α_i − t_i v_i, and ∂/∂Kuf = 2 L⁻ᵀ Hᵀ.
-        let mut g = vec![0.0; n];
-        let mut t = vec![0.0; if separate_t { n } else { 0 }];
-        let work: Vec<_> = stripes(&mut d_kuf, &mut g, &mut t)
-            .into_iter()
-            .zip(
-                stripe_pieces(&mut lambda, n)
-                    .into_iter()
-                    .zip(stripe_pieces(&mut d, n)),
+        let mut g = scratch.take(n);
+        let mut t = scratch.take(if separate_t { n } else { 0 });
+        let work = {
+            let work = stripes(n, m, d_kuf.as_mut_slice(), &mut g, &mut t);
+            let values = stripes(n, 0, &mut [], &mut lambda, &mut d);
+            linalg::stripe_array(
+                work.into_iter()
+                    .zip(values)
+                    .map_while(|(w, v)| Some((w?, v?)))
+                    .map(|(w, (_, _, ls, ds))| (w, ls, ds)),
             )
-            .collect();
-        let parts = linalg::map_ordered(exec.par, work, |((first, vs, gs, ts), (ls, ds))| {
+        };
+        let parts = linalg::map_stripes(exec.par, work, |((first, vs, gs, ts), ls, ds)| {
             // this stripe's share of V D_t Vᵀ
-            let mut vtv = DMatrix::zeros(m, m);
+            let mut vtv = scratch.zero_matrix(m, m);
             let width = m * BLOCK.min(gs.len());
-            let (mut p, mut scaled) = (vec![0.0; width], vec![0.0; width]);
+            let (mut p, mut scaled) = (scratch.take(width), scratch.take(width));
             let mut ts_blocks = ts.chunks_mut(BLOCK);
             let mut ds_blocks = ds.chunks_mut(BLOCK);
+            let mut result = Ok(());
             for (b, ((vb, gb), lb)) in vs
                 .chunks_mut(m * BLOCK)
                 .zip(gs.chunks_mut(BLOCK))
                 .zip(ls.chunks_mut(BLOCK))
                 .enumerate()
             {
-                exec.check()?;
+                if let Err(e) = exec.check() {
+                    result = Err(e);
+                    break;
+                }
                 let j0 = first + b * BLOCK;
                 let db = ds_blocks.next().unwrap_or_default();
                 if recompute {
-                    l.solve_block(vb, m);
-                    lambdas(lr, y, j0, vb, lb, db, &mut [], &mut [])?;
+                    solve_copy(l, kuf, j0, vb, m);
+                    if let Err(e) = lambdas(lr, y, j0, vb, lb, db, &mut [], &mut []) {
+                        result = Err(e);
+                        break;
+                    }
                 }
                 let pb = &mut p[..vb.len()];
                 linalg::block_mul(
@@ -1129,28 +1227,61 @@ impl<'s> Backward<'s> {
                 vb.copy_from_slice(pb);
                 l.solve_transpose_block(vb, m);
             }
-            Ok(vtv)
+            scratch.give(p);
+            scratch.give(scaled);
+            result.map(|()| vtv)
         });
-        for part in parts {
-            self.vtv += part?;
+        scratch.give(lambda);
+        scratch.give(d);
+        let mut failed = None;
+        for part in parts.into_iter().flatten() {
+            match part {
+                Ok(part) => {
+                    self.vtv += &part;
+                    scratch.give_matrix(part);
+                }
+                Err(e) => failed = failed.or(Some(e)),
+            }
+        }
+        if let Some(e) = failed {
+            scratch.give_matrix(d_kuf);
+            return Err(e);
         }
         self.d_noise += g.iter().sum::<f64>();
-        let d_kdiag = if separate_t { t } else { g };
+        let d_kdiag = if separate_t {
+            scratch.give(g);
+            t
+        } else {
+            scratch.give(t);
+            g
+        };
         Ok((d_kuf, d_kdiag))
+    }
+
+    /// The summary of the first pass.
+    pub fn summary(&self) -> &Summary {
+        &self.summary
     }
 
     /// ∂/∂Kuu and ∂/∂σ² once every chunk has been through [`Backward::chunk`].
     pub fn finish(self, exec: &Exec) -> (DMatrix<f64>, f64) {
-        let s = self.summary;
+        let s = &self.summary;
+        let scratch = &exec.scratch;
         let m = self.delta.len();
+        let delta = self.delta.as_slice();
         // V G' Vᵀ = ½(I − A⁻¹) − ½ δδᵀ − V D_t Vᵀ, since V C⁻¹ Vᵀ = I − A⁻¹.
-        let dv = DVector::from_column_slice(&self.delta);
-        let eye = DMatrix::identity(m, m);
-        let mut vgv = (&eye - &self.a_inv) * 0.5 - (&dv * dv.transpose()) * 0.5;
+        let mut vgv = scratch.matrix(m, m);
+        for j in 0..m {
+            for i in 0..m {
+                let eye = if i == j { 1.0 } else { 0.0 };
+                vgv[(i, j)] = (eye - self.a_inv[(i, j)]) * 0.5 - (delta[i] * delta[j]) * 0.5;
+            }
+        }
         let d_noise = if s.approx.per_point_lambda() {
             let mut sum = self.vtv;
             linalg::mirror_lower(&mut sum);
-            vgv -= sum;
+            vgv -= &sum;
+            scratch.give_matrix(sum);
             self.d_noise
         } else {
             // Λ = σ²I: V D_t Vᵀ = tσ²(A − I); Σ_i g_i = ½(n/σ² − Σ_i v_iᵀA⁻¹v_i/σ⁴ −
@@ -1159,15 +1290,36 @@ impl<'s> Backward<'s> {
             let s2 = s.noise;
             let (_, t, _) = s.approx.extra(0.0, s2);
             if t != 0.0 {
-                vgv -= (&s.a - &eye) * (t * s2);
+                for j in 0..m {
+                    for i in 0..m {
+                        let eye = if i == j { 1.0 } else { 0.0 };
+                        vgv[(i, j)] -= (s.a[(i, j)] - eye) * (t * s2);
+                    }
+                }
             }
             let sum_q = s2 * (m as f64 - self.a_inv.trace());
             let sum_g = 0.5 * (s.n as f64 / s2 - sum_q / (s2 * s2) - self.sum_alpha2);
+            scratch.give_matrix(self.vtv);
             sum_g - if t != 0.0 { s.extra / s2 } else { 0.0 }
         };
+        scratch.give_matrix(self.delta);
+        scratch.give_matrix(self.a_inv);
+        scratch.give_matrix(self.m_const);
+        scratch.give_matrix(self.c_const);
         // ∂/∂Kuu = −L⁻ᵀ (V G' Vᵀ) L⁻¹
-        let d_kuu = s.kuu.sandwich(vgv, exec.par) * -1.0;
+        let mut d_kuu = s.kuu.sandwich(vgv, SMALL);
+        d_kuu.neg_mut();
+        self.summary.recycle(scratch);
         (d_kuu, d_noise)
+    }
+}
+
+impl Adjoints {
+    /// Give the adjoints' memory back (to the scratch of the evaluation that made them).
+    pub fn recycle(self, scratch: &Scratch) {
+        scratch.give_matrix(self.d_kuf);
+        scratch.give_matrix(self.d_kuu);
+        scratch.give(self.d_kdiag);
     }
 }
 
@@ -1180,13 +1332,14 @@ pub fn nlml_and_adjoints(lr: &LowRank, y: &[f64], exec: &Exec) -> Result<Adjoint
     let mut acc = Accumulator::new(lr.kuu, lr.jitter, lr.approx, lr.noise, exec)?;
     let values = acc.add(lr, y, exec, true)?;
     let summary = acc.finish(exec)?;
-    let nlml = finite(summary.nlml())?;
-    let mut back = Backward::new(&summary, exec);
+    let nlml = finite(summary.nlml_in(&exec.scratch))?;
+    let jitter = summary.jitter;
+    let mut back = Backward::new(summary, exec);
     let (d_kuf, d_kdiag) = back.chunk(lr, y, values, exec)?;
     let (d_kuu, d_noise) = back.finish(exec);
     Ok(Adjoints {
         nlml,
-        jitter: summary.jitter,
+        jitter,
         d_kuf,
         d_kuu,
         d_kdiag,

@@ -373,6 +373,12 @@ impl ModelFile {
 
 /// Rows of a table as a matrix, checking that every row has `cols` entries.
 pub fn rows_to_matrix(name: &str, rows: &[Vec<f64>], cols: usize) -> Result<DMatrix<f64>> {
+    check_rows(name, rows, cols)?;
+    Ok(DMatrix::from_fn(rows.len(), cols, |i, j| rows[i][j]))
+}
+
+/// Check that a table's rows all hold `cols` finite values.
+fn check_rows(name: &str, rows: &[Vec<f64>], cols: usize) -> Result<()> {
     if let Some((i, r)) = rows.iter().enumerate().find(|(_, r)| r.len() != cols) {
         return Err(Error::input(format!(
             "{name}: row {} has {} values, expected {cols}",
@@ -385,7 +391,7 @@ pub fn rows_to_matrix(name: &str, rows: &[Vec<f64>], cols: usize) -> Result<DMat
             "{name}: holds a value that is not finite"
         )));
     }
-    Ok(DMatrix::from_fn(rows.len(), cols, |i, j| rows[i][j]))
+    Ok(())
 }
 
 /// A required, non-empty table of a model as a matrix with `cols` columns.
@@ -399,6 +405,34 @@ pub fn required_matrix(
         return Err(Error::input(format!("{name} is empty")));
     }
     rows_to_matrix(name, rows, cols)
+}
+
+/// [`required_matrix`]'s checks alone: the number of rows.
+pub fn required_rows(name: &str, rows: Option<&Vec<Vec<f64>>>, cols: usize) -> Result<usize> {
+    let rows = rows.ok_or_else(|| Error::input(format!("the model has no {name}")))?;
+    if rows.is_empty() {
+        return Err(Error::input(format!("{name} is empty")));
+    }
+    check_rows(name, rows, cols)?;
+    Ok(rows.len())
+}
+
+/// [`required_matrix`] in memory from `scratch` (a table read on every evaluation).
+pub fn required_matrix_in(
+    name: &str,
+    rows: Option<&Vec<Vec<f64>>>,
+    cols: usize,
+    scratch: &crate::scratch::Scratch,
+) -> Result<DMatrix<f64>> {
+    let n = required_rows(name, rows, cols)?;
+    let rows = rows.map_or(&[][..], |r| &r[..]);
+    let mut m = scratch.matrix(n, cols);
+    for (i, r) in rows.iter().enumerate() {
+        for (j, v) in r.iter().enumerate() {
+            m[(i, j)] = *v;
+        }
+    }
+    Ok(m)
 }
 
 pub fn matrix_to_rows(m: &DMatrix<f64>) -> Vec<Vec<f64>> {

@@ -1,4 +1,4 @@
-//! SE pseudo-inputs (Snelson & Ghahramani 2006), docs/methods.md §2: inducing inputs X̄
+//! SE pseudo-inputs (Snelson & Ghahramani 2006), docs/methods.md §2.1: inducing inputs X̄
 //! (m×D) learned with σ0², ℓ and σ²; `Kuf = k(X̄, X)`, `Kuu = k(X̄, X̄)`, kdiag = σ0².
 //! With FITC this is SPGP; the same family gives VFE (Titsias 2009), DTC and power EP.
 //!
@@ -7,25 +7,53 @@
 //! core treats the addition like the jitter, as part of Kuu (so FITC's λ_i uses the
 //! modified Kuu), and its adjoint gives `∂NLML/∂h_j = ∂NLML/∂Kuu_jj`.
 
-use super::ValidRunSpec;
 use super::hyper::{pack_hyper_and, random_rows, unpack_hyper_and};
 use super::lowrank::{
     ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad, kdiag_grad,
 };
+use super::method::{MarkerSize, Markers, ValidRunSpec};
 use crate::data::TrainData;
+use crate::error::Location;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
 use crate::kernel::SeArd;
 use crate::likelihood::Adjoints;
-use crate::model_file::{
-    Hyper, Inducing, ModelFile, PseudoNoise, matrix_to_rows, required_matrix, required_matrix_in,
-    required_rows,
-};
+use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, required_matrix};
 use crate::run_context::RunContext;
 use crate::run_spec::ApproxKind;
 use crate::scratch::Scratch;
 use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+/// `[inducing] points`: the pseudo-inputs, m rows of D values (of G for the projected
+/// families).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Inducing {
+    pub points: Vec<Vec<f64>>,
+}
+
+impl ModelTable for Inducing {
+    const NAME: &'static str = "inducing";
+}
+
+/// `[pseudo_noise] h`: SPGP+HS's per-pseudo-input uncertainties added to Kuu's diagonal
+/// (Snelson & Ghahramani 2006b, §5: `Kuu → Kuu + diag(h)`), h_j ≥ 0, one per pseudo-input.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PseudoNoise {
+    pub h: Vec<f64>,
+}
+
+impl ModelTable for PseudoNoise {
+    const NAME: &'static str = "pseudo_noise";
+}
+
+/// Where `[inducing] points` is.
+pub fn points_at() -> Location {
+    Location::key(Inducing::NAME).then("points")
+}
 
 /// Inducing inputs in the input space of the SE kernel.
 pub struct PseudoInputs {
@@ -99,19 +127,38 @@ pub const SPGP_HS: LowRankMethod<PseudoInputs> = LowRankMethod {
 
 /// The pseudo-inputs of a model as an m×D matrix (D = the kernel's lengthscales).
 pub fn inducing_points(model: &ModelFile) -> Result<DMatrix<f64>> {
-    let points = model.inducing.as_ref().map(|i| &i.points);
-    required_matrix("[inducing] points", points, model.hyper.lengthscales.len())
+    let rows = model.require::<Inducing>()?.points;
+    required_matrix(&points_at(), &rows, model.hyper.lengthscales.len())
 }
 
-/// [`inducing_points`] in memory from `scratch`.
+/// Write the pseudo-inputs (m×D) as `[inducing] points`.
+pub fn set_inducing_points(model: &mut ModelFile, z: &DMatrix<f64>) {
+    model.set(&Inducing {
+        points: matrix_to_rows(z),
+    });
+}
+
+/// The strengths σ0²/(σ0² + h_j) of pseudo-inputs with pseudo-noise as marker sizes:
+/// full above ⅔, half above ⅓, a dot below (1: a plain SPGP pseudo-input, → 0:
+/// switched off by its uncertainty).
+pub fn pseudo_noise_sizes(signal_variance: f64, h: &[f64]) -> Vec<MarkerSize> {
+    h.iter()
+        .map(|h| match signal_variance / (signal_variance + h) {
+            s if s >= 2.0 / 3.0 => MarkerSize::Full,
+            s if s >= 1.0 / 3.0 => MarkerSize::Half,
+            _ => MarkerSize::Dot,
+        })
+        .collect()
+}
+
+/// [`inducing_points`] in memory from `scratch` (read from the stored table when it is
+/// well formed; otherwise the checked read says what is wrong).
 fn inducing_points_in(model: &ModelFile, scratch: &Scratch) -> Result<DMatrix<f64>> {
-    let points = model.inducing.as_ref().map(|i| &i.points);
-    required_matrix_in(
-        "[inducing] points",
-        points,
-        model.hyper.lengthscales.len(),
-        scratch,
-    )
+    let d = model.hyper.lengthscales.len();
+    match model.stored_matrix_in::<Inducing>("points", d, scratch) {
+        Some(z) => Ok(z),
+        None => inducing_points(model),
+    }
 }
 
 /// The model's kernel with its lengthscales in memory from `scratch` (given back with
@@ -134,10 +181,9 @@ pub fn initial_pseudo_noise(m: usize, signal_variance: f64) -> PseudoNoise {
 }
 
 /// A model's `[pseudo_noise] h`, checked: m values, each finite and ≥ 0.
-pub fn pseudo_noise(model: &ModelFile, m: usize) -> Result<&[f64]> {
-    let h = &model
-        .pseudo_noise
-        .as_ref()
+pub fn pseudo_noise(model: &ModelFile, m: usize) -> Result<Vec<f64>> {
+    let h = model
+        .table::<PseudoNoise>()?
         .ok_or_else(|| {
             Error::input(format!(
                 "the model has no [pseudo_noise] h (method '{}' needs one value per \
@@ -146,16 +192,21 @@ pub fn pseudo_noise(model: &ModelFile, m: usize) -> Result<&[f64]> {
             ))
         })?
         .h;
+    let at = Location::key(PseudoNoise::NAME).then("h");
     if h.len() != m {
-        return Err(Error::input(format!(
-            "[pseudo_noise] h has {} values, expected {m} (one per pseudo-input)",
-            h.len()
-        )));
+        return Err(Error::at(
+            at,
+            format!(
+                "[pseudo_noise] h has {} values, expected {m} (one per pseudo-input)",
+                h.len()
+            ),
+        ));
     }
     if let Some(v) = h.iter().find(|v| !(v.is_finite() && **v >= 0.0)) {
-        return Err(Error::input(format!(
-            "[pseudo_noise] h must hold finite values ≥ 0, not {v}"
-        )));
+        return Err(Error::at(
+            at,
+            format!("[pseudo_noise] h must hold finite values ≥ 0, not {v}"),
+        ));
     }
     Ok(h)
 }
@@ -182,7 +233,7 @@ pub fn pseudo_noise_grad<'a>(h: &'a [f64], adj: &'a Adjoints) -> impl Iterator<I
 
 /// log h, appended to a parameter vector.
 pub fn pack_pseudo_noise(model: &ModelFile, theta: &mut Vec<f64>) {
-    if let Some(p) = &model.pseudo_noise {
+    if let Ok(Some(p)) = model.table::<PseudoNoise>() {
         theta.extend(p.h.iter().map(|v| v.ln()));
     }
 }
@@ -213,18 +264,24 @@ impl Family for PseudoInputs {
     ) -> Result<ModelFile> {
         let z = random_rows(&data.x, spec.m, rng);
         let mut model = ModelFile::new(&spec.method, hyper);
+        set_inducing_points(&mut model, &z);
         if self.hetero {
-            model.pseudo_noise = Some(initial_pseudo_noise(z.nrows(), model.hyper.signal_variance));
+            model.set(&initial_pseudo_noise(
+                z.nrows(),
+                model.hyper.signal_variance,
+            ));
         }
-        model.inducing = Some(Inducing {
-            points: matrix_to_rows(&z),
-        });
         Ok(model)
     }
 
     fn check(&self, model: &ModelFile) -> Result<usize> {
-        let points = model.inducing.as_ref().map(|i| &i.points);
-        let m = required_rows("[inducing] points", points, model.hyper.lengthscales.len())?;
+        // the stored rows where they are well formed (no allocation: every evaluation
+        // checks), else the checked read and its located error
+        let d = model.hyper.lengthscales.len();
+        let m = match model.stored_rows::<Inducing>("points", d) {
+            Some(rows) => rows.len(),
+            None => inducing_points(model)?.nrows(),
+        };
         if self.hetero {
             pseudo_noise(model, m)?;
         }
@@ -242,9 +299,7 @@ impl Family for PseudoInputs {
     fn unpack(&self, theta: &[f64], model: &mut ModelFile) {
         if !self.hetero {
             let z = unpack_hyper_and(theta, model);
-            model.inducing = Some(Inducing {
-                points: matrix_to_rows(&z),
-            });
+            set_inducing_points(model, &z);
             return;
         }
         // [hyper, Z (m×D), log h (m)]: m = (len − D − 2)/(D + 1)
@@ -252,16 +307,50 @@ impl Family for PseudoInputs {
         let m = theta.len().saturating_sub(d + 2) / (d + 1);
         let (head, log_h) = theta.split_at(theta.len() - m);
         let z = unpack_hyper_and(head, model);
-        model.inducing = Some(Inducing {
-            points: matrix_to_rows(&z),
-        });
-        model.pseudo_noise = Some(PseudoNoise {
+        set_inducing_points(model, &z);
+        model.set(&PseudoNoise {
             h: log_h.iter().map(|v| v.exp()).collect(),
         });
     }
 
     fn tables(&self) -> &'static [&'static str] {
-        if self.hetero { &["pseudo_noise"] } else { &[] }
+        if self.hetero {
+            &[Inducing::NAME, PseudoNoise::NAME]
+        } else {
+            &[Inducing::NAME]
+        }
+    }
+
+    fn input_dims(&self, model: &ModelFile) -> Vec<Witness> {
+        let mut w = vec![Witness::lengthscales(model)];
+        w.extend(Witness::rows(model, Inducing::NAME, "points"));
+        w
+    }
+
+    /// The pseudo-inputs; SPGP+HS's sized by how far their pseudo-noise leaves them
+    /// switched on.
+    fn markers(&self, model: &ModelFile, input: usize) -> Result<Markers> {
+        let z = inducing_points(model)?;
+        if input >= z.ncols() {
+            return Ok(Markers::default());
+        }
+        let sizes = if self.hetero {
+            pseudo_noise_sizes(
+                model.hyper.signal_variance,
+                &pseudo_noise(model, z.nrows())?,
+            )
+        } else {
+            Vec::new()
+        };
+        Ok(Markers {
+            at: z.column(input).iter().copied().collect(),
+            caption: if self.hetero {
+                "inducing points (small: large h)".into()
+            } else {
+                "inducing points".into()
+            },
+            sizes,
+        })
     }
 
     fn feature_work(&self, model: &ModelFile, n: usize, builds: f64) -> Option<f64> {
@@ -290,7 +379,7 @@ impl Family for PseudoInputs {
         let kernel_kuu = if self.hetero {
             Some(add_pseudo_noise_in(
                 &mut kuu,
-                pseudo_noise(model, z.nrows())?,
+                &pseudo_noise(model, z.nrows())?,
                 s,
             ))
         } else {
@@ -369,7 +458,7 @@ impl Family for PseudoInputs {
             let h = pseudo_noise(model, m)?;
             for (g, v) in grad[2 + d + m * d..]
                 .iter_mut()
-                .zip(pseudo_noise_grad(h, adj))
+                .zip(pseudo_noise_grad(&h, adj))
             {
                 *g += v;
             }

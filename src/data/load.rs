@@ -3,6 +3,8 @@
 //! the user has to find it in their file; bad settings (a split outside (0, 1)) are
 //! [`Error::Input`]. Nothing here panics on user data.
 
+use super::guard::guarded;
+use super::parquet_check::{self, CheckedParquet, Unusable};
 use super::progress::{BLOCK_READ_BYTES, LoadProgress, read_frame};
 use super::stream::{NULL_TOKENS, for_each_frame, is_parquet, open, polars_failure, read_csv_file};
 use super::{Dataset, LoadSpec};
@@ -94,35 +96,27 @@ pub fn for_each_input_chunk(
     rows: usize,
     each: &mut dyn FnMut(usize, DMatrix<f64>) -> Result<()>,
 ) -> Result<usize> {
-    let csv = !is_parquet(path);
-    for_each_frame(path, rows, &mut |chunk| {
-        let x = inputs_of_frame(path, csv, chunk.frame, chunk.first, features)?;
+    let checked = match is_parquet(path) {
+        true => Some(parquet_check::check(path, &open(path)?)?),
+        false => None,
+    };
+    for_each_frame(path, checked.as_ref(), rows, &mut |chunk| {
+        let x = inputs_of_frame(path, checked.as_ref(), chunk.frame, chunk.first, features)?;
         each(chunk.first, x)
     })
 }
 
 /// The input matrix of rows `offset..` of a file, already read by polars (a chunk of a
-/// large file, see `data::stream`): checked as `load_inputs` checks a whole file, with
-/// errors naming the rows of the file.
+/// large file, see `data::stream`; `parquet` for a Parquet file): checked as
+/// `load_inputs` checks a whole file, with errors naming the rows of the file.
 pub(crate) fn inputs_of_frame(
     path: &Path,
-    csv: bool,
+    parquet: Option<&CheckedParquet>,
     frame: DataFrame,
     offset: usize,
     features: &[String],
 ) -> Result<DMatrix<f64>> {
-    let names = frame
-        .get_column_names()
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    let table = Table {
-        path: path.to_path_buf(),
-        csv,
-        names,
-        frame,
-        offset,
-    };
+    let table = Table::new(path, parquet, frame, offset);
     table.check_shape()?;
     inputs_of(&table, features)
 }
@@ -308,9 +302,37 @@ struct Table {
     frame: DataFrame,
     /// Data rows of the file before the frame's first (a chunk of a large file).
     offset: usize,
+    /// Columns of a Parquet file that polars did not decode: not numbers or text.
+    unusable: Vec<Unusable>,
 }
 
 impl Table {
+    /// The table of a frame polars read: a CSV file's columns are the frame's, a
+    /// Parquet file's are those its footer lists (the frame holds the usable ones).
+    fn new(
+        path: &Path,
+        parquet: Option<&CheckedParquet>,
+        frame: DataFrame,
+        offset: usize,
+    ) -> Table {
+        let names = match parquet {
+            Some(p) => p.names.clone(),
+            None => frame
+                .get_column_names()
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+        };
+        Table {
+            path: path.to_path_buf(),
+            csv: parquet.is_none(),
+            names,
+            frame,
+            offset,
+            unusable: parquet.map(|p| p.unusable.clone()).unwrap_or_default(),
+        }
+    }
+
     /// Reads a CSV or Parquet file (chosen by extension), refusing empty files; a large
     /// one a block of rows at a time, telling `report` the rows read.
     fn read(path: &Path, report: &mut dyn FnMut(LoadProgress)) -> Result<Table> {
@@ -332,30 +354,38 @@ impl Table {
                 ),
             )
         };
+        let polars = |e: PolarsError| Error::data(path, polars_failure(csv, &e));
+        // A Parquet file is checked before polars decodes any of it.
+        let parquet = match csv {
+            true => None,
+            false => {
+                let checked = parquet_check::check(path, &file)?;
+                checked.check_memory(path)?;
+                Some(checked)
+            }
+        };
         let frame = if len >= BLOCK_READ_BYTES {
             drop(file);
-            guarded(|| read_frame(path, report)).map_err(damaged)??
-        } else if csv {
+            guarded(|| read_frame(path, parquet.as_ref(), report)).map_err(damaged)??
+        } else if let Some(checked) = &parquet {
+            guarded(|| checked.read(file, None))
+                .map_err(damaged)?
+                .map_err(polars)?
+        } else {
             guarded(|| read_csv_file(path, file))
                 .map_err(damaged)??
-                .map_err(|e| Error::data(path, polars_failure(csv, &e)))?
-        } else {
-            guarded(|| ParquetReader::new(file).finish())
-                .map_err(damaged)?
-                .map_err(|e| Error::data(path, polars_failure(csv, &e)))?
+                .map_err(polars)?
         };
-        let names: Vec<String> = frame
-            .get_column_names()
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let table = Table {
-            path: path.to_path_buf(),
-            csv,
-            names,
-            frame,
-            offset: 0,
-        };
+        if let Some(p) = &parquet
+            && frame.height() != p.rows
+        {
+            return Err(damaged(format!(
+                "its footer says {} rows, but {} were read",
+                p.rows,
+                frame.height()
+            )));
+        }
+        let table = Table::new(path, parquet.as_ref(), frame, 0);
         table.check_shape()?;
         Ok(table)
     }
@@ -494,6 +524,12 @@ impl Table {
     /// One column as f64 with missing values as NaN. Integers and booleans (0/1) are
     /// numbers; text that does not parse as a number is an error naming the first bad cell.
     fn column_f64(&self, name: &str) -> Result<Vec<f64>> {
+        if let Some(u) = self.unusable.iter().find(|u| u.name == name) {
+            return Err(self.error(format!(
+                "column '{name}' has Parquet type {}, which sgpw cannot use as numbers",
+                u.kind
+            )));
+        }
         let col = self.frame.column(name).map_err(|e| self.error(e))?;
         let dtype = col.dtype();
         let values: Vec<f64> = if dtype.is_string() {
@@ -507,6 +543,17 @@ impl Table {
                 "column '{name}' has type {dtype}, which is not numeric"
             )));
         };
+        // Every later step indexes the columns by row: a reader that returned a
+        // column of another length than the frame (a damaged file) is an error here.
+        if values.len() != self.frame.height() {
+            return Err(self.error(format!(
+                "cannot read as {}: the file is damaged (column '{name}' has {} values, \
+                 but the table has {} rows)",
+                if self.csv { "CSV" } else { "Parquet" },
+                values.len(),
+                self.frame.height()
+            )));
+        }
         if let Some(i) = values.iter().position(|v| v.is_infinite()) {
             return Err(self.error(format!(
                 "column '{name}' has an infinite value at {}: {}",
@@ -540,29 +587,6 @@ impl Table {
         }
         Ok(out)
     }
-}
-
-thread_local! {
-    static IN_READER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Run a third-party reader; a panic inside it becomes `Err(its message)`.
-fn guarded<T>(f: impl FnOnce() -> T) -> std::result::Result<T, String> {
-    IN_READER.with(|c| c.set(true));
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
-    IN_READER.with(|c| c.set(false));
-    r.map_err(|p| {
-        p.downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| p.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "the reader failed".into())
-    })
-}
-
-/// Whether this thread is inside a guarded reader: panic hooks stay quiet there (the
-/// panic becomes an error message naming the file).
-pub fn in_guarded_reader() -> bool {
-    IN_READER.with(|c| c.get())
 }
 
 /// 'a', 'b'

@@ -328,7 +328,7 @@ fn install_panic_hook() {
             .unwrap_or_default();
         if name.starts_with("sgpw-run-")
             || name.starts_with("sgpw-bg-")
-            || crate::data::load::in_guarded_reader()
+            || crate::data::guard::in_guarded_reader()
         {
             return;
         }

@@ -4,6 +4,7 @@
 pub mod big;
 pub mod guard;
 pub mod load;
+pub mod moments;
 mod parquet_check;
 mod parquet_pages;
 mod parquet_values;

@@ -219,7 +219,11 @@ fn check_values(values: &[u8], shape: &PageShape, present: u64) -> Result<(), St
             let (_, suffixes, rest) = delta_values(rest, present, true)?;
             byte_array_lengths(&suffixes, rest.len(), present)?;
             if prefixes.len() != suffixes.len() {
-                return Err("has as many prefixes as suffixes".into());
+                return Err(format!(
+                    "has {} prefixes but {} suffixes",
+                    prefixes.len(),
+                    suffixes.len()
+                ));
             }
             // each value shares at most the whole of the value before it
             let mut previous = 0i64;

@@ -184,7 +184,7 @@ pub fn main() -> ExitCode {
     // error naming the file; its default message would only confuse.
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if !crate::data::load::in_guarded_reader() {
+        if !crate::data::guard::in_guarded_reader() {
             default(info);
         }
     }));

@@ -6,6 +6,7 @@
 //! caches its posterior, and [`metrics`] scores its predictions.
 
 pub mod arg_values;
+pub mod chart;
 pub mod cli;
 pub mod data;
 pub mod error;

@@ -68,7 +68,7 @@ fn chunked_evaluations_equal_the_whole() {
         ("psds", 6, MethodOptions::default()),
         ("ssgp", 6, MethodOptions::default()),
         ("eigengp-joint", 6, MethodOptions::default()),
-        // (its evidence, gradient and posterior are dtc's on the selected points)
+        // (its objective and gradient are vfe's, its posterior dtc's, on the selected points)
         ("greedy", 9, MethodOptions::default()),
         ("spgp-hs", 9, MethodOptions::default()),
         (

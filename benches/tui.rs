@@ -9,7 +9,8 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use sgpw::data::Dataset;
-use sgpw::model_file::{Hyper, Inducing, ModelFile};
+use sgpw::methods::pseudo::Inducing;
+use sgpw::model_file::{Hyper, ModelFile};
 use sgpw::session::{RunResult, Session, Status};
 use sgpw::tui::state::{App, Event, PredState};
 use sgpw::tui::theme::Theme;
@@ -83,7 +84,7 @@ fn big_app() -> App {
                 noise_variance: 0.01,
             },
         );
-        model.inducing = Some(Inducing {
+        model.set(&Inducing {
             points: (0..key.m)
                 .map(|i| vec![-5.0 + 10.0 * i as f64 / key.m as f64])
                 .collect(),

@@ -11,6 +11,10 @@ pub enum Error {
     /// A bad setting (unknown method, m larger than the training set, ...).
     #[error("{0}")]
     Input(String),
+    /// A bad value in a model (or session) file, with where it is, so that a reader of
+    /// the file can name its line ([`Location`]).
+    #[error("{message}")]
+    At { at: Location, message: String },
     /// A factorisation failed even with the largest jitter, or a value became NaN.
     #[error("numerical failure: {0}")]
     Numerical(String),
@@ -40,12 +44,75 @@ pub struct Partial {
 
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// Where in a TOML file something is: keys from the top, and array elements.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Location(pub Vec<Step>);
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    Key(String),
+    Index(usize),
+}
+
+impl Location {
+    pub fn key(key: &str) -> Location {
+        Location(vec![Step::Key(key.to_string())])
+    }
+    pub fn then(mut self, key: &str) -> Location {
+        self.0.push(Step::Key(key.to_string()));
+        self
+    }
+    pub fn index(mut self, i: usize) -> Location {
+        self.0.push(Step::Index(i));
+        self
+    }
+    /// `at` below this location (a model's location inside a session, say).
+    pub fn join(mut self, at: &Location) -> Location {
+        self.0.extend(at.0.iter().cloned());
+        self
+    }
+}
+
+/// As messages name it: `[table] key` (`[a.b] c` deeper, `key` at the top); indices
+/// are left to the message ("row 3").
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let keys: Vec<&str> = self
+            .0
+            .iter()
+            .filter_map(|s| match s {
+                Step::Key(k) => Some(k.as_str()),
+                Step::Index(_) => None,
+            })
+            .collect();
+        match keys.split_last() {
+            None => Ok(()),
+            Some((last, [])) => write!(f, "{last}"),
+            Some((last, tables)) => write!(f, "[{}] {last}", tables.join(".")),
+        }
+    }
+}
+
 impl Error {
     pub fn data(path: &Path, msg: impl std::fmt::Display) -> Self {
         Error::Data(format!("{}: {msg}", path.display()))
     }
     pub fn input(msg: impl std::fmt::Display) -> Self {
         Error::Input(msg.to_string())
+    }
+    /// A bad value at `at` in a model or session file.
+    pub fn at(at: Location, msg: impl std::fmt::Display) -> Self {
+        Error::At {
+            at,
+            message: msg.to_string(),
+        }
+    }
+    /// Where the error is in its file, if it says.
+    pub fn location(&self) -> Option<&Location> {
+        match self {
+            Error::At { at, .. } => Some(at),
+            _ => None,
+        }
     }
     pub fn numerical(msg: impl std::fmt::Display) -> Self {
         Error::Numerical(msg.to_string())

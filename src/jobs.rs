@@ -38,10 +38,17 @@ pub enum JobEvent {
         elapsed: f64,
         validation: Option<(f64, f64)>,
     },
-    /// The run ended: done, failed (with its message) or cancelled.
+    /// The run ended: done, failed (with its message) or cancelled after it started
+    /// (with the iterations it reached).
     Finished {
         id: RunId,
         result: Box<RunResult>,
+    },
+    /// The run was cancelled while it waited in the queue: it never started and has
+    /// no result (a session keeps whatever it had for it; the run stays "not run").
+    NotStarted {
+        id: RunId,
+        key: RunKey,
     },
 }
 
@@ -100,14 +107,18 @@ impl Jobs {
                 .spawn(move || {
                     for task in tasks.iter() {
                         let id = task.id;
-                        let result = execute(task, par, fit, &tx);
+                        let event = if task.cancel.is_cancelled() {
+                            JobEvent::NotStarted { id, key: task.key }
+                        } else {
+                            JobEvent::Finished {
+                                id,
+                                result: Box::new(execute(task, par, fit, &tx)),
+                            }
+                        };
                         if let Ok(mut c) = cancels.lock() {
                             c.remove(&id);
                         }
-                        let _ = tx.send(JobEvent::Finished {
-                            id,
-                            result: Box::new(result),
-                        });
+                        let _ = tx.send(event);
                     }
                 })
                 .map_err(|e| Error::input(format!("cannot start a run worker: {e}")))?;
@@ -141,7 +152,8 @@ impl Jobs {
         });
     }
 
-    /// Ask one queued or running run to stop (it reports `Cancelled`).
+    /// Ask one queued or running run to stop (a running one reports `Cancelled`, a
+    /// queued one [`JobEvent::NotStarted`]).
     pub fn cancel(&self, id: RunId) {
         if let Some(f) = self.cancels.lock().ok().and_then(|c| c.get(&id).cloned()) {
             f.cancel();
@@ -164,9 +176,6 @@ fn execute(task: Task, par: Par, fit: FitFn, tx: &Sender<JobEvent>) -> RunResult
         spec,
         cancel,
     } = task;
-    if cancel.is_cancelled() {
-        return outcome(key, &spec.method, Err(Error::Cancelled));
-    }
     let started = std::time::Instant::now();
     let _ = tx.send(JobEvent::Started { id });
     let sink = |p: &Progress| {
@@ -208,7 +217,7 @@ pub fn outcome(key: RunKey, method: &str, fit: Result<FitResult>) -> RunResult {
         Ok(f) => {
             r.nlml = Some(f.nlml);
             r.nlml_scale = Some(NlmlScale::Raw);
-            r.nmse = f.test.map(|t| t.nmse);
+            r.nmse = f.test.and_then(|t| t.nmse);
             r.mnlp = f.test.map(|t| t.mnlp);
             r.mse = f.test.map(|t| t.mse);
             r.negative_var_latent = f.test.map_or(0, |t| t.negative_var_latent);

@@ -1,5 +1,5 @@
 //! The ARD squared-exponential kernel `k(x,x') = σ0² exp(-½ Σ_d (x_d − x'_d)²/ℓ_d²)`
-//! (docs/methods.md §0) and the contractions of its derivatives with an adjoint, so that
+//! (docs/methods.md §0.2) and the contractions of its derivatives with an adjoint, so that
 //! every method can turn ∂NLML/∂K into ∂NLML/∂(σ0², ℓ, points) in O(size of K · D).
 
 use crate::exec::Par;

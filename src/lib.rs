@@ -5,6 +5,7 @@
 //! (computed by [`likelihood`] for every low-rank method), the fitted model
 //! caches its posterior, and [`metrics`] scores its predictions.
 
+pub mod arg_values;
 pub mod cli;
 pub mod data;
 pub mod error;

@@ -372,7 +372,7 @@ impl Summary {
         self.nlml_with(&self.gamma())
     }
 
-    /// The predictive quantities of docs/methods.md §1. `degenerate` selects the
+    /// The predictive quantities of docs/methods.md §1.4. `degenerate` selects the
     /// SSGP/EigenGP variance `k*ᵀ(Kuu + Kuf Λ⁻¹ Kfu)⁻¹ k*` in place of
     /// `k** − k*ᵀ[Kuu⁻¹ − Σ⁻¹]k*`.
     pub fn posterior(&self, degenerate: bool, par: Par) -> Posterior {
@@ -980,7 +980,7 @@ pub fn nlml_and_adjoints(lr: &LowRank, y: &[f64], exec: &Exec) -> Result<Adjoint
     })
 }
 
-/// The posterior of docs/methods.md §1 (see [`Summary::posterior`]).
+/// The posterior of docs/methods.md §1.4 (see [`Summary::posterior`]).
 pub fn posterior(lr: &LowRank, y: &[f64], degenerate: bool, exec: &Exec) -> Result<Posterior> {
     Ok(summary(lr, y, exec)?.posterior(degenerate, exec.par))
 }

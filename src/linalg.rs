@@ -26,7 +26,7 @@ pub fn view_mut(m: &mut DMatrix<f64>) -> MatMut<'_, f64> {
 /// How much to add to the diagonal of a matrix before its Cholesky factorisation.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Jitter {
-    /// docs/methods.md §1: ε·scale with ε = 1e-8, ×10 after each failure up to 1e-2.
+    /// docs/methods.md §1.3: ε·scale with ε = 1e-8, ×10 after each failure up to 1e-2.
     Auto { scale: f64 },
     /// Exactly this absolute amount (model files, reference implementations).
     Fixed(f64),

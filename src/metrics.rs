@@ -1,11 +1,23 @@
-//! Test metrics of docs/methods.md §0, defined once.
+//! Test metrics of docs/methods.md §0.5, defined once.
 
-/// Normalised mean squared error `Σ(y−μ)² / Σ(y−ȳ)²` with ȳ the TRAINING mean.
-pub fn nmse(y: &[f64], mean: &[f64], train_mean: f64) -> f64 {
-    let num: f64 = y.iter().zip(mean).map(|(y, m)| (y - m).powi(2)).sum();
-    let den: f64 = y.iter().map(|y| (y - train_mean).powi(2)).sum();
-    num / den
+use crate::data::moments::sum_of_squares;
+
+/// Normalised mean squared error `Σ(y−μ)² / Σ(y−ȳ)²` with ȳ the TRAINING mean: the
+/// model's squared error over that of predicting the training mean, so a constant test
+/// target still has one (it divides by the test targets' distance from ȳ, not by their
+/// variance). None when it is undefined: every test target equals ȳ, so the mean
+/// predictor makes no error to compare with.
+pub fn nmse(y: &[f64], mean: &[f64], train_mean: f64) -> Option<f64> {
+    // scaled sums (bit for bit the plain ones where those fit), so that targets near
+    // 1e150 do not overflow to inf / inf
+    let (num, a) = sum_of_squares(y.iter().zip(mean).map(|(y, m)| y - m));
+    let (den, b) = sum_of_squares(y.iter().map(|y| y - train_mean));
+    (den > 0.0).then(|| num / den * (a / b).powi(2))
 }
+
+/// Why the NMSE is missing, for the line that would show it.
+pub const NMSE_UNDEFINED: &str =
+    "undefined: every test target equals the training mean, so there is no error to normalise by";
 
 /// Mean squared error `mean((y−μ)²)` in the target's units (the SPGP+DR/HS paper's
 /// "MSE").
@@ -46,7 +58,8 @@ pub fn mnlp_clamped(y: &[f64], mean: &[f64], var_noisy: &[f64], floor: f64) -> f
 /// Test-set scores.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TestMetrics {
-    pub nmse: f64,
+    /// None when undefined (see [`nmse`]).
+    pub nmse: Option<f64>,
     /// With the variances clamped at σ² (see [`mnlp_clamped`]).
     pub mnlp: f64,
     /// Unnormalised MSE (original units).
@@ -85,9 +98,15 @@ mod tests {
     #[test]
     fn hand_computed_values() {
         // y = [1, 3], μ = [2, 2], training mean 0: NMSE = (1 + 1)/(1 + 9) = 0.2
-        assert!((nmse(&[1.0, 3.0], &[2.0, 2.0], 0.0) - 0.2).abs() < 1e-15);
+        let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-15);
+        assert!(close(nmse(&[1.0, 3.0], &[2.0, 2.0], 0.0), 0.2));
         // the training mean, not the test mean, normalises
-        assert!((nmse(&[1.0, 3.0], &[2.0, 2.0], 2.0) - 1.0).abs() < 1e-15);
+        assert!(close(nmse(&[1.0, 3.0], &[2.0, 2.0], 2.0), 1.0));
+        // a constant test target has an NMSE (its distance from the training mean)…
+        assert!(close(nmse(&[4.0, 4.0], &[3.0, 5.0], 2.0), 2.0 / 8.0));
+        // …unless it is the training mean itself: undefined, not NaN or infinity
+        assert_eq!(nmse(&[2.0, 2.0], &[3.0, 2.0], 2.0), None);
+        assert_eq!(nmse(&[2.0], &[2.0], 2.0), None);
         assert!((mse(&[1.0, 3.0], &[2.0, 5.0]) - 2.5).abs() < 1e-15);
         // standard normal at its mean: ½ log 2π
         let v = mnlp(&[0.0], &[0.0], &[1.0]);

@@ -6,21 +6,27 @@
 //! lengthscales, absolute frequencies); the optimiser's log-space vector is private
 //! to each method.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Location, Result, Step};
 use crate::likelihood::Posterior;
-use crate::run_spec::{ApproxKind, Select};
+use crate::run_spec::ApproxKind;
 use nalgebra::DMatrix;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
+/// A model: the part every method shares, and the method's own tables kept as they are
+/// (each family declares, reads, writes and checks its own: [`ModelTable`]).
+///
+/// Not `deny_unknown_fields`: a key the shared part does not know goes to `tables`, and
+/// the check against the method (`ModelFile::check` in the registry) rejects any that
+/// the method does not read, naming the methods that do.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct ModelFile {
     pub method: String,
     /// Subtracted from y before fitting, added back to predictions (original units).
     #[serde(default)]
     pub target_mean: f64,
-    /// Absolute jitter added to Kuu's diagonal; absent = the policy of docs/methods.md §1.
+    /// Absolute jitter added to Kuu's diagonal; absent = the policy of docs/methods.md §1.3.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jitter: Option<f64>,
     /// The likelihood approximation, where the method offers a choice (inter-domain
@@ -37,44 +43,27 @@ pub struct ModelFile {
     /// Input columns the model was fitted on, in order (used to read prediction inputs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inputs: Option<Vec<String>>,
-    /// Subtracted from the (standardised) inputs by methods that centre them (FIFGP, TFIFGP).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub input_mean: Option<Vec<f64>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub standardize: Option<Standardize>,
     pub hyper: Hyper,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub inducing: Option<Inducing>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub spectral: Option<Spectral>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub features: Option<Features>,
-    /// SPGP+HS: per-pseudo-input uncertainties added to Kuu's diagonal (spgp-hs,
-    /// spgp-dr --hetero).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pseudo_noise: Option<PseudoNoise>,
-    /// SPGP+DR: the learned projection of the inputs (spgp-dr).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub projection: Option<Projection>,
-    /// PCA+SPGP: the principal components the inputs are projected on (pca-spgp).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pca: Option<Pca>,
-    /// Basis points B of EigenGP, the Nyström methods and greedy (greedy: in the order
-    /// they were selected).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub basis: Option<Basis>,
-    /// EigenGP's eigen-weights; absent = the DTC tie w_j = λ_j / M.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub eigen: Option<Eigen>,
-    /// How greedy selected its basis points (informational except for the check that
-    /// `order` matches `[basis] points`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub greedy: Option<Greedy>,
+    /// The method's own tables and keys (`[inducing]`, `[spectral]`, `input_mean`, …) in
+    /// the order the file or the family gave them. Read and written as [`ModelTable`]s
+    /// by the family that owns them; this file knows none of them.
+    #[serde(flatten)]
+    pub tables: toml::Table,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub posterior: Option<Posterior>,
     /// What the fit reported (informational; ignored when reading).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fit: Option<FitInfo>,
+}
+
+/// A table (or top-level key) a method keeps in its models beside the shared ones,
+/// declared by the family that owns it: its name in the file and its typed contents,
+/// read and written with serde.
+pub trait ModelTable: Serialize + DeserializeOwned {
+    /// Its key in the model file (`inducing` for `[inducing]`).
+    const NAME: &'static str;
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -99,100 +88,57 @@ pub struct Standardize {
     pub target_scale: f64,
 }
 
-/// Pseudo-inputs (SPGP/FITC and its variants).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Inducing {
-    /// m rows of D values.
-    pub points: Vec<Vec<f64>>,
+/// Something in a model that holds one value per input (a key's values, a table's row
+/// length): the inputs' number D is what they agree on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Witness {
+    pub at: Location,
+    /// How it reads in a message ("[hyper] lengthscales", "[inducing] points rows").
+    pub what: String,
+    pub count: usize,
 }
 
-/// Spectral points of PSDS / SSGP as absolute frequencies w_r.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Spectral {
-    pub frequencies: Vec<Vec<f64>>,
-}
+impl Witness {
+    pub fn new(at: Location, what: impl Into<String>, count: usize) -> Witness {
+        Witness {
+            at,
+            what: what.into(),
+            count,
+        }
+    }
 
-/// Basis points (EigenGP, Nyström).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Basis {
-    /// M rows of D values.
-    pub points: Vec<Vec<f64>>,
-}
+    /// The row length of a matrix table `[table] key` (its first row), if it has rows.
+    pub fn rows(model: &ModelFile, table: &str, key: &str) -> Option<Witness> {
+        let first = model.tables.get(table)?.get(key)?.as_array()?.first()?;
+        Some(Witness::new(
+            Location::key(table).then(key).index(0),
+            format!("[{table}] {key} rows"),
+            first.as_array()?.len(),
+        ))
+    }
 
-/// EigenGP's weights: w_j is the prior variance of the weight of the eigenfunction
-/// φ_j(x) = √M · k(x, B) u_j / λ_j, j in order of descending eigenvalue λ_j of K_BB
-/// (jitter included).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Eigen {
-    pub weights: Vec<f64>,
-}
+    /// The length of a list `[table] key` (or a top-level `key` when `table` is empty).
+    pub fn list(model: &ModelFile, table: &str, key: &str) -> Option<Witness> {
+        let (value, at, what) = if table.is_empty() {
+            (model.tables.get(key)?, Location::key(key), key.to_string())
+        } else {
+            (
+                model.tables.get(table)?.get(key)?,
+                Location::key(table).then(key),
+                format!("[{table}] {key}"),
+            )
+        };
+        Some(Witness::new(at, what, value.as_array()?.len()))
+    }
 
-/// Greedy basis selection: the rule and the order of selection. `[basis] points` holds
-/// the selected inputs themselves, so prediction needs no training data.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Greedy {
-    pub select: Select,
-    /// Training rows (0-based, of the data the model was fitted on) of the basis points,
-    /// in the order they were selected; `[basis] points` lists their inputs in this order.
-    pub order: Vec<usize>,
-    /// Rounds of model adaptation (0: σ0², ℓ, σ² fixed during selection).
-    #[serde(default)]
-    pub adapt: usize,
-    /// Seconds spent selecting (all rounds; without the subset fit and the
-    /// hyperparameter fits of adaptation).
-    #[serde(default)]
-    pub select_seconds: f64,
-    /// Kernel rows K(X, x_i) computed during selection (all rounds).
-    #[serde(default)]
-    pub kernel_rows: usize,
-}
-
-/// Inter-domain features (FIFGP, TFIFGP, SMGP).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Features {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub window_widths: Option<Vec<f64>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frequencies: Option<Vec<Vec<f64>>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phases: Option<Vec<f64>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub centres: Option<Vec<Vec<f64>>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub widths: Option<Vec<Vec<f64>>>,
-}
-
-/// SPGP+HS (Snelson & Ghahramani 2006b, §5): `Kuu → Kuu + diag(h)`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PseudoNoise {
-    /// h_j ≥ 0, one per pseudo-input.
-    pub h: Vec<f64>,
-}
-
-/// SPGP+DR (Snelson & Ghahramani 2006b, §4): `k(x, x̄) = σ0² exp(−½‖P x − x̄‖²)`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Projection {
-    /// P: G rows of D values.
-    pub matrix: Vec<Vec<f64>>,
-}
-
-/// PCA+SPGP: the model sees `B (x − mean)`, the top G principal components of the
-/// training inputs (in model units, i.e. after `[standardize]`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Pca {
-    /// The training inputs' mean, D values.
-    pub mean: Vec<f64>,
-    /// B: G rows (unit principal directions, largest variance first) of D values.
-    pub basis: Vec<Vec<f64>>,
+    /// `[hyper] lengthscales`, for methods whose lengthscales are one per input.
+    pub fn lengthscales(model: &ModelFile) -> Witness {
+        Witness::new(
+            Location::key("hyper").then("lengthscales"),
+            "[hyper] lengthscales",
+            model.hyper.lengthscales.len(),
+        )
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -217,18 +163,9 @@ impl ModelFile {
             alpha: None,
             noise_floor: None,
             inputs: None,
-            input_mean: None,
             standardize: None,
             hyper,
-            inducing: None,
-            spectral: None,
-            features: None,
-            pseudo_noise: None,
-            projection: None,
-            pca: None,
-            basis: None,
-            eigen: None,
-            greedy: None,
+            tables: toml::Table::new(),
             posterior: None,
             fit: None,
         }
@@ -253,50 +190,95 @@ impl ModelFile {
         atomic_write(path, &self.to_toml()?)
     }
 
-    /// The number of input columns the model takes: the columns of `[projection]
-    /// matrix` (spgp-dr) or `[pca] basis` (pca-spgp), else one per lengthscale.
-    pub fn dim(&self) -> usize {
-        let cols = |rows: &Vec<Vec<f64>>| rows.first().map_or(0, Vec::len);
-        if let Some(p) = &self.projection {
-            cols(&p.matrix)
-        } else if let Some(p) = &self.pca {
-            p.mean.len()
-        } else {
-            self.hyper.lengthscales.len()
-        }
+    /// The table `T` if the model has it. A malformed table is an error located at it
+    /// (and at the key serde names, where it names one).
+    pub fn table<T: ModelTable>(&self) -> Result<Option<T>> {
+        let Some(value) = self.tables.get(T::NAME) else {
+            return Ok(None);
+        };
+        T::deserialize(value.clone()).map(Some).map_err(|e| {
+            let message = e.message().trim().to_string();
+            let mut at = Location::key(T::NAME);
+            if let Some(key) = named_field(&message).filter(|_| value.is_table()) {
+                at = at.then(&key);
+            }
+            let what = if value.is_table() {
+                format!("[{}]", T::NAME)
+            } else {
+                T::NAME.to_string()
+            };
+            Error::at(at, format!("{what}: {message}"))
+        })
     }
 
-    /// Shapes and signs shared by every method's parameters. `lengthscales` says
-    /// whether the method has them (every method but spgp-dr, whose projection
-    /// carries the scales: there giving them is an error).
-    pub fn check_hyper(&self, lengthscales: bool) -> Result<()> {
+    /// The table `T`, which the model must have.
+    pub fn require<T: ModelTable>(&self) -> Result<T> {
+        self.table::<T>()?.ok_or_else(|| {
+            Error::input(format!(
+                "the model has no [{}] (method '{}' needs it)",
+                T::NAME,
+                self.method
+            ))
+        })
+    }
+
+    /// Whether the model has the table `T`.
+    pub fn has<T: ModelTable>(&self) -> bool {
+        self.tables.contains_key(T::NAME)
+    }
+
+    /// Write the table `T` (replacing it where the model has it, else after the others).
+    pub fn set<T: ModelTable>(&mut self, table: &T) {
+        let value = toml::Value::try_from(table)
+            .unwrap_or_else(|e| panic!("internal: [{}] does not serialise: {e}", T::NAME));
+        self.tables.insert(T::NAME.to_string(), value);
+    }
+
+    /// Remove the table `T`.
+    pub fn remove<T: ModelTable>(&mut self) {
+        self.tables.remove(T::NAME);
+    }
+
+    /// Check what every method shares and settle the number of inputs D: `witnesses`
+    /// are what the method says holds one value per input (its lengthscales, the row
+    /// length of its tables); `inputs` and `[standardize]` join them. Where they
+    /// disagree the one that differs from the most is wrong (an edit that removed one
+    /// lengthscale is reported at `lengthscales`, not at `[standardize]`); on a tie the
+    /// method's first witness sets D. `lengthscales` says whether the method has them
+    /// (every method but spgp-dr, whose projection carries the scales).
+    pub fn check_shared(&self, witnesses: &[Witness], lengthscales: bool) -> Result<usize> {
         let h = &self.hyper;
+        let at_hyper = |key: &str| Location::key("hyper").then(key);
         match (lengthscales, h.lengthscales.is_empty()) {
             (true, true) => {
-                return Err(Error::input(format!(
-                    "[hyper] lengthscales is missing or empty; method '{}' needs one per input",
-                    self.method
-                )));
+                return Err(Error::at(
+                    at_hyper("lengthscales"),
+                    format!(
+                        "[hyper] lengthscales is missing or empty; method '{}' needs one per input",
+                        self.method
+                    ),
+                ));
             }
             (false, false) => {
-                return Err(Error::input(format!(
-                    "[hyper] lengthscales does not apply to method '{}': its [projection] matrix \
-                     carries the scales; remove the key",
-                    self.method
-                )));
+                return Err(Error::at(
+                    at_hyper("lengthscales"),
+                    format!(
+                        "[hyper] lengthscales does not apply to method '{}': its [projection] \
+                         matrix carries the scales; remove the key",
+                        self.method
+                    ),
+                ));
             }
             _ => {}
-        }
-        if self.dim() == 0 {
-            return Err(Error::input("the model has no input columns"));
         }
         let positive = |name: &str, v: f64| {
             if v.is_finite() && v > 0.0 {
                 Ok(())
             } else {
-                Err(Error::input(format!(
-                    "[hyper] {name} must be positive and finite, not {v}"
-                )))
+                Err(Error::at(
+                    at_hyper(name),
+                    format!("[hyper] {name} must be positive and finite, not {v}"),
+                ))
             }
         };
         positive("signal_variance", h.signal_variance)?;
@@ -305,52 +287,87 @@ impl ModelFile {
             positive("lengthscales", *l)?;
         }
         if let Some(j) = self.jitter.filter(|j| !(j.is_finite() && *j >= 0.0)) {
-            return Err(Error::input(format!("jitter must be ≥ 0, not {j}")));
+            return Err(Error::at(
+                Location::key("jitter"),
+                format!("jitter must be ≥ 0, not {j}"),
+            ));
         }
         if let Some(f) = self.noise_floor {
             if !(f.is_finite() && f >= 0.0) {
-                return Err(Error::input(format!("noise_floor must be ≥ 0, not {f}")));
+                return Err(Error::at(
+                    Location::key("noise_floor"),
+                    format!("noise_floor must be ≥ 0, not {f}"),
+                ));
             }
             if h.noise_variance <= f {
-                return Err(Error::input(format!(
-                    "[hyper] noise_variance = {} must be above noise_floor = {f}",
-                    h.noise_variance
-                )));
-            }
-        }
-        if !self.target_mean.is_finite() {
-            return Err(Error::input("target_mean must be finite"));
-        }
-        if let Some(s) = &self.standardize {
-            let d = self.dim();
-            let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
-            if s.input_center.len() != d || s.input_scale.len() != d {
-                return Err(Error::input(format!(
-                    "[standardize] needs {d} input_center and {d} input_scale values (one per \
-                     input), not {} and {}",
-                    s.input_center.len(),
-                    s.input_scale.len()
-                )));
-            }
-            if !finite(&s.input_center)
-                || s.input_scale.iter().any(|v| !(v.is_finite() && *v > 0.0))
-                || !(s.target_scale.is_finite() && s.target_scale > 0.0)
-            {
-                return Err(Error::input(
-                    "[standardize] needs finite centres and positive, finite scales",
+                return Err(Error::at(
+                    at_hyper("noise_variance"),
+                    format!(
+                        "[hyper] noise_variance = {} must be above noise_floor = {f}",
+                        h.noise_variance
+                    ),
                 ));
             }
         }
-        if let Some(names) = &self.inputs
-            && names.len() != self.dim()
-        {
-            return Err(Error::input(format!(
-                "inputs lists {} columns but the model takes {} inputs",
-                names.len(),
-                self.dim()
-            )));
+        if !self.target_mean.is_finite() {
+            return Err(Error::at(
+                Location::key("target_mean"),
+                "target_mean must be finite",
+            ));
         }
-        Ok(())
+        let mut all: Vec<Witness> = witnesses.to_vec();
+        if let Some(names) = &self.inputs {
+            all.push(Witness::new(Location::key("inputs"), "inputs", names.len()));
+        }
+        if let Some(s) = &self.standardize {
+            let at = |key: &str| Location::key("standardize").then(key);
+            all.push(Witness::new(
+                at("input_center"),
+                "[standardize] input_center",
+                s.input_center.len(),
+            ));
+            all.push(Witness::new(
+                at("input_scale"),
+                "[standardize] input_scale",
+                s.input_scale.len(),
+            ));
+        }
+        let d = settle_dim(&all)?;
+        if d == 0 {
+            return Err(Error::input("the model has no input columns"));
+        }
+        if let Some(s) = &self.standardize {
+            let at = Location::key("standardize");
+            if let Some((k, v)) = (s.input_center.iter().enumerate())
+                .find(|(_, v)| !v.is_finite())
+                .map(|(k, v)| (("input_center", k), v))
+                .or_else(|| {
+                    (s.input_scale.iter().enumerate())
+                        .find(|(_, v)| !(v.is_finite() && **v > 0.0))
+                        .map(|(k, v)| (("input_scale", k), v))
+                })
+            {
+                return Err(Error::at(
+                    at.then(k.0),
+                    format!(
+                        "[standardize] {} holds {v} (value {}): centres must be finite and \
+                         scales positive and finite",
+                        k.0,
+                        k.1 + 1
+                    ),
+                ));
+            }
+            if !(s.target_scale.is_finite() && s.target_scale > 0.0) {
+                return Err(Error::at(
+                    at.then("target_scale"),
+                    format!(
+                        "[standardize] target_scale must be positive and finite, not {}",
+                        s.target_scale
+                    ),
+                ));
+            }
+        }
+        Ok(d)
     }
 
     pub fn kernel(&self) -> crate::kernel::SeArd {
@@ -371,34 +388,118 @@ impl ModelFile {
     }
 }
 
-/// Rows of a table as a matrix, checking that every row has `cols` entries.
-pub fn rows_to_matrix(name: &str, rows: &[Vec<f64>], cols: usize) -> Result<DMatrix<f64>> {
+/// Rows of a table (`at`, e.g. `[inducing] points`) as a matrix, checking that every
+/// row has `cols` entries and every value is finite; an error is located at its row.
+pub fn rows_to_matrix(at: &Location, rows: &[Vec<f64>], cols: usize) -> Result<DMatrix<f64>> {
     if let Some((i, r)) = rows.iter().enumerate().find(|(_, r)| r.len() != cols) {
-        return Err(Error::input(format!(
-            "{name}: row {} has {} values, expected {cols}",
-            i + 1,
-            r.len()
-        )));
+        return Err(Error::at(
+            at.clone().index(i),
+            format!(
+                "{at}: row {} has {} values, expected {cols}",
+                i + 1,
+                r.len()
+            ),
+        ));
     }
-    if rows.iter().flatten().any(|v| !v.is_finite()) {
-        return Err(Error::input(format!(
-            "{name}: holds a value that is not finite"
-        )));
+    if let Some(i) = rows.iter().position(|r| r.iter().any(|v| !v.is_finite())) {
+        return Err(Error::at(
+            at.clone().index(i),
+            format!("{at}: row {} holds a value that is not finite", i + 1),
+        ));
     }
     Ok(DMatrix::from_fn(rows.len(), cols, |i, j| rows[i][j]))
 }
 
-/// A required, non-empty table of a model as a matrix with `cols` columns.
-pub fn required_matrix(
-    name: &str,
-    rows: Option<&Vec<Vec<f64>>>,
-    cols: usize,
-) -> Result<DMatrix<f64>> {
-    let rows = rows.ok_or_else(|| Error::input(format!("the model has no {name}")))?;
+/// A required, non-empty matrix of a model's table (see [`rows_to_matrix`]).
+pub fn required_matrix(at: &Location, rows: &[Vec<f64>], cols: usize) -> Result<DMatrix<f64>> {
     if rows.is_empty() {
-        return Err(Error::input(format!("{name} is empty")));
+        return Err(Error::at(at.clone(), format!("{at} is empty")));
     }
-    rows_to_matrix(name, rows, cols)
+    rows_to_matrix(at, rows, cols)
+}
+
+/// The number of inputs the witnesses agree on: the count most of them hold (on a tie,
+/// the first's); an error at the first that holds another, naming those it disagrees
+/// with.
+pub fn settle_dim(witnesses: &[Witness]) -> Result<usize> {
+    let Some(first) = witnesses.first() else {
+        return Ok(0);
+    };
+    let votes = |c: usize| witnesses.iter().filter(|w| w.count == c).count();
+    let d = witnesses
+        .iter()
+        .map(|w| w.count)
+        .fold(
+            first.count,
+            |best, c| if votes(c) > votes(best) { c } else { best },
+        );
+    if let Some(odd) = witnesses.iter().find(|w| w.count != d) {
+        let agree: Vec<&str> = witnesses
+            .iter()
+            .filter(|w| w.count == d)
+            .map(|w| w.what.as_str())
+            .collect();
+        return Err(Error::at(
+            odd.at.clone(),
+            format!(
+                "{} has {} values but the model has {d} inputs ({} {} {d}): one value per input",
+                odd.what,
+                odd.count,
+                agree.join(", "),
+                if agree.len() == 1 { "has" } else { "have" },
+            ),
+        ));
+    }
+    Ok(d)
+}
+
+/// The field a serde message names (`unknown field `x``, `missing field `x``).
+fn named_field(message: &str) -> Option<String> {
+    let rest = message
+        .strip_prefix("unknown field `")
+        .or_else(|| message.strip_prefix("missing field `"))?;
+    Some(rest[..rest.find('`')?].to_string())
+}
+
+/// The line (1-based) of what `at` names in a TOML text: the key (or the element of an
+/// array), else the nearest enclosing table or key the text has. None when the text
+/// cannot be parsed or holds none of it.
+pub fn line_of(text: &str, at: &Location) -> Option<usize> {
+    use toml::de::{DeTable, DeValue};
+    let root = DeTable::parse(text).ok()?;
+    let line = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
+    let mut best: Option<usize> = None;
+    let mut value: Option<&DeValue> = None;
+    let mut table: Option<&DeTable> = Some(root.get_ref());
+    for step in &at.0 {
+        match step {
+            Step::Key(k) => {
+                let (key, v) = table?.get_key_value(k.as_str())?;
+                // a key's own span (a `[table]` header's for a table)
+                best = Some(line(key.span().start));
+                value = Some(v.get_ref());
+                table = match v.get_ref() {
+                    DeValue::Table(t) => Some(t),
+                    _ => None,
+                };
+            }
+            Step::Index(i) => {
+                let DeValue::Array(items) = value? else {
+                    return best;
+                };
+                let Some(item) = items.get(*i) else {
+                    return best;
+                };
+                best = Some(line(item.span().start));
+                value = Some(item.get_ref());
+                table = match item.get_ref() {
+                    DeValue::Table(t) => Some(t),
+                    _ => None,
+                };
+            }
+        }
+    }
+    best
 }
 
 pub fn matrix_to_rows(m: &DMatrix<f64>) -> Vec<Vec<f64>> {
@@ -422,47 +523,6 @@ pub mod rows {
         }
         Ok(DMatrix::from_fn(rows.len(), cols, |i, j| rows[i][j]))
     }
-}
-
-/// The line (1-based) a model-check message is about: the key after the first
-/// `[table]` it names (or that table's header), else the first top-level key it
-/// starts with. None when the text does not hold it (a table left out, say).
-pub fn line_of_message(text: &str, message: &str) -> Option<usize> {
-    let lines: Vec<&str> = text.lines().collect();
-    let key_line = |from: usize, key: &str| {
-        lines[from..]
-            .iter()
-            .take_while(|l| !l.trim_start().starts_with('['))
-            .position(|l| {
-                let t = l.trim_start();
-                t.strip_prefix(key)
-                    .is_some_and(|r| r.trim_start().starts_with('='))
-            })
-            .map(|i| from + i + 1)
-    };
-    if let Some(open) = message.find('[')
-        && let Some(len) = message[open..].find(']')
-    {
-        let table = &message[open + 1..open + len];
-        let header = lines.iter().position(|l| {
-            let t = l.trim();
-            t == format!("[{table}]") || t.starts_with(&format!("[{table}."))
-        })?;
-        let key: String = message[open + len + 1..]
-            .trim_start()
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect();
-        return (!key.is_empty())
-            .then(|| key_line(header + 1, &key))
-            .flatten()
-            .or(Some(header + 1));
-    }
-    let key: String = message
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-        .collect();
-    (!key.is_empty()).then(|| key_line(0, &key)).flatten()
 }
 
 /// Describe a TOML error with its line number.
@@ -552,9 +612,7 @@ pub fn raw_scale_offset(standardize: Option<&Standardize>, n: usize) -> f64 {
 mod tests {
     use super::*;
 
-    #[test]
-    fn issue_example_parses_and_round_trips() {
-        let text = r#"
+    const FITC: &str = r#"
 method = "fitc"
 target_mean = 0.0
 jitter = 1e-6
@@ -565,30 +623,63 @@ noise_variance = 0.01
 [inducing]
 points = [[0.1, 0.2], [0.3, 0.4]]
 "#;
-        let m = ModelFile::parse(text).expect("parses");
+
+    /// The method's own tables are kept as they are, in order, and written back the
+    /// same.
+    #[test]
+    fn issue_example_parses_and_round_trips() {
+        let m = ModelFile::parse(FITC).expect("parses");
         assert_eq!(m.jitter, Some(1e-6));
-        assert_eq!(m.inducing.as_ref().map(|i| i.points.len()), Some(2));
-        let again = ModelFile::parse(&m.to_toml().expect("writes")).expect("parses");
+        assert_eq!(m.tables.keys().collect::<Vec<_>>(), ["inducing"]);
+        let text = m.to_toml().expect("writes");
+        let again = ModelFile::parse(&text).expect("parses");
         assert_eq!(m, again);
+        assert!(
+            text.ends_with("[inducing]\npoints = [[0.1, 0.2], [0.3, 0.4]]\n"),
+            "{text}"
+        );
     }
 
+    /// A location finds the line of its key, of an array's element, or of the nearest
+    /// enclosing table the text has.
     #[test]
-    fn check_messages_find_their_line() {
+    fn locations_find_their_line() {
         let text = "method = \"fitc\"\ninput_mean = [1.0]\n[hyper]\nsignal_variance = 1.0\n\
-                    lengthscales = [1.0]\nnoise_variance = 0.1\n[inducing]\npoints = [[1.0, 2.0]]\n";
+                    lengthscales = [1.0]\nnoise_variance = 0.1\n[inducing]\npoints = [\n  [1.0],\n  [2.0, 3.0],\n]\n";
+        let at = |keys: &[&str]| {
+            let mut l = Location::key(keys[0]);
+            for k in &keys[1..] {
+                l = l.then(k);
+            }
+            l
+        };
+        assert_eq!(line_of(text, &at(&["inducing", "points"])), Some(8));
         assert_eq!(
-            line_of_message(text, "[inducing] points: row 1 has 2 values"),
-            Some(8)
+            line_of(text, &at(&["inducing", "points"]).index(1)),
+            Some(10)
         );
-        assert_eq!(
-            line_of_message(text, "[hyper] noise_variance must be positive"),
-            Some(6)
+        assert_eq!(line_of(text, &at(&["hyper", "noise_variance"])), Some(6));
+        assert_eq!(line_of(text, &at(&["input_mean"])), Some(2));
+        assert_eq!(line_of(text, &at(&["hyper", "nope"])), None);
+        assert_eq!(line_of(text, &at(&["standardize"])), None);
+    }
+
+    /// The number of inputs is what most witnesses hold; the odd one out is named.
+    #[test]
+    fn the_odd_count_out_is_blamed() {
+        let w = |what: &str, count| Witness::new(Location::key(what), what, count);
+        assert_eq!(settle_dim(&[w("a", 3), w("b", 3)]).expect("agree"), 3);
+        let e = settle_dim(&[w("lengthscales", 2), w("inputs", 3), w("centre", 3)])
+            .expect_err("one differs");
+        assert_eq!(e.location(), Some(&Location::key("lengthscales")));
+        assert!(
+            e.to_string()
+                .contains("lengthscales has 2 values but the model has 3 inputs"),
+            "{e}"
         );
-        assert_eq!(
-            line_of_message(text, "input_mean must hold 1 finite values"),
-            Some(2)
-        );
-        assert_eq!(line_of_message(text, "[standardize] needs 2 values"), None);
+        // a tie: the first sets the number
+        let e = settle_dim(&[w("lengthscales", 2), w("points", 3)]).expect_err("tie");
+        assert_eq!(e.location(), Some(&Location::key("points")));
     }
 
     #[test]

@@ -183,7 +183,7 @@ impl RunResult {
 
     pub fn metrics(&self) -> Option<TestMetrics> {
         Some(TestMetrics {
-            nmse: self.nmse?,
+            nmse: self.nmse,
             mnlp: self.mnlp?,
             mse: self.mse.unwrap_or(f64::NAN),
             negative_var_latent: self.negative_var_latent,

@@ -43,7 +43,7 @@ pub enum Centres {
     Subset,
 }
 
-/// The likelihood approximation a low-rank method uses (docs/methods.md §1).
+/// The likelihood approximation a low-rank method uses (docs/methods.md §1.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum ApproxKind {
@@ -68,7 +68,7 @@ impl ApproxKind {
     }
 }
 
-/// How greedy chooses its next basis point (Keerthi & Chu 2006, docs/methods.md §6).
+/// How greedy chooses its next basis point (Keerthi & Chu 2006, docs/methods.md §6.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Select {
@@ -183,9 +183,9 @@ pub struct MethodOptions {
     pub discard_cache: Option<usize>,
     /// Any method: keep σ² above this fraction of the training targets' variance (σ² is
     /// fitted as floor + e^θ), so noiseless data cannot drive it to zero; 0 turns it off.
-    /// The command line and the app start from 1e-6; a session run without the key has
-    /// no floor, as before the option existed.
-    #[arg(long, default_value = "1e-6")]
+    /// Default 1e-6, from the command line, the app and a session alike (sessions of
+    /// schema 1 and 2 had no floor without the key: they read as noise_floor = 0).
+    #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise_floor: Option<f64>,
     /// Any method: K seeded starts (start 0 is the run's own seed), each optimised for a
@@ -207,6 +207,21 @@ pub struct MethodOptions {
 }
 
 impl MethodOptions {
+    /// The noise floor a run uses: its own, else [`DEFAULT_NOISE_FLOOR`] (0: none).
+    pub fn noise_floor(&self) -> f64 {
+        self.noise_floor.unwrap_or(DEFAULT_NOISE_FLOOR)
+    }
+
+    /// The same options with every setting that equals its default written as not set,
+    /// so two runs of one setup compare equal however each was written.
+    pub fn canonical(&self) -> MethodOptions {
+        let mut o = self.clone();
+        if o.noise_floor == Some(DEFAULT_NOISE_FLOOR) {
+            o.noise_floor = None;
+        }
+        o
+    }
+
     /// Names of the options that are set, in declaration order (from serde, so this
     /// list cannot drift from the declaration).
     pub fn set_keys(&self) -> Vec<String> {
@@ -223,9 +238,10 @@ impl MethodOptions {
     }
 
     /// Checks that need no method: subset sizes (against the training size where it
-    /// is known), α's range, a non-empty schedule. Messages name the session key and
-    /// the flag.
-    pub fn check(&self, n_train: usize) -> std::result::Result<(), String> {
+    /// is known), α's range, a non-empty schedule. Messages name the setting as
+    /// `naming` says (the session key, and on the command line its flag).
+    pub fn check(&self, n_train: usize, naming: Naming) -> std::result::Result<(), String> {
+        let flag = |key: &str| naming.flag(key);
         for (key, v) in [
             ("subset", self.subset),
             (
@@ -238,7 +254,7 @@ impl MethodOptions {
                 && (s < 2 || s > n_train)
             {
                 return Err(format!(
-                    "{key} = {s} ({}): must be between 2 and the training size {}",
+                    "{key} = {s}{}: must be between 2 and the training size {}",
                     flag(key),
                     if n_train == usize::MAX {
                         "n".to_string()
@@ -252,57 +268,74 @@ impl MethodOptions {
             && !(a > 0.0 && a <= 1.0)
         {
             return Err(format!(
-                "alpha = {a} (--alpha): power EP needs 0 < alpha ≤ 1 (1 is FITC, → 0 is VFE)"
+                "alpha = {a}{}: power EP needs 0 < alpha ≤ 1 (1 is FITC, → 0 is VFE)",
+                flag("alpha")
             ));
         }
         if let Some(f) = self.noise_floor
             && !(f.is_finite() && (0.0..0.5).contains(&f))
         {
             return Err(format!(
-                "noise_floor = {f} (--noise-floor): a fraction of the target variance in [0, 0.5)"
+                "noise_floor = {f}{}: a fraction of the target variance in [0, 0.5)",
+                flag("noise_floor")
             ));
         }
         if let Some(k) = self.restarts
             && !(1..=100).contains(&k)
         {
-            return Err(format!("restarts = {k} (--restarts): between 1 and 100"));
+            return Err(format!(
+                "restarts = {k}{}: between 1 and 100",
+                flag("restarts")
+            ));
         }
         if let Some(v) = self.validation
             && !(v > 0.0 && v <= 0.5)
         {
             return Err(format!(
-                "validation = {v} (--validation): a fraction of the training rows in (0, 0.5]"
+                "validation = {v}{}: a fraction of the training rows in (0, 0.5]",
+                flag("validation")
             ));
         }
         if self.early_stop && self.validation.is_none() {
-            return Err(
-                "early_stop (--early-stop) needs a validation set (--validation 0.1)".into(),
-            );
+            return Err(format!(
+                "early_stop{} needs a validation set ({})",
+                flag("early_stop"),
+                naming.setting("validation", "0.1")
+            ));
         }
         if self.rounds == Some(0) {
-            return Err(
-                "rounds = 0 (--rounds): the sequential schedule needs at least 1 round".into(),
-            );
+            return Err(format!(
+                "rounds = 0{}: the sequential schedule needs at least 1 round",
+                flag("rounds")
+            ));
         }
         if self.adapt == Some(0) {
-            return Err(
-                "adapt = 0 (--adapt): give at least 1 round, or leave it out to keep the \
-                 hyperparameters fixed"
-                    .into(),
-            );
+            return Err(format!(
+                "adapt = 0{}: give at least 1 round, or leave it out to keep the \
+                 hyperparameters fixed",
+                flag("adapt")
+            ));
         }
         if let Some(k) = self.adapt
             && k > 100
         {
             return Err(format!(
-                "adapt = {k} (--adapt): between 1 and 100 rounds (each selects a whole basis)"
+                "adapt = {k}{}: between 1 and 100 rounds (each selects a whole basis)",
+                flag("adapt")
             ));
         }
         if self.stages.as_ref().is_some_and(Vec::is_empty) {
-            return Err("stages (--stages) is empty; give e.g. hyper,points".into());
+            return Err(format!(
+                "stages{} is empty; give e.g. {}",
+                flag("stages"),
+                naming.setting("stages", "hyper,points")
+            ));
         }
         if self.dims == Some(0) {
-            return Err("dims = 0 (--dims): the reduced dimension G must be at least 1".into());
+            return Err(format!(
+                "dims = 0{}: the reduced dimension G must be at least 1",
+                flag("dims")
+            ));
         }
         Ok(())
     }
@@ -313,8 +346,58 @@ pub fn flag(key: &str) -> String {
     format!("--{}", key.replace('_', "-"))
 }
 
+/// What a run's spec is checked against: the training set's size and its number of
+/// inputs, `usize::MAX` where they are not known yet (a session before its data are
+/// loaded).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DataShape {
+    pub n_train: usize,
+    pub dim: usize,
+}
+
+impl DataShape {
+    pub const UNKNOWN: DataShape = DataShape {
+        n_train: usize::MAX,
+        dim: usize::MAX,
+    };
+
+    /// A training set of `n_train` points, its inputs not known.
+    pub fn points(n_train: usize) -> DataShape {
+        DataShape {
+            n_train,
+            dim: usize::MAX,
+        }
+    }
+}
+
+/// How a message names a setting: on the command line by its session key and flag
+/// (`m = 500 (--m)`), for a session or the app's form by its key alone (`m = 500`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Naming {
+    Flags,
+    Keys,
+}
+
+impl Naming {
+    /// What follows `key = value` in a message: ` (--key)` on the command line.
+    pub fn flag(self, key: &str) -> String {
+        match self {
+            Naming::Flags => format!(" ({})", flag(key)),
+            Naming::Keys => String::new(),
+        }
+    }
+
+    /// How to set it: `--key value`, or `key = value`.
+    pub fn setting(self, key: &str, value: &str) -> String {
+        match self {
+            Naming::Flags => format!("{} {value}", flag(key)),
+            Naming::Keys => format!("{key} = {value}"),
+        }
+    }
+}
+
 /// One option as the app's form shows it, read from the clap declaration.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct OptionField {
     /// The session key (= clap's id).
     pub key: String,
@@ -333,7 +416,11 @@ pub struct OptionField {
 
 /// Every option of [`MethodOptions`], in declaration order.
 pub fn option_fields() -> Vec<OptionField> {
-    let cmd = MethodOptions::augment_args(clap::Command::new("options"));
+    fields_of(&MethodOptions::augment_args(clap::Command::new("options")))
+}
+
+/// The arguments of a clap command as form fields.
+fn fields_of(cmd: &clap::Command) -> Vec<OptionField> {
     cmd.get_arguments()
         .filter_map(|a| {
             let long = a.get_long()?;
@@ -390,7 +477,9 @@ pub fn parse_options(pairs: &[(String, String)]) -> std::result::Result<MethodOp
         let parts: Vec<&str> = value.split(',').map(str::trim).collect();
         argv.push(parts.join(","));
     }
-    let cmd = MethodOptions::augment_args(clap::Command::new("options"));
+    let cmd = crate::arg_values::numbers_as_values(MethodOptions::augment_args(
+        clap::Command::new("options"),
+    ));
     let matches = cmd.try_get_matches_from(argv).map_err(|e| {
         // clap's message without its usage block
         e.to_string()
@@ -414,17 +503,209 @@ pub struct RunSpec {
     pub options: MethodOptions,
 }
 
-/// The noise floor the command line and the app start from (`--noise-floor`'s default).
+/// The noise floor every run has unless it says otherwise (`noise_floor`): 10⁻⁶ of the
+/// training targets' variance. Far below the noise of any measured data (a standard
+/// deviation of 0.1% of the targets'), so it does not change their fits, while noiseless
+/// data (a function sampled exactly) cannot drive σ² to 0 and the factorisations with
+/// it; one value for the command line, the app and sessions, so that one label means
+/// one setup.
 pub const DEFAULT_NOISE_FLOOR: f64 = 1e-6;
 
+/// The iteration budget every run has unless it says otherwise: L-BFGS stops earlier
+/// once it converges, and 500 iterations let the methods with many parameters (m
+/// pseudo-inputs of D values each) get there on the problems of the papers.
+pub const DEFAULT_ITERATIONS: usize = 500;
+
+/// The size m every run has unless it says otherwise: enough inducing points for a
+/// clearly better fit than a handful on most problems, still seconds per fit on tens
+/// of thousands of points. Not tuned to any data set; a run with fewer training
+/// points than m is refused before it starts.
+pub const DEFAULT_M: usize = 50;
+
+/// The method a run has unless it says otherwise (SPGP/FITC, the baseline the papers
+/// compare with).
+pub const DEFAULT_METHOD: &str = "fitc";
+
+/// A group of runs — one per (m, seed) — on one data set: the one declaration of the
+/// general run fields and their defaults. serde reads it as a session's `[[runs]]`
+/// entry (an unknown key is an error naming its line), clap as `fit`'s and `bench`'s
+/// flags (its doc comments are their `--help`; there `--m` and `--seed` take one
+/// value), and the app's run form builds its fields from clap's description of it
+/// ([`run_fields`]), as it does for the options.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Args)]
+#[serde(deny_unknown_fields)]
+pub struct RunEntry {
+    /// The data set of the runs (a session's [[datasets]] name; the command line reads
+    /// --train instead).
+    #[arg(skip)]
+    pub dataset: String,
+    /// Method (see the list below); `spgp` is an alias of `fitc`.
+    #[arg(long, default_value = DEFAULT_METHOD)]
+    #[serde(default = "default_method")]
+    pub method: String,
+    /// Name shown for these runs; default: the method and a tag for each setting that
+    /// changes what its numbers mean (e.g. fitc-std).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// Size of the approximation: inducing points / features for most methods, spectral
+    /// points r (2r basis functions) for psds and ssgp; unused by full. One value for
+    /// fit and bench, a list (10, 20, 40) for a session or the app.
+    #[arg(short = 'm', long, value_delimiter = ',', default_values_t = [DEFAULT_M])]
+    #[serde(default = "default_m")]
+    pub m: Vec<usize>,
+    /// Seed of the initialisation, any subset and fit's --split. One value for fit and
+    /// bench, a list (1-5) for a session or the app.
+    #[arg(
+        long = "seed",
+        value_name = "SEED",
+        value_delimiter = ',',
+        default_value = "1"
+    )]
+    #[serde(default = "default_seeds")]
+    pub seeds: Vec<u64>,
+    /// Iteration budget of the optimiser.
+    #[arg(long = "iters", value_name = "ITERS", default_value_t = DEFAULT_ITERATIONS)]
+    #[serde(default = "default_iterations")]
+    pub iterations: usize,
+    /// Standardize inputs and targets to zero mean and unit variance (the default;
+    /// recorded in the model file, and NLMLs are still reported on the raw target
+    /// scale). --raw (standardize = false) fits the raw inputs and targets.
+    #[arg(long = "raw", action = clap::ArgAction::SetFalse)]
+    #[serde(default = "yes")]
+    pub standardize: bool,
+    /// Options of the method (the methods list says which each reads).
+    #[command(flatten)]
+    #[serde(default, skip_serializing_if = "is_default_options")]
+    pub options: MethodOptions,
+}
+
+fn default_method() -> String {
+    DEFAULT_METHOD.to_string()
+}
+fn default_m() -> Vec<usize> {
+    vec![DEFAULT_M]
+}
+fn default_seeds() -> Vec<u64> {
+    vec![1]
+}
+fn default_iterations() -> usize {
+    DEFAULT_ITERATIONS
+}
+fn yes() -> bool {
+    true
+}
+fn is_default_options(o: &MethodOptions) -> bool {
+    *o == MethodOptions::default()
+}
+
+impl RunEntry {
+    /// The label, or the default one of its setup.
+    pub fn label(&self) -> String {
+        match &self.label {
+            Some(l) => l.clone(),
+            None => self.spec(0, 0).default_label(),
+        }
+    }
+
+    /// The spec of one of its runs.
+    pub fn spec(&self, m: usize, seed: u64) -> RunSpec {
+        RunSpec {
+            method: self.method.clone(),
+            m,
+            seed,
+            iters: self.iterations,
+            standardize: self.standardize,
+            options: self.options.clone(),
+        }
+    }
+
+    /// The one run a command line asks for: `fit` and `bench` take one m and one
+    /// seed.
+    pub fn single(&self) -> std::result::Result<RunSpec, String> {
+        match (&self.m[..], &self.seeds[..]) {
+            ([m], [seed]) => Ok(self.spec(*m, *seed)),
+            ([_], _) => Err(format!(
+                "give one --seed (not {}): this command trains one model; a session runs several",
+                self.seeds.len()
+            )),
+            _ => Err(format!(
+                "give one --m (not {}): this command trains one model; a session runs several",
+                self.m.len()
+            )),
+        }
+    }
+}
+
+/// The general run fields of [`RunEntry`] as the app's form shows them (the options
+/// have [`option_fields`]), in declaration order, from the clap declaration.
+pub fn run_fields() -> Vec<OptionField> {
+    let cmd = RunEntry::augment_args(clap::Command::new("run"));
+    let options: Vec<String> = option_fields().into_iter().map(|f| f.key).collect();
+    fields_of(&cmd)
+        .into_iter()
+        .filter(|f| !options.contains(&f.key))
+        .collect()
+}
+
 impl RunSpec {
+    /// Whether two specs are one setup (settings equal to their defaults count as
+    /// unset): runs of one key must be.
+    pub fn same_setup(&self, other: &RunSpec) -> bool {
+        let canonical = |s: &RunSpec| RunSpec {
+            options: s.options.canonical(),
+            ..s.clone()
+        };
+        canonical(self) == canonical(other)
+    }
+
+    /// The settings in which two setups differ, as `key = a vs b` (general fields and
+    /// options), for messages.
+    pub fn differences(&self, other: &RunSpec) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut differ = |key: &str, a: String, b: String| {
+            if a != b {
+                out.push(format!("{key} = {a} vs {b}"));
+            }
+        };
+        differ("method", self.method.clone(), other.method.clone());
+        differ(
+            "iterations",
+            self.iters.to_string(),
+            other.iters.to_string(),
+        );
+        differ(
+            "standardize",
+            self.standardize.to_string(),
+            other.standardize.to_string(),
+        );
+        let table = |o: &MethodOptions| match toml::Value::try_from(o.canonical()) {
+            Ok(toml::Value::Table(t)) => t,
+            _ => toml::Table::new(),
+        };
+        let (a, b) = (table(&self.options), table(&other.options));
+        for f in option_fields() {
+            let show = |t: &toml::Table| {
+                t.get(&f.key).map_or_else(
+                    || match f.key.as_str() {
+                        "noise_floor" => format!("{DEFAULT_NOISE_FLOOR:e} (the default)"),
+                        _ => "(not set)".to_string(),
+                    },
+                    |v| v.to_string(),
+                )
+            };
+            differ(&f.key, show(&a), show(&b));
+        }
+        out
+    }
+
     /// The name a run gets without a label: the method, then a short tag for every
     /// setting that changes what its numbers mean, so two setups never share a line in
     /// a chart or a column in a report: `-std` (standardized), the approximation
     /// (`-vfe`), α (`-0.5`), `-g4` (dims), `-hs` (hetero), `-rand` (random spectral
     /// points), the stages (`-hyper+points`), `-subset` (centres), `-rounds3`,
     /// `-sub2000` (subset), `-init1024` (start from a subset fit), `-nf1e-4` (a noise
-    /// floor other than the default), `-r5` (restarts), `-val0.1` (validation split),
+    /// floor other than the default; `-nf0` none), `-r5` (restarts), `-val0.1` (validation split),
     /// `-es` (early stop). m and the seed are not in it: they have their own columns.
     pub fn default_label(&self) -> String {
         let o = &self.options;
@@ -474,11 +755,10 @@ impl RunSpec {
         if let Some(n) = o.init_lengthscales_from_subset {
             tag(format!("init{n}"));
         }
-        if let Some(f) = o
-            .noise_floor
-            .filter(|f| *f > 0.0 && *f != DEFAULT_NOISE_FLOOR)
-        {
-            tag(format!("nf{f:e}"));
+        match o.noise_floor {
+            Some(f) if f <= 0.0 => tag("nf0".into()),
+            Some(f) if f != DEFAULT_NOISE_FLOOR => tag(format!("nf{f:e}")),
+            _ => {}
         }
         if let Some(k) = o.restarts.filter(|k| *k > 1) {
             tag(format!("r{k}"));
@@ -541,7 +821,7 @@ mod tests {
         let early = fields.last().expect("early_stop");
         assert!(early.switch && early.default.is_none());
         assert_eq!(fields[14].key, "noise_floor");
-        assert_eq!(fields[14].default.as_deref(), Some("1e-6"));
+        assert!(fields[14].help.contains("Default 1e-6"));
         let init = &fields[2];
         assert_eq!(init.choices, ["psds", "random"]);
         assert!(fields[3].list && !init.list);
@@ -557,8 +837,8 @@ mod tests {
         .expect("parses");
         assert_eq!(o.stages, Some(vec![Stage::Hyper, Stage::Points]));
         assert_eq!(o.alpha, Some(0.25));
-        // the noise floor's command-line default comes along
-        assert_eq!(o.set_keys(), ["stages", "alpha", "noise_floor"]);
+        // nothing else is set: the noise floor's default is the run's, not the parser's
+        assert_eq!(o.set_keys(), ["stages", "alpha"]);
         let o = parse_options(&[("early_stop".into(), "yes".into())]).expect("switch");
         assert!(o.early_stop);
         let e = parse_options(&[("centres".into(), "subsett".into())]).expect_err("bad value");
@@ -566,9 +846,9 @@ mod tests {
         let o = parse_options(&[("dims".into(), "4".into()), ("hetero".into(), "yes".into())])
             .expect("parses");
         assert_eq!((o.dims, o.hetero), (Some(4), true));
-        assert_eq!(o.set_keys(), ["dims", "hetero", "noise_floor"]);
+        assert_eq!(o.set_keys(), ["dims", "hetero"]);
         let o = parse_options(&[("hetero".into(), "no".into())]).expect("parses");
-        assert!(!o.hetero && o.set_keys() == ["noise_floor"]);
+        assert!(!o.hetero && o.set_keys().is_empty());
         assert!(parse_options(&[("hetero".into(), "maybe".into())]).is_err());
     }
 
@@ -585,19 +865,122 @@ mod tests {
         assert!(toml::from_str::<MethodOptions>("learning_rate = 3").is_err());
     }
 
+    /// One declaration, one default per setting: the command line with no flags, a
+    /// session entry with only its data set and the app's form fields agree.
+    #[test]
+    fn the_general_fields_have_one_default_each() {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            run: RunEntry,
+        }
+        let cli = <Cli as clap::Parser>::try_parse_from(["x"])
+            .expect("parses")
+            .run;
+        let session: RunEntry = toml::from_str("dataset = \"d\"").expect("parses");
+        assert_eq!(
+            RunEntry {
+                dataset: "d".into(),
+                ..cli.clone()
+            },
+            session
+        );
+        assert_eq!(
+            (
+                cli.method.as_str(),
+                &cli.m[..],
+                &cli.seeds[..],
+                cli.iterations,
+                cli.standardize
+            ),
+            (
+                DEFAULT_METHOD,
+                &[DEFAULT_M][..],
+                &[1][..],
+                DEFAULT_ITERATIONS,
+                true
+            )
+        );
+        assert_eq!(cli.options.noise_floor(), DEFAULT_NOISE_FLOOR);
+        let fields = run_fields();
+        let keys: Vec<&str> = fields.iter().map(|f| f.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            ["method", "label", "m", "seeds", "iterations", "standardize"]
+        );
+        let default = |k: &str| {
+            fields
+                .iter()
+                .find(|f| f.key == k)
+                .and_then(|f| f.default.clone())
+        };
+        assert_eq!(default("m"), Some(DEFAULT_M.to_string()));
+        assert_eq!(default("iterations"), Some(DEFAULT_ITERATIONS.to_string()));
+        assert_eq!(default("seeds"), Some("1".into()));
+        let raw = <Cli as clap::Parser>::try_parse_from(["x", "--raw", "--m", "7", "--seed", "3"])
+            .expect("parses")
+            .run;
+        assert_eq!(
+            raw.single(),
+            Ok(RunSpec {
+                m: 7,
+                seed: 3,
+                standardize: false,
+                ..cli.single().expect("one")
+            })
+        );
+        let two = <Cli as clap::Parser>::try_parse_from(["x", "--m", "7,8"])
+            .expect("parses")
+            .run;
+        assert!(two.single().expect_err("two m").contains("one --m"));
+    }
+
+    /// A run without a floor and one with the default floor are different setups with
+    /// different default labels; the default written out is the default.
+    #[test]
+    fn the_noise_floor_tells_its_setups_apart() {
+        let spec = |f: Option<f64>| RunSpec {
+            method: "fitc".into(),
+            m: 5,
+            seed: 1,
+            iters: 10,
+            standardize: true,
+            options: MethodOptions {
+                noise_floor: f,
+                ..Default::default()
+            },
+        };
+        assert_eq!(spec(None).default_label(), "fitc-std");
+        assert_eq!(spec(Some(DEFAULT_NOISE_FLOOR)).default_label(), "fitc-std");
+        assert_eq!(spec(Some(0.0)).default_label(), "fitc-std-nf0");
+        assert_eq!(spec(Some(1e-4)).default_label(), "fitc-std-nf1e-4");
+        assert!(spec(None).same_setup(&spec(Some(DEFAULT_NOISE_FLOOR))));
+        assert!(!spec(None).same_setup(&spec(Some(0.0))));
+        assert_eq!(
+            spec(None).differences(&spec(Some(0.0))),
+            ["noise_floor = 1e-6 (the default) vs 0.0"]
+        );
+    }
+
     #[test]
     fn checks_name_the_key_and_the_flag() {
         let o = MethodOptions {
             subset: Some(1),
             ..Default::default()
         };
-        let e = o.check(100).expect_err("too small");
-        assert!(e.contains("subset = 1") && e.contains("--subset"), "{e}");
+        let e = o.check(100, Naming::Flags).expect_err("too small");
+        assert!(e.contains("subset = 1 (--subset)"), "{e}");
+        let e = o.check(100, Naming::Keys).expect_err("too small");
+        assert!(e.contains("subset = 1:") && !e.contains("--"), "{e}");
         let o = MethodOptions {
             alpha: Some(1.5),
             ..Default::default()
         };
-        assert!(o.check(100).expect_err("alpha").contains("--alpha"));
+        assert!(
+            o.check(100, Naming::Flags)
+                .expect_err("alpha")
+                .contains("--alpha")
+        );
         assert!(options_help().contains("--init-lengthscales-from-subset"));
     }
 }

@@ -3,6 +3,7 @@
 //! once, and score the test set — all under a [`RunContext`] (threads, cancellation,
 //! progress with its phase).
 
+use crate::data::moments::moments;
 use crate::data::{Dataset, TrainData};
 use crate::error::{Error, Result};
 use crate::exec::Exec;
@@ -30,17 +31,24 @@ pub struct Prediction {
 pub struct Predictor {
     method: &'static dyn Method,
     model: ModelFile,
+    /// The inputs it takes.
+    dim: usize,
     posterior: Posterior,
     basis: Option<DMatrix<f64>>,
 }
 
-/// Inputs in model units.
+/// Inputs in model units (the model is checked first).
 pub fn model_inputs(model: &ModelFile, x: &DMatrix<f64>) -> Result<DMatrix<f64>> {
-    if x.ncols() != model.dim() {
+    let dim = model.check()?.input_dim(model);
+    to_model_units(model, dim, x)
+}
+
+/// Inputs in the units of a model that takes `dim` of them.
+fn to_model_units(model: &ModelFile, dim: usize, x: &DMatrix<f64>) -> Result<DMatrix<f64>> {
+    if x.ncols() != dim {
         return Err(Error::input(format!(
-            "the inputs have {} columns but the model takes {} inputs",
+            "the inputs have {} columns but the model takes {dim} inputs",
             x.ncols(),
-            model.dim()
         )));
     }
     Ok(match &model.standardize {
@@ -64,6 +72,7 @@ impl Predictor {
     /// From a model: use its stored posterior, or condition on training data.
     pub fn new(model: ModelFile, train: Option<(&DMatrix<f64>, &[f64])>) -> Result<Predictor> {
         let method = model.check()?;
+        let dim = method.input_dim(&model);
         let exec = Exec::default();
         let (posterior, basis) = match (&model.posterior, train) {
             (Some(p), _) if method.stores_posterior() => (p.clone(), None),
@@ -78,6 +87,7 @@ impl Predictor {
         Ok(Predictor {
             method,
             model,
+            dim,
             posterior,
             basis,
         })
@@ -85,6 +95,16 @@ impl Predictor {
 
     pub fn model(&self) -> &ModelFile {
         &self.model
+    }
+
+    /// The model's method.
+    pub fn method(&self) -> &'static dyn Method {
+        self.method
+    }
+
+    /// The number of inputs the model takes.
+    pub fn dim(&self) -> usize {
+        self.dim
     }
 
     pub fn posterior(&self) -> &Posterior {
@@ -113,7 +133,7 @@ impl Predictor {
         let rows = exec.chunk_rows(self.posterior.m());
         for start in (0..t.max(1)).step_by(rows) {
             let len = rows.min(t - start.min(t));
-            let xm = model_inputs(&self.model, &x.rows(start, len).into_owned())?;
+            let xm = to_model_units(&self.model, self.dim, &x.rows(start, len).into_owned())?;
             let (mean, var) = self.method.predict(
                 &self.model,
                 &self.posterior,
@@ -238,16 +258,20 @@ impl Validator<'_> {
             let p = Predictor {
                 method,
                 model: model.clone(),
+                dim: method.input_dim(model),
                 posterior,
                 basis,
             };
             let pred = p.predict_with(self.x, &ctx.exec)?;
-            Ok((
-                metrics::nmse(self.y, &pred.mean, model.target_mean),
-                metrics::mnlp(self.y, &pred.mean, &pred.var_noisy),
-            ))
+            let nmse = metrics::nmse(self.y, &pred.mean, model.target_mean);
+            let mnlp = metrics::mnlp(self.y, &pred.mean, &pred.var_noisy);
+            match nmse {
+                Some(nmse) if nmse.is_finite() && mnlp.is_finite() => Ok((nmse, mnlp)),
+                _ => Err(Error::numerical("the validation scores are not finite")),
+            }
         })();
-        // an iterate that cannot be scored (a numerical failure) is skipped, not fatal
+        // an iterate that cannot be scored (a numerical failure, or validation targets
+        // that all equal the training mean) is skipped, not fatal
         let Ok((nmse, mnlp)) = scored else {
             return Control::Continue;
         };
@@ -288,11 +312,13 @@ fn restart_seed(seed: u64, k: usize) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Transform a data set into model units and record the transformation.
+/// Transform a data set into model units and record the transformation. The means and
+/// standard deviations are computed on scaled values ([`crate::data::moments`]), so a
+/// target near 1e150 standardizes as one near 1 does.
 pub fn prepare(data: &Dataset, standardize: bool) -> (TrainData, f64, Option<Standardize>) {
     let y = data.y_train.as_slice();
-    let n = y.len().max(1) as f64;
-    let mean = y.iter().sum::<f64>() / n;
+    let target = moments(y.iter().copied());
+    let mean = target.mean;
     if !standardize {
         let td = TrainData {
             x: data.x_train.clone(),
@@ -300,17 +326,16 @@ pub fn prepare(data: &Dataset, standardize: bool) -> (TrainData, f64, Option<Sta
         };
         return (td, mean, None);
     }
-    let sd = |v: &mut dyn Iterator<Item = f64>, mu: f64| {
-        let (s, c) = v.fold((0.0, 0.0), |(s, c), x| (s + (x - mu).powi(2), c + 1.0));
-        let sd = (s / f64::max(c - 1.0, 1.0)).sqrt();
-        if sd > 0.0 { sd } else { 1.0 }
-    };
+    // a constant column keeps scale 1 (the loader drops constant inputs and refuses a
+    // constant target; a hand-built data set may still have one)
+    let unit = |sd: f64| if sd > 0.0 { sd } else { 1.0 };
     let x = &data.x_train;
-    let center: Vec<f64> = (0..x.ncols()).map(|d| x.column(d).mean()).collect();
-    let scale: Vec<f64> = (0..x.ncols())
-        .map(|d| sd(&mut x.column(d).iter().copied(), center[d]))
+    let inputs: Vec<_> = (0..x.ncols())
+        .map(|d| moments(x.column(d).iter().copied()))
         .collect();
-    let ys = sd(&mut y.iter().copied(), mean);
+    let center: Vec<f64> = inputs.iter().map(|m| m.mean).collect();
+    let scale: Vec<f64> = inputs.iter().map(|m| unit(m.sd)).collect();
+    let ys = unit(target.sd);
     let td = TrainData {
         x: DMatrix::from_fn(x.nrows(), x.ncols(), |i, d| {
             (x[(i, d)] - center[d]) / scale[d]
@@ -326,6 +351,40 @@ pub fn prepare(data: &Dataset, standardize: bool) -> (TrainData, f64, Option<Sta
             target_scale: ys,
         }),
     )
+}
+
+/// A result with an infinite or NaN number in it is an error saying which, never a
+/// number printed or saved as if it were one.
+fn check_finite(nlml: f64, trace: &[f64], test: Option<&TestMetrics>) -> Result<()> {
+    let advice = "the data may be too extreme for double precision (rescale the target or \
+                  the inputs), or the method failed numerically (try --seed, a smaller m, or \
+                  standardized data)";
+    if !nlml.is_finite() {
+        return Err(Error::numerical(format!(
+            "the objective at the fitted parameters is {nlml}; {advice}"
+        )));
+    }
+    if let Some((i, v)) = trace.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        return Err(Error::numerical(format!(
+            "the objective at iteration {i} was {v}; {advice}"
+        )));
+    }
+    if let Some(t) = test {
+        for (name, v) in [
+            ("NMSE", t.nmse.unwrap_or(0.0)),
+            ("MNLP", t.mnlp),
+            ("MSE", t.mse),
+        ] {
+            if !v.is_finite() {
+                return Err(Error::numerical(format!(
+                    "the test {name} is {v}: the test targets are too far from the \
+                     predictions for double precision (are they on the training targets' \
+                     scale?)"
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Run one fit. The context's cancel token ends it (→ `Error::Cancelled` before the
@@ -347,6 +406,21 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
         }
         None => (data, None),
     };
+    // the loader refuses such a target in a file; the rows a validation split leaves
+    // (or a data set built in code) are checked here, before any work
+    if let Some(why) = crate::data::moments::target_problem(data.y_train.as_slice()) {
+        let part = match opts.validation {
+            Some(f) => format!(
+                " in the {} rows left to fit after --validation {f} held out its rows",
+                data.n_train()
+            ),
+            None => String::new(),
+        };
+        return Err(Error::input(format!(
+            "the target '{}'{part} {why}",
+            data.target_name
+        )));
+    }
     let (td, target_mean, standardize) = prepare(data, spec.standardize);
     let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
     let td = match opts.subset {
@@ -356,7 +430,7 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
     let offset = raw_scale_offset(standardize.as_ref(), td.y.len());
     ctx.set_offset(offset);
     // the noise floor in model units: a fraction of the training targets' variance
-    let floor = opts.noise_floor.filter(|f| *f > 0.0).map(|f| {
+    let floor = Some(opts.noise_floor()).filter(|f| *f > 0.0).map(|f| {
         let n = td.y.len().max(1) as f64;
         f * td.y.iter().map(|v| v * v).sum::<f64>() / n
     });
@@ -470,6 +544,7 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
     });
     let predictor = Predictor {
         method,
+        dim: method.input_dim(&fitted),
         model: fitted.clone(),
         posterior,
         basis,
@@ -480,18 +555,19 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
             let y = y.as_slice();
             let train_y = data.y_train.as_slice();
             let n = train_y.len().max(1) as f64;
-            let var = train_y
-                .iter()
-                .map(|v| (v - target_mean).powi(2))
-                .sum::<f64>()
-                / n;
+            // a scaled sum: bit for bit the plain one where that fits in f64
+            let (q, scale) =
+                crate::data::moments::sum_of_squares(train_y.iter().map(|v| v - target_mean));
+            let var = q / n * scale * scale;
+            let constant = metrics::constant_mnlp(y, target_mean, var);
             (
                 Some(predictor.score_with(x, y, exec)?),
-                (var > 0.0).then(|| metrics::constant_mnlp(y, target_mean, var)),
+                (var > 0.0 && constant.is_finite()).then_some(constant),
             )
         }
         _ => (None, None),
     };
+    check_finite(nlml, &outcome.trace, test.as_ref())?;
     Ok(FitResult {
         model: fitted,
         predictor,

@@ -326,7 +326,7 @@ fn standardized_model_predicts_in_original_units() {
                 .expect("y")
         })
         .collect();
-    let nmse = sgpw::metrics::nmse(&y, &mean, model.target_mean);
+    let nmse = sgpw::metrics::nmse(&y, &mean, model.target_mean).expect("defined");
     let reported = v["nmse"].as_f64().expect("nmse");
     assert!(
         (nmse - reported).abs() < 1e-9 * reported,
@@ -383,4 +383,191 @@ fn stream_nlml_is_on_the_raw_target_scale() {
         (online - batch).abs() < 1e-8 * batch.abs().max(1.0),
         "stream {online} vs nlml {batch}"
     );
+}
+
+/// Writes `text` to `name` in `dir`, returning its path as a string.
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("writes");
+    p.display().to_string()
+}
+
+/// A constant target, or one whose variance overflows f64, is an error before any work
+/// (exit 1, naming the file and the column) — standardized or raw, never NaN or inf.
+#[test]
+fn constant_and_overflowing_targets_are_errors_before_any_work() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rows = |f: &dyn Fn(usize) -> String| -> String {
+        std::iter::once("a,b,y\n".to_string())
+            .chain((0..60).map(|i| format!("{},{},{}\n", i % 7, i % 5, f(i))))
+            .collect()
+    };
+    let constant = write(dir.path(), "const.csv", &rows(&|_| "3.5".into()));
+    let huge = write(
+        dir.path(),
+        "huge.csv",
+        &rows(&|i| format!("{}e300", 1.0 + (i % 9) as f64 / 10.0)),
+    );
+    for (file, words) in [
+        (&constant, ["is constant (every value is 3.5)", "--target"]),
+        (&huge, ["overflows", "divide the column by a power of ten"]),
+    ] {
+        for raw in [false, true] {
+            let mut args = vec!["fit", "--train", file, "--split", "0.8", "--m", "5"];
+            if raw {
+                args.push("--raw");
+            }
+            let out = sgpw(&args);
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+            assert!(
+                err.contains(file.as_str())
+                    && err.contains("the target column 'y'")
+                    && words.iter().all(|w| err.contains(w)),
+                "{err}"
+            );
+            assert!(stdout(&out).is_empty() && !err.contains("NaN"), "{err}");
+        }
+    }
+}
+
+/// A test set whose targets all equal the training mean has no NMSE: the line says
+/// n/a and why, never NaN.
+#[test]
+fn an_undefined_nmse_is_shown_as_such() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut train = String::from("x,y\n");
+    for i in 0..40 {
+        train.push_str(&format!("{i},{}\n", if i % 2 == 0 { 1 } else { 3 }));
+    }
+    let train = write(dir.path(), "train.csv", &train);
+    let test = write(dir.path(), "test.csv", "x,y\n3.5,2\n10.5,2\n");
+    let out = sgpw(&[
+        "fit", "--train", &train, "--test", &test, "--m", "5", "--iters", "20",
+    ]);
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert!(out.status.success(), "{err}");
+    assert!(text.contains("NMSE n/a") && !text.contains("NaN"), "{text}");
+    assert!(
+        err.contains("every test target equals the training mean"),
+        "{err}"
+    );
+    let out = sgpw(&[
+        "fit", "--train", &train, "--test", &test, "--m", "5", "--iters", "20", "--json",
+    ]);
+    let v = json(&out);
+    assert!(v["nmse"].is_null() && v["mnlp"].as_f64().is_some(), "{v}");
+}
+
+/// A negative number is the value of its flag, for every value-taking flag of every
+/// subcommand: it reaches the flag's own check, never "unexpected argument".
+#[test]
+fn negative_numbers_reach_their_own_check_on_every_flag() {
+    let cmd = sgpw::cli::command();
+    let mut checked = 0;
+    for sub in cmd.get_subcommands() {
+        for arg in sub.get_arguments() {
+            let Some(long) = arg.get_long() else { continue };
+            if !arg.get_action().takes_values() {
+                continue;
+            }
+            let args = ["sgpw", sub.get_name(), &format!("--{long}"), "-1"];
+            if let Err(e) = sgpw::cli::command().try_get_matches_from(args) {
+                assert_ne!(
+                    e.kind(),
+                    clap::error::ErrorKind::UnknownArgument,
+                    "{args:?}: {e}"
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 40, "{checked} flags");
+    let out = sgpw(&["fit", "--train", "x.csv", "--m", "-5"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        err.contains("'-5'") && err.contains("--m") && err.contains("negative"),
+        "{err}"
+    );
+    let train = repo("datasets/xsinx3_train.csv");
+    for (flag, words) in [
+        (
+            "--noise-floor",
+            "noise_floor = -1 (--noise-floor): a fraction of the target variance in [0, 0.5)",
+        ),
+        (
+            "--split",
+            "split -1 is not a fraction strictly between 0 and 1",
+        ),
+        (
+            "--alpha",
+            "alpha = -1 (--alpha): power EP needs 0 < alpha ≤ 1",
+        ),
+    ] {
+        let out = sgpw(&["fit", "--train", &train, "--method", "pep", flag, "-1"]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{flag}: {err}");
+        assert!(err.contains(words), "{flag}: {err}");
+    }
+}
+
+/// `predict` writes nothing to standard output before its whole input is known good
+/// (a bad cell in the last row), and with --out leaves no file, not even a temporary.
+#[test]
+fn predict_writes_nothing_before_its_input_is_known_good() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = dir.path().join("m.toml").display().to_string();
+    let train = repo("datasets/xsinx3_train.csv");
+    let out = sgpw(&[
+        "fit",
+        "--train",
+        &train,
+        "--m",
+        "5",
+        "--iters",
+        "20",
+        "--save-model",
+        &model,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut input = String::from("x1\n");
+    for i in 0..200_000 {
+        input.push_str(&format!("{}\n", (i % 1000) as f64 / 100.0));
+    }
+    input.push_str("oops\n");
+    let input = write(dir.path(), "in.csv", &input);
+    let out = sgpw(&["predict", "--model", &model, "--input", &input]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        out.stdout.is_empty(),
+        "{} bytes on stdout",
+        out.stdout.len()
+    );
+    assert!(err.contains("row 200001") && err.contains("oops"), "{err}");
+    let dest = dir.path().join("p.csv");
+    let out = sgpw(&[
+        "predict",
+        "--model",
+        &model,
+        "--input",
+        &input,
+        "--out",
+        &dest.display().to_string(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("lists")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('p') || n.contains("tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn bench_needs_a_repetition() {
+    let out = sgpw(&["bench", "--n", "50", "--d", "2", "--m", "5", "--reps", "0"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("--reps 0"), "{}", stderr(&out));
 }

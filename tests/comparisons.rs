@@ -11,6 +11,7 @@ use nalgebra::{DMatrix, DVector};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use sgpw::data::Dataset;
+use sgpw::methods::pseudo::Inducing;
 use sgpw::model_file::ModelFile;
 use sgpw::optim::Stop;
 use sgpw::run_spec::{MethodOptions, RunSpec};
@@ -111,7 +112,7 @@ fn default_labels_tell_setups_apart() {
 }
 
 #[test]
-fn a_v1_session_is_written_back_as_v2_with_its_defaults_explicit() {
+fn a_v1_session_is_written_back_as_v3_with_its_defaults_explicit() {
     let v1 = r#"
 schema_version = 1
 name = "old"
@@ -163,7 +164,9 @@ constant_mnlp = 2.0
     // raw run: raw; standardized without constant_mnlp: unknown; with it: raw
     assert_eq!(scales, [Some(NlmlScale::Raw), None, Some(NlmlScale::Raw)]);
     let text = s.to_toml().expect("writes");
-    assert!(text.starts_with("schema_version = 2"), "{text}");
+    assert!(text.starts_with("schema_version = 3"), "{text}");
+    // version 1 had no noise floor: written out, so the runs keep their meaning
+    assert!(text.contains("noise_floor = 0.0"), "{text}");
     assert!(
         text.contains("label = \"fitc\"") && text.contains("standardize = false"),
         "{text}"
@@ -190,12 +193,13 @@ fn raw_model(m: &ModelFile) -> ModelFile {
     for (l, sc) in r.hyper.lengthscales.iter_mut().zip(&s.input_scale) {
         *l *= sc;
     }
-    let ind = r.inducing.as_mut().expect("inducing points");
+    let mut ind = r.require::<Inducing>().expect("inducing points");
     for z in &mut ind.points {
         for (d, v) in z.iter_mut().enumerate() {
             *v = s.input_center[d] + s.input_scale[d] * *v;
         }
     }
+    r.set(&ind);
     r
 }
 

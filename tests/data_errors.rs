@@ -164,7 +164,7 @@ fn unknown_target_column() {
     };
     assert_has(
         &data_error(&s, &path),
-        &["target column 'z' does not exist", "a, b, y"],
+        &["target column 'z' does not exist", "'a', 'b', 'y'"],
     );
 }
 
@@ -175,7 +175,10 @@ fn unknown_feature_column() {
         features: Some(vec!["a".into(), "q".into()]),
         ..spec(&path)
     };
-    assert_has(&data_error(&s, &path), &["'q'", "do not exist", "a, b, y"]);
+    assert_has(
+        &data_error(&s, &path),
+        &["'q'", "do not exist", "'a', 'b', 'y'"],
+    );
 }
 
 #[test]
@@ -315,21 +318,17 @@ fn split_out_of_range_or_empty_part() {
             &["split"],
         );
     }
-    // 4 rows: 0.05 → 0 training rows, 0.95 → 0 test rows.
-    assert_has(
-        &input_error(&LoadSpec {
-            split: Some(0.05),
-            ..spec(&path)
-        }),
-        &["0 training"],
-    );
-    assert_has(
-        &input_error(&LoadSpec {
-            split: Some(0.95),
-            ..spec(&path)
-        }),
-        &["0 test"],
-    );
+    // 4 rows: 0.05 → 0 training rows, 0.95 → 0 test rows; the file is named.
+    let s = LoadSpec {
+        split: Some(0.05),
+        ..spec(&path)
+    };
+    assert_has(&data_error(&s, &path), &["0 training"]);
+    let s = LoadSpec {
+        split: Some(0.95),
+        ..spec(&path)
+    };
+    assert_has(&data_error(&s, &path), &["0 test"]);
 }
 
 #[test]
@@ -582,8 +581,228 @@ fn not_comma_separated() {
 
 #[test]
 fn ragged_line() {
-    let (_d, path) = file("r.csv", "a,b,y\n1,2,3\n4,5,6,7\n");
+    // the line is named, in a file read whole and in one read in blocks
+    // (a quoted comma is inside its field, not between fields)
+    let (_d, path) = file("r.csv", "a,\"b,c\",y\n1,2,3\n1,2,3\n4,5,6,7\n");
     let msg = data_error(&spec(&path), &path);
-    assert_has(&msg, &["cannot read as CSV", "more fields"]);
+    assert_has(&msg, &["line 4 has 4 fields but the header has 3"]);
     assert!(!msg.contains("truncate_ragged_lines"), "{msg}");
+    let e = sgpw::data::load::for_each_input_chunk(&path, &[], 1, &mut |_, _| Ok(()))
+        .expect_err("refused");
+    assert!(e.to_string().contains("line 4 has 4 fields"), "{e}");
+}
+
+/// A constant target is refused before any work, naming the file and the column —
+/// the whole column, and the training rows of a split.
+#[test]
+fn constant_target_is_refused_naming_file_and_column() {
+    let (_d, path) = file("c.csv", "a,b,y\n1,2,3.5\n4,5,3.5\n7,8,3.5\n2,2,3.5\n");
+    for s in [
+        spec(&path),
+        LoadSpec {
+            split: Some(0.5),
+            ..spec(&path)
+        },
+    ] {
+        assert_has(
+            &data_error(&s, &path),
+            &["the target column 'y'", "is constant", "3.5", "--target"],
+        );
+    }
+    // another column as target is fine
+    let ds = load(&LoadSpec {
+        target: Some("a".into()),
+        ..spec(&path)
+    })
+    .expect("loads");
+    assert_eq!(ds.target_name, "a");
+    // a target that varies in the file but not in the rows a split trains on
+    let mut text = String::from("a,y\n");
+    for i in 0..10 {
+        text.push_str(&format!("{i},{}\n", if i == 0 { 2 } else { 1 }));
+    }
+    let (_d2, path) = file("s.csv", &text);
+    let errors: Vec<String> = (0..40)
+        .filter_map(|seed| {
+            load(&LoadSpec {
+                split: Some(0.5),
+                seed,
+                ..spec(&path)
+            })
+            .err()
+            .map(|e| e.to_string())
+        })
+        .collect();
+    assert!(!errors.is_empty() && errors.len() < 40, "{errors:?}");
+    for e in &errors {
+        assert_has(
+            e,
+            &["in the 5 training rows of the split 0.5", "is constant"],
+        );
+    }
+}
+
+/// Targets whose variance does not fit in f64 are refused with what to do; one row is
+/// not a data set to fit.
+#[test]
+fn targets_too_wide_or_too_narrow_for_f64_and_a_single_row() {
+    for (scale, words) in [
+        ("e300", ["overflows", "divide the column by a power of ten"]),
+        (
+            "e-300",
+            ["underflows", "multiply the column by a power of ten"],
+        ),
+    ] {
+        let text = format!("a,y\n1,1{scale}\n2,3{scale}\n3,2{scale}\n");
+        let (_d, path) = file("h.csv", &text);
+        let msg = data_error(&spec(&path), &path);
+        assert_has(&msg, &["the target column 'y'", words[0], words[1]]);
+    }
+    let (_d, path) = file("one.csv", "a,y\n1,2\n");
+    assert_has(
+        &data_error(&spec(&path), &path),
+        &["single row", "at least two rows"],
+    );
+}
+
+/// Spaces around header names are removed (with a note), also from the names asked
+/// for; a name not found is shown quoted with the closest column suggested.
+#[test]
+fn header_names_are_trimmed_and_unknown_names_suggest_the_closest() {
+    let (_d, path) = file(
+        "sp.csv",
+        "usr,  lread,  lwrite, y\n1,2,3,4\n2,3,1,5\n3,1,2,7\n",
+    );
+    let ds = load(&LoadSpec {
+        features: Some(vec!["usr".into(), " lread".into()]),
+        target: Some("y ".into()),
+        ..spec(&path)
+    })
+    .expect("loads");
+    assert_eq!(ds.feature_names, ["usr", "lread"]);
+    assert_eq!(ds.target_name, "y");
+    assert!(
+        ds.notes
+            .iter()
+            .any(|n| n.contains("'  lread' → 'lread'") && n.contains("' y' → 'y'")),
+        "{:?}",
+        ds.notes
+    );
+    let msg = data_error(
+        &LoadSpec {
+            features: Some(vec!["usr".into(), "lreed".into()]),
+            ..spec(&path)
+        },
+        &path,
+    );
+    assert_has(
+        &msg,
+        &[
+            "'lreed' do not exist",
+            "did you mean 'lread'?",
+            "the columns are: 'usr', 'lread', 'lwrite', 'y'",
+        ],
+    );
+    let msg = data_error(
+        &LoadSpec {
+            target: Some("Y".into()),
+            ..spec(&path)
+        },
+        &path,
+    );
+    assert_has(
+        &msg,
+        &["target column 'Y' does not exist", "did you mean 'y'?"],
+    );
+    // the model's input names match the trimmed header when predicting
+    let x = load_inputs(&path, &["lwrite".into(), "usr".into()]).expect("reads");
+    assert_eq!((x[(0, 0)], x[(0, 1)]), (3.0, 1.0));
+    // names equal once trimmed are one name twice
+    let (_d, path) = file("d.csv", "a, a,y\n1,2,3\n2,3,5\n");
+    assert_has(
+        &data_error(&spec(&path), &path),
+        &["column name 'a' appears more than once", "spaces"],
+    );
+}
+
+/// A trailing comma on every line makes an empty column without a name: dropped with
+/// a note. A column with values but no name is refused where it would be used.
+#[test]
+fn unnamed_columns() {
+    let (_d, path) = file("t.csv", "a,b,y,\r\n1,2,3,\r\n4,5,7,\r\n7,8,8,\r\n");
+    let ds = load(&spec(&path)).expect("loads");
+    assert_eq!(
+        (ds.feature_names.clone(), ds.target_name.clone()),
+        (vec!["a".to_string(), "b".into()], "y".into())
+    );
+    assert!(
+        ds.notes
+            .iter()
+            .any(|n| n.contains("neither a name nor a value")),
+        "{:?}",
+        ds.notes
+    );
+    let (_d, path) = file("u.csv", "a,,y\n1,2,3\n4,5,7\n7,8,8\n");
+    assert_has(
+        &data_error(&spec(&path), &path),
+        &["column 2 has no name in the header but has values"],
+    );
+    let ds = load(&LoadSpec {
+        features: Some(vec!["a".into()]),
+        ..spec(&path)
+    })
+    .expect("an unused unnamed column is no problem");
+    assert_eq!(ds.dim(), 1);
+}
+
+/// A target whose spread is near 1e153 (its squared deviations sum past f64's range,
+/// so the plain standard deviation is infinite) standardizes and fits with finite
+/// results.
+#[test]
+fn a_target_near_1e153_fits_with_finite_results() {
+    let mut text = String::from("x,y\n");
+    for i in 0..360 {
+        let x = i as f64 / 36.0;
+        text.push_str(&format!("{x},{:e}\n", 1.2e153 * x.sin()));
+    }
+    let (_d, path) = file("big.csv", &text);
+    let ds = load(&LoadSpec {
+        split: Some(0.8),
+        ..spec(&path)
+    })
+    .expect("loads");
+    let plain: f64 = ds.y_train.iter().map(|v| v * v).sum();
+    assert!(
+        plain.is_infinite(),
+        "the plain sum must overflow for this test"
+    );
+    let spec = sgpw::run_spec::RunSpec {
+        method: "fitc".into(),
+        m: 8,
+        seed: 1,
+        iters: 40,
+        standardize: true,
+        options: Default::default(),
+    }
+    .check(ds.n_train())
+    .expect("valid");
+    let ctx = sgpw::run_context::RunContext::quiet(sgpw::exec::Exec::default());
+    let r = sgpw::train::fit(&ds, &spec, &ctx).expect("fits");
+    let t = r.test.expect("scored");
+    let sd = r
+        .model
+        .standardize
+        .as_ref()
+        .expect("standardized")
+        .target_scale;
+    assert!(
+        sd.is_finite() && sd > 5e152 && sd < 1.2e153,
+        "target sd {sd}"
+    );
+    assert!(r.nlml.is_finite() && r.trace.iter().all(|v| v.is_finite()));
+    assert!(
+        t.nmse.is_some_and(|v| v < 0.1) && t.mnlp.is_finite() && t.mse.is_finite(),
+        "{t:?}"
+    );
+    assert!(r.constant_mnlp.is_some_and(f64::is_finite));
 }

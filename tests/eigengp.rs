@@ -19,7 +19,8 @@ use sgpw::exec::Par;
 use sgpw::likelihood::{self, Approx, Kuu, LowRank};
 use sgpw::methods;
 use sgpw::methods::eigen::{self, EigenSystem, eigen_system, gamma, tie_weights};
-use sgpw::model_file::{Basis, Eigen, Hyper, ModelFile};
+use sgpw::methods::eigen::{Basis, Eigen};
+use sgpw::model_file::{Hyper, ModelFile};
 use sgpw::run_context::RunContext;
 use sgpw::run_spec::RunSpec;
 use sgpw::train::Predictor;
@@ -53,7 +54,7 @@ fn case(name: &str, method: &str) -> Case {
         },
     );
     model.jitter = Some(f["kbb_jitter"].as_f64().expect("jitter"));
-    model.basis = Some(Basis {
+    model.set(&Basis {
         points: rows(&matrix(&f, "basis_points")),
     });
     let data = TrainData {
@@ -192,7 +193,7 @@ fn stage2(c: &Case, name: &str) -> ModelFile {
     );
     let lnw = vector(&c.f, "stage2_lnw");
     let mut model = c.model.clone();
-    model.eigen = Some(Eigen {
+    model.set(&Eigen {
         weights: lnw.iter().map(|l| l.exp() / c.m as f64).collect(),
     });
     let o = objective(&model, &c.data);
@@ -211,7 +212,7 @@ fn stage2(c: &Case, name: &str) -> ModelFile {
     );
     // at ln w = log λ the weights are the tie: the reference's stage-1 NLML again
     let mut tie = c.model.clone();
-    tie.eigen = Some(Eigen {
+    tie.set(&Eigen {
         weights: tie_weights(&e.lambda),
     });
     assert_close(
@@ -263,7 +264,7 @@ fn joint(name: &str) {
     let p = vector(&c.f, "param_vector");
     let lnw_ref = &p[p.len() - m..];
     let mut model = c.model.clone();
-    model.eigen = Some(Eigen {
+    model.set(&Eigen {
         weights: lnw_ref
             .iter()
             .zip(&e.lambda)
@@ -331,10 +332,10 @@ fn tied_weights_are_exactly_dtc_and_fitc() {
                 noise_variance: 0.05,
             },
         );
-        tie.basis = Some(Basis { points: rows(&b) });
+        tie.set(&Basis { points: rows(&b) });
         let e = eigen_system(&tie, &b, &ex()).expect("eigen");
         let mut weighted = tie.clone();
-        weighted.eigen = Some(Eigen {
+        weighted.set(&Eigen {
             weights: tie_weights(&e.lambda),
         });
         let (a, w) = (objective(&tie, &data), objective(&weighted, &data));
@@ -392,9 +393,9 @@ fn weighted(
         },
     );
     model.jitter = jitter;
-    model.basis = Some(Basis { points: rows(&b) });
+    model.set(&Basis { points: rows(&b) });
     let e = eigen_system(&model, &b, &ex()).expect("eigen");
-    model.eigen = Some(Eigen {
+    model.set(&Eigen {
         weights: tie_weights(&e.lambda)
             .iter()
             .enumerate()
@@ -419,7 +420,7 @@ fn joint_gradients_match_finite_differences() {
         }
         // the tie (no [eigen]) goes through the pseudo-input family
         let mut tie = weighted(method, b.clone(), None, 0.0, [0.8, 1.3]);
-        tie.eigen = None;
+        tie.remove::<Eigen>();
         fd_check(&tie, &data, 1e-6, 1e-6, &format!("{method} tie"));
     }
 }
@@ -471,7 +472,7 @@ fn joint_gradient_with_equal_eigenvalues() {
         }
     }
     w[pair + 1] = w[pair];
-    model.eigen = Some(Eigen { weights: w });
+    model.set(&Eigen { weights: w });
     let o = objective(&model, &data);
     assert!(o.grad.iter().all(|g| g.is_finite()));
     fd_check(&model, &data, 1e-6, 1e-5, "equal eigenvalues");
@@ -522,12 +523,16 @@ fn sequential_schedule_learns_weights_within_one_budget() {
             iters.windows(2).all(|w| w[0] < w[1]) && iters.last() == Some(&r.iterations),
             "{method}: reported iterations {iters:?}"
         );
-        let w = r.model.eigen.as_ref().expect("weights learned");
+        let w = r
+            .model
+            .table::<Eigen>()
+            .expect("reads")
+            .expect("weights learned");
         assert_eq!(w.weights.len(), 6);
         assert!(r.trace.last() < r.trace.first(), "{method}: {:?}", r.trace);
         let t = r.test.expect("test");
         assert!(
-            t.nmse < 0.5 && t.negative_var_latent == 0,
+            t.nmse.is_some_and(|v| v < 0.5) && t.negative_var_latent == 0,
             "{method}: {t:?}"
         );
     }
@@ -562,7 +567,7 @@ fn basis_points_start_at_k_means_centres() {
     let pts = eigen::basis_points(&a).expect("B");
     assert_eq!(pts.shape(), (7, 2));
     assert!(pts.iter().all(|v| v.abs() < 2.0));
-    assert!(a.eigen.is_none(), "eigengp starts at the tie");
+    assert!(!a.has::<Eigen>(), "eigengp starts at the tie");
     let joint = methods::get("eigengp-joint").expect("joint");
     let j = init(
         joint,
@@ -571,7 +576,10 @@ fn basis_points_start_at_k_means_centres() {
         &mut ChaCha8Rng::seed_from_u64(4),
     )
     .expect("init");
-    assert_eq!(j.eigen.as_ref().map(|e| e.weights.len()), Some(7));
+    assert_eq!(
+        j.table::<Eigen>().expect("reads").map(|e| e.weights.len()),
+        Some(7)
+    );
     let _ = RunContext::quiet(ex());
 }
 

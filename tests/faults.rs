@@ -151,10 +151,11 @@ fn closed_pipes_end_quietly() {
 #[test]
 fn run_exit_codes_say_when_runs_failed_and_report_lists_them_apart() {
     let dir = tempfile::tempdir().expect("tempdir");
-    // m = 500 > n = 200 fails; a missing data file fails its run; a text column fails.
+    // m = 500 > n = 200 is refused before any run starts, naming the entry's line and
+    // the session key; a missing data file fails its run; a text column fails.
     std::fs::create_dir_all(dir.path().join("datasets")).expect("mkdir");
     std::fs::write(dir.path().join("datasets/text.csv"), "x1,y\na,1\nb,2\n").expect("writes");
-    let s = session_in(
+    let big = session_in(
         dir.path(),
         r#"
 [[runs]]
@@ -163,7 +164,22 @@ method = "fitc"
 label = "big"
 m = [500]
 iterations = 5
-
+"#,
+    );
+    let out = sgpw(&["run", &big.display().to_string(), "--jobs", "2"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("s.toml: line 15: m = 500 is larger than the training set (200 points)")
+            && !err.contains("--m")
+            && err.contains("nothing was run")
+            && !err.contains("done "),
+        "{err}"
+    );
+    assert!(Session::read(&big).expect("reads").results.is_empty());
+    let s = session_in(
+        dir.path(),
+        r#"
 [[datasets]]
 name = "missing"
 train = "../datasets/nope.csv"
@@ -188,7 +204,7 @@ m = [1]
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(
-        err.contains("3 of 6 runs did not finish (3 failed, 0 cancelled)"),
+        err.contains("2 of 5 runs did not finish (2 failed, 0 cancelled)"),
         "{err}"
     );
     let session = Session::read(&s).expect("reads");
@@ -225,7 +241,8 @@ m = [1]
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains(
-            "cancelled, not finished (re-run by `sgpw run`): fitc m=5 seed 1 (31 it, 2.5 s)"
+            "cancelled after they started, not finished (re-run by `sgpw run`): fitc m=5 \
+             seed 1 (at iteration 31, 2.5 s)"
         ),
         "{text}"
     );
@@ -274,7 +291,8 @@ fn stream_checks_the_model_as_predict_does() {
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         let err = stderr(&out);
         assert!(
-            err.contains("[standardize] needs 1 input_center") && !err.contains("panicked"),
+            err.contains("line 7: [standardize] input_center has 0 values")
+                && !err.contains("panicked"),
             "{err}"
         );
     }
@@ -445,6 +463,9 @@ grep -c 'status = "done"' "$MNT/sessions/s.toml"
     assert!(!err.contains("panicked"), "{err}");
 }
 
+/// SIGTERM while two full GPs train and a third waits: the two are recorded as
+/// cancelled at the iteration they reached, the third never started and has no result
+/// (it stays "not run", as in the app), and the message and `report` tell them apart.
 #[test]
 fn sigterm_during_sgpw_run_saves_what_finished_and_records_the_cancelled_run() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -467,6 +488,7 @@ split = 0.8
 dataset = "slow"
 method = "full"
 m = [1]
+seeds = [1, 2, 3]
 iterations = 500
 "#,
     );
@@ -499,13 +521,34 @@ iterations = 500
     assert_eq!(status.code(), Some(143), "{err}");
     assert!(err.contains("interrupted by signal 15"), "{err}");
     let session = Session::read(&s).expect("reads");
-    let full = session
+    let full: Vec<_> = session
         .results
         .iter()
-        .find(|r| r.key.dataset == "slow")
-        .expect("the full GP's result");
-    assert_eq!(full.status, Status::Cancelled);
-    assert!(full.train_seconds > 0.0, "the time it ran is kept");
+        .filter(|r| r.key.dataset == "slow")
+        .collect();
+    // jobs = 2: two full GPs were training, the third was queued
+    assert_eq!(full.len(), 2, "{err}");
+    for r in &full {
+        assert_eq!(r.status, Status::Cancelled);
+        assert!(r.train_seconds > 0.0, "the time it ran is kept");
+        assert!(
+            err.contains(&format!(
+                "cancelled slow/{} m=1 seed={} at iteration {}",
+                r.key.label, r.key.seed, r.iterations
+            )),
+            "{err}"
+        );
+    }
+    let unstarted: Vec<u64> = (1..=3)
+        .filter(|seed| !full.iter().any(|r| r.key.seed == *seed))
+        .collect();
+    assert_eq!(unstarted.len(), 1);
+    assert!(
+        err.contains("2 runs cancelled while training")
+            && err.contains("1 run queued not started")
+            && err.contains(&format!("m=1 seed={}: queued, not started", unstarted[0])),
+        "{err}"
+    );
     assert_eq!(
         session
             .results
@@ -514,4 +557,39 @@ iterations = 500
             .count(),
         3
     );
+    // report: the cancelled runs with how far they got, the unstarted one as not run
+    let out = sgpw(&["report", &s.display().to_string()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("cancelled after they started, not finished")
+            && text.contains("1 runs not run yet (never started"),
+        "{text}"
+    );
+}
+
+/// Without a terminal the app is a plain error: no escape codes on either stream (the
+/// terminal was never put in raw mode), exit 1, and what to use instead.
+#[test]
+fn the_app_without_a_terminal_is_a_plain_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = session_in(dir.path(), "");
+    for args in [vec!["open", s.to_str().expect("utf-8")], vec![]] {
+        let out = Command::new(bin())
+            .args(&args)
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .expect("runs");
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            !out.stdout.contains(&0x1b) && !out.stderr.contains(&0x1b),
+            "{args:?}: escape codes in {:?} / {err:?}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert!(
+            err.contains("needs a terminal") && err.contains("sgpw run"),
+            "{args:?}: {err}"
+        );
+    }
 }

@@ -707,7 +707,7 @@ fn model_files_check_or_fail_cleanly() {
             {
                 reached("model predicted");
             }
-            let d = model.dim();
+            let d = method.input_dim(&model);
             if let Ok(data) = sgpw::train::model_data(&model, &x, &y)
                 && d == 2
             {

@@ -10,9 +10,11 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use sgpw::data::Dataset;
 use sgpw::exec::Par;
+use sgpw::methods::eigen::Basis;
+use sgpw::methods::greedy::GreedyTable;
 use sgpw::methods::greedy::{self, Config, Incremental};
 use sgpw::methods::{self, Method, pseudo};
-use sgpw::model_file::{Basis, Hyper, ModelFile, matrix_to_rows};
+use sgpw::model_file::{Hyper, ModelFile, matrix_to_rows};
 use sgpw::optim::{Control, Stop};
 use sgpw::run_context::{Phase, Progress, RunContext};
 use sgpw::run_spec::{ApproxKind, RunSpec, Select};
@@ -32,7 +34,7 @@ fn hyper() -> Hyper {
 fn model(data: &TrainData) -> ModelFile {
     let mut m = ModelFile::new("greedy", hyper());
     m.jitter = Some(JITTER);
-    m.basis = Some(Basis {
+    m.set(&Basis {
         points: matrix_to_rows(&data.x.rows(0, 1).into_owned()),
     });
     m
@@ -151,7 +153,7 @@ fn incremental_evidence_and_bound_are_the_cores() {
         if d % 6 == 5 || d + 1 == rows.len() {
             let mut m = model(&data);
             let b = DMatrix::from_fn(d + 1, 3, |a, k| data.x[(rows[a], k)]);
-            m.basis = Some(Basis {
+            m.set(&Basis {
                 points: matrix_to_rows(&b),
             });
             let core = pseudo::DTC
@@ -208,7 +210,7 @@ fn scores_match_their_definitions_computed_the_slow_way() {
     // the core's DTC posterior at the candidates, for INFO
     let mut m = model(&data);
     let b = DMatrix::from_fn(rows.len(), 3, |a, k| data.x[(rows[a], k)]);
-    m.basis = Some(Basis {
+    m.set(&Basis {
         points: matrix_to_rows(&b),
     });
     let mut with_post = m.clone();
@@ -412,9 +414,18 @@ fn fits_store_the_basis_in_selection_order_and_predict_from_the_file_alone() {
     assert_eq!(seen, (0..=15).collect::<Vec<_>>());
     assert_eq!(r.trace.len(), 16);
     assert!(rel(r.nlml, r.trace[15]) < 1e-10, "final NLML is the core's");
-    let g = r.model.greedy.as_ref().expect("[greedy]");
+    let g = r
+        .model
+        .table::<GreedyTable>()
+        .expect("reads")
+        .expect("[greedy]");
     assert_eq!((g.select, g.adapt, g.order.len()), (Select::Dmax, 0, 15));
-    let points = &r.model.basis.as_ref().expect("[basis]").points;
+    let points = &r
+        .model
+        .table::<Basis>()
+        .expect("reads")
+        .expect("[basis]")
+        .points;
     for (k, &i) in g.order.iter().enumerate() {
         assert_eq!(points[k], vec![data.x[(i, 0)], data.x[(i, 1)]], "point {k}");
     }
@@ -428,7 +439,9 @@ fn fits_store_the_basis_in_selection_order_and_predict_from_the_file_alone() {
     assert_eq!(a.var_noisy, b.var_noisy);
     // a model whose order does not match its points names the table and key
     let mut bad = r.model.clone();
-    bad.greedy.as_mut().expect("table").order.pop();
+    let mut g = bad.require::<GreedyTable>().expect("table");
+    g.order.pop();
+    bad.set(&g);
     let e = match bad.check() {
         Ok(_) => panic!("order too short passed"),
         Err(e) => e.to_string(),
@@ -442,7 +455,11 @@ fn adaptation_alternates_selection_and_hyperparameter_fits() {
     let ds = dataset(&data, &test);
     let (r, seen) = fit(&ds, &spec(10, "select = \"info\"\nadapt = 2"));
     let r = r.expect("fits");
-    let g = r.model.greedy.as_ref().expect("[greedy]");
+    let g = r
+        .model
+        .table::<GreedyTable>()
+        .expect("reads")
+        .expect("[greedy]");
     assert_eq!((g.select, g.adapt), (Select::Info, 2));
     // two selections of 10 points, each followed by its optimiser iterations
     assert!(r.trace.len() > 22, "{}", r.trace.len());
@@ -545,7 +562,7 @@ fn long_lengthscales_stay_accurate_and_a_zero_jitter_is_an_error() {
             noise_variance: 1e-4,
         },
     );
-    m.basis = Some(Basis {
+    m.set(&Basis {
         points: vec![vec![0.0]],
     });
     for select in [Select::Sb, Select::Dmax, Select::Rand] {
@@ -564,7 +581,7 @@ fn long_lengthscales_stay_accurate_and_a_zero_jitter_is_an_error() {
         assert_eq!(s.jitter, 2e-8, "{select:?}");
         let mut with_basis = m.clone();
         let b = DMatrix::from_fn(15, 1, |a, _| data.x[(s.rows[a], 0)]);
-        with_basis.basis = Some(Basis {
+        with_basis.set(&Basis {
             points: matrix_to_rows(&b),
         });
         let core = greedy::GREEDY
@@ -661,7 +678,15 @@ fn the_general_options_apply_to_greedy() {
     let worst = finals.values().copied().fold(f64::NEG_INFINITY, f64::max);
     assert!(worst > best + 1e-6, "the starts selected alike: {finals:?}");
     assert!(rel(r.nlml, best) < 1e-10, "{} vs best start {best}", r.nlml);
-    assert_eq!(r.model.greedy.as_ref().expect("[greedy]").order.len(), 12);
+    assert_eq!(
+        r.model
+            .table::<GreedyTable>()
+            .expect("reads")
+            .expect("[greedy]")
+            .order
+            .len(),
+        12
+    );
     // --validation: the basis scored every 5 points while it grows
     let (r, _, scored) = run("select = \"dmax\"\nvalidation = 0.25");
     assert_eq!(scored, [5, 10], "{scored:?}");
@@ -669,7 +694,7 @@ fn the_general_options_apply_to_greedy() {
     // the noise floor is part of the packed σ² = floor + e^θ the adaptation fits
     let data = toy_data(80, 3, 15);
     let mut m = model(&data);
-    m.basis = Some(Basis {
+    m.set(&Basis {
         points: matrix_to_rows(&data.x.rows(0, 7).into_owned()),
     });
     m.noise_floor = Some(0.02);
@@ -783,8 +808,18 @@ fn the_next_selection_starts_empty_with_the_previous_basis_as_its_cache() {
             ..spec(14, &toml(2))
         },
     );
-    let previous = one.model.greedy.as_ref().expect("[greedy]").order.clone();
-    let next = two.model.greedy.as_ref().expect("[greedy]").order.clone();
+    let previous = one
+        .model
+        .table::<GreedyTable>()
+        .expect("reads")
+        .expect("[greedy]")
+        .order;
+    let next = two
+        .model
+        .table::<GreedyTable>()
+        .expect("reads")
+        .expect("[greedy]")
+        .order;
     let td = sgpw::train::prepare(&ds, false).0;
     let h = one.model.hyper.clone();
     let inc = Incremental::new(&td.y, &h, JITTER * h.signal_variance, previous.len());

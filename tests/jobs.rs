@@ -216,7 +216,8 @@ fn events_arrive_in_order() {
         let id = match &e {
             JobEvent::Started { id }
             | JobEvent::Progress { id, .. }
-            | JobEvent::Finished { id, .. } => *id,
+            | JobEvent::Finished { id, .. }
+            | JobEvent::NotStarted { id, .. } => *id,
         };
         if matches!(e, JobEvent::Finished { .. }) {
             finished += 1;
@@ -276,4 +277,63 @@ fn events_arrive_in_order() {
             assert!(progress.iter().any(|(p, ..)| *p == Phase::SubsetInit));
         }
     }
+}
+
+/// A fit that waits for its cancellation, then reports it as a fit cancelled at
+/// iteration 2 would.
+fn waits_for_cancel(
+    _: &Dataset,
+    _: &ValidRunSpec,
+    ctx: &RunContext,
+) -> sgpw::error::Result<FitResult> {
+    let end = Instant::now() + Duration::from_secs(60);
+    while !ctx.exec.is_cancelled() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    Err(sgpw::error::Error::CancelledAfter(Box::new(
+        sgpw::error::Partial {
+            iterations: 2,
+            trace: vec![3.0, 2.0, 1.0],
+            seconds: 0.5,
+        },
+    )))
+}
+
+/// Cancelling every run: the one training ends cancelled at the iteration it reached,
+/// the one still queued never starts and says so (it has no result at all).
+#[test]
+fn a_cancelled_queued_run_reports_that_it_never_started() {
+    let (pool, events) = Jobs::with_fit(1, waits_for_cancel).expect("pool");
+    let data = dataset(30, 2);
+    pool.submit(
+        0,
+        key(5),
+        data.clone(),
+        spec("fitc", 5, 10, Default::default(), 30),
+    );
+    pool.submit(1, key(6), data, spec("fitc", 6, 10, Default::default(), 30));
+    let next = || {
+        events
+            .recv_timeout(Duration::from_secs(30))
+            .expect("reports")
+    };
+    assert!(matches!(next(), JobEvent::Started { id: 0 }));
+    pool.cancel_all();
+    let mut seen = Vec::new();
+    while seen.len() < 2 {
+        match next() {
+            JobEvent::Finished { id, result } => {
+                assert_eq!((id, result.status), (0, Status::Cancelled));
+                assert_eq!(result.iterations, 2);
+                seen.push(id);
+            }
+            JobEvent::NotStarted { id, key: k } => {
+                assert_eq!((id, k.m), (1, 6));
+                seen.push(id);
+            }
+            JobEvent::Started { id } => panic!("run {id} started after cancel_all"),
+            JobEvent::Progress { .. } => {}
+        }
+    }
+    assert_eq!(seen, [0, 1]);
 }

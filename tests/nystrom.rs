@@ -7,6 +7,7 @@ use common::*;
 use nalgebra::{DMatrix, DVector};
 use sgpw::data::Dataset;
 use sgpw::exec::Par;
+use sgpw::methods::eigen::Basis;
 use sgpw::methods::{self, nystrom};
 use sgpw::metrics;
 use sgpw::optim::Stop;
@@ -135,12 +136,12 @@ fn fits_and_prediction_needs() {
     let (r, _) = fit(&ds, &spec("nystrom"));
     let r = r.expect("nystrom");
     assert_eq!((r.stop, r.iterations), (Stop::NothingToFit, 0));
-    assert!(r.model.basis.is_some() && r.model.posterior.is_none());
+    assert!(r.model.has::<Basis>() && r.model.posterior.is_none());
     assert!(Predictor::new(r.model.clone(), None).is_err());
     let (o, _) = fit(&ds, &spec("nystrom-opt"));
     let o = o.expect("nystrom-opt");
     assert!(o.iterations > 0 && o.nlml < o.trace[0]);
-    assert!(o.test.expect("test").nmse.is_finite());
+    assert!(o.test.expect("test").nmse.is_some_and(f64::is_finite));
     // options that are not theirs are refused
     let mut bad = spec("nystrom");
     bad.options = options("rounds = 2");

@@ -7,8 +7,9 @@ use common::*;
 use nalgebra::DMatrix;
 use sgpw::exec::Par;
 use sgpw::likelihood::{self, Approx, Kuu, LowRank};
+use sgpw::methods::pseudo::Inducing;
 use sgpw::methods::{self, Method};
-use sgpw::model_file::{Hyper, Inducing, ModelFile};
+use sgpw::model_file::{Hyper, ModelFile};
 use sgpw::train::Predictor;
 
 const TOL: f64 = 1e-8;
@@ -28,7 +29,9 @@ fn case(
 ) -> Case {
     let mut model = ModelFile::new(method, hyper);
     model.jitter = jitter;
-    model.inducing = z.map(|z| Inducing { points: rows(&z) });
+    if let Some(z) = z {
+        model.set(&Inducing { points: rows(&z) });
+    }
     Case {
         model,
         x: matrix(f, "X"),

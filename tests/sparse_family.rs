@@ -10,8 +10,9 @@ use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use sgpw::exec::Par;
+use sgpw::methods::pseudo::Inducing;
 use sgpw::methods::{self, Method};
-use sgpw::model_file::{Hyper, Inducing, ModelFile};
+use sgpw::model_file::{Hyper, ModelFile};
 use sgpw::run_spec::{ApproxKind, MethodOptions, RunSpec};
 use std::f64::consts::PI;
 
@@ -109,9 +110,14 @@ fn inter_domain_features_under_every_approximation() {
 fn dense(model: &ModelFile, data: &TrainData, a: f64, extra: &dyn Fn(f64, f64) -> f64) -> f64 {
     let k = model.kernel();
     let z = DMatrix::from_fn(
-        model.inducing.as_ref().expect("z").points.len(),
+        model
+            .table::<Inducing>()
+            .expect("reads")
+            .expect("z")
+            .points
+            .len(),
         2,
-        |i, d| model.inducing.as_ref().expect("z").points[i][d],
+        |i, d| model.table::<Inducing>().expect("reads").expect("z").points[i][d],
     );
     let mut kuu = k.gram(&z, Par::Seq);
     let jitter = model.jitter.expect("a fixed jitter");
@@ -244,7 +250,7 @@ fn gpflow_values_on_kin40k() {
         for (method, want) in [("vfe", vfe_want), ("fitc", fitc_want)] {
             let mut model = ModelFile::new(method, hyper.clone());
             model.jitter = Some(1e-6);
-            model.inducing = Some(Inducing {
+            model.set(&Inducing {
                 points: points.clone(),
             });
             let got = methods::get(method)

@@ -366,8 +366,9 @@ fn cooked(app: &App) -> bool {
 }
 
 /// SIGTERM or SIGHUP while one run has finished and one trains: the terminal is
-/// restored, the exit status is 128 + the signal, the finished run is in the
-/// autosave, and reopening offers it back; y recovers it, s saves it.
+/// restored, the exit status is 128 + the signal, the finished run is in the autosave
+/// and so is the training one, as cancelled at the iteration it reached (as `sgpw run`
+/// records it), and reopening offers them back; y recovers them, s saves them.
 fn signal_during_two_runs(sig: i32, name: &str) {
     let (dir, session) = two_runs_session();
     let original = std::fs::read_to_string(&session).expect("reads");
@@ -403,21 +404,31 @@ fn signal_during_two_runs(sig: i32, name: &str) {
     assert!(cooked(&app), "raw mode still on after {name}");
     let text = app.text();
     assert!(
-        text.contains(&format!("stopped by {name}")) && text.contains("two.toml.autosave"),
+        text.contains(&format!("stopped by {name}"))
+            && text.contains("two.toml.autosave")
+            && text.contains("1 run training cancelled"),
         "{text}"
     );
-    // The session file is as it was; the journal holds the finished run.
+    // The session file is as it was; the journal holds the finished run and the
+    // cancelled one.
     assert_eq!(std::fs::read_to_string(&session).expect("reads"), original);
     let journal = dir.path().join("sessions/two.toml.autosave");
     let saved = sgpw::session::Session::read(&journal).expect("the autosave reads");
-    let done: Vec<_> = saved.results.iter().collect();
-    assert_eq!(done.len(), 1, "only the finished run: {done:?}");
+    let status = |s| saved.results.iter().filter(move |r| r.status == s);
+    let done: Vec<_> = status(sgpw::session::Status::Done).collect();
+    assert_eq!(done.len(), 1, "one finished run: {:?}", saved.results);
     assert_eq!(sgpw::tui::format::fmt_nmse(done[0].nmse), nmse);
+    let cancelled: Vec<_> = status(sgpw::session::Status::Cancelled).collect();
+    assert!(
+        cancelled.len() == 1 && cancelled[0].key.dataset == "slow",
+        "{:?}",
+        saved.results
+    );
     drop(app);
 
     let app = App::start(&["open", path, "--jobs", "2"], dir.path(), &[]);
     app.wait_for("the recovery question", |s| {
-        (s.contains("Recover unsaved work?") && s.contains("1 result")).then_some(())
+        (s.contains("Recover unsaved work?") && s.contains("2 results")).then_some(())
     });
     app.keys("y");
     let again = app.wait_for("the recovered m = 7 row", nmse_of_m7);
@@ -431,7 +442,7 @@ fn signal_during_two_runs(sig: i32, name: &str) {
     assert!(app.wait_exit().success());
     assert!(!journal.exists(), "saving removes the autosave");
     let file = sgpw::session::Session::read(&session).expect("reads");
-    assert_eq!(file.results.len(), 1);
+    assert_eq!(file.results.len(), 2);
 }
 
 #[test]

@@ -12,7 +12,9 @@ use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::style::Color;
 use sgpw::data::Dataset;
-use sgpw::model_file::{Hyper, Inducing, ModelFile};
+use sgpw::methods::MarkerSize;
+use sgpw::methods::pseudo::{Inducing, PseudoNoise};
+use sgpw::model_file::{Hyper, ModelFile};
 use sgpw::session::{RunResult, Session, Status};
 use sgpw::tui::state::{App, ChartTab, Effect, Event, PredState};
 use sgpw::tui::theme::Theme;
@@ -83,7 +85,7 @@ fn fitc_model(m: usize) -> ModelFile {
             noise_variance: 0.04,
         },
     );
-    model.inducing = Some(Inducing {
+    model.set(&Inducing {
         points: (0..m)
             .map(|i| vec![-4.5 + 9.0 * i as f64 / (m.max(2) - 1) as f64])
             .collect(),
@@ -448,7 +450,7 @@ fn prediction_of_a_2d_model_says_what_is_held_fixed() {
             noise_variance: 0.1,
         },
     );
-    model.inducing = Some(Inducing {
+    model.set(&Inducing {
         points: vec![vec![0.5, 1.0], vec![2.0, 3.0]],
     });
     let c = predict::compute(&model, &d, 1, 100).expect("predicts");
@@ -487,15 +489,18 @@ fn prediction_of_spgp_hs_shows_the_pseudo_noise() {
             noise_variance: 0.05,
         },
     );
-    model.inducing = Some(Inducing {
+    model.set(&Inducing {
         points: vec![vec![1.0], vec![4.0], vec![7.0]],
     });
-    // strengths σ0²/(σ0² + h): 1, 0.5, 0.1
-    model.pseudo_noise = Some(sgpw::model_file::PseudoNoise {
+    // strengths σ0²/(σ0² + h): 1, 0.5, 0.1: full, half, dot
+    model.set(&PseudoNoise {
         h: vec![0.0, 1.0, 9.0],
     });
     let c = predict::compute(&model, &d, 0, 100).expect("predicts");
-    assert_eq!(c.marker_strength, vec![1.0, 0.5, 0.1]);
+    assert_eq!(
+        c.marker_sizes,
+        [MarkerSize::Full, MarkerSize::Half, MarkerSize::Dot]
+    );
     let mut app = fixture(colour());
     app.update(Event::Key(KeyEvent::new(
         KeyCode::Char('3'),
@@ -635,7 +640,9 @@ fn forms_and_quit_dialog() {
         snapshot("runs_form", &b);
         assert_has(&b, "New runs: one per (method, m, seed)");
         assert_has(&b, "‹ fitc ›");
-        assert_has(&b, "m values : 10, 20, 40");
+        // the defaults of the command line and sessions (run_spec::RunEntry)
+        assert_has(&b, "m values : 50");
+        assert_has(&b, "iterations : 500");
     }
     app.update(key(KeyCode::Esc));
     app.update(Event::Key(KeyEvent::new(

@@ -135,9 +135,14 @@ fn check_size(spec: &RunSpec, n: usize, d: usize) -> Result<()> {
 }
 
 pub fn run(args: BenchArgs) -> Result<()> {
-    let spec = args.run.spec();
+    let spec = args.run.spec()?;
     spec.check(usize::MAX)?;
     check_size(&spec, args.n, args.d)?;
+    if args.reps == 0 {
+        return Err(Error::input(
+            "--reps 0: a timing needs at least 1 repetition (the default is 7)",
+        ));
+    }
     let par = Par::from_threads(args.threads);
     let data = match &args.train {
         Some(path) => {

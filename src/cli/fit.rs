@@ -24,7 +24,7 @@ pub struct FitArgs {
 }
 
 pub fn run(args: FitArgs) -> Result<()> {
-    let spec = args.run.spec();
+    let spec = args.run.spec()?;
     // method, m's upper bound and options before reading any data; m ≤ n after
     spec.check(usize::MAX)?;
     let data = crate::data::load(&args.data.spec(spec.seed))?;
@@ -53,14 +53,15 @@ pub fn run(args: FitArgs) -> Result<()> {
     if let Some(path) = &args.save_model {
         r.model.write(path)?;
     }
-    let (nmse, mnlp, mse) = r.test.map_or((None, None, None), |t| {
-        (Some(t.nmse), Some(t.mnlp), Some(t.mse))
-    });
+    let (nmse, mnlp, mse) = r
+        .test
+        .map_or((None, None, None), |t| (t.nmse, Some(t.mnlp), Some(t.mse)));
     let negative = r.test.and_then(|t| t.negative_note(data.n_test()));
     let objective = valid.method().objective_name(&r.model);
     if args.json {
         print_json(&serde_json::json!({
             "method": r.model.method,
+            "label": args.run.run.label(),
             "m": spec.m,
             "seed": spec.seed,
             "n_train": data.n_train(),
@@ -105,6 +106,10 @@ pub fn run(args: FitArgs) -> Result<()> {
         )?;
         match (nmse, mnlp) {
             (Some(a), Some(b)) => crate::outln!("test        NMSE {a:.6}   MNLP {b:.6}")?,
+            (None, Some(b)) => {
+                crate::outln!("test        NMSE n/a   MNLP {b:.6}")?;
+                crate::noteln!("note: NMSE {}", crate::metrics::NMSE_UNDEFINED);
+            }
             _ => crate::outln!("test        (no test set: use --test or --split)")?,
         }
         if let Some(note) = &negative {

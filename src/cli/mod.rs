@@ -14,7 +14,7 @@ mod stream;
 
 use crate::data::LoadSpec;
 use crate::error::{Error, Result};
-use crate::run_spec::{MethodOptions, RunSpec};
+use crate::run_spec::{RunEntry, RunSpec};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -55,7 +55,7 @@ pub enum Command {
     Run(run_session::RunArgs),
     /// Fold the shard files of `sgpw run --shard` into their session.
     Merge(run_session::MergeArgs),
-    /// Rewrite session files as schema version 2 (defaults made explicit, NLML scales recorded).
+    /// Rewrite session files as schema version 3 (older defaults made explicit, NLML scales recorded).
     Migrate(run_session::MigrateArgs),
     /// Print a session's results as Markdown tables (NMSE / MNLP per method and m), or
     /// one record per run as CSV or JSON.
@@ -101,45 +101,22 @@ impl DataArgs {
     }
 }
 
-/// What to train (shared by fit and bench).
+/// What to train (shared by fit and bench): the general run fields and options as
+/// declared once in [`RunEntry`] (a session's `[[runs]]` entry and the app's form read
+/// the same declaration and defaults).
 #[derive(Args, Clone, Debug)]
 pub struct RunArgs {
-    /// Method (see the list below); `spgp` is an alias of `fitc`.
-    #[arg(long, default_value = "fitc")]
-    pub method: String,
-    /// Size of the approximation: inducing points / features for most methods, spectral
-    /// points r (2r basis functions) for psds and ssgp; unused by full.
-    #[arg(short = 'm', long, default_value_t = 50)]
-    pub m: usize,
-    /// Iteration budget of the optimiser.
-    #[arg(long, default_value_t = 500)]
-    pub iters: usize,
-    /// Seed for the split, the initialisation and any subset.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Fit on the raw inputs and targets. By default inputs and targets are scaled to
-    /// zero mean and unit variance (recorded in the model file; NLMLs are still
-    /// reported on the raw target scale).
-    #[arg(long, conflicts_with = "standardize")]
-    pub raw: bool,
-    /// Standardize inputs and targets: the default (kept so older scripts still run).
-    #[arg(long, hide = true)]
-    pub standardize: bool,
-    /// Options of the method (the methods list says which each reads).
     #[command(flatten)]
-    pub options: MethodOptions,
+    pub run: RunEntry,
+    /// Standardize inputs and targets: the default (kept so older scripts still run).
+    #[arg(long = "standardize", hide = true, conflicts_with = "standardize")]
+    pub standardize_flag: bool,
 }
 
 impl RunArgs {
-    pub fn spec(&self) -> RunSpec {
-        RunSpec {
-            method: self.method.clone(),
-            m: self.m,
-            seed: self.seed,
-            iters: self.iters,
-            standardize: !self.raw,
-            options: self.options.clone(),
-        }
+    /// The one run these flags ask for (one --m, one --seed).
+    pub fn spec(&self) -> Result<RunSpec> {
+        self.run.single().map_err(Error::input)
     }
 }
 
@@ -178,6 +155,16 @@ pub mod exit {
     }
 }
 
+/// The whole command line as clap parses it: negative numbers are values of their
+/// flags (see [`crate::arg_values`]), and `fit --help` and `bench --help` list the
+/// methods.
+pub fn command() -> clap::Command {
+    let methods = format!("Methods:\n{}", method_list());
+    crate::arg_values::numbers_as_values(Cli::command())
+        .mut_subcommand("fit", |c| c.after_help(methods.clone()))
+        .mut_subcommand("bench", |c| c.after_help(methods.clone()))
+}
+
 /// Parse the arguments, run, and turn an error into a message and exit code 1; a
 /// closed standard output ends the command quietly with 0.
 pub fn main() -> ExitCode {
@@ -189,11 +176,7 @@ pub fn main() -> ExitCode {
             default(info);
         }
     }));
-    let methods = format!("Methods:\n{}", method_list());
-    let command = Cli::command()
-        .mut_subcommand("fit", |c| c.after_help(methods.clone()))
-        .mut_subcommand("bench", |c| c.after_help(methods.clone()));
-    let cli = match Cli::from_arg_matches(&command.get_matches()) {
+    let cli = match Cli::from_arg_matches(&command().get_matches()) {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
@@ -226,6 +209,18 @@ pub fn execute(cli: Cli) -> Result<u8> {
         Command::Report(a) => run_session::report(a),
         Command::Open(a) => open::run(a),
     }
+}
+
+/// A number about to be printed as a result: an infinity or NaN is an error saying
+/// which number it is, never printed as if it were a result.
+pub fn finite(what: &str, v: f64) -> Result<f64> {
+    if v.is_finite() {
+        return Ok(v);
+    }
+    Err(Error::numerical(format!(
+        "the {what} is {v}: the data may be too extreme for double precision for this \
+         model (rescale the target or the inputs)"
+    )))
 }
 
 /// Print JSON to stdout.

@@ -37,17 +37,21 @@ pub fn run(args: NlmlArgs) -> Result<()> {
     let offset = raw_scale_offset(model.standardize.as_ref(), y.len());
     if args.json {
         let o = method.objective(&model, &data, &exec)?;
+        let nlml = super::finite(method.objective_name(&model), o.nlml + offset)?;
         super::print_json(&serde_json::json!({
             "method": model.method,
             "objective": method.objective_name(&model),
             "n_train": y.len(),
-            "nlml": o.nlml + offset,
+            "nlml": nlml,
             "nlml_scale": "raw",
             "jitter": o.jitter,
             "gradient": o.grad,
         }))
     } else {
-        let v = method.nlml(&model, &data, &exec)? + offset;
+        let v = super::finite(
+            method.objective_name(&model),
+            method.nlml(&model, &data, &exec)? + offset,
+        )?;
         crate::noteln!(
             "note: {} on the raw target scale{}",
             method.objective_name(&model),

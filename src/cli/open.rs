@@ -37,6 +37,8 @@ impl OpenArgs {
 }
 
 pub fn run(args: OpenArgs) -> Result<u8> {
+    // before the session is read: without a terminal there is nothing to open it in
+    crate::tui::require_terminal()?;
     let opened = crate::tui::open(&args.session)?;
     let ending = crate::tui::run(&args.session, opened, args.jobs, args.ascii)?;
     // The terminal is restored by now: say what was kept (standard error may be the
@@ -63,10 +65,23 @@ pub fn run(args: OpenArgs) -> Result<u8> {
     if ending.unsaved {
         msg.push_str("; the autosave failed, so unsaved results are lost");
     }
-    if ending.lost_runs > 0 {
+    let runs = |n: usize| {
+        if n == 1 {
+            "1 run".to_string()
+        } else {
+            format!("{n} runs")
+        }
+    };
+    if ending.cancelled_runs > 0 {
         msg.push_str(&format!(
-            "; {} runs that were training or queued did not finish",
-            ending.lost_runs
+            "; {} training cancelled (kept as cancelled at the iteration reached)",
+            runs(ending.cancelled_runs)
+        ));
+    }
+    if ending.unstarted_runs > 0 {
+        msg.push_str(&format!(
+            "; {} queued never started (still not run)",
+            runs(ending.unstarted_runs)
         ));
     }
     noteln!("{msg}");

@@ -66,8 +66,9 @@ pub fn run(args: RunArgs) -> Result<u8> {
                     k.label,
                     k.m,
                     k.seed,
-                    r.nmse.map_or("-".into(), |v| format!("{v:.4}")),
-                    r.mnlp.map_or("-".into(), |v| format!("{v:.4}")),
+                    // as the report shows them: an NMSE of 4e-6 is not "0.0000"
+                    r.nmse.map_or("-".into(), report::fmt),
+                    r.mnlp.map_or("-".into(), report::fmt),
                     r.nlml.unwrap_or(f64::NAN),
                     r.iterations,
                     r.train_seconds
@@ -81,7 +82,7 @@ pub fn run(args: RunArgs) -> Result<u8> {
                     r.message.as_deref().unwrap_or("")
                 ),
                 Status::Cancelled => noteln!(
-                    "cancelled {}/{} m={} seed={} after {} it, {:.2} s (not finished: the next run re-runs it)",
+                    "cancelled {}/{} m={} seed={} at iteration {} after {:.2} s (started, not finished: the next run re-runs it)",
                     k.dataset,
                     k.label,
                     k.m,
@@ -98,11 +99,30 @@ pub fn run(args: RunArgs) -> Result<u8> {
         noteln!("nothing to run: every run of {path} has a finished result (--force re-runs them)");
     }
     if let Some(sig) = summary.interrupted {
+        let runs = |n: usize| {
+            if n == 1 {
+                "1 run".to_string()
+            } else {
+                format!("{n} runs")
+            }
+        };
         noteln!(
-            "interrupted by signal {sig}: {} finished runs are saved in {path}; {} cancelled runs will re-run next time",
-            summary.done + summary.failed,
-            summary.cancelled
+            "interrupted by signal {sig}: {} finished are saved in {path}; {} cancelled while \
+             training (recorded as cancelled at the iteration reached) and {} queued not \
+             started (no result: still not run); `sgpw run {path}` runs both",
+            runs(summary.done + summary.failed),
+            runs(summary.cancelled),
+            runs(summary.not_started.len())
         );
+        for k in &summary.not_started {
+            noteln!(
+                "not run   {}/{} m={} seed={}: queued, not started",
+                k.dataset,
+                k.label,
+                k.m,
+                k.seed
+            );
+        }
         return Ok(exit::signal(sig));
     }
     match args.shard {
@@ -148,7 +168,9 @@ pub fn merge(args: MergeArgs) -> Result<()> {
 
 #[derive(Args)]
 pub struct MigrateArgs {
-    /// Session files to rewrite as schema version 2 (in place, atomically).
+    /// Session files to rewrite as schema version 3 (in place, atomically): what an older
+    /// file left to its version's defaults is written out (noise_floor = 0 where a run
+    /// had no floor, standardize and label of version 1), so every run keeps its meaning.
     #[arg(required = true)]
     pub sessions: Vec<PathBuf>,
     /// What the stored NLMLs of standardized runs in a version 1 file are, where the
@@ -168,9 +190,9 @@ pub enum StoredScale {
     Raw,
 }
 
-/// `sgpw migrate`: rewrite sessions as schema version 2 — version 1's defaults
-/// (standardize = false, label = the method) made explicit, the NLML scale of every
-/// result recorded.
+/// `sgpw migrate`: rewrite sessions as schema version 3 — older versions' defaults
+/// (no noise floor; version 1: standardize = false, label = the method) made explicit,
+/// the NLML scale of every result recorded.
 pub fn migrate(args: MigrateArgs) -> Result<()> {
     for path in &args.sessions {
         let mut session = Session::read(path)?;

@@ -78,12 +78,20 @@ pub fn run(args: StreamArgs) -> Result<()> {
             match &test {
                 Some((xt, yt)) => {
                     let (nmse, mnlp) = score(&online, &model, xt, yt, scale)?;
+                    let mnlp = super::finite("test MNLP", mnlp)?;
+                    // an undefined NMSE (every test target at the training mean) is an
+                    // empty cell
+                    let nmse = match nmse {
+                        Some(v) => super::finite("test NMSE", v)?.to_string(),
+                        None => String::new(),
+                    };
                     crate::outln!("{},{nmse},{mnlp},{secs:.6}", online.n())?;
                 }
                 None => {
                     // on the raw target scale, as `fit` and `nlml` report it
                     let offset = raw_scale_offset(model.standardize.as_ref(), online.n());
-                    crate::outln!("{},{},{secs:.6}", online.n(), online.nlml() + offset)?
+                    let nlml = super::finite("NLML", online.nlml() + offset)?;
+                    crate::outln!("{},{nlml},{secs:.6}", online.n())?
                 }
             }
         }
@@ -98,7 +106,7 @@ fn score(
     x: &DMatrix<f64>,
     y: &[f64],
     scale: f64,
-) -> Result<(f64, f64)> {
+) -> Result<(Option<f64>, f64)> {
     let (mean, var) = online.predict(x)?;
     let mean: Vec<f64> = mean.iter().map(|m| m * scale + model.target_mean).collect();
     let s2 = online.noise_variance();

@@ -4,7 +4,9 @@
 //! [`Error::Input`]. Nothing here panics on user data.
 
 use super::progress::{BLOCK_READ_BYTES, LoadProgress, read_frame};
-use super::stream::{NULL_TOKENS, for_each_frame, is_parquet, open, polars_failure, read_csv_file};
+use super::stream::{
+    NULL_TOKENS, csv_failure, for_each_frame, is_parquet, open, polars_failure, read_csv_file,
+};
 use super::{Dataset, LoadSpec};
 use crate::error::{Error, Result};
 use nalgebra::{DMatrix, DVector};
@@ -33,6 +35,20 @@ pub fn load_with_progress(
     spec: &LoadSpec,
     report: &mut dyn FnMut(LoadProgress),
 ) -> Result<Dataset> {
+    read_dataset(spec, report, true)
+}
+
+/// [`load`] for data that an existing model conditions on or is scored on (`predict
+/// --train`, `nlml`, `stream`): nothing is fitted, so a constant target is accepted.
+pub fn load_for_model(spec: &LoadSpec) -> Result<Dataset> {
+    read_dataset(spec, &mut |_| {}, false)
+}
+
+fn read_dataset(
+    spec: &LoadSpec,
+    report: &mut dyn FnMut(LoadProgress),
+    fitted: bool,
+) -> Result<Dataset> {
     check_split_setting(spec)?;
     let train = Table::read(&spec.train, report)?;
     let (target, features) = choose_columns(&train, spec)?;
@@ -45,16 +61,42 @@ pub fn load_with_progress(
         checking: true,
     });
     let mut notes = Vec::new();
+    train.note_trimmed(&mut notes);
     let train_cols = train.complete_columns(&used, spec.drop_missing, &mut notes)?;
+    // a target the fit cannot use is refused before any work, whoever loads the data
+    // (`fit`, a session, the app): the whole column, then the rows a split trains on
+    if fitted {
+        check_target(
+            &train,
+            &target,
+            train_cols.last().map_or(&[][..], Vec::as_slice),
+            "",
+        )?;
+    }
     let (train_cols, test_cols) = match (&spec.test, spec.split) {
         (Some(path), _) => {
             let test = Table::read(path, report)?;
             check_same_columns(&train, &test)?;
+            test.note_trimmed(&mut notes);
             let test_cols = test.complete_columns(&used, spec.drop_missing, &mut notes)?;
             (train_cols, Some(test_cols))
         }
         (None, Some(fraction)) => {
-            let (a, b) = split_rows(&train_cols, fraction, spec.seed)?;
+            let (a, b) = split_rows(&train.path, &train_cols, fraction, spec.seed)?;
+            let part = format!(
+                " in the {} training rows of the split {fraction} (seed {}; another seed or \
+                 split chooses other rows)",
+                a.last().map_or(0, Vec::len),
+                spec.seed
+            );
+            if fitted {
+                check_target(
+                    &train,
+                    &target,
+                    a.last().map_or(&[][..], Vec::as_slice),
+                    &part,
+                )?;
+            }
             (a, Some(b))
         }
         (None, None) => (train_cols, None),
@@ -77,6 +119,15 @@ pub fn load_with_progress(
         y_test,
         notes,
     })
+}
+
+/// The training targets must vary, and their variance must fit in f64
+/// ([`super::moments::target_problem`]); `part` says which rows were checked.
+fn check_target(table: &Table, target: &str, y: &[f64], part: &str) -> Result<()> {
+    match super::moments::target_problem(y) {
+        None => Ok(()),
+        Some(why) => Err(table.error(format!("the target column '{target}'{part} {why}"))),
+    }
 }
 
 /// Reads prediction inputs: the named feature columns (all columns if `features` is
@@ -111,37 +162,28 @@ pub(crate) fn inputs_of_frame(
     offset: usize,
     features: &[String],
 ) -> Result<DMatrix<f64>> {
-    let names = frame
-        .get_column_names()
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    let table = Table {
-        path: path.to_path_buf(),
-        csv,
-        names,
-        frame,
-        offset,
-    };
-    table.check_shape()?;
+    let table = Table::new(path, csv, frame, offset)?;
     inputs_of(&table, features)
 }
 
 fn inputs_of(table: &Table, features: &[String]) -> Result<DMatrix<f64>> {
-    let names = if features.is_empty() {
+    // names are compared without the spaces around them, as the header is read
+    let names: Vec<String> = if features.is_empty() {
         table.names.clone()
     } else {
-        features.to_vec()
+        features.iter().map(|f| f.trim().to_string()).collect()
     };
     let missing: Vec<&String> = names.iter().filter(|n| !table.has(n)).collect();
     if !missing.is_empty() {
         return Err(table.error(format!(
-            "missing feature column(s) {} (needed: {}); the file has: {}",
+            "missing feature column(s) {} (needed: {}){}; the columns are: {}",
             quoted(&missing),
             names.join(", "),
-            table.names.join(", ")
+            table.suggestions(&missing),
+            table.listing()
         )));
     }
+    table.check_named(&names)?;
     let cols = table.numeric_columns(&names)?;
     if cols.iter().any(|c| c.iter().any(|v| v.is_nan())) {
         return Err(table.missing_error(&names, &cols, "; every input row needs all its values"));
@@ -165,18 +207,22 @@ fn check_split_setting(spec: &LoadSpec) -> Result<()> {
 
 /// Target (default: the last column) and features (default: every other column, in file order).
 fn choose_columns(table: &Table, spec: &LoadSpec) -> Result<(String, Vec<String>)> {
-    let all = table.names.join(", ");
-    let target = match &spec.target {
+    // names are compared without the spaces around them, as the header is read
+    let target = match spec.target.as_deref().map(str::trim) {
         Some(t) if !table.has(t) => {
+            let t = t.to_string();
             return Err(table.error(format!(
-                "target column '{t}' does not exist; the columns are: {all}"
+                "target column {} does not exist{}; the columns are: {}",
+                quoted(&[&t]),
+                table.suggestions(&[&t]),
+                table.listing()
             )));
         }
-        Some(t) => t.clone(),
+        Some(t) => t.to_string(),
         None => table.names.last().cloned().unwrap_or_default(),
     };
-    let features = match &spec.features {
-        Some(f) => f.clone(),
+    let features: Vec<String> = match &spec.features {
+        Some(f) => f.iter().map(|n| n.trim().to_string()).collect(),
         None => table
             .names
             .iter()
@@ -187,10 +233,15 @@ fn choose_columns(table: &Table, spec: &LoadSpec) -> Result<(String, Vec<String>
     let unknown: Vec<&String> = features.iter().filter(|f| !table.has(f)).collect();
     if !unknown.is_empty() {
         return Err(table.error(format!(
-            "feature column(s) {} do not exist; the columns are: {all}",
-            quoted(&unknown)
+            "feature column(s) {} do not exist{}; the columns are: {}",
+            quoted(&unknown),
+            table.suggestions(&unknown),
+            table.listing()
         )));
     }
+    let mut used = features.clone();
+    used.push(target.clone());
+    table.check_named(&used)?;
     if features.contains(&target) {
         return Err(table.error(format!(
             "the target column '{target}' is also listed among the features"
@@ -235,14 +286,24 @@ fn check_same_columns(train: &Table, test: &Table) -> Result<()> {
 }
 
 /// Seeded Fisher–Yates shuffle of the rows, then the first round(f·n) rows train.
-fn split_rows(cols: &[Vec<f64>], fraction: f64, seed: u64) -> Result<(Columns, Columns)> {
+fn split_rows(
+    path: &Path,
+    cols: &[Vec<f64>],
+    fraction: f64,
+    seed: u64,
+) -> Result<(Columns, Columns)> {
     let n = cols.first().map_or(0, Vec::len);
     let n_train = (fraction * n as f64).round() as usize;
     if n_train == 0 || n_train >= n {
-        return Err(Error::input(format!(
-            "split {fraction} of {n} row(s) leaves {n_train} training and {} test row(s); both parts need at least one",
-            n.saturating_sub(n_train)
-        )));
+        return Err(Error::data(
+            path,
+            format!(
+                "split {fraction} of its {n} row(s) leaves {n_train} training and {} test \
+                 row(s); both parts need at least one (a larger file, another split, or a \
+                 test file with --test)",
+                n.saturating_sub(n_train)
+            ),
+        ));
     }
     let mut order: Vec<usize> = (0..n).collect();
     order.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
@@ -308,6 +369,21 @@ struct Table {
     frame: DataFrame,
     /// Data rows of the file before the frame's first (a chunk of a large file).
     offset: usize,
+    /// Header names as the file has them, where they had spaces around them.
+    trimmed: Vec<String>,
+    /// Names given to columns that have values but no name: "(column 3)".
+    unnamed: Vec<String>,
+    /// Columns with neither a name nor a value, dropped.
+    dropped_unnamed: usize,
+}
+
+/// Whether every cell of a column is missing or blank.
+fn is_empty_column(col: &Column) -> bool {
+    if col.null_count() == col.len() {
+        return true;
+    }
+    col.str()
+        .is_ok_and(|ca| ca.iter().all(|c| c.is_none_or(|t| t.trim().is_empty())))
 }
 
 impl Table {
@@ -338,30 +414,135 @@ impl Table {
         } else if csv {
             guarded(|| read_csv_file(path, file))
                 .map_err(damaged)??
-                .map_err(|e| Error::data(path, polars_failure(csv, &e)))?
+                .map_err(|e| Error::data(path, csv_failure(path, &e)))?
         } else {
             guarded(|| ParquetReader::new(file).finish())
                 .map_err(damaged)?
                 .map_err(|e| Error::data(path, polars_failure(csv, &e)))?
         };
-        let names: Vec<String> = frame
+        Table::new(path, csv, frame, 0)
+    }
+
+    /// A table of `frame` with the spaces around its column names removed (`a,  b`
+    /// has columns 'a' and 'b'), checked for columns, a header and data rows.
+    fn new(path: &Path, csv: bool, mut frame: DataFrame, offset: usize) -> Result<Table> {
+        let raw: Vec<String> = frame
             .get_column_names()
             .iter()
             .map(|s| s.to_string())
             .collect();
-        let table = Table {
+        // A column without a name: polars calls it "" (and a second one
+        // "_duplicated_0"). Without values too it is a comma at the end of every line,
+        // and is dropped; with values it gets a name that says where it is, and is
+        // refused if it is used.
+        let has_empty = raw.iter().any(|n| n.trim().is_empty());
+        let is_unnamed = |n: &str| {
+            n.trim().is_empty()
+                || (has_empty
+                    && n.strip_prefix("_duplicated_")
+                        .is_some_and(|k| k.parse::<usize>().is_ok()))
+        };
+        let mut names = Vec::new();
+        let mut trimmed = Vec::new();
+        let mut unnamed = Vec::new();
+        let mut dropped_unnamed = 0;
+        for (i, n) in raw.iter().enumerate() {
+            if !is_unnamed(n) {
+                names.push(n.trim().to_string());
+                if n.trim() != n {
+                    trimmed.push(n.clone());
+                }
+            } else if frame.column(n).is_ok_and(is_empty_column) {
+                frame.drop_in_place(n).map_err(|e| Error::data(path, e))?;
+                dropped_unnamed += 1;
+            } else {
+                let name = format!("(column {})", i + 1);
+                names.push(name.clone());
+                unnamed.push(name);
+            }
+        }
+        let mut table = Table {
             path: path.to_path_buf(),
             csv,
             names,
-            frame,
-            offset: 0,
+            frame: DataFrame::empty(),
+            offset,
+            trimmed,
+            unnamed,
+            dropped_unnamed,
         };
-        table.check_shape()?;
+        table.check_shape(&frame)?;
+        frame
+            .set_column_names(&table.names)
+            .map_err(|e| table.error(e))?;
+        table.frame = frame;
         Ok(table)
     }
 
-    /// A file needs columns, a header (CSV) and data rows.
-    fn check_shape(&self) -> Result<()> {
+    /// Columns without a name in the header cannot be used: say where they are.
+    fn check_named(&self, used: &[String]) -> Result<()> {
+        match used.iter().find(|n| self.unnamed.contains(n)) {
+            None => Ok(()),
+            Some(n) => Err(self.error(format!(
+                "{} has no name in the header but has values: name it in the header (or \
+                 remove it, or choose the columns with --features)",
+                n.trim_matches(['(', ')'])
+            ))),
+        }
+    }
+
+    /// "removed the spaces around column names '  lread' → 'lread', ... in FILE", and
+    /// the unnamed empty columns dropped.
+    fn note_trimmed(&self, notes: &mut Vec<String>) {
+        if self.dropped_unnamed > 0 {
+            notes.push(format!(
+                "ignored {} column(s) of {} with neither a name nor a value (a comma at the \
+                 end of every line?)",
+                self.dropped_unnamed,
+                self.path.display()
+            ));
+        }
+        if self.trimmed.is_empty() {
+            return;
+        }
+        let pairs: Vec<String> = self
+            .trimmed
+            .iter()
+            .map(|n| format!("{} → {}", show(n), show(n.trim())))
+            .collect();
+        notes.push(format!(
+            "removed the spaces around column name(s) {} in {}",
+            pairs.join(", "),
+            self.path.display()
+        ));
+    }
+
+    /// Every column name, quoted so that what is in a name shows: 'a', 'b c'.
+    fn listing(&self) -> String {
+        let names: Vec<&String> = self.names.iter().collect();
+        quoted(&names)
+    }
+
+    /// " (did you mean 'lread'?)" for names that are close to a column's, else "".
+    fn suggestions(&self, wanted: &[&String]) -> String {
+        let close: Vec<String> = wanted
+            .iter()
+            .filter_map(|w| {
+                closest(w, &self.names).map(|c| match wanted {
+                    [_] => show(c),
+                    _ => format!("{} for {}", show(c), show(w)),
+                })
+            })
+            .collect();
+        if close.is_empty() {
+            String::new()
+        } else {
+            format!(" (did you mean {}?)", close.join(", "))
+        }
+    }
+
+    /// A file needs columns, a header (CSV) with distinct names, and data rows.
+    fn check_shape(&self, frame: &DataFrame) -> Result<()> {
         if self.names.is_empty() {
             return Err(self.error("no columns found"));
         }
@@ -386,7 +567,15 @@ impl Table {
                 "column name '{base}' appears more than once in the header"
             )));
         }
-        if self.frame.height() == 0 {
+        let mut seen = std::collections::HashSet::new();
+        if let Some(dup) = self.names.iter().find(|n| !seen.insert(n.as_str())) {
+            return Err(self.error(format!(
+                "column name {} appears more than once in the header (once the spaces around \
+                 names are removed)",
+                show(dup)
+            )));
+        }
+        if frame.height() == 0 {
             let why = if self.csv { " (only a header)" } else { "" };
             return Err(self.error(format!("no data rows{why}")));
         }
@@ -567,11 +756,33 @@ pub fn in_guarded_reader() -> bool {
 
 /// 'a', 'b'
 fn quoted(names: &[&String]) -> String {
+    names.iter().map(|n| show(n)).collect::<Vec<_>>().join(", ")
+}
+
+/// A column name in quotes, with what cannot be seen escaped: 'a b', 'x\t'.
+fn show(name: &str) -> String {
+    format!("'{}'", name.escape_debug())
+}
+
+/// The column name most like `wanted` (ignoring case and spaces, else by
+/// Jaro–Winkler similarity above 0.8, as clap suggests subcommands), if any.
+fn closest<'a>(wanted: &str, names: &'a [String]) -> Option<&'a String> {
+    let key = |s: &str| {
+        s.chars()
+            .filter(|c| !c.is_whitespace())
+            .flat_map(char::to_lowercase)
+            .collect::<String>()
+    };
+    let w = key(wanted);
+    if let Some(same) = names.iter().find(|n| key(n) == w) {
+        return Some(same);
+    }
     names
         .iter()
-        .map(|n| format!("'{n}'"))
-        .collect::<Vec<_>>()
-        .join(", ")
+        .map(|n| (strsim::jaro_winkler(&w, &key(n)), n))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, n)| n)
 }
 
 /// "row 3" or "rows 3, 7, 9 and 12 more" (1-based).

@@ -3,6 +3,7 @@
 
 pub mod big;
 pub mod load;
+pub mod moments;
 pub mod progress;
 pub mod stream;
 pub mod synthetic;

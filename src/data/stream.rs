@@ -132,7 +132,7 @@ fn csv_chunks(
             break;
         }
         let frame = read_csv_from(Cursor::new(buf))
-            .map_err(|e| Error::data(path, polars_failure(true, &e)))?;
+            .map_err(|e| Error::data(path, csv_failure(path, &e)))?;
         each(Chunk {
             first,
             frame,
@@ -271,6 +271,59 @@ pub(crate) fn polars_failure(csv: bool, e: &PolarsError) -> String {
                 "cannot read as {}: {reason}",
                 if csv { "CSV" } else { "Parquet" }
             )
+        }
+    }
+}
+
+/// Why polars could not read a CSV file: its own reason, and for a row with more
+/// fields than the header (which polars reports without a line) the first such line.
+pub(crate) fn csv_failure(path: &Path, e: &PolarsError) -> String {
+    let reason = polars_failure(true, e);
+    if !e.to_string().contains("more fields") {
+        return reason;
+    }
+    match first_long_record(path) {
+        Some((line, fields, header)) => format!(
+            "line {line} has {fields} fields but the header has {header} (a stray comma, or \
+             a value holding a comma that is not in double quotes)"
+        ),
+        None => reason,
+    }
+}
+
+/// (line, its fields, the header's fields) of the first record with more fields than
+/// the header, counting commas outside double quotes.
+fn first_long_record(path: &Path) -> Option<(usize, usize, usize)> {
+    let mut file = open(path).ok()?;
+    let gzip = csv_compression(path, &mut file).ok()? == Compression::Gzip;
+    let mut lines: Box<dyn BufRead> = if gzip {
+        Box::new(BufReader::new(flate2::read::MultiGzDecoder::new(file)))
+    } else {
+        Box::new(BufReader::new(file))
+    };
+    let fields = |record: &[u8]| {
+        let mut quoted = false;
+        1 + record
+            .iter()
+            .filter(|&&b| {
+                quoted ^= b == b'"';
+                b == b',' && !quoted
+            })
+            .count()
+    };
+    let mut record = Vec::new();
+    let mut line = 1;
+    read_record(&mut lines, &mut record).ok()?;
+    let header = fields(&record);
+    loop {
+        line += record.iter().filter(|&&b| b == b'\n').count();
+        record.clear();
+        if read_record(&mut lines, &mut record).ok()? == 0 {
+            return None;
+        }
+        let n = fields(&record);
+        if n > header {
+            return Some((line, n, header));
         }
     }
 }

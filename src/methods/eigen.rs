@@ -22,24 +22,79 @@
 //! `∂L/∂K_BX = √M U Λ⁻¹ ∂L/∂Kuf` in O(n·M²).
 
 use super::hyper::{self, chain, fit_free, pack_hyper, stage_budget, unpack_hyper};
+use super::kmeans;
 use super::lowrank::{
     ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad, kdiag_grad,
 };
-use super::pseudo::{self, PLAIN, PseudoExtra, PseudoInputs};
-use super::{Method, ValidRunSpec, kmeans};
+use super::method::{Markers, Method, ValidRunSpec};
+use super::pseudo::{self, Inducing, PLAIN, PseudoExtra, PseudoInputs};
 use crate::data::TrainData;
+use crate::error::Location;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
 use crate::likelihood::Adjoints;
 use crate::linalg::{self, Jitter};
-use crate::model_file::{
-    Basis, Eigen, Hyper, Inducing, ModelFile, matrix_to_rows, required_matrix,
-};
+use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, required_matrix};
 use crate::optim::{Outcome, Stop};
 use crate::run_context::{Phase, RunContext};
 use crate::run_spec::ApproxKind;
 use nalgebra::{DMatrix, SymmetricEigen};
 use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+/// `[basis] points`: the basis points B of EigenGP, the Nyström methods and greedy
+/// (greedy: in the order they were selected), M rows of D values. They are SE
+/// pseudo-inputs by another name: [`as_pseudo`] turns them into `[inducing] points`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Basis {
+    pub points: Vec<Vec<f64>>,
+}
+
+impl ModelTable for Basis {
+    const NAME: &'static str = "basis";
+}
+
+/// `[eigen] weights`: EigenGP's eigen-weights — w_j is the prior variance of the weight
+/// of the eigenfunction φ_j(x) = √M · k(x, B) u_j / λ_j, j in order of descending
+/// eigenvalue λ_j of K_BB (jitter included); absent = the DTC tie w_j = λ_j / M.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Eigen {
+    pub weights: Vec<f64>,
+}
+
+impl ModelTable for Eigen {
+    const NAME: &'static str = "eigen";
+}
+
+/// Write the basis points (M×D) as `[basis] points`.
+pub fn set_basis_points(model: &mut ModelFile, b: &DMatrix<f64>) {
+    model.set(&Basis {
+        points: matrix_to_rows(b),
+    });
+}
+
+/// What the models with `[basis] points` hold one value per input: the lengthscales
+/// and the points' rows.
+pub fn basis_dims(model: &ModelFile) -> Vec<Witness> {
+    let mut w = vec![Witness::lengthscales(model)];
+    w.extend(Witness::rows(model, Basis::NAME, "points"));
+    w
+}
+
+/// The basis points along `input` as markers.
+pub fn basis_markers(model: &ModelFile, input: usize) -> Result<Markers> {
+    let b = basis_points(model)?;
+    if input >= b.ncols() {
+        return Ok(Markers::default());
+    }
+    Ok(Markers {
+        at: b.column(input).iter().copied().collect(),
+        sizes: Vec::new(),
+        caption: "basis points".into(),
+    })
+}
 
 /// EigenGP's basis points and eigen-weights.
 pub struct EigenBasis {
@@ -107,8 +162,11 @@ pub const EIGENGP_PLUS: LowRankMethod<EigenBasis> = LowRankMethod {
 
 /// The basis points of a model (M×D).
 pub fn basis_points(model: &ModelFile) -> Result<DMatrix<f64>> {
-    let points = model.basis.as_ref().map(|b| &b.points);
-    required_matrix("[basis] points", points, model.dim())
+    required_matrix(
+        &Location::key(Basis::NAME).then("points"),
+        &model.require::<Basis>()?.points,
+        model.hyper.lengthscales.len(),
+    )
 }
 
 /// The eigen-decomposition of K_BB + jitter·I, eigenvalues descending.
@@ -124,7 +182,7 @@ pub struct EigenSystem {
 }
 
 /// Decompose K_BB + jitter·I; the jitter follows the model's policy (its `jitter` key,
-/// or ε·σ0² with ε raised until K_BB is positive definite, docs/methods.md §1).
+/// or ε·σ0² with ε raised until K_BB is positive definite, docs/methods.md §1.3).
 pub fn eigen_system(model: &ModelFile, b: &DMatrix<f64>, exec: &Exec) -> Result<EigenSystem> {
     let kbb = model.kernel().gram(b, exec.par);
     let (_, jitter) = linalg::cholesky_jittered(&kbb, model.jitter_policy(), exec.par)?;
@@ -162,8 +220,11 @@ pub fn tie_weights(lambda: &[f64]) -> Vec<f64> {
 pub fn as_pseudo(model: &ModelFile, name: &str) -> ModelFile {
     let mut p = model.clone();
     p.method = name.to_string();
-    p.inducing = p.basis.take().map(|b| Inducing { points: b.points });
-    p.eigen = None;
+    // [basis] and [inducing] hold the same `points`
+    if let Some(points) = p.tables.remove(Basis::NAME) {
+        p.tables.insert(Inducing::NAME.to_string(), points);
+    }
+    p.remove::<Eigen>();
     p.posterior = None;
     p
 }
@@ -173,29 +234,36 @@ pub fn as_pseudo(model: &ModelFile, name: &str) -> ModelFile {
 pub fn from_pseudo(pseudo: ModelFile, original: &ModelFile) -> ModelFile {
     let mut m = original.clone();
     m.hyper = pseudo.hyper;
-    m.basis = pseudo.inducing.map(|i| Basis { points: i.points });
-    m.eigen = None;
+    if let Some(points) = pseudo.tables.get(Inducing::NAME) {
+        m.tables.insert(Basis::NAME.to_string(), points.clone());
+    }
+    m.remove::<Eigen>();
     m
 }
 
 /// The eigen-weights of a model, checked against M (None: the tie).
-fn weights(model: &ModelFile, m: usize) -> Result<Option<&[f64]>> {
-    let Some(e) = &model.eigen else {
+fn weights(model: &ModelFile, m: usize) -> Result<Option<Vec<f64>>> {
+    let Some(e) = model.table::<Eigen>()? else {
         return Ok(None);
     };
+    let at = Location::key(Eigen::NAME).then("weights");
     if e.weights.len() != m {
-        return Err(Error::input(format!(
-            "[eigen] weights holds {} values but [basis] has {m} points (one weight per \
-             eigenfunction)",
-            e.weights.len()
-        )));
+        return Err(Error::at(
+            at,
+            format!(
+                "[eigen] weights holds {} values but [basis] has {m} points (one weight per \
+                 eigenfunction)",
+                e.weights.len()
+            ),
+        ));
     }
     if let Some(w) = e.weights.iter().find(|w| !(w.is_finite() && **w > 0.0)) {
-        return Err(Error::input(format!(
-            "[eigen] weights must be positive and finite, not {w}"
-        )));
+        return Err(Error::at(
+            at,
+            format!("[eigen] weights must be positive and finite, not {w}"),
+        ));
     }
-    Ok(Some(&e.weights))
+    Ok(Some(e.weights))
 }
 
 /// Γ of the spectral-function derivative for `g_j(λ) = c_j / λ²` (c_j = M w_j):
@@ -258,7 +326,7 @@ impl EigenBasis {
     ) -> Result<(ModelFile, Outcome)> {
         let rounds = spec.options.rounds.unwrap_or(DEFAULT_ROUNDS).max(1);
         let stages = 2 * rounds;
-        let dim = model.dim();
+        let dim = model.hyper.lengthscales.len();
         let tie_method = self.pseudo_method();
         let mut model = model;
         let mut total: Option<Outcome> = None;
@@ -280,7 +348,7 @@ impl EigenBasis {
                 let b = basis_points(&model)?;
                 let eig = eigen_system(&model, &b, &ctx.exec)?;
                 let m = eig.lambda.len();
-                model.eigen = Some(Eigen {
+                model.set(&Eigen {
                     weights: tie_weights(&eig.lambda),
                 });
                 let free = dim + 1..dim + 2 + m;
@@ -320,13 +388,11 @@ impl Family for EigenBasis {
     ) -> Result<ModelFile> {
         let b = kmeans::centres(&data.x, spec.m, rng)?;
         let mut model = ModelFile::new(&spec.method, hyper);
-        model.basis = Some(Basis {
-            points: matrix_to_rows(&b),
-        });
+        set_basis_points(&mut model, &b);
         if self.joint {
             // EigenGP* starts at the DTC tie, with the weights free
             let eig = eigen_system(&model, &b, &ctx.exec)?;
-            model.eigen = Some(Eigen {
+            model.set(&Eigen {
                 weights: tie_weights(&eig.lambda),
             });
         }
@@ -334,20 +400,27 @@ impl Family for EigenBasis {
     }
 
     fn check(&self, model: &ModelFile) -> Result<usize> {
-        if model.inducing.is_some() {
-            return Err(Error::input(
-                "[inducing] does not apply to EigenGP; its points are [basis] points",
-            ));
-        }
         let m = basis_points(model)?.nrows();
         weights(model, m)?;
         Ok(m)
     }
 
+    fn tables(&self) -> &'static [&'static str] {
+        &[Basis::NAME, Eigen::NAME]
+    }
+
+    fn input_dims(&self, model: &ModelFile) -> Vec<Witness> {
+        basis_dims(model)
+    }
+
+    fn markers(&self, model: &ModelFile, input: usize) -> Result<Markers> {
+        basis_markers(model, input)
+    }
+
     fn pack(&self, model: &ModelFile) -> Vec<f64> {
         let mut theta = Vec::new();
         pack_hyper(model, &mut theta);
-        if let Some(e) = &model.eigen {
+        if let Ok(Some(e)) = model.table::<Eigen>() {
             theta.extend(e.weights.iter().map(|w| w.ln()));
         }
         if let Ok(b) = basis_points(model) {
@@ -358,23 +431,24 @@ impl Family for EigenBasis {
 
     fn unpack(&self, theta: &[f64], model: &mut ModelFile) {
         let used = unpack_hyper(theta, model);
-        let d = model.dim().max(1);
+        let d = model.hyper.lengthscales.len().max(1);
         let rest = &theta[used..];
-        let m = if model.eigen.is_some() {
+        let weighted = model.has::<Eigen>();
+        let m = if weighted {
             rest.len() / (d + 1)
         } else {
             rest.len() / d
         };
-        let b_start = if let Some(e) = &mut model.eigen {
-            e.weights = rest[..m].iter().map(|v| v.exp()).collect();
+        let b_start = if weighted {
+            model.set(&Eigen {
+                weights: rest[..m].iter().map(|v| v.exp()).collect(),
+            });
             m
         } else {
             0
         };
         let b = DMatrix::from_column_slice(m, d, &rest[b_start..b_start + m * d]);
-        model.basis = Some(Basis {
-            points: matrix_to_rows(&b),
-        });
+        set_basis_points(model, &b);
     }
 
     fn parts(
@@ -450,7 +524,8 @@ impl Family for EigenBasis {
         let k = model.kernel();
         let gx = k.grad(&b, x, &kbx, &d_bx, true, false, exec.par);
         let gb = k.grad(&b, &b, &eig.kbb, &d_bb, true, true, exec.par);
-        let mut grad = Vec::with_capacity(model.dim() + 2 + m * (model.dim() + 1));
+        let d = model.hyper.lengthscales.len();
+        let mut grad = Vec::with_capacity(d + 2 + m * (d + 1));
         grad.push(
             gx.log_signal_variance
                 + gb.log_signal_variance

@@ -2,8 +2,8 @@
 //! sparse method is compared with. `--subset N` (a general option) fits it on a random
 //! subset, the "random active set" baseline of the PSDS paper.
 
-use super::hyper::{default_hyper, fit_free, pack_hyper, unpack_hyper};
-use super::{Method, Objective, ValidRunSpec};
+use super::hyper::{default_hyper, fit_all, fit_free, pack_hyper, unpack_hyper};
+use super::method::{Method, Objective, ValidRunSpec};
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
@@ -84,12 +84,15 @@ impl Method for Exact {
     fn stores_posterior(&self) -> bool {
         false
     }
+    fn chunked(&self) -> std::result::Result<(), &'static str> {
+        Err("the exact GP factorises the n×n kernel matrix of all training points at once")
+    }
 
     fn init_uses_seed(&self, _options: &MethodOptions) -> bool {
         false
     }
     fn seed_help(&self) -> &'static str {
-        "deterministic start (the defaults of docs/methods.md §0); the seed matters only with \
+        "deterministic start (the defaults of docs/methods.md §0.4); the seed matters only with \
          --subset or --init-lengthscales-from-subset"
     }
 
@@ -116,6 +119,16 @@ impl Method for Exact {
 
     fn unpack(&self, theta: &[f64], model: &mut ModelFile) {
         unpack_hyper(theta, model);
+    }
+
+    fn fit(
+        &self,
+        model: ModelFile,
+        data: &TrainData,
+        spec: &ValidRunSpec,
+        ctx: &RunContext,
+    ) -> Result<(ModelFile, crate::optim::Outcome)> {
+        fit_all(self, model, data, spec.iters, ctx)
     }
 
     fn objective(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<Objective> {

@@ -4,7 +4,7 @@
 //! The model is DTC with `Kfu = K(X, X_I)`, `Kuu = K_I` for a subset I of the training
 //! points, |I| = d_max = m, grown one point at a time at fixed σ0², ℓ, σ². With
 //! `M = σ² K̂_I + K_I,· K_·,I` (K̂_I = K_I + jitter·I, the jitter of every Kuu in sgpw,
-//! docs/methods.md §1) the solution is `α_I = M⁻¹ K_I,· y`, the minimiser of
+//! docs/methods.md §1.2) the solution is `α_I = M⁻¹ K_I,· y`, the minimiser of
 //! `π̃(α_I) = ½ α_Iᵀ M α_I − yᵀ K_·,I α_I`. [`Incremental`] keeps it in the whitened
 //! form of the likelihood core — `G = chol(K̂_I)`, `Q = K_·,I G⁻ᵀ`,
 //! `L_A = chol(σ²I + QᵀQ)` (so chol(M) = G L_A) and `P = Q L_A⁻ᵀ = K_·,I chol(M)⁻ᵀ` —
@@ -22,7 +22,7 @@
 //!
 //! Scores of a candidate i ∉ I (kernel column `r = K_·,i`):
 //! - RAND: none, a random point;
-//! - INFO: the relative entropy of docs/methods.md §6 from μ_i, v_i, y_i, σ² (O(1));
+//! - INFO: the relative entropy of docs/methods.md §6.2 from μ_i, v_i, y_i, σ² (O(1));
 //! - KAPPA / DMAX (post-backfitting, the paper's eqs. 7–8): with α_I fixed, the 1-D
 //!   optimum of α_i decreases π by `Δ_i = ½ (rᵀ(y − μ) − σ² μ_i)² / (σ² K̂_ii + rᵀr)`
 //!   (O(n)), scored on a cache of c = κ or c = d_max kernel rows; each step takes the
@@ -48,26 +48,30 @@
 //! X_I, held fixed): the selection's algebra above is the method, never a second
 //! likelihood core.
 
+use super::eigen::{Basis, basis_dims, basis_markers, basis_points, set_basis_points};
 use super::hyper::{pack_hyper, random_rows, stage_budget, unpack_hyper};
-use super::{Method, Objective, ValidRunSpec, exact, pseudo};
+use super::method::Markers;
+use super::method::{Method, Objective, ValidRunSpec};
+use super::pseudo::Inducing;
+use super::{exact, pseudo};
 use crate::data::TrainData;
+use crate::error::Location;
 use crate::error::{Error, Result};
 use crate::exec::{Exec, Par};
 use crate::kernel::SeArd;
 use crate::likelihood::Posterior;
 use crate::linalg::{self, Jitter};
-use crate::model_file::{
-    Basis, Greedy as GreedyTable, Hyper, Inducing, ModelFile, matrix_to_rows, required_matrix,
-};
+use crate::model_file::{Hyper, ModelFile, ModelTable, Witness};
 use crate::optim::{Control, Outcome, Stop};
 use crate::run_context::{Phase, RunContext};
-use crate::run_spec::{ApproxKind, MethodOptions, Select};
+use crate::run_spec::{ApproxKind, DataShape, MethodOptions, Naming, Select};
 use faer::linalg::matmul::matmul;
 use faer::linalg::triangular_solve::solve_lower_triangular_in_place;
 use faer::{Accum, MatMut, MatRef};
 use nalgebra::DMatrix;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
 use std::f64::consts::PI;
 use std::time::Instant;
@@ -98,7 +102,7 @@ pub const GREEDY: Greedy = Greedy;
 /// The DTC solution on a basis grown one training point at a time.
 ///
 /// Kept for the current basis I (d points), in the whitened form of the likelihood
-/// core (docs/methods.md §1), which stays accurate when σ² is small and K_I nearly singular:
+/// core (docs/methods.md §1.2), which stays accurate when σ² is small and K_I nearly singular:
 /// - `G = chol(K̂_I)` and `Q = K_·,I G⁻ᵀ` (n×d, the incomplete Cholesky factor of the
 ///   Nyström matrix; `Qᵀ` is the core's V);
 /// - `L_A = chol(A)`, `A = σ²I + QᵀQ = G⁻¹ M G⁻ᵀ` (so chol(M) = G L_A), and
@@ -515,7 +519,7 @@ impl Incremental {
         (gains, parts)
     }
 
-    /// INFO's score of candidate i (docs/methods.md §6): the relative entropy between the
+    /// INFO's score of candidate i (docs/methods.md §6.2): the relative entropy between the
     /// updated and the current DTC marginal, `½[v'/v − 1 − log(v'/v) + (μ'−μ)²/v]` with
     /// `v' = vσ²/(v+σ²)`, `μ' = μ + v(y−μ)/(v+σ²)`, written without cancellation as
     /// `½[log(1 + v/σ²) − v/(v+σ²) + v(y−μ)²/(v+σ²)²]`; 0 where v ≤ 0 (rounding).
@@ -720,7 +724,7 @@ pub struct Selected {
 /// validation score) ends it with the basis it has, which may then be smaller than
 /// d_max.
 ///
-/// The jitter on K_I's diagonal follows docs/methods.md §1: the model's `jitter` if it has
+/// The jitter on K_I's diagonal follows docs/methods.md §1.3: the model's `jitter` if it has
 /// one, else ε·σ0² with ε = 1e-8, and when fewer than d_max training points are
 /// numerically independent at that jitter (every other one within it of the span of
 /// the basis: long lengthscales), the selection starts again with ε ten times larger,
@@ -984,6 +988,32 @@ fn select_cached(
 
 // ---- The method ------------------------------------------------------------------------
 
+/// `[greedy]`: how greedy selected its basis points. `[basis] points` holds the selected
+/// inputs themselves, so prediction needs no training data; this table is
+/// informational except for the check that `order` matches them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GreedyTable {
+    pub select: Select,
+    /// Training rows (0-based, of the data the model was fitted on) of the basis points,
+    /// in the order they were selected; `[basis] points` lists their inputs in this order.
+    pub order: Vec<usize>,
+    /// Rounds of model adaptation (0: σ0², ℓ, σ² fixed during selection).
+    #[serde(default)]
+    pub adapt: usize,
+    /// Seconds spent selecting (all rounds; without the subset fit and the
+    /// hyperparameter fits of adaptation).
+    #[serde(default)]
+    pub select_seconds: f64,
+    /// Kernel rows K(X, x_i) computed during selection (all rounds).
+    #[serde(default)]
+    pub kernel_rows: usize,
+}
+
+impl ModelTable for GreedyTable {
+    const NAME: &'static str = "greedy";
+}
+
 /// The selection rule of a run (default DMAX, the paper's recommendation).
 fn rule(options: &MethodOptions) -> Select {
     options.select.unwrap_or(Select::Dmax)
@@ -1015,18 +1045,17 @@ pub fn as_dtc(model: &ModelFile) -> ModelFile {
     p.jitter = model.jitter;
     // σ² = floor + e^θ: the gradient in θ needs the floor
     p.noise_floor = model.noise_floor;
-    p.inducing = model.basis.as_ref().map(|b| Inducing {
-        points: b.points.clone(),
-    });
+    // [basis] and [inducing] hold the same `points`
+    if let Some(points) = model.tables.get(Basis::NAME) {
+        p.tables.insert(Inducing::NAME.to_string(), points.clone());
+    }
     p
 }
 
 /// The rows `order` of the training inputs as basis points, with the greedy table.
 fn with_basis(model: &mut ModelFile, data: &TrainData, order: &[usize]) {
     let b = DMatrix::from_fn(order.len(), data.x.ncols(), |a, d| data.x[(order[a], d)]);
-    model.basis = Some(Basis {
-        points: matrix_to_rows(&b),
-    });
+    set_basis_points(model, &b);
 }
 
 impl Method for Greedy {
@@ -1057,18 +1086,33 @@ impl Method for Greedy {
             "discard_cache",
         ]
     }
+    fn model_tables(&self) -> &'static [&'static str] {
+        &[Basis::NAME, GreedyTable::NAME]
+    }
+    fn input_dims(&self, model: &ModelFile) -> Vec<Witness> {
+        basis_dims(model)
+    }
+    fn markers(&self, model: &ModelFile, input: usize) -> Result<Markers> {
+        basis_markers(model, input)
+    }
 
-    fn check_options(&self, options: &MethodOptions) -> Result<()> {
+    fn check_options(
+        &self,
+        options: &MethodOptions,
+        _data: DataShape,
+        naming: Naming,
+    ) -> Result<()> {
         // both fit a full GP on a subset for σ0², ℓ, σ²: --init-lengthscales-from-subset
         // with min(iterations, 200) iterations as for every method, --hyper-from-subset
         // with 200 whatever the budget (the paper's FIXED runs and adapted runs with a
         // smaller budget then start from the same hyperparameters)
         if options.init_lengthscales_from_subset.is_some() && options.hyper_from_subset.is_some() {
-            return Err(Error::input(
-                "give greedy either --hyper-from-subset N (hyper_from_subset) or \
-                 --init-lengthscales-from-subset N, not both: each fits a full GP on a \
-                 random subset for the starting σ0², ℓ, σ²",
-            ));
+            return Err(Error::input(format!(
+                "give greedy either {} or {}, not both: each fits a full GP on a random \
+                 subset for the starting σ0², ℓ, σ²",
+                naming.setting("hyper_from_subset", "N"),
+                naming.setting("init_lengthscales_from_subset", "N")
+            )));
         }
         if let Some(a @ (ApproxKind::Fitc | ApproxKind::Pep)) = options.approx {
             return Err(Error::input(format!(
@@ -1080,8 +1124,9 @@ impl Method for Greedy {
         }
         if options.discard_cache.is_some() && matches!(rule(options), Select::Rand | Select::Info) {
             return Err(Error::input(format!(
-                "discard_cache (--discard-cache) applies to --select kappa, dmax and sb; \
-                 {} computes each kernel row once",
+                "discard_cache{} applies to select kappa, dmax and sb; {} computes each \
+                 kernel row once",
+                naming.flag("discard_cache"),
                 rule(options).name()
             )));
         }
@@ -1115,34 +1160,30 @@ impl Method for Greedy {
         let mut model = ModelFile::new(self.name(), hyper);
         // the default (vfe) is not written, as for the other methods with --approx
         model.approx = o.approx.filter(|a| *a == ApproxKind::Dtc);
-        model.basis = Some(Basis {
-            points: matrix_to_rows(&random_rows(&data.x, spec.m, rng)),
-        });
+        set_basis_points(&mut model, &random_rows(&data.x, spec.m, rng));
         Ok(model)
     }
 
     fn check(&self, model: &ModelFile) -> Result<()> {
-        if model.inducing.is_some() || model.eigen.is_some() {
-            return Err(Error::input(
-                "a greedy model has [hyper], [basis] points and [greedy] ([inducing] and \
-                 [eigen] do not apply)",
-            ));
-        }
-        let points = model.basis.as_ref().map(|b| &b.points);
-        let m = required_matrix("[basis] points", points, model.dim())?.nrows();
-        if let Some(g) = &model.greedy {
+        let m = basis_points(model)?.nrows();
+        if let Some(g) = model.table::<GreedyTable>()? {
+            let at = Location::key(GreedyTable::NAME).then("order");
             if g.order.len() != m {
-                return Err(Error::input(format!(
-                    "[greedy] order lists {} training rows but [basis] has {m} points (one \
-                     row per basis point, in the order they were selected)",
-                    g.order.len()
-                )));
+                return Err(Error::at(
+                    at,
+                    format!(
+                        "[greedy] order lists {} training rows but [basis] has {m} points (one \
+                         row per basis point, in the order they were selected)",
+                        g.order.len()
+                    ),
+                ));
             }
             let mut seen = std::collections::HashSet::new();
             if let Some(i) = g.order.iter().find(|i| !seen.insert(**i)) {
-                return Err(Error::input(format!(
-                    "[greedy] order names training row {i} twice"
-                )));
+                return Err(Error::at(
+                    at,
+                    format!("[greedy] order names training row {i} twice"),
+                ));
             }
         }
         if let Some(p) = &model.posterior {
@@ -1184,7 +1225,7 @@ impl Method for Greedy {
     fn objective(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<Objective> {
         let (method, p) = evidence(model);
         let mut obj = method.objective(&p, data, exec)?;
-        obj.grad.truncate(model.dim() + 2);
+        obj.grad.truncate(model.hyper.lengthscales.len() + 2);
         Ok(obj)
     }
 
@@ -1236,7 +1277,7 @@ impl Method for Greedy {
         // the best start of --restarts continues here: a model that already has its
         // basis keeps it (without --adapt there is nothing more to do); with --adapt
         // the next rounds start their cache from it
-        let selected = model.greedy.as_ref().map(|g| g.order.clone());
+        let selected = model.table::<GreedyTable>().ok().flatten().map(|g| g.order);
         if adapt == 0 && selected.as_ref().is_some_and(|o| o.len() == spec.m) {
             let f = self.nlml(&model, data, &ctx.exec)?;
             ctx.report(Phase::Fit { stage: 0 }, 0, f);
@@ -1284,7 +1325,7 @@ impl Method for Greedy {
                 }
                 let mut reached = at_start.clone();
                 with_basis(&mut reached, data, rows);
-                reached.greedy = Some(GreedyTable {
+                reached.set(&GreedyTable {
                     select: select_rule,
                     order: rows.to_vec(),
                     adapt,
@@ -1309,7 +1350,7 @@ impl Method for Greedy {
             kernel_rows += sel.kernel_rows;
             evaluations += sel.trace.len();
             with_basis(&mut model, data, &sel.rows);
-            model.greedy = Some(GreedyTable {
+            model.set(&GreedyTable {
                 select: select_rule,
                 order: sel.rows.clone(),
                 adapt,
@@ -1325,7 +1366,7 @@ impl Method for Greedy {
                 break;
             }
             let budget = stage_budget(spec.iters - used.min(spec.iters), adapt - round);
-            let free = 0..model.dim() + 2;
+            let free = 0..model.hyper.lengthscales.len() + 2;
             let (fitted, out) = super::hyper::fit_free(
                 self,
                 model,

@@ -2,7 +2,7 @@
 //! hyperparameters, packing σ0², ℓ, σ² as logarithms at the head of the parameter
 //! vector, and the optimiser runs over all or some of the packed entries.
 
-use super::Method;
+use super::method::Method;
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::model_file::{Hyper, ModelFile};
@@ -12,7 +12,7 @@ use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
 use std::ops::Range;
 
-/// Default hyperparameters of docs/methods.md §0: σ0² = mean(y²) (y centred),
+/// Default hyperparameters of docs/methods.md §0.4: σ0² = mean(y²) (y centred),
 /// σ² = σ0²/4, ℓ_d = half the range of input d.
 pub fn default_hyper(data: &TrainData) -> Hyper {
     let n = data.y.len().max(1) as f64;

@@ -8,16 +8,17 @@
 //! FIFGP is TFIFGP with every centre at zero and runs through the same code, so the two
 //! agree bit for bit there.
 
-use super::ValidRunSpec;
 use super::hyper::{pack_hyper, random_rows, unpack_hyper};
 use super::lowrank::{
     ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad, kdiag_grad,
 };
+use super::method::{Markers, ValidRunSpec};
 use crate::data::TrainData;
+use crate::error::Location;
 use crate::error::{Error, Result};
 use crate::exec::{Exec, Par};
 use crate::likelihood::Adjoints;
-use crate::model_file::{Features, Hyper, ModelFile, rows_to_matrix};
+use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, rows_to_matrix};
 use crate::run_context::RunContext;
 use crate::run_spec::{ApproxKind, Centres};
 use nalgebra::DMatrix;
@@ -25,6 +26,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 use std::f64::consts::PI;
 
 /// sin and cos together, ~3× faster than `f64::sin_cos` (two libm calls), which
@@ -70,6 +72,42 @@ fn sin_cos(x: f64) -> (f64, f64) {
         2 => (-s, -c),
         _ => (-c, s),
     }
+}
+
+/// `[features]`: the inter-domain features (FIFGP, TFIFGP: window widths, frequencies,
+/// phases, TFIFGP's centres; SMGP: centres and widths), one row per feature.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Features {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_widths: Option<Vec<f64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frequencies: Option<Vec<Vec<f64>>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases: Option<Vec<f64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub centres: Option<Vec<Vec<f64>>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub widths: Option<Vec<Vec<f64>>>,
+}
+
+impl ModelTable for Features {
+    const NAME: &'static str = "features";
+}
+
+/// `input_mean`: subtracted from the (standardised) inputs by the methods that centre
+/// them (FIFGP, TFIFGP), D values.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct InputMean(pub Vec<f64>);
+
+impl ModelTable for InputMean {
+    const NAME: &'static str = "input_mean";
+}
+
+/// Where `[features] key` is.
+fn at(key: &str) -> Location {
+    Location::key(Features::NAME).then(key)
 }
 
 /// Which inducing features.
@@ -153,35 +191,42 @@ struct Feat {
 }
 
 fn table<'a, T>(name: &str, v: &'a Option<T>) -> Result<&'a T> {
-    v.as_ref()
-        .ok_or_else(|| Error::input(format!("[features] {name} is missing")))
+    v.as_ref().ok_or_else(|| {
+        Error::at(
+            Location::key(Features::NAME),
+            format!("[features] {name} is missing"),
+        )
+    })
 }
 
 /// m rows of D values as an m×D matrix.
 fn feature_rows(name: &str, rows: &[Vec<f64>], m: usize, d: usize) -> Result<DMatrix<f64>> {
     if rows.len() != m {
-        return Err(Error::input(format!(
-            "[features] {name} has {} rows, expected {m} (one per feature)",
-            rows.len()
-        )));
+        return Err(Error::at(
+            at(name),
+            format!(
+                "[features] {name} has {} rows, expected {m} (one per feature)",
+                rows.len()
+            ),
+        ));
     }
-    rows_to_matrix(&format!("[features] {name}"), rows, d)
+    rows_to_matrix(&at(name), rows, d)
 }
 
 impl Feat {
     fn new(kind: Kind, model: &ModelFile) -> Result<Feat> {
-        let f = model
-            .features
-            .as_ref()
-            .ok_or_else(|| Error::input("the model has no [features] table"))?;
-        let d = model.dim();
+        let f = &model.require::<Features>()?;
+        let d = model.hyper.lengthscales.len();
         let ell2: Vec<f64> = model.hyper.lengthscales.iter().map(|l| l * l).collect();
         let unused = |name: &str, present: bool| {
             if present {
-                Err(Error::input(format!(
-                    "[features] {name} does not apply to method '{}'",
-                    model.method
-                )))
+                Err(Error::at(
+                    at(name),
+                    format!(
+                        "[features] {name} does not apply to method '{}'",
+                        model.method
+                    ),
+                ))
             } else {
                 Ok(())
             }
@@ -206,16 +251,20 @@ impl Feat {
                 let phases = table("phases", &f.phases)?;
                 let m = phases.len();
                 if m == 0 {
-                    return Err(Error::input("[features] phases is empty"));
+                    return Err(Error::at(at("phases"), "[features] phases is empty"));
                 }
                 if phases.iter().any(|p| !p.is_finite()) {
-                    return Err(Error::input("[features] phases holds a non-finite value"));
+                    return Err(Error::at(
+                        at("phases"),
+                        "[features] phases holds a non-finite value",
+                    ));
                 }
                 let win = table("window_widths", &f.window_widths)?;
                 if win.len() != d || win.iter().any(|c| !(c.is_finite() && *c > 0.0)) {
-                    return Err(Error::input(format!(
-                        "[features] window_widths must hold {d} positive values"
-                    )));
+                    return Err(Error::at(
+                        at("window_widths"),
+                        format!("[features] window_widths must hold {d} positive values"),
+                    ));
                 }
                 feat.m = m;
                 feat.phase = phases.clone();
@@ -243,7 +292,7 @@ impl Feat {
                 let cent = table("centres", &f.centres)?;
                 let m = cent.len();
                 if m == 0 {
-                    return Err(Error::input("[features] centres is empty"));
+                    return Err(Error::at(at("centres"), "[features] centres is empty"));
                 }
                 feat.m = m;
                 feat.cent = feature_rows("centres", cent, m, d)?;
@@ -254,14 +303,18 @@ impl Feat {
                     .flat_map(|j| (0..d).map(move |k| (k, j)))
                     .find(|&(k, j)| feat.excess[(j, k)] <= 0.0)
                 {
-                    return Err(Error::input(format!(
-                        "[features] widths: feature {} has c = {} in dimension {}, which must \
-                         exceed the lengthscale {} (the SMGP integrals diverge otherwise)",
-                        j + 1,
-                        wid[(j, k)],
-                        k + 1,
-                        model.hyper.lengthscales[k]
-                    )));
+                    return Err(Error::at(
+                        at("widths").index(j),
+                        format!(
+                            "[features] widths: feature {} has c = {} in dimension {}, which \
+                             must exceed the lengthscale {} (the SMGP integrals diverge \
+                             otherwise)",
+                            j + 1,
+                            wid[(j, k)],
+                            k + 1,
+                            model.hyper.lengthscales[k]
+                        ),
+                    ));
                 }
             }
         }
@@ -636,25 +689,28 @@ impl Moments {
 
 /// The inputs in the model's frame (minus `input_mean` if the model has one), as D×n columns.
 fn model_columns(model: &ModelFile, x: &DMatrix<f64>) -> Result<DMatrix<f64>> {
-    let d = model.dim();
+    let d = model.hyper.lengthscales.len();
     if x.ncols() != d {
         return Err(Error::input(format!(
             "the inputs have {} columns but the model has {d} lengthscales",
             x.ncols()
         )));
     }
-    let zero = vec![0.0; d];
-    let mean = match &model.input_mean {
-        Some(v) if v.len() == d => v,
-        Some(v) => {
-            return Err(Error::input(format!(
-                "input_mean has {} values, expected {d}",
-                v.len()
-            )));
-        }
-        None => &zero,
-    };
+    let mean = input_mean(model)?;
     Ok(DMatrix::from_fn(d, x.nrows(), |t, i| x[(i, t)] - mean[t]))
+}
+
+/// The model's `input_mean`, checked (zeros where it has none).
+fn input_mean(model: &ModelFile) -> Result<Vec<f64>> {
+    let d = model.hyper.lengthscales.len();
+    match model.table::<InputMean>()? {
+        Some(InputMean(v)) if v.len() == d && v.iter().all(|x| x.is_finite()) => Ok(v),
+        Some(_) => Err(Error::at(
+            Location::key(InputMean::NAME),
+            format!("input_mean must hold {d} finite values (one per input)"),
+        )),
+        None => Ok(vec![0.0; d]),
+    }
 }
 
 /// An m×D block packed column-major, like fitc's pseudo-inputs.
@@ -746,7 +802,7 @@ impl Family for InterDomain {
                     .collect::<Vec<_>>();
                 centres.nrows()
             ];
-            model.features = Some(Features {
+            model.set(&Features {
                 centres: Some(crate::model_file::matrix_to_rows(&centres)),
                 widths: Some(widths),
                 ..Default::default()
@@ -772,8 +828,8 @@ impl Family for InterDomain {
                 vec![vec![0.0; d]; m]
             }
         });
-        model.input_mean = Some(mean);
-        model.features = Some(Features {
+        model.set(&InputMean(mean));
+        model.set(&Features {
             window_widths: Some(sd),
             frequencies: Some(freq),
             phases: Some(phases),
@@ -785,15 +841,38 @@ impl Family for InterDomain {
 
     fn check(&self, model: &ModelFile) -> Result<usize> {
         let f = Feat::new(self.kind, model)?;
-        if let Some(v) = &model.input_mean
-            && (v.len() != model.dim() || v.iter().any(|x| !x.is_finite()))
-        {
-            return Err(Error::input(format!(
-                "input_mean must hold {} finite values",
-                model.dim()
-            )));
-        }
+        input_mean(model)?;
         Ok(f.m)
+    }
+
+    fn tables(&self) -> &'static [&'static str] {
+        &[InputMean::NAME, Features::NAME]
+    }
+
+    fn input_dims(&self, model: &ModelFile) -> Vec<Witness> {
+        let mut w = vec![Witness::lengthscales(model)];
+        w.extend(Witness::list(model, "", InputMean::NAME));
+        for key in ["frequencies", "centres", "widths"] {
+            w.extend(Witness::rows(model, Features::NAME, key));
+        }
+        w
+    }
+
+    /// The feature centres (TFIFGP, SMGP; FIFGP's window sits at `input_mean`).
+    fn markers(&self, model: &ModelFile, input: usize) -> Result<Markers> {
+        let Some(centres) = model.require::<Features>()?.centres else {
+            return Ok(Markers::default());
+        };
+        let shift = input_mean(model)?.get(input).copied().unwrap_or(0.0);
+        Ok(Markers {
+            at: centres
+                .iter()
+                .filter_map(|r| r.get(input))
+                .map(|v| v + shift)
+                .collect(),
+            sizes: Vec::new(),
+            caption: "feature centres".into(),
+        })
     }
 
     /// [log σ0², log ℓ, log σ²] then FIF/TFIF: [log c (D), ω (m×D), ω0 (m), μ (m×D, TFIF)],
@@ -823,7 +902,7 @@ impl Family for InterDomain {
 
     fn unpack(&self, theta: &[f64], model: &mut ModelFile) {
         let used = unpack_hyper(theta, model);
-        let d = model.dim();
+        let d = model.hyper.lengthscales.len();
         let rest = &theta[used..];
         let mut features = Features::default();
         match self.kind {
@@ -858,7 +937,7 @@ impl Family for InterDomain {
                 );
             }
         }
-        model.features = Some(features);
+        model.set(&features);
     }
 
     fn parts(

@@ -7,7 +7,8 @@
 //! posterior, prediction, staged fits and model checks go through this file and
 //! `likelihood.rs`, never through a copy.
 
-use super::{Method, Objective, ValidRunSpec, hyper};
+use super::hyper;
+use super::method::{Markers, Method, Objective, ValidRunSpec};
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
@@ -15,10 +16,10 @@ use crate::likelihood::{
     self, Accumulator, Adjoints, Approx, Backward, Kuu, LowRank, Posterior, Summary,
 };
 use crate::linalg::Jitter;
-use crate::model_file::{Hyper, ModelFile};
+use crate::model_file::{Hyper, ModelFile, Witness};
 use crate::optim::Outcome;
 use crate::run_context::RunContext;
-use crate::run_spec::{ApproxKind, MethodOptions, RunSpec};
+use crate::run_spec::{ApproxKind, DataShape, MethodOptions, Naming, RunSpec};
 use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
 use std::ops::Range;
@@ -124,17 +125,31 @@ pub trait Family: Send + Sync + 'static {
     fn stages(&self, _spec: &RunSpec, _model: &ModelFile) -> Vec<Range<usize>> {
         Vec::new()
     }
-    /// Checks of the family's own options (e.g. a required `dims`).
-    fn check_options(&self, _options: &MethodOptions) -> Result<()> {
+    /// Checks of the family's own options (e.g. a required `dims`, at most D), see
+    /// [`Method::check_options`].
+    fn check_options(
+        &self,
+        _options: &MethodOptions,
+        _data: DataShape,
+        _naming: Naming,
+    ) -> Result<()> {
         Ok(())
     }
     /// Whether the model has `[hyper] lengthscales` (see [`Method::uses_lengthscales`]).
     fn uses_lengthscales(&self) -> bool {
         true
     }
-    /// Which optional tables the model may have (see [`Method::model_tables`]).
-    fn tables(&self) -> &'static [&'static str] {
-        &[]
+    /// The names of the family's own tables: each a [`ModelTable`](crate::model_file::ModelTable) it declares, reads
+    /// and writes (see [`Method::model_tables`]).
+    fn tables(&self) -> &'static [&'static str];
+    /// What holds one value per input (see [`Method::input_dims`]): by default the
+    /// lengthscales.
+    fn input_dims(&self, model: &ModelFile) -> Vec<Witness> {
+        vec![Witness::lengthscales(model)]
+    }
+    /// What the prediction chart marks along `input` (see [`Method::markers`]).
+    fn markers(&self, _model: &ModelFile, _input: usize) -> Result<Markers> {
+        Ok(Markers::default())
     }
     /// Fit `method` (this family with its approximation) from `model`: one joint fit,
     /// or the stages of [`Family::stages`]. Families whose schedule changes the model's
@@ -369,21 +384,33 @@ impl<F: Family> Method for LowRankMethod<F> {
     fn model_tables(&self) -> &'static [&'static str] {
         self.family.tables()
     }
+    fn input_dims(&self, model: &ModelFile) -> Vec<Witness> {
+        self.family.input_dims(model)
+    }
+    fn markers(&self, model: &ModelFile, input: usize) -> Result<Markers> {
+        self.family.markers(model, input)
+    }
     fn max_m(&self, n_train: usize) -> usize {
         match self.max_m {
             MaxM::TrainingSize => n_train,
             MaxM::Fixed(k) => k,
         }
     }
-    fn check_options(&self, options: &MethodOptions) -> Result<()> {
+    fn check_options(
+        &self,
+        options: &MethodOptions,
+        data: DataShape,
+        naming: Naming,
+    ) -> Result<()> {
         if options.alpha.is_some() && self.kind_of(options) != ApproxKind::Pep {
             return Err(Error::input(format!(
-                "alpha (--alpha) applies to power EP only; method '{}' uses {}",
+                "alpha{} applies to power EP only; method '{}' uses {}",
+                naming.flag("alpha"),
                 self.name,
                 self.kind_of(options).name()
             )));
         }
-        self.family.check_options(options)
+        self.family.check_options(options, data, naming)
     }
     fn objective_name(&self, model: &ModelFile) -> &'static str {
         self.approx_of(model).map_or("NLML", Approx::objective_name)
@@ -521,7 +548,7 @@ impl<F: Family> Method for LowRankMethod<F> {
     }
 }
 
-/// ∂/∂log σ0² of an automatic jitter, which scales with σ0² (docs/methods.md §1).
+/// ∂/∂log σ0² of an automatic jitter, which scales with σ0² (docs/methods.md §1.3).
 pub fn jitter_grad(jitter_policy: Jitter, jitter: f64, d_kuu: &DMatrix<f64>) -> f64 {
     match jitter_policy {
         Jitter::Auto { .. } => jitter * d_kuu.trace(),

@@ -1,10 +1,12 @@
-//! The `Method` trait and the registry (name → method). Nothing else in the program
-//! lists methods: the CLI, sessions, jobs and the terminal app all ask [`registry`].
+//! The registry: every method by name, and the lookups that need it. Nothing else in
+//! the program lists methods: the CLI, sessions, jobs and the terminal app all ask
+//! [`registry`] or [`get`].
 //!
-//! Every low-rank method is a feature family × an approximation ([`lowrank`]): the
-//! family maps its parameters to (Kuf, Kuu, kdiag) and pulls the core's adjoints
-//! back; the likelihood core knows only the approximation. Adding a method is a
-//! family file (or a new pairing of an existing family) plus one line in [`registry`].
+//! The layers, from the bottom: [`method`] (the `Method` trait, which knows no method),
+//! the shared machinery ([`hyper`], [`lowrank`]: feature family × approximation = one
+//! low-rank method), the families and methods themselves, and this file above them.
+//! Adding a low-rank method is a family file (or a new pairing of an existing family)
+//! plus one line in [`registry`].
 
 pub mod eigen;
 pub mod exact;
@@ -13,6 +15,7 @@ pub mod hyper;
 pub mod interdomain;
 pub mod kmeans;
 pub mod lowrank;
+pub mod method;
 pub mod nystrom;
 pub mod online;
 pub mod pca;
@@ -21,164 +24,11 @@ pub mod pseudo;
 pub mod spectrum;
 pub mod start;
 
-use crate::data::TrainData;
-use crate::error::{Error, Result};
-use crate::exec::Exec;
-use crate::likelihood::Posterior;
-use crate::model_file::{Hyper, ModelFile};
-use crate::optim::Outcome;
-use crate::run_context::RunContext;
-use crate::run_spec::{GENERAL_OPTIONS, MethodOptions, RunSpec, flag};
-use nalgebra::DMatrix;
-use rand_chacha::ChaCha8Rng;
-use std::ops::Deref;
+pub use method::{MarkerSize, Markers, Method, Objective, ValidRunSpec};
 
-/// The objective and its gradient with respect to the method's packed parameter vector.
-#[derive(Clone, Debug)]
-pub struct Objective {
-    /// NLML, or the bound VFE and power EP minimise.
-    pub nlml: f64,
-    pub grad: Vec<f64>,
-    /// Absolute jitter this evaluation needed.
-    pub jitter: f64,
-}
-
-/// A method: its parameters, initialisation, objective and predictions.
-///
-/// The optimiser, jobs and app never know which method runs.
-pub trait Method: Send + Sync {
-    /// Registry name (`--method`).
-    fn name(&self) -> &'static str;
-    /// Other accepted names.
-    fn aliases(&self) -> &'static [&'static str] {
-        &[]
-    }
-    /// One line for `--help` and the app.
-    fn summary(&self) -> &'static str;
-    /// What `m` counts for this method (shown next to every result).
-    fn m_meaning(&self) -> &'static str {
-        "inducing points"
-    }
-    /// What one step of the fit's progress (and of its evidence trace) counts:
-    /// optimiser iterations, or for greedy the basis points added.
-    fn progress_unit(&self) -> &'static str {
-        "iteration"
-    }
-    /// Keys of [`MethodOptions`] this method reads besides the general ones; others
-    /// are rejected when a spec is checked.
-    fn options(&self) -> &'static [&'static str] {
-        &[]
-    }
-    /// Whether the model has ARD lengthscales `[hyper] lengthscales` (every method
-    /// but spgp-dr, whose projection carries the scales).
-    fn uses_lengthscales(&self) -> bool {
-        true
-    }
-    /// Which of the optional model tables of the SPGP extensions (`pseudo_noise`,
-    /// `projection`, `pca`) the method's models may have; the others are an error.
-    fn model_tables(&self) -> &'static [&'static str] {
-        &[]
-    }
-    /// Whether the method has a size m at all (the exact GP has not).
-    fn uses_m(&self) -> bool {
-        true
-    }
-    /// The largest m on `n_train` training points (`usize::MAX` while n is unknown).
-    fn max_m(&self, n_train: usize) -> usize {
-        n_train
-    }
-    /// Checks of the method's own options beyond their types (run before any work).
-    fn check_options(&self, _options: &MethodOptions) -> Result<()> {
-        Ok(())
-    }
-    /// Whether the method's own initialisation draws from the run's seed with these
-    /// options (pseudo-inputs at random training inputs, random frequencies, k-means
-    /// centres). False where it is deterministic (the exact GP; PSDS's Hammersley
-    /// points): then two seeds give the same result unless a general option draws
-    /// from the seed ([`RunSpec::seed_uses`]). A new method is seed-dependent unless
-    /// it says otherwise.
-    fn init_uses_seed(&self, _options: &MethodOptions) -> bool {
-        true
-    }
-    /// What the seed does in this method's initialisation, for `--help` and the app.
-    fn seed_help(&self) -> &'static str {
-        "the initialisation draws from the seed"
-    }
-    /// What the objective of a model is called ("NLML", "negative ELBO", …).
-    fn objective_name(&self, _model: &ModelFile) -> &'static str {
-        "NLML"
-    }
-
-    /// Initial parameters around the starting hyperparameters `hyper` (which
-    /// `start::initial_hyper` chose: docs/methods.md §0 defaults or a subset fit).
-    fn init(
-        &self,
-        data: &TrainData,
-        spec: &ValidRunSpec,
-        hyper: Hyper,
-        ctx: &RunContext,
-        rng: &mut ChaCha8Rng,
-    ) -> Result<ModelFile>;
-    /// Check a model's tables (shapes, signs) for this method.
-    fn check(&self, model: &ModelFile) -> Result<()>;
-    /// The free parameters as one vector (positive ones as logarithms).
-    fn pack(&self, model: &ModelFile) -> Vec<f64>;
-    /// Write a packed vector back into a model.
-    fn unpack(&self, theta: &[f64], model: &mut ModelFile);
-    /// Objective and gradient in `pack` order.
-    fn objective(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<Objective>;
-    /// The objective alone (defaults to the objective with its gradient).
-    fn nlml(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<f64> {
-        Ok(self.objective(model, data, exec)?.nlml)
-    }
-    /// The posterior needed for prediction, and (exact GP only) the inputs it is
-    /// expressed in.
-    fn posterior(
-        &self,
-        model: &ModelFile,
-        data: &TrainData,
-        exec: &Exec,
-    ) -> Result<(Posterior, Option<DMatrix<f64>>)>;
-    /// K(features, X*) (m×t) and the prior variances k(x*,x*) at the model's inputs.
-    /// `basis` is the exact GP's training inputs; low-rank methods ignore it.
-    fn cross(
-        &self,
-        model: &ModelFile,
-        basis: Option<&DMatrix<f64>>,
-        x: &DMatrix<f64>,
-        exec: &Exec,
-    ) -> Result<(DMatrix<f64>, Vec<f64>)>;
-    /// Whether the posterior can be stored in a model file (not the exact GP's n×n one).
-    fn stores_posterior(&self) -> bool {
-        true
-    }
-    /// Mean and latent variance at inputs `x` (model units). The default is
-    /// [`Method::cross`] with [`Posterior::predict`], whose variances are ≥ 0; the
-    /// Nyström predictor overrides it and returns its variances as computed, negative
-    /// ones included.
-    fn predict(
-        &self,
-        model: &ModelFile,
-        posterior: &Posterior,
-        basis: Option<&DMatrix<f64>>,
-        x: &DMatrix<f64>,
-        exec: &Exec,
-    ) -> Result<(Vec<f64>, Vec<f64>)> {
-        let (kus, prior) = self.cross(model, basis, x, exec)?;
-        Ok(posterior.predict(&kus, &prior, exec.par))
-    }
-
-    /// Fit: minimise the objective from `model`. Methods with staged schedules override it.
-    fn fit(
-        &self,
-        model: ModelFile,
-        data: &TrainData,
-        spec: &ValidRunSpec,
-        ctx: &RunContext,
-    ) -> Result<(ModelFile, Outcome)> {
-        hyper::fit_all(self, model, data, spec.iters, ctx)
-    }
-}
+use crate::error::{Error, Location, Result};
+use crate::model_file::ModelFile;
+use crate::run_spec::{DataShape, Naming, RunSpec};
 
 /// Every method, in the order they are listed to users.
 pub fn registry() -> &'static [&'static dyn Method] {
@@ -221,41 +71,18 @@ pub fn get(name: &str) -> Result<&'static dyn Method> {
         })
 }
 
-/// A run spec that was checked against its method (and, where known, the data):
-/// the only kind fitting accepts, so a worker never sees an invalid spec.
-#[derive(Clone)]
-pub struct ValidRunSpec {
-    checked: RunSpec,
-    resolved: &'static dyn Method,
-}
-
-impl ValidRunSpec {
-    pub fn method(&self) -> &'static dyn Method {
-        self.resolved
+/// Check the spec against its method (looked up by name); see [`RunSpec::check_with`].
+impl RunSpec {
+    /// As the command line checks it: `n_train` points (`usize::MAX`: not known yet),
+    /// messages naming the flags.
+    pub fn check(&self, n_train: usize) -> Result<ValidRunSpec> {
+        self.check_for(DataShape::points(n_train), Naming::Flags)
     }
 
-    pub fn spec(&self) -> &RunSpec {
-        &self.checked
-    }
-
-    /// The same checked spec with another iteration budget (restarts' short fits).
-    pub fn with_iters(&self, iters: usize) -> ValidRunSpec {
-        let mut v = self.clone();
-        v.checked.iters = iters;
-        v
-    }
-}
-
-impl Deref for ValidRunSpec {
-    type Target = RunSpec;
-    fn deref(&self) -> &RunSpec {
-        &self.checked
-    }
-}
-
-impl std::fmt::Debug for ValidRunSpec {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.checked.fmt(f)
+    /// Against the data's shape, messages naming the settings as `naming` says (a
+    /// session's and the app's by their keys).
+    pub fn check_for(&self, data: DataShape, naming: Naming) -> Result<ValidRunSpec> {
+        self.check_with(get(&self.method)?, data, naming)
     }
 }
 
@@ -294,89 +121,59 @@ impl RunSpec {
     }
 }
 
-impl RunSpec {
-    /// Check the spec against its method and `n_train` training points
-    /// (`usize::MAX` when the data are not loaded yet, as when a session is read):
-    /// the method exists, m is in its range, every option set is one the method
-    /// reads, and the option values make sense. Errors name the flag or key.
-    pub fn check(&self, n_train: usize) -> Result<ValidRunSpec> {
-        let method = get(&self.method)?;
-        self.options.check(n_train).map_err(Error::input)?;
-        let n_fit = self.options.subset.unwrap_or(n_train);
-        if method.uses_m() {
-            if self.m == 0 {
-                return Err(Error::input("m must be at least 1 (--m)"));
-            }
-            let max = method.max_m(n_fit);
-            if self.m > max {
-                let why = if max == n_fit {
-                    format!("the training set ({n_fit} points)")
-                } else {
-                    format!("{}'s limit of {max} {}", method.name(), method.m_meaning())
-                };
-                return Err(Error::input(format!(
-                    "m = {} (--m) is larger than {why}; choose m ≤ {max}",
-                    self.m
-                )));
-            }
-        }
-        for key in self.options.set_keys() {
-            if !GENERAL_OPTIONS.contains(&key.as_str()) && !method.options().contains(&key.as_str())
-            {
-                return Err(Error::input(format!(
-                    "option {key} ({}) does not apply to method '{}'{}",
-                    flag(&key),
-                    method.name(),
-                    if method.options().is_empty() {
-                        String::new()
-                    } else {
-                        format!(" (it reads: {})", method.options().join(", "))
-                    }
-                )));
-            }
-        }
-        method.check_options(&self.options)?;
-        Ok(ValidRunSpec {
-            checked: self.clone(),
-            resolved: method,
-        })
-    }
-}
-
 impl ModelFile {
     /// Check a model (read from a file or written by a run) against its method: the
-    /// method exists, the shared tables are consistent ([`ModelFile::check_hyper`])
-    /// and the method's own tables have the right shapes. `predict`, `nlml`, `stream`
-    /// and the predictor all call this before using a model. (Defined here, beside the
-    /// registry, because the model format itself does not know the methods.)
+    /// method exists, every table of its own is one the method reads (else the error
+    /// names the methods that do), the shared part is consistent and the method's own
+    /// tables have the right shapes ([`method::check_model`]). `predict`, `nlml`,
+    /// `stream` and the predictor all call this before using a model. Errors carry
+    /// where in the file they are ([`Error::location`]).
     pub fn check(&self) -> Result<&'static dyn Method> {
-        let method = get(&self.method)?;
-        for (table, present) in [
-            ("pseudo_noise", self.pseudo_noise.is_some()),
-            ("projection", self.projection.is_some()),
-            ("pca", self.pca.is_some()),
-        ] {
-            if present && !method.model_tables().contains(&table) {
-                return Err(Error::input(format!(
-                    "[{table}] does not apply to method '{}'{}",
-                    self.method,
-                    match table {
-                        "pseudo_noise" => " (it is read by spgp-hs and spgp-dr --hetero)",
-                        "projection" => " (it is read by spgp-dr)",
-                        _ => " (it is read by pca-spgp)",
-                    }
-                )));
-            }
+        let method = get(&self.method).map_err(|e| Error::at(Location::key("method"), e))?;
+        if let Some(key) = self
+            .tables
+            .keys()
+            .find(|k| !method.model_tables().contains(&k.as_str()))
+        {
+            let readers: Vec<&str> = registry()
+                .iter()
+                .filter(|m| m.model_tables().contains(&key.as_str()))
+                .map(|m| m.name())
+                .collect();
+            let what = if self.tables[key].is_table() {
+                format!("[{key}]")
+            } else {
+                key.clone()
+            };
+            return Err(Error::at(
+                Location::key(key),
+                if readers.is_empty() {
+                    format!(
+                        "{what} is not part of any method's model (misspelt?); a '{}' model \
+                         has {}",
+                        self.method,
+                        if method.model_tables().is_empty() {
+                            "only the shared tables".to_string()
+                        } else {
+                            format!("these of its own: {}", method.model_tables().join(", "))
+                        }
+                    )
+                } else {
+                    format!(
+                        "{what} does not apply to method '{}' (it is read by {})",
+                        self.method,
+                        readers.join(", ")
+                    )
+                },
+            ));
         }
-        self.check_hyper(method.uses_lengthscales())?;
-        method.check(self)?;
+        method::check_model(method, self)?;
         Ok(method)
     }
 }
 
 /// Read a model file and check it against its method. A parse error names its line;
-/// an inconsistent table names the line of the table or key it concerns, where the
-/// file has it.
+/// a check error names the line of the key, table or row it is about.
 pub fn read_model(path: &std::path::Path) -> Result<(ModelFile, &'static dyn Method)> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::file(path, format!("cannot read the model file: {e}")))?;
@@ -384,12 +181,14 @@ pub fn read_model(path: &std::path::Path) -> Result<(ModelFile, &'static dyn Met
     match model.check() {
         Ok(method) => Ok((model, method)),
         Err(e) => {
-            let msg = e.to_string();
+            let line = e
+                .location()
+                .and_then(|at| crate::model_file::line_of(&text, at));
             Err(Error::file(
                 path,
-                match crate::model_file::line_of_message(&text, &msg) {
-                    Some(line) => format!("line {line}: {msg}"),
-                    None => msg,
+                match line {
+                    Some(line) => format!("line {line}: {e}"),
+                    None => e.to_string(),
                 },
             ))
         }
@@ -399,7 +198,7 @@ pub fn read_model(path: &std::path::Path) -> Result<(ModelFile, &'static dyn Met
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run_spec::option_fields;
+    use crate::run_spec::{GENERAL_OPTIONS, MethodOptions, option_fields};
 
     /// Each method's option list names declared options only, and every declared
     /// option is read by some method (the declaration and the methods cannot drift).

@@ -15,15 +15,18 @@
 //! false`): the posterior kept is O(n) (α = (K̃ + σ²I)⁻¹y) plus the M×M A⁻¹; test points
 //! are handled in blocks so no n×t matrix larger than n×[`BLOCK`] is formed.
 
-use super::eigen::{as_pseudo, basis_points, from_pseudo};
+use super::eigen::{
+    Basis, as_pseudo, basis_dims, basis_markers, basis_points, from_pseudo, set_basis_points,
+};
 use super::hyper::{self, default_hyper};
-use super::{Method, Objective, ValidRunSpec, exact, kmeans, pseudo};
+use super::method::{Markers, Method, Objective, ValidRunSpec};
+use super::{exact, kmeans, pseudo};
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
 use crate::likelihood::{LatentPrior, Posterior};
 use crate::linalg;
-use crate::model_file::{Basis, Hyper, ModelFile, matrix_to_rows};
+use crate::model_file::{Hyper, ModelFile, ModelTable, Witness};
 use crate::optim::Outcome;
 use crate::run_context::{Phase, RunContext};
 use nalgebra::{DMatrix, DVector};
@@ -78,6 +81,12 @@ impl Method for Nystrom {
     fn stores_posterior(&self) -> bool {
         false
     }
+    fn chunked(&self) -> std::result::Result<(), &'static str> {
+        Err(
+            "the Williams–Seeger predictor is expressed in all n training inputs (no m×m \
+             posterior), so only its DTC objective goes through the chunked core",
+        )
+    }
 
     fn init(
         &self,
@@ -102,20 +111,24 @@ impl Method for Nystrom {
         };
         let b = kmeans::centres(&data.x, spec.m, rng)?;
         let mut model = ModelFile::new(self.name(), hyper);
-        model.basis = Some(Basis {
-            points: matrix_to_rows(&b),
-        });
+        set_basis_points(&mut model, &b);
         Ok(model)
     }
 
     fn check(&self, model: &ModelFile) -> Result<()> {
-        if model.eigen.is_some() || model.inducing.is_some() {
-            return Err(Error::input(
-                "a Nyström model has [hyper] and [basis] points only ([eigen] and [inducing] \
-                 do not apply)",
-            ));
-        }
         basis_points(model).map(|_| ())
+    }
+
+    fn model_tables(&self) -> &'static [&'static str] {
+        &[Basis::NAME]
+    }
+
+    fn input_dims(&self, model: &ModelFile) -> Vec<Witness> {
+        basis_dims(model)
+    }
+
+    fn markers(&self, model: &ModelFile, input: usize) -> Result<Markers> {
+        basis_markers(model, input)
     }
 
     fn pack(&self, model: &ModelFile) -> Vec<f64> {
@@ -252,8 +265,6 @@ pub fn default_model(data: &TrainData, b: &DMatrix<f64>, optimise: bool) -> Mode
         if optimise { "nystrom-opt" } else { "nystrom" },
         default_hyper(data),
     );
-    m.basis = Some(Basis {
-        points: matrix_to_rows(b),
-    });
+    set_basis_points(&mut m, b);
     m
 }

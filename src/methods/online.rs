@@ -1,4 +1,4 @@
-//! Online PSDS (docs/methods.md §4, paper §4.2): with σ0², σ² and the frequencies fixed,
+//! Online PSDS (docs/methods.md §4.4, paper §4.2): with σ0², σ² and the frequencies fixed,
 //! keep the likelihood core's [`Summary`] of the samples so far — the Cholesky factor
 //! of `A = I + V Vᵀ/σ²` with `V = Kuu^{-1/2} Φᵀ`, `β = V y/σ²` and three sums — fold
 //! in one sample at a time with a rank-one update (O(r²)), and predict or give the
@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::exec::Par;
 use crate::likelihood::{Kuu, Summary};
 use crate::linalg::Jitter;
-use crate::model_file::ModelFile;
+use crate::model_file::{ModelFile, Witness};
 use nalgebra::DMatrix;
 
 #[derive(Clone, Debug)]
@@ -31,7 +31,7 @@ impl OnlinePsds {
     /// An empty model with a psds/ssgp model file's frequencies, hyperparameters and
     /// jitter (check the model first: `ModelFile::check`).
     pub fn from_model(model: &ModelFile) -> Result<OnlinePsds> {
-        model.check_hyper(true)?;
+        model.check_shared(&[Witness::lengthscales(model)], true)?;
         Self::with_jitter(
             frequencies(model)?,
             model.hyper.signal_variance,

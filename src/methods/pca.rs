@@ -1,5 +1,5 @@
 //! PCA+SPGP, the unsupervised baseline of SPGP+DR (Snelson & Ghahramani, UAI 2006,
-//! §6.1; docs/methods.md §2): project the training inputs on their top G principal
+//! §6.1; docs/methods.md §2.4): project the training inputs on their top G principal
 //! components, then plain SPGP (the pseudo-input family under FITC) in that space.
 //! The model stores the PCA's mean and basis (`[pca]`), so predictions, `sgpw nlml`
 //! and the app take the original D inputs; the lengthscales and pseudo-inputs live in
@@ -7,18 +7,36 @@
 //! fit, on the D inputs) become G lengthscales by the ARD metric along each principal
 //! direction b_g: `1/ℓ_g² = Σ_d b_gd²/ℓ_d²`.
 
-use super::ValidRunSpec;
 use super::lowrank::{ApproxChoice, Family, LowRankMethod, MaxM, Parts};
-use super::pseudo::{PLAIN, PseudoExtra};
+use super::method::ValidRunSpec;
+use super::pseudo::{Inducing, PLAIN, PseudoExtra};
 use crate::data::TrainData;
+use crate::error::Location;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
 use crate::likelihood::Adjoints;
-use crate::model_file::{Hyper, ModelFile, Pca, matrix_to_rows, rows_to_matrix};
+use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, rows_to_matrix};
 use crate::run_context::RunContext;
-use crate::run_spec::{ApproxKind, MethodOptions};
+use crate::run_spec::{ApproxKind, DataShape, MethodOptions, Naming};
 use nalgebra::{DMatrix, SymmetricEigen};
 use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+/// `[pca]`: the principal components the inputs are projected on — the model sees
+/// `B (x − mean)`, the top G components of the training inputs (in model units, i.e.
+/// after `[standardize]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pca {
+    /// The training inputs' mean, D values.
+    pub mean: Vec<f64>,
+    /// B: G rows (unit principal directions, largest variance first) of D values.
+    pub basis: Vec<Vec<f64>>,
+}
+
+impl ModelTable for Pca {
+    const NAME: &'static str = "pca";
+}
 
 /// SPGP on the inputs' top principal components.
 pub struct PcaPseudo;
@@ -36,22 +54,39 @@ pub const PCA_SPGP: LowRankMethod<PcaPseudo> = LowRankMethod {
 };
 
 /// The `dims` option of spgp-dr and pca-spgp, which both need it.
-pub fn required_dims(method: &str, options: &MethodOptions) -> Result<usize> {
+pub fn required_dims(method: &str, options: &MethodOptions, naming: Naming) -> Result<usize> {
     options.dims.ok_or_else(|| {
         Error::input(format!(
-            "method '{method}' needs the reduced dimension G: give --dims G (session key dims)"
+            "method '{method}' needs the reduced dimension G: give {}",
+            naming.setting("dims", "G")
         ))
     })
 }
 
-/// G against the data's D, once the data are known.
-pub fn check_dims(method: &str, g: usize, d: usize) -> Result<()> {
-    if g == 0 || g > d {
+/// G against the data's D (where it is known).
+pub fn check_dims(method: &str, g: usize, d: usize, naming: Naming) -> Result<()> {
+    if g == 0 || (d != usize::MAX && g > d) {
         return Err(Error::input(format!(
-            "dims = {g} (--dims): method '{method}' needs 1 ≤ G ≤ D = {d} (the number of inputs)"
+            "dims = {g}{}: method '{method}' needs 1 ≤ G ≤ D = {d} (the number of inputs)",
+            naming.flag("dims")
         )));
     }
     Ok(())
+}
+
+/// `dims` given, and at most the data's D where it is known.
+pub fn check_dims_option(
+    method: &str,
+    options: &MethodOptions,
+    data: DataShape,
+    naming: Naming,
+) -> Result<()> {
+    check_dims(
+        method,
+        required_dims(method, options, naming)?,
+        data.dim,
+        naming,
+    )
 }
 
 /// The rows of `x` (n×D), less `shift` (D) if given, on the rows of `p` (G×D): the
@@ -123,25 +158,28 @@ pub fn component_lengthscales(basis: &DMatrix<f64>, lengthscales: &[f64]) -> Vec
 
 /// The model's `[pca]` as (mean, basis G×D), checked against its lengthscales.
 fn pca_of(model: &ModelFile) -> Result<(Vec<f64>, DMatrix<f64>)> {
-    let p = model
-        .pca
-        .as_ref()
-        .ok_or_else(|| Error::input("the model has no [pca] table (mean and basis)"))?;
+    let p = model.require::<Pca>()?;
+    let at = Location::key(Pca::NAME);
     let d = p.mean.len();
     if d == 0 || p.mean.iter().any(|v| !v.is_finite()) {
-        return Err(Error::input(
+        return Err(Error::at(
+            at.clone().then("mean"),
             "[pca] mean must hold one finite value per input",
         ));
     }
-    let basis = rows_to_matrix("[pca] basis", &p.basis, d)?;
+    let basis = rows_to_matrix(&at.clone().then("basis"), &p.basis, d)?;
     let g = model.hyper.lengthscales.len();
     if basis.nrows() != g {
-        return Err(Error::input(format!(
-            "[pca] basis has {} rows but [hyper] lengthscales has {g} values (one per component)",
-            basis.nrows()
-        )));
+        return Err(Error::at(
+            at.then("basis"),
+            format!(
+                "[pca] basis has {} rows but [hyper] lengthscales has {g} values (one per \
+                 component)",
+                basis.nrows()
+            ),
+        ));
     }
-    Ok((p.mean.clone(), basis))
+    Ok((p.mean, basis))
 }
 
 /// (x − mean) Bᵀ: the inputs (n×D) on the components (n×G).
@@ -173,8 +211,8 @@ impl Family for PcaPseudo {
         ctx: &RunContext,
         rng: &mut ChaCha8Rng,
     ) -> Result<ModelFile> {
-        let g = required_dims(&spec.method, &spec.options)?;
-        check_dims(&spec.method, g, data.x.ncols())?;
+        let g = required_dims(&spec.method, &spec.options, Naming::Flags)?;
+        check_dims(&spec.method, g, data.x.ncols(), Naming::Flags)?;
         let (mean, basis) = principal_directions(&data.x, g);
         let projected = TrainData {
             x: project(&data.x, &mean, &basis)?,
@@ -185,15 +223,20 @@ impl Family for PcaPseudo {
             ..hyper
         };
         let mut model = PLAIN.init(&projected, spec, hyper, ctx, rng)?;
-        model.pca = Some(Pca {
+        model.set(&Pca {
             mean,
             basis: matrix_to_rows(&basis),
         });
         Ok(model)
     }
 
-    fn check_options(&self, options: &MethodOptions) -> Result<()> {
-        required_dims("pca-spgp", options).map(|_| ())
+    fn check_options(
+        &self,
+        options: &MethodOptions,
+        data: DataShape,
+        naming: Naming,
+    ) -> Result<()> {
+        check_dims_option("pca-spgp", options, data, naming)
     }
 
     fn check(&self, model: &ModelFile) -> Result<usize> {
@@ -210,7 +253,16 @@ impl Family for PcaPseudo {
     }
 
     fn tables(&self) -> &'static [&'static str] {
-        &["pca"]
+        &[Inducing::NAME, Pca::NAME]
+    }
+
+    /// The PCA's mean and the columns of its basis (the lengthscales and pseudo-inputs
+    /// are per component; no marker is drawn for them on an input's axis).
+    fn input_dims(&self, model: &ModelFile) -> Vec<Witness> {
+        Witness::list(model, Pca::NAME, "mean")
+            .into_iter()
+            .chain(Witness::rows(model, Pca::NAME, "basis"))
+            .collect()
     }
 
     fn parts(

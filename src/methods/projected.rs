@@ -1,4 +1,4 @@
-//! SPGP+DR (Snelson & Ghahramani, UAI 2006, §4; docs/methods.md §2): a learned linear
+//! SPGP+DR (Snelson & Ghahramani, UAI 2006, §4; docs/methods.md §2.3): a learned linear
 //! projection P (G×D) replaces the lengthscales and the pseudo-inputs live in the G
 //! projected dimensions:
 //! `k(x, x̄) = σ0² exp(−½‖P x − x̄‖²)`, `k(x̄, x̄') = σ0² exp(−½‖x̄ − x̄'‖²)`, kdiag = σ0².
@@ -11,29 +11,45 @@
 //! (`P = V_Gᵀ diag(1/ℓ)`, V_G from the PCA of X diag(1/ℓ)), so that at G = D the model
 //! starts as the ARD one (PᵀP = diag(1/ℓ²)); X̄ starts at P·(a random subset).
 
-use super::ValidRunSpec;
 use super::hyper::{pack_hyper, random_rows, unpack_hyper};
 use super::lowrank::{
     ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad, kdiag_grad,
 };
-use super::pca::{check_dims, principal_directions, project_rows, required_dims};
+use super::method::ValidRunSpec;
+use super::pca::{
+    check_dims, check_dims_option, principal_directions, project_rows, required_dims,
+};
 use super::pseudo::{
-    add_pseudo_noise, initial_pseudo_noise, pack_pseudo_noise, pseudo_noise, pseudo_noise_grad,
+    Inducing, PseudoNoise, add_pseudo_noise, initial_pseudo_noise, pack_pseudo_noise, points_at,
+    pseudo_noise, pseudo_noise_grad, set_inducing_points,
 };
 use crate::data::TrainData;
+use crate::error::Location;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
 use crate::kernel::SeArd;
 use crate::likelihood::Adjoints;
 use crate::linalg;
 use crate::model_file::{
-    Hyper, Inducing, ModelFile, Projection, PseudoNoise, matrix_to_rows, required_matrix,
-    rows_to_matrix,
+    Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, required_matrix, rows_to_matrix,
 };
 use crate::run_context::RunContext;
-use crate::run_spec::{ApproxKind, MethodOptions};
+use crate::run_spec::{ApproxKind, DataShape, MethodOptions, Naming};
 use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+/// `[projection] matrix`: SPGP+DR's P, G rows of D values
+/// (`k(x, x̄) = σ0² exp(−½‖P x − x̄‖²)`, Snelson & Ghahramani 2006b, §4).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Projection {
+    pub matrix: Vec<Vec<f64>>,
+}
+
+impl ModelTable for Projection {
+    const NAME: &'static str = "projection";
+}
 
 /// Pseudo-inputs in a learned G-dimensional projection of the inputs.
 pub struct Projected;
@@ -53,31 +69,31 @@ pub const SPGP_DR: LowRankMethod<Projected> = LowRankMethod {
 
 /// P (G×D) of a model.
 pub fn projection(model: &ModelFile) -> Result<DMatrix<f64>> {
-    let rows = &model
-        .projection
-        .as_ref()
-        .ok_or_else(|| Error::input("the model has no [projection] matrix"))?
-        .matrix;
+    let rows = model.require::<Projection>()?.matrix;
+    let at = Location::key(Projection::NAME).then("matrix");
     let d = rows.first().map_or(0, Vec::len);
     if d == 0 {
-        return Err(Error::input(
+        return Err(Error::at(
+            at,
             "[projection] matrix is empty (it needs G rows of D values)",
         ));
     }
-    let p = rows_to_matrix("[projection] matrix", rows, d)?;
+    let p = rows_to_matrix(&at, &rows, d)?;
     if p.nrows() > d {
-        return Err(Error::input(format!(
-            "[projection] matrix has {} rows of {d} values: G must not exceed D",
-            p.nrows()
-        )));
+        return Err(Error::at(
+            at,
+            format!(
+                "[projection] matrix has {} rows of {d} values: G must not exceed D",
+                p.nrows()
+            ),
+        ));
     }
     Ok(p)
 }
 
 /// The pseudo-inputs (m×G).
 fn points(model: &ModelFile, g: usize) -> Result<DMatrix<f64>> {
-    let points = model.inducing.as_ref().map(|i| &i.points);
-    required_matrix("[inducing] points", points, g)
+    required_matrix(&points_at(), &model.require::<Inducing>()?.points, g)
 }
 
 /// The SE kernel of the projected space: σ0², unit lengthscales.
@@ -119,8 +135,8 @@ impl Family for Projected {
         _ctx: &RunContext,
         rng: &mut ChaCha8Rng,
     ) -> Result<ModelFile> {
-        let g = required_dims(&spec.method, &spec.options)?;
-        check_dims(&spec.method, g, data.x.ncols())?;
+        let g = required_dims(&spec.method, &spec.options, Naming::Flags)?;
+        check_dims(&spec.method, g, data.x.ncols(), Naming::Flags)?;
         let p = initial_projection(&data.x, &hyper.lengthscales, g);
         let subset = random_rows(&data.x, spec.m, rng);
         let z = project_rows(&subset, &p, None);
@@ -131,26 +147,33 @@ impl Family for Projected {
                 ..hyper
             },
         );
-        model.projection = Some(Projection {
-            matrix: matrix_to_rows(&p),
-        });
+        // the tables in the order model files have always had them
+        set_inducing_points(&mut model, &z);
         if spec.options.hetero {
-            model.pseudo_noise = Some(initial_pseudo_noise(z.nrows(), model.hyper.signal_variance));
+            model.set(&initial_pseudo_noise(
+                z.nrows(),
+                model.hyper.signal_variance,
+            ));
         }
-        model.inducing = Some(Inducing {
-            points: matrix_to_rows(&z),
+        model.set(&Projection {
+            matrix: matrix_to_rows(&p),
         });
         Ok(model)
     }
 
-    fn check_options(&self, options: &MethodOptions) -> Result<()> {
-        required_dims("spgp-dr", options).map(|_| ())
+    fn check_options(
+        &self,
+        options: &MethodOptions,
+        data: DataShape,
+        naming: Naming,
+    ) -> Result<()> {
+        check_dims_option("spgp-dr", options, data, naming)
     }
 
     fn check(&self, model: &ModelFile) -> Result<usize> {
         let p = projection(model)?;
         let m = points(model, p.nrows())?.nrows();
-        if model.pseudo_noise.is_some() {
+        if model.has::<PseudoNoise>() {
             pseudo_noise(model, m)?;
         }
         Ok(m)
@@ -161,7 +184,15 @@ impl Family for Projected {
     }
 
     fn tables(&self) -> &'static [&'static str] {
-        &["projection", "pseudo_noise"]
+        &[Inducing::NAME, PseudoNoise::NAME, Projection::NAME]
+    }
+
+    /// The columns of P (the pseudo-inputs live in the G projected dimensions, and no
+    /// marker is drawn for them on an input's axis).
+    fn input_dims(&self, model: &ModelFile) -> Vec<Witness> {
+        Witness::rows(model, Projection::NAME, "matrix")
+            .into_iter()
+            .collect()
     }
 
     /// [log σ0², log σ², P (G×D), X̄ (m×G), log h (m, with pseudo-noise)], matrices
@@ -183,21 +214,21 @@ impl Family for Projected {
     /// unpacks into copies of a checked model).
     fn unpack(&self, theta: &[f64], model: &mut ModelFile) {
         let used = unpack_hyper(theta, model);
-        let (g, d) = model.projection.as_ref().map_or((0, 0), |p| {
-            (p.matrix.len(), p.matrix.first().map_or(0, Vec::len))
-        });
-        let m = model.inducing.as_ref().map_or(0, |i| i.points.len());
+        let (g, d) = projection(model).map_or((0, 0), |p| p.shape());
+        let m = model
+            .table::<Inducing>()
+            .ok()
+            .flatten()
+            .map_or(0, |i| i.points.len());
         let rest = &theta[used..];
         let (p, rest) = rest.split_at((g * d).min(rest.len()));
         let (z, log_h) = rest.split_at((m * g).min(rest.len()));
-        model.projection = Some(Projection {
+        model.set(&Projection {
             matrix: matrix_to_rows(&DMatrix::from_column_slice(g, d, p)),
         });
-        model.inducing = Some(Inducing {
-            points: matrix_to_rows(&DMatrix::from_column_slice(m, g, z)),
-        });
-        if model.pseudo_noise.is_some() {
-            model.pseudo_noise = Some(PseudoNoise {
+        set_inducing_points(model, &DMatrix::from_column_slice(m, g, z));
+        if model.has::<PseudoNoise>() {
+            model.set(&PseudoNoise {
                 h: log_h.iter().map(|v| v.exp()).collect(),
             });
         }
@@ -222,9 +253,10 @@ impl Family for Projected {
         let u = project_rows(x, &p, None);
         let k = kernel(model, p.nrows());
         let mut kuu = k.gram(&z, exec.par);
-        let kernel_kuu = match &model.pseudo_noise {
-            Some(_) => Some(add_pseudo_noise(&mut kuu, pseudo_noise(model, z.nrows())?)),
-            None => None,
+        let kernel_kuu = if model.has::<PseudoNoise>() {
+            Some(add_pseudo_noise(&mut kuu, &pseudo_noise(model, z.nrows())?))
+        } else {
+            None
         };
         let parts = Parts {
             kuf: k.matrix(&z, &u, exec.par),
@@ -270,8 +302,8 @@ impl Family for Projected {
         let dp = linalg::mul(&du, true, x, false, exec.par);
         grad.extend_from_slice(dp.as_slice());
         grad.extend_from_slice((dz_f + dz_a + dz_b).as_slice());
-        if model.pseudo_noise.is_some() {
-            grad.extend(pseudo_noise_grad(pseudo_noise(model, m)?, adj));
+        if model.has::<PseudoNoise>() {
+            grad.extend(pseudo_noise_grad(&pseudo_noise(model, m)?, adj));
         }
         Ok(grad)
     }

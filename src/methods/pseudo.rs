@@ -1,4 +1,4 @@
-//! SE pseudo-inputs (Snelson & Ghahramani 2006), docs/methods.md §2: inducing inputs X̄
+//! SE pseudo-inputs (Snelson & Ghahramani 2006), docs/methods.md §2.1: inducing inputs X̄
 //! (m×D) learned with σ0², ℓ and σ²; `Kuf = k(X̄, X)`, `Kuu = k(X̄, X̄)`, kdiag = σ0².
 //! With FITC this is SPGP; the same family gives VFE (Titsias 2009), DTC and power EP.
 //!
@@ -7,20 +7,51 @@
 //! core treats the addition like the jitter, as part of Kuu (so FITC's λ_i uses the
 //! modified Kuu), and its adjoint gives `∂NLML/∂h_j = ∂NLML/∂Kuu_jj`.
 
-use super::ValidRunSpec;
 use super::hyper::{pack_hyper_and, random_rows, unpack_hyper_and};
 use super::lowrank::{
     ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad, kdiag_grad,
 };
+use super::method::{MarkerSize, Markers, ValidRunSpec};
 use crate::data::TrainData;
+use crate::error::Location;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
 use crate::likelihood::Adjoints;
-use crate::model_file::{Hyper, Inducing, ModelFile, PseudoNoise, matrix_to_rows, required_matrix};
+use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, required_matrix};
 use crate::run_context::RunContext;
 use crate::run_spec::ApproxKind;
 use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+/// `[inducing] points`: the pseudo-inputs, m rows of D values (of G for the projected
+/// families).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Inducing {
+    pub points: Vec<Vec<f64>>,
+}
+
+impl ModelTable for Inducing {
+    const NAME: &'static str = "inducing";
+}
+
+/// `[pseudo_noise] h`: SPGP+HS's per-pseudo-input uncertainties added to Kuu's diagonal
+/// (Snelson & Ghahramani 2006b, §5: `Kuu → Kuu + diag(h)`), h_j ≥ 0, one per pseudo-input.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PseudoNoise {
+    pub h: Vec<f64>,
+}
+
+impl ModelTable for PseudoNoise {
+    const NAME: &'static str = "pseudo_noise";
+}
+
+/// Where `[inducing] points` is.
+pub fn points_at() -> Location {
+    Location::key(Inducing::NAME).then("points")
+}
 
 /// Inducing inputs in the input space of the SE kernel.
 pub struct PseudoInputs {
@@ -94,8 +125,28 @@ pub const SPGP_HS: LowRankMethod<PseudoInputs> = LowRankMethod {
 
 /// The pseudo-inputs of a model as an m×D matrix (D = the kernel's lengthscales).
 pub fn inducing_points(model: &ModelFile) -> Result<DMatrix<f64>> {
-    let points = model.inducing.as_ref().map(|i| &i.points);
-    required_matrix("[inducing] points", points, model.hyper.lengthscales.len())
+    let rows = model.require::<Inducing>()?.points;
+    required_matrix(&points_at(), &rows, model.hyper.lengthscales.len())
+}
+
+/// Write the pseudo-inputs (m×D) as `[inducing] points`.
+pub fn set_inducing_points(model: &mut ModelFile, z: &DMatrix<f64>) {
+    model.set(&Inducing {
+        points: matrix_to_rows(z),
+    });
+}
+
+/// The strengths σ0²/(σ0² + h_j) of pseudo-inputs with pseudo-noise as marker sizes:
+/// full above ⅔, half above ⅓, a dot below (1: a plain SPGP pseudo-input, → 0:
+/// switched off by its uncertainty).
+pub fn pseudo_noise_sizes(signal_variance: f64, h: &[f64]) -> Vec<MarkerSize> {
+    h.iter()
+        .map(|h| match signal_variance / (signal_variance + h) {
+            s if s >= 2.0 / 3.0 => MarkerSize::Full,
+            s if s >= 1.0 / 3.0 => MarkerSize::Half,
+            _ => MarkerSize::Dot,
+        })
+        .collect()
 }
 
 /// The starting pseudo-noise of SPGP+HS: h_j = 10⁻³·σ0² (small: the model starts
@@ -107,10 +158,9 @@ pub fn initial_pseudo_noise(m: usize, signal_variance: f64) -> PseudoNoise {
 }
 
 /// A model's `[pseudo_noise] h`, checked: m values, each finite and ≥ 0.
-pub fn pseudo_noise(model: &ModelFile, m: usize) -> Result<&[f64]> {
-    let h = &model
-        .pseudo_noise
-        .as_ref()
+pub fn pseudo_noise(model: &ModelFile, m: usize) -> Result<Vec<f64>> {
+    let h = model
+        .table::<PseudoNoise>()?
         .ok_or_else(|| {
             Error::input(format!(
                 "the model has no [pseudo_noise] h (method '{}' needs one value per \
@@ -119,16 +169,21 @@ pub fn pseudo_noise(model: &ModelFile, m: usize) -> Result<&[f64]> {
             ))
         })?
         .h;
+    let at = Location::key(PseudoNoise::NAME).then("h");
     if h.len() != m {
-        return Err(Error::input(format!(
-            "[pseudo_noise] h has {} values, expected {m} (one per pseudo-input)",
-            h.len()
-        )));
+        return Err(Error::at(
+            at,
+            format!(
+                "[pseudo_noise] h has {} values, expected {m} (one per pseudo-input)",
+                h.len()
+            ),
+        ));
     }
     if let Some(v) = h.iter().find(|v| !(v.is_finite() && **v >= 0.0)) {
-        return Err(Error::input(format!(
-            "[pseudo_noise] h must hold finite values ≥ 0, not {v}"
-        )));
+        return Err(Error::at(
+            at,
+            format!("[pseudo_noise] h must hold finite values ≥ 0, not {v}"),
+        ));
     }
     Ok(h)
 }
@@ -150,7 +205,7 @@ pub fn pseudo_noise_grad<'a>(h: &'a [f64], adj: &'a Adjoints) -> impl Iterator<I
 
 /// log h, appended to a parameter vector.
 pub fn pack_pseudo_noise(model: &ModelFile, theta: &mut Vec<f64>) {
-    if let Some(p) = &model.pseudo_noise {
+    if let Ok(Some(p)) = model.table::<PseudoNoise>() {
         theta.extend(p.h.iter().map(|v| v.ln()));
     }
 }
@@ -181,12 +236,13 @@ impl Family for PseudoInputs {
     ) -> Result<ModelFile> {
         let z = random_rows(&data.x, spec.m, rng);
         let mut model = ModelFile::new(&spec.method, hyper);
+        set_inducing_points(&mut model, &z);
         if self.hetero {
-            model.pseudo_noise = Some(initial_pseudo_noise(z.nrows(), model.hyper.signal_variance));
+            model.set(&initial_pseudo_noise(
+                z.nrows(),
+                model.hyper.signal_variance,
+            ));
         }
-        model.inducing = Some(Inducing {
-            points: matrix_to_rows(&z),
-        });
         Ok(model)
     }
 
@@ -209,9 +265,7 @@ impl Family for PseudoInputs {
     fn unpack(&self, theta: &[f64], model: &mut ModelFile) {
         if !self.hetero {
             let z = unpack_hyper_and(theta, model);
-            model.inducing = Some(Inducing {
-                points: matrix_to_rows(&z),
-            });
+            set_inducing_points(model, &z);
             return;
         }
         // [hyper, Z (m×D), log h (m)]: m = (len − D − 2)/(D + 1)
@@ -219,16 +273,50 @@ impl Family for PseudoInputs {
         let m = theta.len().saturating_sub(d + 2) / (d + 1);
         let (head, log_h) = theta.split_at(theta.len() - m);
         let z = unpack_hyper_and(head, model);
-        model.inducing = Some(Inducing {
-            points: matrix_to_rows(&z),
-        });
-        model.pseudo_noise = Some(PseudoNoise {
+        set_inducing_points(model, &z);
+        model.set(&PseudoNoise {
             h: log_h.iter().map(|v| v.exp()).collect(),
         });
     }
 
     fn tables(&self) -> &'static [&'static str] {
-        if self.hetero { &["pseudo_noise"] } else { &[] }
+        if self.hetero {
+            &[Inducing::NAME, PseudoNoise::NAME]
+        } else {
+            &[Inducing::NAME]
+        }
+    }
+
+    fn input_dims(&self, model: &ModelFile) -> Vec<Witness> {
+        let mut w = vec![Witness::lengthscales(model)];
+        w.extend(Witness::rows(model, Inducing::NAME, "points"));
+        w
+    }
+
+    /// The pseudo-inputs; SPGP+HS's sized by how far their pseudo-noise leaves them
+    /// switched on.
+    fn markers(&self, model: &ModelFile, input: usize) -> Result<Markers> {
+        let z = inducing_points(model)?;
+        if input >= z.ncols() {
+            return Ok(Markers::default());
+        }
+        let sizes = if self.hetero {
+            pseudo_noise_sizes(
+                model.hyper.signal_variance,
+                &pseudo_noise(model, z.nrows())?,
+            )
+        } else {
+            Vec::new()
+        };
+        Ok(Markers {
+            at: z.column(input).iter().copied().collect(),
+            caption: if self.hetero {
+                "inducing points (small: large h)".into()
+            } else {
+                "inducing points".into()
+            },
+            sizes,
+        })
     }
 
     fn parts(
@@ -242,7 +330,7 @@ impl Family for PseudoInputs {
         let k = model.kernel();
         let mut kuu = k.gram(&z, exec.par);
         let kernel_kuu = if self.hetero {
-            Some(add_pseudo_noise(&mut kuu, pseudo_noise(model, z.nrows())?))
+            Some(add_pseudo_noise(&mut kuu, &pseudo_noise(model, z.nrows())?))
         } else {
             None
         };
@@ -272,7 +360,7 @@ impl Family for PseudoInputs {
         let k = model.kernel();
         let gf = k.grad(&z, x, &parts.kuf, &adj.d_kuf, true, false, exec.par);
         let gu = k.grad(&z, &z, kuu, &adj.d_kuu, true, true, exec.par);
-        let mut grad = Vec::with_capacity(2 + model.dim() * (z.nrows() + 1));
+        let mut grad = Vec::with_capacity(2 + model.hyper.lengthscales.len() * (z.nrows() + 1));
         grad.push(
             gf.log_signal_variance
                 + gu.log_signal_variance
@@ -290,7 +378,7 @@ impl Family for PseudoInputs {
             grad.extend_from_slice((a + b + c).as_slice());
         }
         if self.hetero {
-            grad.extend(pseudo_noise_grad(pseudo_noise(model, z.nrows())?, adj));
+            grad.extend(pseudo_noise_grad(&pseudo_noise(model, z.nrows())?, adj));
         }
         Ok(grad)
     }

@@ -12,22 +12,36 @@
 //! unscaled points `s_r` (ssgp), so that ℓ keeps its meaning and the parameterisation
 //! matches the authors' `ssgpr.m`.
 
-use super::ValidRunSpec;
 use super::hyper::{pack_hyper, pack_hyper_and, unpack_hyper, unpack_hyper_and};
 use super::lowrank::{ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts};
+use super::method::ValidRunSpec;
 use crate::data::TrainData;
+use crate::error::Location;
 use crate::error::Result;
 use crate::exec::{Exec, Par};
 use crate::likelihood::Adjoints;
 use crate::linalg::{self, Jitter};
-use crate::model_file::{Hyper, ModelFile, Spectral, matrix_to_rows, required_matrix};
+use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, required_matrix};
 use crate::run_context::RunContext;
 use crate::run_spec::{ApproxKind, MethodOptions, RunSpec, SpectralInit, Stage};
 use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 use std::ops::Range;
+
+/// `[spectral] frequencies`: the spectral points of PSDS / SSGP as absolute
+/// frequencies w_r, r rows of D values.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spectral {
+    pub frequencies: Vec<Vec<f64>>,
+}
+
+impl ModelTable for Spectral {
+    const NAME: &'static str = "spectral";
+}
 
 /// Spectral points, fixed (PSDS) or learned (SSGP).
 pub struct SpectralPoints {
@@ -106,7 +120,7 @@ pub fn radical_inverse(mut i: u64, base: u64) -> f64 {
 
 /// r points of the D-dimensional Hammersley set in (0,1)^D (r×D): `(i + ½)/r` for the
 /// first coordinate, radical inverses of `i + 1` in bases 2, 3, 5, … for the others,
-/// so that no coordinate is 0 or 1 (docs/methods.md §4).
+/// so that no coordinate is 0 or 1 (docs/methods.md §4.2).
 pub fn hammersley(r: usize, d: usize) -> DMatrix<f64> {
     let bases = primes(d.saturating_sub(1));
     DMatrix::from_fn(r, d, |i, k| {
@@ -132,8 +146,11 @@ pub fn psds_points(r: usize, d: usize) -> DMatrix<f64> {
 
 /// The absolute frequencies of a model (r×D).
 pub fn frequencies(model: &ModelFile) -> Result<DMatrix<f64>> {
-    let rows = model.spectral.as_ref().map(|s| &s.frequencies);
-    required_matrix("[spectral] frequencies", rows, model.dim())
+    required_matrix(
+        &Location::key(Spectral::NAME).then("frequencies"),
+        &model.require::<Spectral>()?.frequencies,
+        model.hyper.lengthscales.len(),
+    )
 }
 
 /// The unscaled points `s = w ⊙ ℓ` (r×D).
@@ -151,7 +168,7 @@ pub fn set_points(model: &mut ModelFile, s: &DMatrix<f64>) {
     for (d, l) in model.hyper.lengthscales.iter().enumerate() {
         w.column_mut(d).scale_mut(1.0 / l);
     }
-    model.spectral = Some(Spectral {
+    model.set(&Spectral {
         frequencies: matrix_to_rows(&w),
     });
 }
@@ -239,6 +256,16 @@ impl Family for SpectralPoints {
 
     fn check(&self, model: &ModelFile) -> Result<usize> {
         Ok(2 * frequencies(model)?.nrows())
+    }
+
+    fn tables(&self) -> &'static [&'static str] {
+        &[Spectral::NAME]
+    }
+
+    fn input_dims(&self, model: &ModelFile) -> Vec<Witness> {
+        let mut w = vec![Witness::lengthscales(model)];
+        w.extend(Witness::rows(model, Spectral::NAME, "frequencies"));
+        w
     }
 
     fn pack(&self, model: &ModelFile) -> Vec<f64> {
@@ -335,7 +362,7 @@ impl Family for SpectralPoints {
         let Some(stages) = &spec.options.stages else {
             return Vec::new();
         };
-        let n_hyper = model.dim() + 2;
+        let n_hyper = model.hyper.lengthscales.len() + 2;
         let n_all = self.pack(model).len();
         stages
             .iter()

@@ -1,9 +1,9 @@
-//! Where a run's hyperparameters start: the defaults of docs/methods.md §0, or those of a
+//! Where a run's hyperparameters start: the defaults of docs/methods.md §0.4, or those of a
 //! full GP fitted on a random subset first. (A module of its own because the subset
 //! fit is the exact GP's, which itself uses the shared parameter helpers.)
 
-use super::ValidRunSpec;
 use super::hyper::default_hyper;
+use super::method::ValidRunSpec;
 use crate::data::TrainData;
 use crate::error::Result;
 use crate::model_file::Hyper;
@@ -12,7 +12,7 @@ use rand_chacha::ChaCha8Rng;
 
 /// The hyperparameters a run starts from: those of a full GP fitted on a random
 /// subset when `init_lengthscales_from_subset` is set (the inter-domain and PSDS
-/// papers' choice on pumadyn-32nm), else the defaults of docs/methods.md §0. Methods draw
+/// papers' choice on pumadyn-32nm), else the defaults of docs/methods.md §0.4. Methods draw
 /// their features (frequencies, widths) from these, so the subset fit comes first.
 pub fn initial_hyper(
     data: &TrainData,

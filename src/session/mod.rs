@@ -14,21 +14,24 @@ use crate::data::{Dataset, LoadSpec};
 use crate::error::{Error, Result};
 use crate::model_file::{atomic_write, toml_error};
 pub use crate::results::{NlmlScale, RunKey, RunResult, Status};
-use crate::run_spec::{MethodOptions, RunSpec};
+pub use crate::run_spec::RunEntry;
+use crate::run_spec::{DataShape, Naming, RunSpec};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
-/// Version 2 (this one) records every run's `standardize` and `label` explicitly and
-/// the scale of every stored NLML; a missing `standardize` means true (standardized
-/// inputs and targets are the default for new runs) and a missing label the run's
-/// [`RunSpec::default_label`]. Version 1 files are read with version 1's defaults
-/// (`standardize = false`, label = the method) and written back as version 2 with those
-/// made explicit, so they replay unchanged.
-pub const SCHEMA_VERSION: u32 = 2;
+/// Version 3 (this one): a run entry's settings have the defaults of [`RunEntry`] —
+/// the ones of the command line and the app — a missing `noise_floor` included (the
+/// default floor). Version 2 records every run's `standardize` and `label` and the
+/// scale of every stored NLML, and a run without `noise_floor` there has none. Version
+/// 1 files have `standardize = false` and label = the method as defaults. Older files
+/// are read with their own meaning made explicit (`noise_floor = 0` where they had
+/// none, and so on), so they replay unchanged, and are written back as version 3
+/// (`sgpw migrate` does it in place).
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// A session: data sets, run entries and results. Read with [`Session::read`] /
-/// [`Session::parse`] (which know schema versions 1 and 2) and written as version 2.
+/// [`Session::parse`] (which know schema versions 1 to 3) and written as version 3.
 #[derive(Clone, Debug)]
 pub struct Session {
     pub schema_version: u32,
@@ -37,6 +40,8 @@ pub struct Session {
     pub description: Option<String>,
     pub datasets: Vec<Spanned<DatasetEntry>>,
     pub runs: Vec<Spanned<RunEntry>>,
+    /// The line of each run entry in the file it was read from (None: added since).
+    pub run_lines: Vec<Option<usize>>,
     pub results: Vec<RunResult>,
 }
 
@@ -52,7 +57,7 @@ struct SessionFile {
     #[serde(default)]
     datasets: Vec<Spanned<DatasetEntry>>,
     #[serde(default)]
-    runs: Vec<Spanned<RunEntryFile>>,
+    runs: Vec<Spanned<RunEntry>>,
     #[serde(default)]
     results: Vec<RunResult>,
 }
@@ -63,26 +68,23 @@ struct VersionOnly {
     schema_version: u32,
 }
 
-/// A run entry as written (see [`RunEntry`]).
+/// What an older file left out of its run entries (read beside [`SessionFile`], any
+/// other key ignored): the settings whose default was another before version 3.
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RunEntryFile {
-    dataset: String,
-    method: String,
+struct LegacyFile {
     #[serde(default)]
-    label: Option<String>,
-    m: Vec<usize>,
-    #[serde(default = "default_seeds")]
-    seeds: Vec<u64>,
-    #[serde(default = "default_iters")]
-    iterations: usize,
+    runs: Vec<LegacyRun>,
+}
+
+#[derive(Deserialize)]
+struct LegacyRun {
     #[serde(default)]
     standardize: Option<bool>,
     #[serde(default)]
-    options: MethodOptions,
+    label: Option<String>,
 }
 
-/// How a session is written: version 2, every run's label and standardize explicit.
+/// How a session is written: version 3, every run's label explicit.
 #[derive(Serialize)]
 struct SessionOut<'a> {
     schema_version: u32,
@@ -90,21 +92,8 @@ struct SessionOut<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     description: &'a Option<String>,
     datasets: &'a [Spanned<DatasetEntry>],
-    runs: Vec<RunEntryOut<'a>>,
+    runs: Vec<RunEntry>,
     results: &'a [RunResult],
-}
-
-#[derive(Serialize)]
-struct RunEntryOut<'a> {
-    dataset: &'a str,
-    method: &'a str,
-    label: String,
-    m: &'a [usize],
-    seeds: &'a [u64],
-    iterations: usize,
-    standardize: bool,
-    #[serde(skip_serializing_if = "is_default_options")]
-    options: &'a MethodOptions,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -134,57 +123,9 @@ fn one() -> u64 {
 fn is_one(v: &u64) -> bool {
     *v == 1
 }
-fn default_iters() -> usize {
-    500
-}
-
-/// A group of runs: one per (m, seed).
-#[derive(Clone, Debug, PartialEq)]
-pub struct RunEntry {
-    pub dataset: String,
-    pub method: String,
-    /// Name shown for these runs; None: [`RunSpec::default_label`] (the method and a
-    /// tag for each setting that changes the meaning of its numbers, e.g. `fitc-std`).
-    /// Files always carry it explicitly.
-    pub label: Option<String>,
-    pub m: Vec<usize>,
-    pub seeds: Vec<u64>,
-    pub iterations: usize,
-    /// Standardized inputs and targets (the default for new runs; `--raw` and
-    /// `standardize = false` opt out).
-    pub standardize: bool,
-    pub options: MethodOptions,
-}
-
-fn default_seeds() -> Vec<u64> {
-    vec![1]
-}
-fn is_default_options(o: &MethodOptions) -> bool {
-    *o == MethodOptions::default()
-}
 
 impl RunEntry {
-    /// The label, or the default one of its setup.
-    pub fn label(&self) -> String {
-        match &self.label {
-            Some(l) => l.clone(),
-            None => self.spec(0, 0).default_label(),
-        }
-    }
-
-    /// The spec of one of its runs.
-    pub fn spec(&self, m: usize, seed: u64) -> RunSpec {
-        RunSpec {
-            method: self.method.clone(),
-            m,
-            seed,
-            iters: self.iterations,
-            standardize: self.standardize,
-            options: self.options.clone(),
-        }
-    }
-
-    /// The individual runs of this entry.
+    /// The individual runs of this entry, by key.
     pub fn expand(&self) -> Vec<(RunKey, RunSpec)> {
         let mut out = Vec::new();
         let label = self.label();
@@ -203,6 +144,31 @@ impl RunEntry {
     }
 }
 
+/// A run entry of an older schema with that schema's meaning made explicit: version 1
+/// had raw runs and label = the method without the keys, versions 1 and 2 no noise
+/// floor without `noise_floor`. The label is settled first, by the rule of its own
+/// version, so a result stored under it keeps its key.
+fn legacy_defaults(entry: &mut RunEntry, old: &LegacyRun, version: u32) {
+    if version == 1 && old.standardize.is_none() {
+        entry.standardize = false;
+    }
+    if old.label.is_none() {
+        entry.label = Some(if version == 1 {
+            entry.method.clone()
+        } else {
+            // version 2 tagged only a floor above 0 other than the default
+            let mut as_then = entry.clone();
+            if as_then.options.noise_floor.is_some_and(|f| f <= 0.0) {
+                as_then.options.noise_floor = None;
+            }
+            as_then.label()
+        });
+    }
+    if entry.options.noise_floor.is_none() {
+        entry.options.noise_floor = Some(0.0);
+    }
+}
+
 /// Line (1-based) of a byte offset.
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
@@ -216,6 +182,7 @@ impl Session {
             description: None,
             datasets: Vec::new(),
             runs: Vec::new(),
+            run_lines: Vec::new(),
             results: Vec::new(),
         }
     }
@@ -257,37 +224,20 @@ impl Session {
             .schema_version;
         if !(1..=SCHEMA_VERSION).contains(&version) {
             return Err(format!(
-                "schema_version {version} is not supported (this sgpw reads 1 and {SCHEMA_VERSION})"
+                "schema_version {version} is not supported (this sgpw reads 1 to {SCHEMA_VERSION})"
             ));
         }
         let file: SessionFile = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
-        let v1 = version == 1;
-        let runs: Vec<Spanned<RunEntry>> = file
-            .runs
-            .into_iter()
-            .map(|r| {
-                let span = r.span();
-                let f = r.into_inner();
-                let mut entry = RunEntry {
-                    dataset: f.dataset,
-                    method: f.method,
-                    label: f.label,
-                    m: f.m,
-                    seeds: f.seeds,
-                    iterations: f.iterations,
-                    // version 1: raw unless asked; version 2: standardized unless not
-                    standardize: f.standardize.unwrap_or(!v1),
-                    options: f.options,
-                };
-                if entry.label.is_none() {
-                    entry.label = Some(if v1 {
-                        entry.method.clone()
-                    } else {
-                        entry.label()
-                    });
-                }
-                Spanned::new(span, entry)
-            })
+        let mut runs = file.runs;
+        if version < SCHEMA_VERSION {
+            let legacy: LegacyFile = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
+            for (r, old) in runs.iter_mut().zip(legacy.runs) {
+                legacy_defaults(r.get_mut(), &old, version);
+            }
+        }
+        let run_lines = runs
+            .iter()
+            .map(|r| Some(line_of(text, r.span().start)))
             .collect();
         let mut s = Session {
             schema_version: SCHEMA_VERSION,
@@ -295,9 +245,10 @@ impl Session {
             description: file.description,
             datasets: file.datasets,
             runs,
+            run_lines,
             results: file.results,
         };
-        if v1 {
+        if version == 1 {
             s.mark_v1_scales();
         }
         for (i, d) in s.datasets.iter().enumerate() {
@@ -315,12 +266,61 @@ impl Session {
                 return Err(format!("line {line}: split = {f} must be between 0 and 1"));
             }
         }
-        for r in &s.runs {
-            let line = line_of(text, r.span().start);
+        for (r, line) in s.runs.iter().zip(&s.run_lines) {
             s.check_run(r.get_ref())
-                .map_err(|e| format!("line {line}: {e}"))?;
+                .map_err(|e| format!("line {}: {e}", line.unwrap_or(0)))?;
         }
+        s.check_keys().map_err(|e| e.to_string())?;
         Ok(s)
+    }
+
+    /// Where run entry `i` is, for messages: "line N" of the file, or its position.
+    pub fn run_place(&self, i: usize) -> String {
+        match self.run_lines.get(i).copied().flatten() {
+            Some(line) => format!("line {line}"),
+            None => format!("run entry {}", i + 1),
+        }
+    }
+
+    /// The run entry a key belongs to.
+    pub fn entry_of(&self, key: &RunKey) -> Option<usize> {
+        self.runs.iter().position(|r| {
+            let r = r.get_ref();
+            r.dataset == key.dataset
+                && r.m.contains(&key.m)
+                && r.seeds.contains(&key.seed)
+                && r.label() == key.label
+        })
+    }
+
+    /// Two runs with one key (data set, label, m, seed) must be one setup: their
+    /// results are stored by key. An error names both entries and what differs.
+    pub fn check_keys(&self) -> Result<()> {
+        let mut seen: std::collections::HashMap<RunKey, (usize, RunSpec)> = Default::default();
+        for (i, r) in self.runs.iter().enumerate() {
+            for (key, spec) in r.get_ref().expand() {
+                match seen.get(&key) {
+                    Some((j, other)) if !other.same_setup(&spec) => {
+                        return Err(Error::input(format!(
+                            "{} and {}: two runs {}/{} m={} seed {} with different settings \
+                             ({}); give one of them another label",
+                            self.run_place(*j),
+                            self.run_place(i),
+                            key.dataset,
+                            key.label,
+                            key.m,
+                            key.seed,
+                            other.differences(&spec).join(", ")
+                        )));
+                    }
+                    Some(_) => {}
+                    None => {
+                        seen.insert(key, (i, spec));
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Check one run entry against the registry and the data sets (not the data).
@@ -335,8 +335,8 @@ impl Session {
             return Err(Error::input("a run needs at least one m and one seed"));
         }
         for (_, spec) in r.expand() {
-            // n is not known before loading: check everything but m ≤ n here.
-            spec.check(usize::MAX)?;
+            // the data are not known before loading: everything but m ≤ n, dims ≤ D
+            spec.check_for(DataShape::UNKNOWN, Naming::Keys)?;
         }
         Ok(())
     }
@@ -457,15 +457,9 @@ impl Session {
             .iter()
             .map(|r| {
                 let r = r.get_ref();
-                RunEntryOut {
-                    dataset: &r.dataset,
-                    method: &r.method,
-                    label: r.label(),
-                    m: &r.m,
-                    seeds: &r.seeds,
-                    iterations: r.iterations,
-                    standardize: r.standardize,
-                    options: &r.options,
+                RunEntry {
+                    label: Some(r.label()),
+                    ..r.clone()
                 }
             })
             .collect();
@@ -588,6 +582,88 @@ iterations = 50
             Session::parse(&bad)
                 .expect_err("version")
                 .contains("schema_version 7")
+        );
+    }
+
+    const V3: &str = r#"schema_version = 3
+name = "t"
+
+[[datasets]]
+name = "sinc"
+train = "../datasets/sinc_train.csv"
+
+[[runs]]
+dataset = "sinc"
+method = "fitc"
+m = [5]
+"#;
+
+    /// Version 3: an entry without settings has the declaration's defaults, the
+    /// default noise floor among them; versions 1 and 2 meant no floor, and read with
+    /// that made explicit, under the label they had.
+    #[test]
+    fn schema_3_defaults_and_older_meanings() {
+        let s = Session::parse(V3).expect("parses");
+        let r = s.runs[0].get_ref();
+        assert_eq!(
+            (
+                r.iterations,
+                r.standardize,
+                &r.seeds[..],
+                r.options.noise_floor
+            ),
+            (crate::run_spec::DEFAULT_ITERATIONS, true, &[1u64][..], None)
+        );
+        assert_eq!(r.label(), "fitc-std");
+        let v2 = Session::parse(&V3.replace("schema_version = 3", "schema_version = 2"))
+            .expect("parses");
+        let r = v2.runs[0].get_ref();
+        assert_eq!(
+            (r.options.noise_floor, r.label()),
+            (Some(0.0), "fitc-std".into())
+        );
+        let text = v2.to_toml().expect("writes");
+        assert!(text.contains("schema_version = 3") && text.contains("noise_floor = 0.0"));
+        let again = Session::parse(&text).expect("reparses");
+        assert_eq!(again.all_runs(), v2.all_runs());
+        // version 1: raw, label = the method, no floor
+        let v1 = Session::parse(&V3.replace("schema_version = 3", "schema_version = 1"))
+            .expect("parses");
+        let r = v1.runs[0].get_ref();
+        assert_eq!(
+            (r.standardize, r.label(), r.options.noise_floor),
+            (false, "fitc".into(), Some(0.0))
+        );
+        // a run without a floor now gets a label of its own
+        let nf0 = V3.replace("m = [5]", "m = [5]\n[runs.options]\nnoise_floor = 0.0");
+        assert_eq!(
+            Session::parse(&nf0).expect("parses").all_runs()[0].0.label,
+            "fitc-std-nf0"
+        );
+    }
+
+    /// Two entries with one key and different settings: an error at load that names
+    /// both lines and what differs, never a merge of their results. One setup written
+    /// twice (the default floor by its value) is not an error.
+    #[test]
+    fn one_key_with_two_setups_is_an_error_naming_both() {
+        let two = format!(
+            "{V3}\n[[runs]]\ndataset = \"sinc\"\nmethod = \"fitc\"\nlabel = \"fitc-std\"\n\
+             m = [5, 10]\n[runs.options]\nnoise_floor = 0.0\n"
+        );
+        let e = Session::parse(&two).expect_err("two setups");
+        assert!(
+            e.contains("line 8 and line 13")
+                && e.contains("sinc/fitc-std m=5 seed 1")
+                && e.contains("noise_floor = 1e-6 (the default) vs 0.0"),
+            "{e}"
+        );
+        let same = two.replace("noise_floor = 0.0", "noise_floor = 1e-6");
+        assert!(Session::parse(&same).is_ok());
+        let v2 = two.replace("schema_version = 3", "schema_version = 2");
+        assert!(
+            Session::parse(&v2).is_ok(),
+            "in version 2 both had no floor"
         );
     }
 }

@@ -49,8 +49,9 @@ fn std_error(v: &[f64]) -> Option<f64> {
     (v.len() >= 2).then(|| (v.iter().map(|x| (x - mu).powi(2)).sum::<f64>() / (k - 1.0) / k).sqrt())
 }
 
-/// A number with four significant digits that stays readable for 1e-12 and 8000 alike.
-fn fmt(v: f64) -> String {
+/// A number with four significant digits that stays readable for 1e-12 and 8000 alike
+/// (the tables, and `sgpw run`'s line per run).
+pub fn fmt(v: f64) -> String {
     if v != 0.0 && (v.abs() < 1e-3 || v.abs() >= 1e5) {
         format!("{v:.2e}")
     } else {
@@ -148,7 +149,7 @@ pub fn tables(session: &Session, merge_generations: bool, mse: bool) -> String {
         .count();
     if not_run > 0 {
         out.push_str(&format!(
-            "{not_run} runs have no result yet (`sgpw run` runs them).\n\n"
+            "{not_run} runs not run yet (never started: no result; `sgpw run` runs them).\n\n"
         ));
     }
     out
@@ -233,7 +234,7 @@ fn unfinished(cells: &Cells) -> String {
         .filter(|r| r.status == Status::Cancelled)
         .map(|r| {
             format!(
-                "{} ({} it, {:.1} s)",
+                "{} (at iteration {}, {:.1} s)",
                 name(r),
                 r.iterations,
                 r.train_seconds
@@ -250,7 +251,7 @@ fn unfinished(cells: &Cells) -> String {
     let mut out = String::new();
     if !cancelled.is_empty() {
         out.push_str(&format!(
-            "\ncancelled, not finished (re-run by `sgpw run`): {}\n",
+            "\ncancelled after they started, not finished (re-run by `sgpw run`): {}\n",
             cancelled.join("; ")
         ));
     }

@@ -6,7 +6,7 @@ use super::{RunKey, RunResult, Session, Status, base_dir};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::jobs::{JobEvent, Jobs, outcome};
-use crate::run_spec::RunSpec;
+use crate::run_spec::{DataShape, Naming, RunSpec};
 use crossbeam_channel::RecvTimeoutError;
 use std::collections::HashMap;
 use std::path::Path;
@@ -33,6 +33,14 @@ pub fn load_datasets(
         out.insert(key.dataset.clone(), loaded);
     }
     out
+}
+
+/// What a run's spec is checked against on a loaded data set.
+pub fn shape(d: &Dataset) -> DataShape {
+    DataShape {
+        n_train: d.n_train(),
+        dim: d.dim(),
+    }
 }
 
 /// Where a headless run writes its results: the session itself, or a shard file.
@@ -75,7 +83,11 @@ pub struct Summary {
     pub ran: usize,
     pub done: usize,
     pub failed: usize,
+    /// Runs cancelled after they started: recorded as cancelled, with the iteration
+    /// they reached.
     pub cancelled: usize,
+    /// Runs cancelled while queued: never started, nothing recorded (still "not run").
+    pub not_started: Vec<RunKey>,
     /// The signal that interrupted it (its running runs were cancelled).
     pub interrupted: Option<i32>,
 }
@@ -138,6 +150,7 @@ pub fn run_session_until(
         done: 0,
         failed: 0,
         cancelled: 0,
+        not_started: Vec::new(),
         interrupted: None,
     };
     let mut count = |r: &RunResult| match r.status {
@@ -153,12 +166,38 @@ pub fn run_session_until(
         }
     };
     let data = load_datasets(&session, &base, &runs);
+    // Every pending run against its data before the first one starts (m ≤ n, subset
+    // sizes, dims ≤ D): a mistake in one entry must not surface after the others trained.
+    let mut problems: Vec<String> = Vec::new();
+    for (key, spec) in &runs {
+        if let Ok(d) = &data[&key.dataset]
+            && let Err(e) = spec.check_for(shape(d), Naming::Keys)
+        {
+            let place = session
+                .entry_of(key)
+                .map_or_else(|| "a run".to_string(), |i| session.run_place(i));
+            let line = format!("{place}: {e} ({}/{} m = {})", key.dataset, key.label, key.m);
+            if !problems.contains(&line) {
+                problems.push(line);
+            }
+        }
+    }
+    if !problems.is_empty() {
+        return Err(Error::file(
+            path,
+            format!(
+                "{}\nnothing was run: change these run entries first",
+                problems.join("\n")
+            ),
+        ));
+    }
     let (pool, events) = Jobs::new(jobs)?;
     let mut pending = 0;
     for (id, (key, spec)) in runs.into_iter().enumerate() {
-        // m ≤ n and the subset sizes can only be checked now that the data are loaded
         let checked = match &data[&key.dataset] {
-            Ok(d) => spec.check(d.n_train()).map(|v| (d.clone(), v)),
+            Ok(d) => spec
+                .check_for(shape(d), Naming::Keys)
+                .map(|v| (d.clone(), v)),
             Err(msg) => Err(Error::Data(msg.clone())),
         };
         match checked {
@@ -175,6 +214,7 @@ pub fn run_session_until(
         }
     }
     let mut interrupted = None;
+    let mut not_started = Vec::new();
     while pending > 0 {
         let sig = interrupt.load(Ordering::Relaxed);
         if sig != 0 && interrupted.is_none() {
@@ -186,22 +226,64 @@ pub fn run_session_until(
             Err(RecvTimeoutError::Timeout) => continue,
             Err(RecvTimeoutError::Disconnected) => break,
         };
-        if let JobEvent::Finished { result, .. } = event {
-            pending -= 1;
-            report(&result);
-            count(&result);
-            // A cancelled run does not replace an earlier result of its own.
-            let keep = result.status == Status::Cancelled
-                && session
-                    .result(&result.key)
-                    .is_some_and(|r| r.status == Status::Done);
-            if !keep {
-                record(&mut sink, &mut session, *result);
+        match event {
+            JobEvent::Finished { result, .. } => {
+                pending -= 1;
+                report(&result);
+                count(&result);
+                // A cancelled run does not replace an earlier result of its own.
+                let keep = result.status == Status::Cancelled
+                    && session
+                        .result(&result.key)
+                        .is_some_and(|r| r.status == Status::Done);
+                if !keep {
+                    record(&mut sink, &mut session, *result);
+                }
             }
+            // never started: nothing to record, as the app leaves it "not run"
+            JobEvent::NotStarted { key, .. } => {
+                pending -= 1;
+                not_started.push(key);
+            }
+            JobEvent::Started { .. } | JobEvent::Progress { .. } => {}
         }
     }
     sink.finish(path, &session)?;
+    summary.not_started = not_started;
     summary.session = session;
     summary.interrupted = interrupted;
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run whose m exceeds its data is refused before any run trains: the error
+    /// names the session file, the entry's line and the session key, not a flag.
+    #[test]
+    fn every_run_is_checked_before_the_first_starts() {
+        let dir = tempfile::tempdir().expect("dir");
+        let csv: String = std::iter::once("x,y\n".to_string())
+            .chain((0..20).map(|i| format!("{},{}\n", i, (i as f64 * 0.3).sin())))
+            .collect();
+        std::fs::write(dir.path().join("d.csv"), csv).expect("writes");
+        let path = dir.path().join("s.toml");
+        let text = "schema_version = 3\nname = \"s\"\n\n[[datasets]]\nname = \"d\"\n\
+                    train = \"d.csv\"\n\n[[runs]]\ndataset = \"d\"\nmethod = \"fitc\"\nm = [3]\n\
+                    iterations = 3\n\n[[runs]]\ndataset = \"d\"\nmethod = \"vfe\"\nm = [4, 50]\n";
+        std::fs::write(&path, text).expect("writes");
+        let e = run_session(&path, 1, false, None, &mut |_| {})
+            .expect_err("m = 50 > n = 20")
+            .to_string();
+        assert!(
+            e.contains("s.toml")
+                && e.contains("line 14: m = 50 is larger than the training set (20 points)")
+                && !e.contains("--m")
+                && e.contains("nothing was run"),
+            "{e}"
+        );
+        let after = Session::read(&path).expect("reads");
+        assert!(after.results.is_empty(), "a run trained before the check");
+    }
 }

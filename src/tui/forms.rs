@@ -6,7 +6,7 @@
 use super::form::{Field, Form, Value};
 use super::state::{App, DataState};
 use crate::methods;
-use crate::run_spec::{self, GENERAL_OPTIONS, MethodOptions, OptionField, RunSpec};
+use crate::run_spec::{self, GENERAL_OPTIONS, MethodOptions, Naming, OptionField, RunSpec};
 use crate::session::{DatasetEntry, RunEntry, RunKey, Session};
 use std::path::{Path, PathBuf};
 
@@ -105,7 +105,20 @@ pub fn runs_form(session: &Session, dataset: Option<&str>, last: Option<&Form>) 
         .iter()
         .map(|m| m.name().to_string())
         .collect();
-    let mi = methods.iter().position(|m| m == "fitc").unwrap_or(0);
+    // The general fields from their one declaration (`RunEntry`): its help and the
+    // defaults the command line and sessions have.
+    let decl = run_spec::run_fields();
+    let field = |key: &str| {
+        decl.iter()
+            .find(|f| f.key == key)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let default = |key: &str| field(key).default.unwrap_or_default();
+    let mi = methods
+        .iter()
+        .position(|m| *m == default("method"))
+        .unwrap_or(0);
     let mut f = Form::new(
         "New runs: one per (method, m, seed)",
         vec![
@@ -114,28 +127,26 @@ pub fn runs_form(session: &Session, dataset: Option<&str>, last: Option<&Form>) 
             Field::text(
                 "m",
                 "m values",
-                "10, 20, 40",
-                "comma-separated list, or a range such as 5-8",
+                &default("m"),
+                &format!(
+                    "{}; comma-separated, or a range such as 5-8",
+                    field("m").help
+                ),
             ),
-            Field::text("seeds", "seeds", "1", &seeds_help()),
+            Field::text("seeds", "seeds", &default("seeds"), &seeds_help()),
             Field::text(
                 "iterations",
                 "iterations",
-                "100",
-                "optimiser iteration budget",
+                &default("iterations"),
+                &field("iterations").help,
             ),
             Field::toggle(
                 "standardize",
                 "standardize",
                 true,
-                "← → or Space: scale inputs and target to unit variance (the default; off = raw units)",
+                &format!("← → or Space: {}", field("standardize").help),
             ),
-            Field::text(
-                "label",
-                "label",
-                "",
-                "optional name that tells apart runs of one method with other options",
-            ),
+            Field::text("label", "label", "", &field("label").help),
         ],
     );
     // The last values: the methods first (they decide the option fields), then the
@@ -224,7 +235,7 @@ fn option_field(key: &str, decl: &OptionField, value: &str) -> Field {
     }
     let empty = match &decl.default {
         Some(d) => format!("empty = {d}"),
-        None => "empty = not set".into(),
+        None => "empty = the default".into(),
     };
     let help = if decl.choices.is_empty() {
         format!("{}; {empty}", decl.help)
@@ -359,7 +370,8 @@ impl App {
             let runs = entry.expand();
             if let Some(DataState::Loaded(d)) = self.data.get(&dataset) {
                 for (_, spec) in &runs {
-                    spec.check(d.n_train()).map_err(|e| say(e.to_string()))?;
+                    spec.check_for(crate::session::runner::shape(d), Naming::Keys)
+                        .map_err(|e| say(e.to_string()))?;
                 }
             }
             // A key may be shared only by the same settings (results are stored by key).
@@ -373,7 +385,7 @@ impl App {
                             .iter()
                             .flat_map(|g| g.runs.iter().map(|(k, s)| (k, s))),
                     )
-                    .any(|(k, s)| k == key && s != spec);
+                    .any(|(k, s)| k == key && !s.same_setup(spec));
                 if clash {
                     return Err(format!(
                         "{} m={} seed {} exists with other settings; give these runs a label",

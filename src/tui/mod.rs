@@ -302,10 +302,33 @@ pub fn event_loop<B: Backend>(
     Ok(())
 }
 
-/// Leave raw mode and the alternate screen, show the cursor. Safe to call twice.
+/// Whether this process put the terminal in raw mode (and the alternate screen): only
+/// then does [`restore_terminal`] write anything.
+static TERMINAL_TAKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Leave raw mode and the alternate screen, show the cursor — if the app took the
+/// terminal; otherwise nothing, so an error without a terminal is plain text. Safe to
+/// call twice.
 pub fn restore_terminal() {
-    let _ = disable_raw_mode();
-    let _ = execute!(std::io::stdout(), LeaveAlternateScreen, cursor::Show);
+    if TERMINAL_TAKEN.swap(false, std::sync::atomic::Ordering::SeqCst) {
+        let _ = disable_raw_mode();
+        let _ = execute!(std::io::stdout(), LeaveAlternateScreen, cursor::Show);
+    }
+}
+
+/// The app draws on standard output: refuse plainly, before anything is drawn or
+/// written, when it is not a terminal (a pipe, a file, a job without one).
+pub fn require_terminal() -> Result<()> {
+    use std::io::IsTerminal;
+    if std::io::stdout().is_terminal() {
+        return Ok(());
+    }
+    Err(Error::Input(
+        "the app needs a terminal, and standard output is not one (a pipe, a file or a \
+         job without a terminal); headless, `sgpw run SESSION` runs a session's runs and \
+         `sgpw report SESSION` prints its results"
+            .into(),
+    ))
 }
 
 struct Restore;
@@ -388,6 +411,30 @@ fn watch_signals(tx: Sender<Event>) -> Result<()> {
     Ok(())
 }
 
+/// How long the app waits, after a signal, for its cancelled runs to report.
+const SETTLE_AFTER_SIGNAL: Duration = Duration::from_secs(2);
+
+/// Take in the pool's reports of cancelled and never-started runs until none is
+/// active or `limit` has passed, autosaving as they come (the app is quitting: of
+/// their effects only the autosave is carried out).
+fn settle_cancelled(app: &mut App, rt: &mut Runtime, limit: Duration) {
+    let end = Instant::now() + limit;
+    while app.running() + app.queued() > 0 {
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        if let Ok(e) = rt.job_rx.recv_timeout(left.min(Duration::from_millis(50))) {
+            let autosave: Vec<Effect> = app
+                .update(Event::Job(e))
+                .into_iter()
+                .filter(|e| matches!(e, Effect::Autosave { .. }))
+                .collect();
+            rt.run_effects(app, autosave);
+        }
+    }
+}
+
 /// How the app ended, for the message and exit code after the terminal is restored.
 #[derive(Clone, Debug, Default)]
 pub struct Ending {
@@ -397,8 +444,11 @@ pub struct Ending {
     pub journal: Option<std::path::PathBuf>,
     /// Results in memory that are in neither the session file nor a journal.
     pub unsaved: bool,
-    /// Runs that were still training or queued when a signal came.
-    pub lost_runs: usize,
+    /// Runs that were training when a signal came: cancelled, and recorded as
+    /// cancelled at the iteration they reached (if they reported in time).
+    pub cancelled_runs: usize,
+    /// Runs that were queued when a signal came: never started, no result.
+    pub unstarted_runs: usize,
 }
 
 /// Open the app on a session read by [`open`] at `path` until the user quits or a
@@ -413,10 +463,12 @@ pub fn run(path: &Path, opened: Opened, jobs: usize, ascii: bool) -> Result<Endi
         result: Ok(Box::new(opened)),
     }));
     let term_err = |e: std::io::Error| Error::Input(format!("cannot use the terminal: {e}"));
+    require_terminal()?;
     install_panic_hook();
     watch_signals(rt.sender())?;
     let _restore = Restore;
     enable_raw_mode().map_err(term_err)?;
+    TERMINAL_TAKEN.store(true, std::sync::atomic::Ordering::SeqCst);
     execute!(std::io::stdout(), EnterAlternateScreen, cursor::Hide).map_err(term_err)?;
     let mut terminal = Terminal::new(ratatui::backend::CrosstermBackend::new(std::io::stdout()))
         .map_err(term_err)?;
@@ -432,18 +484,26 @@ pub fn run(path: &Path, opened: Opened, jobs: usize, ascii: bool) -> Result<Endi
     let result = catch_unwind(AssertUnwindSafe(|| {
         event_loop(&mut terminal, &mut app, &mut rt)
     }));
-    if !app.quit || result.is_err() {
+    rt.jobs.cancel_all();
+    // After a signal the cancelled runs report how far they got, as `sgpw run` records
+    // them (queued ones report that they never started): wait a little for them, so
+    // the journal holds them as cancelled rather than leaving them "not run".
+    if app.exit_signal.is_some() && result.is_ok() {
+        settle_cancelled(&mut app, &mut rt, SETTLE_AFTER_SIGNAL);
+    }
+    if !app.quit || result.is_err() || (app.exit_signal.is_some() && app.journal_due) {
         let save = app.dirty.then(|| autosave::write(&app.path, &app.session));
         if let Some(Ok(p)) = save {
             app.journal = Some(p);
+            app.journal_due = false;
         }
     }
-    rt.jobs.cancel_all();
     let ending = Ending {
         signal: app.exit_signal,
         journal: app.journal.clone().filter(|_| app.dirty),
         unsaved: app.dirty && (app.journal_due || app.autosave_failed || app.journal.is_none()),
-        lost_runs: app.lost_runs,
+        cancelled_runs: app.cancelled_runs,
+        unstarted_runs: app.unstarted_runs,
     };
     match result {
         Ok(r) => r.map(|()| ending),

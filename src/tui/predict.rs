@@ -1,8 +1,10 @@
 //! What the prediction pane draws for one run: the predictive mean and ±2σ bands along
-//! one input on a grid, the data projected onto that input, and the x-locations the
-//! method's model marks (inducing points, feature centres). Knows no method by name.
+//! one input on a grid, the data projected onto that input, and what the method's model
+//! marks under the axis (its inducing points, feature centres: the method says which,
+//! [`Method::markers`]). Knows no method by name.
 
 use crate::data::Dataset;
+use crate::methods::{MarkerSize, Method};
 use crate::model_file::ModelFile;
 use crate::train::Predictor;
 use nalgebra::DMatrix;
@@ -25,67 +27,49 @@ pub struct Curves {
     pub sd_noisy: Vec<f64>,
     pub train: Vec<(f64, f64)>,
     pub test: Vec<(f64, f64)>,
+    /// The x-locations the method marks (original units).
     pub markers: Vec<f64>,
-    /// What the markers are ("inducing points", ...), empty when there are none.
-    pub marker_kind: String,
-    /// SPGP+HS: per marker, how far its pseudo-input is switched on by its learned
-    /// pseudo-noise, σ0²/(σ0² + h_j) in (0, 1] (drawn as the marker's size); empty
-    /// for models without pseudo-noise.
-    pub marker_strength: Vec<f64>,
+    /// Per marker its size, where the method sizes them (SPGP+HS: how far its
+    /// pseudo-input is switched on); empty: all full size.
+    pub marker_sizes: Vec<MarkerSize>,
+    /// What the markers are, for the legend; empty when there are none.
+    pub marker_caption: String,
     /// Grid points whose predictive latent variance came out negative (the Nyström
     /// predictor); the bands draw them as 0.
     pub negative: usize,
 }
 
-/// σ0²/(σ0² + h_j) per pseudo-input of a model with `[pseudo_noise]` whose markers
-/// are drawn (1: a plain SPGP pseudo-input, → 0: switched off by its uncertainty);
-/// empty otherwise.
-pub fn marker_strengths(model: &ModelFile) -> Vec<f64> {
-    match &model.pseudo_noise {
-        Some(p) if model.projection.is_none() && model.pca.is_none() => {
-            let s = model.hyper.signal_variance;
-            p.h.iter().map(|h| s / (s + h)).collect()
-        }
-        _ => Vec::new(),
-    }
-}
-
-/// X-locations (original units) along `input` that a model marks, and what they are:
-/// `inducing.points`, `basis.points` or `features.centres`, whichever the model has.
-/// Pseudo-inputs in a projected space (spgp-dr, pca-spgp) have no place on an input
-/// axis: none.
-pub fn marker_locations(model: &ModelFile, input: usize) -> (Vec<f64>, &'static str) {
-    if model.projection.is_some() || model.pca.is_some() {
-        return (Vec::new(), "");
-    }
-    let (rows, kind) = if let Some(ind) = &model.inducing {
-        (&ind.points, "inducing points")
-    } else if let Some(b) = &model.basis {
-        (&b.points, "basis points")
-    } else if let Some(c) = model.features.as_ref().and_then(|f| f.centres.as_ref()) {
-        (c, "feature centres")
-    } else {
-        return (Vec::new(), "");
+/// What `method` marks along `input` for `model`, in the data's original units (the
+/// method gives them in model units: the standardisation is undone here). Nothing when
+/// the method marks nothing or its markers cannot be read.
+pub fn markers(
+    method: &dyn Method,
+    model: &ModelFile,
+    input: usize,
+) -> (Vec<f64>, Vec<MarkerSize>, String) {
+    let Ok(m) = method.markers(model, input) else {
+        return (Vec::new(), Vec::new(), String::new());
     };
-    // Stored in model units: undo the centring and the standardisation.
-    let shift = model
-        .input_mean
-        .as_ref()
-        .and_then(|m| m.get(input))
-        .copied()
-        .unwrap_or(0.0);
     let (centre, scale) = model
         .standardize
         .as_ref()
         .and_then(|s| Some((*s.input_center.get(input)?, *s.input_scale.get(input)?)))
         .unwrap_or((0.0, 1.0));
-    let xs = rows
-        .iter()
-        .filter_map(|r| r.get(input))
-        .map(|v| (v + shift) * scale + centre)
-        .filter(|v| v.is_finite())
-        .collect();
-    (xs, kind)
+    let mut xs = Vec::with_capacity(m.at.len());
+    let mut sizes = Vec::new();
+    for (k, v) in m.at.iter().enumerate() {
+        let x = v * scale + centre;
+        if x.is_finite() {
+            xs.push(x);
+            if let Some(s) = m.sizes.get(k) {
+                sizes.push(*s);
+            }
+        }
+    }
+    if xs.is_empty() {
+        return (Vec::new(), Vec::new(), String::new());
+    }
+    (xs, sizes, m.caption)
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -156,7 +140,7 @@ pub fn compute(
             .zip(y.iter().copied())
             .collect::<Vec<_>>()
     };
-    let (markers, kind) = marker_locations(model, input);
+    let (markers, marker_sizes, marker_caption) = markers(predictor.method(), model, input);
     Ok(Curves {
         input,
         input_name: data
@@ -175,33 +159,35 @@ pub fn compute(
             (Some(x), Some(y)) => pairs(x, y.as_slice()),
             _ => Vec::new(),
         },
-        marker_strength: if markers.is_empty() {
-            Vec::new()
-        } else {
-            marker_strengths(model)
-        },
         markers,
-        marker_kind: kind.into(),
+        marker_sizes,
+        marker_caption,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model_file::{Hyper, Inducing, Standardize};
+    use crate::methods::pseudo::{Inducing, PseudoNoise};
+    use crate::model_file::{Hyper, Standardize};
+
+    fn model(method: &str, d: usize) -> ModelFile {
+        ModelFile::new(
+            method,
+            Hyper {
+                signal_variance: 2.0,
+                lengthscales: vec![1.0; d],
+                noise_variance: 0.1,
+            },
+        )
+    }
 
     #[test]
     fn markers_come_back_in_original_units() {
-        let mut m = ModelFile::new(
-            "fitc",
-            Hyper {
-                signal_variance: 1.0,
-                lengthscales: vec![1.0, 1.0],
-                noise_variance: 0.1,
-            },
-        );
-        assert!(marker_locations(&m, 0).0.is_empty());
-        m.inducing = Some(Inducing {
+        let fitc = crate::methods::get("fitc").expect("fitc");
+        let mut m = model("fitc", 2);
+        assert!(markers(fitc, &m, 0).0.is_empty());
+        m.set(&Inducing {
             points: vec![vec![0.0, 1.0], vec![1.0, -1.0]],
         });
         m.standardize = Some(Standardize {
@@ -209,31 +195,37 @@ mod tests {
             input_scale: vec![2.0, 3.0],
             target_scale: 1.0,
         });
-        let (xs, kind) = marker_locations(&m, 0);
-        assert_eq!((xs, kind), (vec![10.0, 12.0], "inducing points"));
-        assert_eq!(marker_locations(&m, 1).0, vec![3.0, -3.0]);
+        let (xs, sizes, caption) = markers(fitc, &m, 0);
+        assert_eq!(
+            (xs, sizes, caption.as_str()),
+            (vec![10.0, 12.0], vec![], "inducing points")
+        );
+        assert_eq!(markers(fitc, &m, 1).0, vec![3.0, -3.0]);
     }
 
+    /// SPGP+HS sizes its markers by σ0²/(σ0² + h): full above ⅔, half above ⅓, a dot
+    /// below; the projected methods, the spectral ones, the exact GP and FIFGP (one
+    /// window at the centre) mark nothing on an input's axis.
     #[test]
-    fn pseudo_noise_sets_the_strengths_and_projections_hide_the_markers() {
-        let mut m = ModelFile::new(
-            "spgp-hs",
-            Hyper {
-                signal_variance: 2.0,
-                lengthscales: vec![1.0],
-                noise_variance: 0.1,
-            },
-        );
-        m.inducing = Some(Inducing {
-            points: vec![vec![0.0], vec![1.0]],
+    fn pseudo_noise_sizes_the_markers_and_projections_hide_them() {
+        let hs = crate::methods::get("spgp-hs").expect("spgp-hs");
+        let mut m = model("spgp-hs", 1);
+        m.set(&Inducing {
+            points: vec![vec![0.0], vec![1.0], vec![2.0]],
         });
-        assert!(marker_strengths(&m).is_empty());
-        m.pseudo_noise = Some(crate::model_file::PseudoNoise { h: vec![0.0, 6.0] });
-        assert_eq!(marker_strengths(&m), vec![1.0, 0.25]);
-        m.projection = Some(crate::model_file::Projection {
-            matrix: vec![vec![1.0]],
+        m.set(&PseudoNoise {
+            h: vec![0.0, 2.0, 18.0],
         });
-        assert!(marker_locations(&m, 0).0.is_empty() && marker_strengths(&m).is_empty());
+        let (_, sizes, caption) = markers(hs, &m, 0);
+        assert_eq!(sizes, [MarkerSize::Full, MarkerSize::Half, MarkerSize::Dot]);
+        assert!(caption.contains("small: large h"), "{caption}");
+        for name in ["spgp-dr", "pca-spgp", "psds", "full", "fifgp"] {
+            let method = crate::methods::get(name).expect("method");
+            assert!(
+                markers(method, &m, 0).0.is_empty(),
+                "{name} marks something"
+            );
+        }
     }
 
     #[test]

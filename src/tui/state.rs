@@ -275,9 +275,11 @@ pub struct App {
     pub journal: Option<PathBuf>,
     /// The last autosave failed (the message said so; the next success says it works).
     pub autosave_failed: bool,
-    /// The signal that ended the app, and how many runs were still active then.
+    /// The signal that ended the app, and how many runs were training (they are
+    /// cancelled, and recorded so) and queued (they never start) then.
     pub exit_signal: Option<i32>,
-    pub lost_runs: usize,
+    pub cancelled_runs: usize,
+    pub unstarted_runs: usize,
 }
 
 /// What the views ask.

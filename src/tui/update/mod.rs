@@ -56,7 +56,8 @@ impl App {
             journal: None,
             autosave_failed: false,
             exit_signal: None,
-            lost_runs: 0,
+            cancelled_runs: 0,
+            unstarted_runs: 0,
         };
         let effects = app.replace_session(session);
         (app, effects)
@@ -195,7 +196,8 @@ impl App {
     /// quit. (A second signal ends the process at once; the runtime sees to that.)
     fn on_signal(&mut self, sig: i32) -> Vec<Effect> {
         self.exit_signal = Some(sig);
-        self.lost_runs = self.running() + self.queued();
+        self.cancelled_runs = self.running();
+        self.unstarted_runs = self.queued();
         self.quit = true;
         let mut e = vec![Effect::CancelAll];
         if self.dirty {

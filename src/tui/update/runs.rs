@@ -5,6 +5,7 @@ use crate::data::{Dataset, LoadProgress};
 use crate::error::Error;
 use crate::jobs::{JobEvent, outcome};
 use crate::run_context::Phase;
+use crate::run_spec::Naming;
 use crate::session::{RunResult, Status};
 use crate::tui::format::{describe_load, fmt_nmse, fmt_opt};
 use crate::tui::state::{Activity, App, DataState, Effect, RunStatus, Verdict};
@@ -62,6 +63,17 @@ impl App {
                     return Vec::new();
                 };
                 self.finish(i, *result);
+            }
+            // Cancelled while queued: no result, so the run shows what it showed before
+            // it was queued ("not run", or its earlier result), as `sgpw run` leaves it.
+            JobEvent::NotStarted { id, .. } => {
+                if let Some(row) = self.runs.iter_mut().find(|r| r.job == Some(id)) {
+                    row.job = None;
+                    row.activity = Activity::Idle;
+                    row.live.clear();
+                    row.live_validation.clear();
+                    row.rerun_of = None;
+                }
             }
         }
         Vec::new()
@@ -202,8 +214,11 @@ impl App {
         row.live.clear();
         row.live_validation.clear();
         match state {
-            // m ≤ n and the subset sizes are checked now that the data are here
-            Some(DataState::Loaded(data)) => match row.spec.check(data.n_train()) {
+            // m ≤ n, the subset sizes and dims ≤ D are checked now that the data are here
+            Some(DataState::Loaded(data)) => match row
+                .spec
+                .check_for(crate::session::runner::shape(&data), Naming::Keys)
+            {
                 Ok(spec) => {
                     let id = self.next_id;
                     self.next_id += 1;
@@ -217,9 +232,13 @@ impl App {
                     }]
                 }
                 Err(e) => {
-                    let r = outcome(row.key.clone(), &row.spec.method, Err(e));
+                    // refused, as `sgpw run` refuses: a setting to change, not a result
                     row.rerun_of = None;
-                    self.finish_now(i, r);
+                    let k = row.key.clone();
+                    self.fail(format!(
+                        "{}/{} m={} seed {} not started: {e}",
+                        k.dataset, k.label, k.m, k.seed
+                    ));
                     Vec::new()
                 }
             },
@@ -297,6 +316,34 @@ impl App {
             .partition(|&i| matches!(state(self, i), Some(DataState::Loading(_))));
         if todo.is_empty() && failed.is_empty() && loading.is_empty() {
             self.say("every run is done (R re-runs the selected one)");
+            return Vec::new();
+        }
+        // every run against its data before the first one starts, as `sgpw run` does
+        let refused: Vec<String> = todo
+            .iter()
+            .filter_map(|&i| {
+                let row = &self.runs[i];
+                let Some(DataState::Loaded(d)) = self.data.get(&row.key.dataset) else {
+                    return None;
+                };
+                let e = row
+                    .spec
+                    .check_for(crate::session::runner::shape(d), Naming::Keys)
+                    .err()?;
+                let k = &row.key;
+                Some(format!("{}/{} m={}: {e}", k.dataset, k.label, k.m))
+            })
+            .collect();
+        if let Some(first) = refused.first() {
+            let more = refused.len() - 1;
+            self.fail(format!(
+                "nothing started: {first}{}",
+                if more > 0 {
+                    format!(" (and {more} more)")
+                } else {
+                    String::new()
+                }
+            ));
             return Vec::new();
         }
         let effects: Vec<Effect> = todo.iter().flat_map(|&i| self.start(i, false)).collect();
@@ -595,6 +642,53 @@ mod tests {
             result: Box::new(r),
         }));
         assert_eq!(a.status_of(&a.runs[0]), RunStatus::Cancelled);
+    }
+
+    /// Cancelling all: the run that was training is cancelled (at the iteration it
+    /// reached), the queued one never started and is "not run" again, with no result —
+    /// as `sgpw run` records them; a queued re-run keeps its earlier result.
+    #[test]
+    fn a_queued_run_that_never_started_is_not_run_not_cancelled() {
+        let mut a = loaded();
+        let e = a.update(ch('g'));
+        let ids: Vec<usize> = e
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Submit { id, .. } => Some(*id),
+                _ => None,
+            })
+            .collect();
+        let [first, second] = ids[..] else {
+            panic!("{e:?}")
+        };
+        a.update(Event::Job(JobEvent::Started { id: first }));
+        a.update(ch('X'));
+        let mut r = done(&a.runs[0].key.clone(), 1.0);
+        r.status = Status::Cancelled;
+        r.iterations = 7;
+        a.update(Event::Job(JobEvent::Finished {
+            id: first,
+            result: Box::new(r),
+        }));
+        let k = a.runs[1].key.clone();
+        a.update(Event::Job(JobEvent::NotStarted { id: second, key: k }));
+        assert_eq!(a.status_of(&a.runs[0]), RunStatus::Cancelled);
+        assert_eq!(a.result_of(&a.runs[0]).map(|r| r.iterations), Some(7));
+        assert_eq!(a.status_of(&a.runs[1]), RunStatus::NotRun);
+        assert!(a.result_of(&a.runs[1]).is_none() && a.running() + a.queued() == 0);
+        // a re-run that never started leaves the earlier result as it was
+        a.session.set_result(done(&a.runs[1].key.clone(), 0.5));
+        a.run_cursor = 1;
+        let e = a.update(ch('R'));
+        let [Effect::Submit { id, key: k, .. }] = &e[..] else {
+            panic!("{e:?}")
+        };
+        a.update(Event::Job(JobEvent::NotStarted {
+            id: *id,
+            key: k.clone(),
+        }));
+        assert_eq!(a.status_of(&a.runs[1]), RunStatus::Done);
+        assert_eq!(a.result_of(&a.runs[1]).and_then(|r| r.nmse), Some(0.5));
     }
 
     #[test]

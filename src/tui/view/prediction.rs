@@ -96,17 +96,12 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
                 Span::styled(if t.color || t.ascii { "•" } else { "⠁" }, sw(TEST)),
                 Span::raw(" test "),
             ];
-            if !curves.marker_kind.is_empty() {
+            if !curves.marker_caption.is_empty() {
                 legend.push(Span::styled(if t.ascii { "^" } else { "▲" }, t.warn()));
-                if curves.marker_strength.is_empty() {
-                    legend.push(Span::raw(format!(" {} ", curves.marker_kind)));
-                } else {
+                if !curves.marker_sizes.is_empty() {
                     legend.push(Span::styled(if t.ascii { "'." } else { "▴·" }, t.warn()));
-                    legend.push(Span::raw(format!(
-                        " {} (small: large h) ",
-                        curves.marker_kind
-                    )));
                 }
+                legend.push(Span::raw(format!(" {} ", curves.marker_caption)));
             }
             if curves.negative > 0 {
                 title = format!(

@@ -6,6 +6,7 @@
 //! With colour, the noisy band is filled dim and the latent band bright; without
 //! colour, the latent band is filled and the noisy band drawn as its two edges.
 
+use crate::methods::MarkerSize;
 use crate::tui::format::short;
 use crate::tui::predict::Curves;
 use crate::tui::theme::Theme;
@@ -16,22 +17,15 @@ use ratatui::text::Line;
 use ratatui::widgets::Widget;
 use ratatui::widgets::canvas::{Canvas, Line as Seg, Points};
 
-/// The marker of a point: full size, or by its strength σ0²/(σ0² + h) — large above
-/// ⅔, small above ⅓, a dot below.
-pub fn marker_glyph(strength: Option<f64>, ascii: bool) -> &'static str {
-    let size = match strength {
-        None => 2,
-        Some(s) if s >= 2.0 / 3.0 => 2,
-        Some(s) if s >= 1.0 / 3.0 => 1,
-        Some(_) => 0,
-    };
-    match (ascii, size) {
-        (false, 2) => "▲",
-        (false, 1) => "▴",
-        (false, _) => "·",
-        (true, 2) => "^",
-        (true, 1) => "'",
-        (true, _) => ".",
+/// The glyph of a marker of the size its method gave it (full when it gave none).
+pub fn marker_glyph(size: Option<MarkerSize>, ascii: bool) -> &'static str {
+    match (ascii, size.unwrap_or(MarkerSize::Full)) {
+        (false, MarkerSize::Full) => "▲",
+        (false, MarkerSize::Half) => "▴",
+        (false, MarkerSize::Dot) => "·",
+        (true, MarkerSize::Full) => "^",
+        (true, MarkerSize::Half) => "'",
+        (true, MarkerSize::Dot) => ".",
     }
 }
 
@@ -155,14 +149,13 @@ impl Widget for BandChart<'_> {
             });
         canvas.render(plot, buf);
 
-        // Inducing / basis points on the x axis; with SPGP+HS pseudo-noise a marker's
-        // size says how far its pseudo-input is switched on.
+        // What the method marks on the x axis, each at the size it gave.
         let w = markers.width.max(1) as f64;
         for (k, &x) in c.markers.iter().enumerate() {
             if x < x0 || x > x1 {
                 continue;
             }
-            let glyph = marker_glyph(c.marker_strength.get(k).copied(), t.ascii);
+            let glyph = marker_glyph(c.marker_sizes.get(k).copied(), t.ascii);
             let col = ((x - x0) / (x1 - x0) * (w - 1.0)).round() as u16;
             buf.set_string(
                 markers.x + col,

@@ -1,0 +1,320 @@
+//! The `Method` trait: what every method is to the optimiser, the jobs and the app —
+//! its parameters, initialisation, objective and predictions — and the run spec checked
+//! against one ([`ValidRunSpec`]). It knows no method by name: the families and methods
+//! below implement it, and the registry (`methods/mod.rs`) lists them.
+
+use crate::data::TrainData;
+use crate::error::{Error, Result};
+use crate::exec::Exec;
+use crate::likelihood::Posterior;
+use crate::model_file::{Hyper, ModelFile, Witness};
+use crate::optim::Outcome;
+use crate::run_context::RunContext;
+use crate::run_spec::{DataShape, GENERAL_OPTIONS, MethodOptions, Naming, RunSpec};
+use nalgebra::DMatrix;
+use rand_chacha::ChaCha8Rng;
+use std::ops::Deref;
+
+/// The objective and its gradient with respect to the method's packed parameter vector.
+#[derive(Clone, Debug)]
+pub struct Objective {
+    /// NLML, or the bound VFE and power EP minimise.
+    pub nlml: f64,
+    pub grad: Vec<f64>,
+    /// Absolute jitter this evaluation needed.
+    pub jitter: f64,
+}
+
+/// A method: its parameters, initialisation, objective and predictions.
+///
+/// The optimiser, jobs and app never know which method runs.
+pub trait Method: Send + Sync {
+    /// Registry name (`--method`).
+    fn name(&self) -> &'static str;
+    /// Other accepted names.
+    fn aliases(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// One line for `--help` and the app.
+    fn summary(&self) -> &'static str;
+    /// What `m` counts for this method (shown next to every result).
+    fn m_meaning(&self) -> &'static str {
+        "inducing points"
+    }
+    /// What one step of the fit's progress (and of its evidence trace) counts:
+    /// optimiser iterations, or for greedy the basis points added.
+    fn progress_unit(&self) -> &'static str {
+        "iteration"
+    }
+    /// Keys of [`MethodOptions`] this method reads besides the general ones; others
+    /// are rejected when a spec is checked.
+    fn options(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// Whether the model has ARD lengthscales `[hyper] lengthscales` (every method
+    /// but spgp-dr, whose projection carries the scales).
+    fn uses_lengthscales(&self) -> bool {
+        true
+    }
+    /// The names of the method's own tables (and top-level keys) its models may have
+    /// beside the shared ones (`inducing`, `spectral`, …: each a [`ModelTable`](crate::model_file::ModelTable)] of its
+    /// family); any other is an error naming the methods that read it.
+    fn model_tables(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// What in a model holds one value per input (its lengthscales, the row length of
+    /// its tables): the model's number of inputs is what these and the shared keys
+    /// agree on (`ModelFile::check_shared`). The first is the method's own count.
+    fn input_dims(&self, model: &ModelFile) -> Vec<Witness> {
+        vec![Witness::lengthscales(model)]
+    }
+    /// The number of input columns a (checked) model takes.
+    fn input_dim(&self, model: &ModelFile) -> usize {
+        self.input_dims(model).first().map_or(0, |w| w.count)
+    }
+    /// What the prediction chart marks under its x axis along `input` (inducing
+    /// inputs, basis points, feature centres), from a checked model; none by default.
+    fn markers(&self, _model: &ModelFile, _input: usize) -> Result<Markers> {
+        Ok(Markers::default())
+    }
+    /// Whether the method has a size m at all (the exact GP has not).
+    fn uses_m(&self) -> bool {
+        true
+    }
+    /// The largest m on `n_train` training points (`usize::MAX` while n is unknown).
+    fn max_m(&self, n_train: usize) -> usize {
+        n_train
+    }
+    /// Checks of the method's own options beyond their types (run before any work).
+    /// Checks of the method's own options beyond their types, against the data where
+    /// they are known (`dims` ≤ D): run before any work. Messages name the setting as
+    /// `naming` says.
+    fn check_options(
+        &self,
+        _options: &MethodOptions,
+        _data: DataShape,
+        _naming: Naming,
+    ) -> Result<()> {
+        Ok(())
+    }
+    /// Whether the method's own initialisation draws from the run's seed with these
+    /// options (pseudo-inputs at random training inputs, random frequencies, k-means
+    /// centres). False where it is deterministic (the exact GP; PSDS's Hammersley
+    /// points): then two seeds give the same result unless a general option draws
+    /// from the seed ([`RunSpec::seed_uses`]). A new method is seed-dependent unless
+    /// it says otherwise.
+    fn init_uses_seed(&self, _options: &MethodOptions) -> bool {
+        true
+    }
+    /// What the seed does in this method's initialisation, for `--help` and the app.
+    fn seed_help(&self) -> &'static str {
+        "the initialisation draws from the seed"
+    }
+    /// What the objective of a model is called ("NLML", "negative ELBO", …).
+    fn objective_name(&self, _model: &ModelFile) -> &'static str {
+        "NLML"
+    }
+
+    /// Initial parameters around the starting hyperparameters `hyper` (which
+    /// `start::initial_hyper` chose: docs/methods.md §0 defaults or a subset fit).
+    fn init(
+        &self,
+        data: &TrainData,
+        spec: &ValidRunSpec,
+        hyper: Hyper,
+        ctx: &RunContext,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<ModelFile>;
+    /// Check a model's tables (shapes, signs) for this method.
+    fn check(&self, model: &ModelFile) -> Result<()>;
+    /// The free parameters as one vector (positive ones as logarithms).
+    fn pack(&self, model: &ModelFile) -> Vec<f64>;
+    /// Write a packed vector back into a model.
+    fn unpack(&self, theta: &[f64], model: &mut ModelFile);
+    /// Objective and gradient in `pack` order.
+    fn objective(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<Objective>;
+    /// The objective alone (defaults to the objective with its gradient).
+    fn nlml(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<f64> {
+        Ok(self.objective(model, data, exec)?.nlml)
+    }
+    /// The posterior needed for prediction, and (exact GP only) the inputs it is
+    /// expressed in.
+    fn posterior(
+        &self,
+        model: &ModelFile,
+        data: &TrainData,
+        exec: &Exec,
+    ) -> Result<(Posterior, Option<DMatrix<f64>>)>;
+    /// K(features, X*) (m×t) and the prior variances k(x*,x*) at the model's inputs.
+    /// `basis` is the exact GP's training inputs; low-rank methods ignore it.
+    fn cross(
+        &self,
+        model: &ModelFile,
+        basis: Option<&DMatrix<f64>>,
+        x: &DMatrix<f64>,
+        exec: &Exec,
+    ) -> Result<(DMatrix<f64>, Vec<f64>)>;
+    /// Whether the method evaluates a chunk of rows at a time when the data are too
+    /// large for one evaluation (`Exec::chunk_entries`): objective, gradient, posterior
+    /// and predictions, each equal to the one-chunk evaluation. `Err` says why not.
+    /// `tests/chunks.rs` holds every method that says it does to it.
+    fn chunked(&self) -> std::result::Result<(), &'static str> {
+        Ok(())
+    }
+    /// Whether the posterior can be stored in a model file (not the exact GP's n×n one).
+    fn stores_posterior(&self) -> bool {
+        true
+    }
+    /// Mean and latent variance at inputs `x` (model units). The default is
+    /// [`Method::cross`] with [`Posterior::predict`], whose variances are ≥ 0; the
+    /// Nyström predictor overrides it and returns its variances as computed, negative
+    /// ones included.
+    fn predict(
+        &self,
+        model: &ModelFile,
+        posterior: &Posterior,
+        basis: Option<&DMatrix<f64>>,
+        x: &DMatrix<f64>,
+        exec: &Exec,
+    ) -> Result<(Vec<f64>, Vec<f64>)> {
+        let (kus, prior) = self.cross(model, basis, x, exec)?;
+        Ok(posterior.predict(&kus, &prior, exec.par))
+    }
+
+    /// Fit: minimise the objective from `model` (most methods: `hyper::fit_all`, one
+    /// L-BFGS run over every packed parameter; staged schedules their own).
+    fn fit(
+        &self,
+        model: ModelFile,
+        data: &TrainData,
+        spec: &ValidRunSpec,
+        ctx: &RunContext,
+    ) -> Result<(ModelFile, Outcome)>;
+}
+
+/// What a method marks under the x axis of the prediction chart, along one input.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Markers {
+    /// Locations along the input in the inputs' model units (after `[standardize]`;
+    /// a method that centres its inputs has added its centre back).
+    pub at: Vec<f64>,
+    /// Per location, how large it is drawn; empty: all full size.
+    pub sizes: Vec<MarkerSize>,
+    /// What they are, for the legend ("inducing points"); empty when none are drawn.
+    pub caption: String,
+}
+
+/// The size a marker is drawn at (a glyph each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MarkerSize {
+    Full,
+    Half,
+    Dot,
+}
+
+/// Check a model against `method` (the one its `method` key names): the shared part
+/// with the number of inputs the method's witnesses and the shared keys agree on, then
+/// the method's own tables ([`Method::check`]). The registry's `ModelFile::check` first
+/// rejects tables the method does not read.
+pub fn check_model(method: &dyn Method, model: &ModelFile) -> Result<()> {
+    model.check_shared(&method.input_dims(model), method.uses_lengthscales())?;
+    method.check(model)
+}
+
+/// A run spec that was checked against its method (and, where known, the data):
+/// the only kind fitting accepts, so a worker never sees an invalid spec.
+#[derive(Clone)]
+pub struct ValidRunSpec {
+    checked: RunSpec,
+    resolved: &'static dyn Method,
+}
+
+impl ValidRunSpec {
+    pub fn method(&self) -> &'static dyn Method {
+        self.resolved
+    }
+
+    pub fn spec(&self) -> &RunSpec {
+        &self.checked
+    }
+
+    /// The same checked spec with another iteration budget (restarts' short fits).
+    pub fn with_iters(&self, iters: usize) -> ValidRunSpec {
+        let mut v = self.clone();
+        v.checked.iters = iters;
+        v
+    }
+}
+
+impl Deref for ValidRunSpec {
+    type Target = RunSpec;
+    fn deref(&self) -> &RunSpec {
+        &self.checked
+    }
+}
+
+impl std::fmt::Debug for ValidRunSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.checked.fmt(f)
+    }
+}
+
+impl RunSpec {
+    /// Check the spec against `method` (the one its name resolves to) and the data it
+    /// will see (`DataShape::UNKNOWN` before they are loaded, as when a session is
+    /// read): m is in the method's range, every option set is one the method reads,
+    /// and the option values make sense for the method and the data. Errors name the
+    /// setting as `naming` says.
+    pub fn check_with(
+        &self,
+        method: &'static dyn Method,
+        data: DataShape,
+        naming: Naming,
+    ) -> Result<ValidRunSpec> {
+        self.options
+            .check(data.n_train, naming)
+            .map_err(Error::input)?;
+        let n_fit = self.options.subset.unwrap_or(data.n_train);
+        if method.uses_m() {
+            if self.m == 0 {
+                return Err(Error::input(format!(
+                    "m must be at least 1{}",
+                    naming.flag("m")
+                )));
+            }
+            let max = method.max_m(n_fit);
+            if self.m > max {
+                let why = if max == n_fit {
+                    format!("the training set ({n_fit} points)")
+                } else {
+                    format!("{}'s limit of {max} {}", method.name(), method.m_meaning())
+                };
+                return Err(Error::input(format!(
+                    "m = {}{} is larger than {why}; choose m ≤ {max}",
+                    self.m,
+                    naming.flag("m")
+                )));
+            }
+        }
+        for key in self.options.set_keys() {
+            if !GENERAL_OPTIONS.contains(&key.as_str()) && !method.options().contains(&key.as_str())
+            {
+                return Err(Error::input(format!(
+                    "option {key}{} does not apply to method '{}'{}",
+                    naming.flag(&key),
+                    method.name(),
+                    if method.options().is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (it reads: {})", method.options().join(", "))
+                    }
+                )));
+            }
+        }
+        method.check_options(&self.options, data, naming)?;
+        Ok(ValidRunSpec {
+            checked: self.clone(),
+            resolved: method,
+        })
+    }
+}

@@ -10,7 +10,9 @@ shown as "total"). Ratios are to INFO's selection time of the same data set and 
 measured in the same session run. σ0² and σ² are in model units (standardized runs:
 of the standardized targets).
 
-Usage: python3 sessions/greedy_times.py SESSION.toml [SESSION.toml ...]
+Usage: python3 sessions/greedy_times.py [--seeds 1,2] SESSION.toml [SESSION.toml ...]
+(--seeds: only those seeds, so that cells run on different numbers of seeds compare on
+the same subsets and partitions)
 """
 import math
 import sys
@@ -24,11 +26,13 @@ def results(paths):
             yield from tomllib.load(f).get("results", [])
 
 
-def main(paths):
+def main(paths, seeds=None):
     cells = defaultdict(list)
     labels, sizes = defaultdict(list), defaultdict(set)
     for r in results(paths):
         if r.get("status") != "done" or r.get("method") != "greedy":
+            continue
+        if seeds is not None and r.get("seed") not in seeds:
             continue
         ds, label, m = r["dataset"], r["label"], r["m"]
         model = r.get("model", {})
@@ -54,7 +58,12 @@ def main(paths):
 
     for ds in labels:
         seeds = max(len(v) for (d, _, _), v in cells.items() if d == ds)
-        print(f"\n{ds} (mean over {seeds} seed{'s' if seeds > 1 else ''})\n")
+        print(f"\n{ds} (mean over up to {seeds} seed{'s' if seeds > 1 else ''})\n")
+        print(f"| seeds: d_max | " + " | ".join(labels[ds]) + " |")
+        print("|---" * (len(labels[ds]) + 1) + "|")
+        for m in sorted(sizes[ds]):
+            print(f"| {m} | " + " | ".join(str(len(cells.get((ds, l, m), []))) for l in labels[ds]) + " |")
+        print()
         for what, k, fmt in [("test NMSE", 0, "{:.4f}"), ("test MNLP", 1, "{:.3f}"),
                              ("selection seconds", 2, "{:.2f}"), ("total seconds", 3, "{:.1f}"),
                              ("σ0²", 5, "{:.4g}"), ("σ²", 6, "{:.4g}")]:
@@ -82,4 +91,7 @@ def main(paths):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or ["sessions/greedy-paper.toml"])
+    args, seeds = sys.argv[1:], None
+    if args[:1] == ["--seeds"] and len(args) > 1:
+        seeds, args = {int(x) for x in args[1].split(",")}, args[2:]
+    main(args or ["sessions/greedy-paper.toml"], seeds)

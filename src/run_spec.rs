@@ -133,7 +133,8 @@ pub struct MethodOptions {
     #[arg(long, value_enum)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub centres: Option<Centres>,
-    /// fifgp, tfifgp, smgp: the likelihood approximation (default fitc).
+    /// fifgp, tfifgp, smgp: the likelihood approximation (default fitc). greedy: the
+    /// objective it reports and --adapt fits, vfe (default) or dtc (the paper's).
     #[arg(long, value_enum)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approx: Option<ApproxKind>,
@@ -163,8 +164,9 @@ pub struct MethodOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub select: Option<Select>,
     /// greedy: K rounds of model adaptation, each a basis selection at fixed σ0², ℓ, σ²
-    /// and then a short L-BFGS fit of σ0², ℓ, σ² on the DTC evidence at that basis (the
-    /// iteration budget split evenly over the rounds); absent: σ0², ℓ, σ² stay fixed.
+    /// and then a short L-BFGS fit of σ0², ℓ, σ² at that basis on the objective --approx
+    /// names (the iteration budget split evenly over the rounds); absent: σ0², ℓ, σ²
+    /// stay fixed.
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adapt: Option<usize>,

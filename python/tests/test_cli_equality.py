@@ -4,6 +4,7 @@ the same NLML, trace length and predictions, bit for bit."""
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import sgpw
@@ -31,7 +32,9 @@ def test_python_fit_equals_cli_fit(kin40k_small, tmp_path, method, extra):
     X, y, names = read_csv(files["train"])
     Xt, yt, _ = read_csv(files["test"])
     options = {extra[i].lstrip("-").replace("-", "_"): extra[i + 1] for i in range(0, len(extra), 2)}
-    model = sgpw.fit(X, y, method=method, m=20, iterations=60, seed=3, X_test=Xt, y_test=yt, **options)
+    # a DataFrame, so the model file names the inputs as the CSV header does
+    frame = pd.DataFrame(X, columns=names)
+    model = sgpw.fit(frame, y, method=method, m=20, iterations=60, seed=3, X_test=Xt, y_test=yt, **options)
     assert model.nlml == cli["nlml"]  # exactly
     assert model.iterations == cli["iterations"]
     assert model.evaluations == cli["evaluations"]

@@ -503,6 +503,7 @@ pub fn parse_run(pairs: &[(String, String)]) -> std::result::Result<RunEntry, St
         "sgpw fit",
     )));
     let mut argv = vec!["sgpw fit".to_string()];
+    let mut given: Vec<(&str, &str)> = Vec::new();
     for (name, value) in pairs {
         let arg = cmd.get_arguments().find(|a| {
             a.get_id() == name.as_str()
@@ -513,6 +514,14 @@ pub fn parse_run(pairs: &[(String, String)]) -> std::result::Result<RunEntry, St
             argv.push(format!("{}={value}", flag(name)));
             continue;
         };
+        // a key and its flag name are one setting (`seed` and `seeds`)
+        let id = arg.get_id().as_str();
+        if let Some((_, first)) = given.iter().find(|(g, _)| *g == id) {
+            return Err(format!(
+                "{first} and {name} are the same setting (--{long}): give it once"
+            ));
+        }
+        given.push((id, name.as_str()));
         if arg.get_action().takes_values() {
             // `--flag=value`: a value that starts with a dash is still the value
             argv.push(format!("--{long}={value}"));
@@ -1094,7 +1103,12 @@ mod tests {
         let e = kw(&[("hetero", "3")]).expect_err("a switch");
         assert!(e.contains("true or false"), "{e}");
         let e = kw(&[("seed", "1"), ("seeds", "2")]).expect_err("twice");
-        assert!(e.contains("--seed"), "{e}");
+        assert!(
+            e.contains("seed and seeds are the same setting (--seed)"),
+            "{e}"
+        );
+        let e = kw(&[("m", "10,20")]).expect("a list").single();
+        assert!(e.expect_err("two m").contains("give one --m"));
     }
 
     #[test]

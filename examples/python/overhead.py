@@ -13,6 +13,7 @@ import statistics
 import subprocess
 import time
 
+import numpy as np
 import pandas as pd
 
 import sgpw
@@ -28,7 +29,9 @@ def main():
     ap.add_argument("--bin", default=str(ROOT / "target" / "release" / "sgpw"))
     args = ap.parse_args()
     df = pd.read_csv(TRAIN)
-    X, y = df.iloc[:, :-1].to_numpy(), df.iloc[:, -1].to_numpy()
+    # C-contiguous float64: the array sgpw reads in place
+    X = np.ascontiguousarray(df.iloc[:, :-1].to_numpy(), dtype=np.float64)
+    y = df.iloc[:, -1].to_numpy()
     flags = ["--method", "fitc", "--m", "30", "--iters", "60", "--seed", "1"]
     cli_wall, cli_fit, py_wall, py_fit = [], [], [], []
     for _ in range(args.repeats):

@@ -16,6 +16,9 @@ use sgpw::run_context::{Phase, Progress, RunContext};
 use sgpw::train::{self, Predictor};
 use std::path::PathBuf;
 
+/// One column of predictions (mean, latent or noisy variance) for Python.
+type Column<'py> = Bound<'py, PyArray1<f64>>;
+
 /// A fitted model with its posterior: predictions, its file, its parameters.
 #[pyclass(module = "sgpw._sgpw", frozen)]
 pub struct Model {
@@ -101,11 +104,7 @@ impl Model {
         py: Python<'py>,
         x: PyReadonlyArray2<'py, f64>,
         threads: Option<usize>,
-    ) -> PyResult<(
-        Bound<'py, PyArray1<f64>>,
-        Bound<'py, PyArray1<f64>>,
-        Bound<'py, PyArray1<f64>>,
-    )> {
+    ) -> PyResult<(Column<'py>, Column<'py>, Column<'py>)> {
         let x = matrix(&x);
         arrays::check_finite_inputs("X", &x).or_py()?;
         let (exec, token) = exec(threads);

@@ -334,11 +334,13 @@ impl ModelFile {
                     format!("noise_floor must be ≥ 0, not {f}"),
                 ));
             }
-            if h.noise_variance <= f {
+            // at the floor is a fitted model's σ² = floor + e^θ once e^θ is below the
+            // floor's last digit: `fit --save-model` writes it, so it must read back
+            if h.noise_variance < f {
                 return Err(Error::at(
                     at_hyper("noise_variance"),
                     format!(
-                        "[hyper] noise_variance = {} must be above noise_floor = {f}",
+                        "[hyper] noise_variance = {} must not be below noise_floor = {f}",
                         h.noise_variance
                     ),
                 ));
@@ -681,6 +683,22 @@ points = [[0.1, 0.2], [0.3, 0.4]]
         assert!(
             text.ends_with("[inducing]\npoints = [[0.1, 0.2], [0.3, 0.4]]\n"),
             "{text}"
+        );
+    }
+
+    /// σ² at the noise floor (e^θ below the floor's last digit) is a model a fit
+    /// writes, and reads back; below it is refused.
+    #[test]
+    fn noise_at_the_floor_reads_back() {
+        let mut m = ModelFile::parse(FITC).expect("parses");
+        m.noise_floor = Some(0.01);
+        let w = |m: &ModelFile| m.check_shared(&[Witness::lengthscales(m)], true);
+        assert!(w(&m).is_ok());
+        m.hyper.noise_variance = 0.009;
+        let e = w(&m).expect_err("below the floor");
+        assert!(
+            e.to_string().contains("must not be below noise_floor"),
+            "{e}"
         );
     }
 

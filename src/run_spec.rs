@@ -492,6 +492,72 @@ pub fn parse_options(pairs: &[(String, String)]) -> std::result::Result<MethodOp
     MethodOptions::from_arg_matches(&matches).map_err(|e| e.to_string())
 }
 
+/// Parse a run given as (name, text) pairs — the keyword arguments of `sgpw.fit` in
+/// Python — with `sgpw fit`'s own parser of the [`RunEntry`] declaration, so that they
+/// are accepted and refused as its flags are, with its messages. A name is a
+/// setting's key (`iterations`, `standardize`, `seeds`) or its flag with underscores
+/// for dashes (`iters`, `raw`, `seed`, `init_lengthscales_from_subset`); a switch's
+/// text is true or false (for a key whose flag turns it off, as `standardize`'s
+/// `--raw` does, false gives the flag); a list is comma-separated. A setting declared
+/// later is a keyword at once: nothing here lists them.
+pub fn parse_run(pairs: &[(String, String)]) -> std::result::Result<RunEntry, String> {
+    let cmd = crate::arg_values::numbers_as_values(RunEntry::augment_args(clap::Command::new(
+        "sgpw fit",
+    )));
+    let mut argv = vec!["sgpw fit".to_string()];
+    let mut given: Vec<(&str, &str)> = Vec::new();
+    for (name, value) in pairs {
+        let arg = cmd.get_arguments().find(|a| {
+            a.get_id() == name.as_str()
+                || a.get_long().is_some_and(|l| l.replace('-', "_") == *name)
+        });
+        let Some((arg, long)) = arg.and_then(|a| Some((a, a.get_long()?))) else {
+            // clap says it is unknown, and names a similar one
+            argv.push(format!("{}={value}", flag(name)));
+            continue;
+        };
+        // a key and its flag name are one setting (`seed` and `seeds`)
+        let id = arg.get_id().as_str();
+        if let Some((_, first)) = given.iter().find(|(g, _)| *g == id) {
+            return Err(format!(
+                "{first} and {name} are the same setting (--{long}): give it once"
+            ));
+        }
+        given.push((id, name.as_str()));
+        if arg.get_action().takes_values() {
+            // `--flag=value`: a value that starts with a dash is still the value
+            argv.push(format!("--{long}={value}"));
+            continue;
+        }
+        let on = match value.as_str() {
+            "true" => true,
+            "false" => false,
+            other => {
+                return Err(format!(
+                    "{name} = {other}: give true or false (--{long} is a switch)"
+                ));
+            }
+        };
+        let sets_false = matches!(arg.get_action(), clap::ArgAction::SetFalse);
+        if on != (sets_false && arg.get_id() == name.as_str()) {
+            argv.push(format!("--{long}"));
+        }
+    }
+    let matches = cmd.try_get_matches_from(argv).map_err(|e| {
+        // clap's message and tip without its usage block
+        e.to_string()
+            .lines()
+            .map(str::trim)
+            .filter(|l| {
+                !(l.is_empty() || l.starts_with("Usage:") || l.starts_with("For more information"))
+            })
+            .map(|l| l.trim_start_matches("error: "))
+            .collect::<Vec<_>>()
+            .join("; ")
+    })?;
+    RunEntry::from_arg_matches(&matches).map_err(|e| e.to_string())
+}
+
 /// One run: method × m × seed on a data set.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunSpec {
@@ -960,6 +1026,91 @@ mod tests {
             spec(None).differences(&spec(Some(0.0))),
             ["noise_floor = 1e-6 (the default) vs 0.0"]
         );
+    }
+
+    /// Python's keywords are the command line's flags: the same values, defaults and
+    /// messages, by key or by flag name.
+    #[test]
+    fn keywords_parse_as_the_flags_do() {
+        let kw = |pairs: &[(&str, &str)]| {
+            parse_run(
+                &pairs
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            run: RunEntry,
+        }
+        let cli = |args: &[&str]| {
+            <Cli as clap::Parser>::try_parse_from(std::iter::once("x").chain(args.iter().copied()))
+                .expect("parses")
+                .run
+        };
+        assert_eq!(kw(&[]).expect("defaults"), cli(&[]));
+        assert_eq!(
+            kw(&[
+                ("method", "pep"),
+                ("m", "20"),
+                ("seed", "3"),
+                ("iterations", "40"),
+                ("standardize", "false"),
+                ("alpha", "0.25"),
+                ("stages", "hyper,points"),
+                ("hetero", "true"),
+            ])
+            .expect("parses"),
+            cli(&[
+                "--method",
+                "pep",
+                "--m",
+                "20",
+                "--seed",
+                "3",
+                "--iters",
+                "40",
+                "--raw",
+                "--alpha",
+                "0.25",
+                "--stages",
+                "hyper,points",
+                "--hetero"
+            ])
+        );
+        // by flag name: raw = true is standardize = false
+        assert_eq!(
+            kw(&[("iters", "7"), ("raw", "true"), ("seeds", "2")]).expect("parses"),
+            cli(&["--iters", "7", "--raw", "--seed", "2"])
+        );
+        assert!(kw(&[("standardize", "true")]).expect("on").standardize);
+        assert!(!kw(&[("hetero", "false")]).expect("off").options.hetero);
+        // a negative number is a value, and reaches the option's own check
+        assert_eq!(
+            kw(&[("noise_floor", "-1")])
+                .expect("parses")
+                .options
+                .noise_floor,
+            Some(-1.0)
+        );
+        let e = kw(&[("alpha", "abc")]).expect_err("not a number");
+        assert!(e.starts_with("invalid value 'abc' for '--alpha"), "{e}");
+        assert!(!e.contains("Usage"), "{e}");
+        let e = kw(&[("approx", "fitcc")]).expect_err("bad choice");
+        assert!(e.contains("fitcc") && e.contains("--approx"), "{e}");
+        let e = kw(&[("sed", "3")]).expect_err("unknown");
+        assert!(e.contains("'--sed'") && e.contains("--seed"), "{e}");
+        let e = kw(&[("hetero", "3")]).expect_err("a switch");
+        assert!(e.contains("true or false"), "{e}");
+        let e = kw(&[("seed", "1"), ("seeds", "2")]).expect_err("twice");
+        assert!(
+            e.contains("seed and seeds are the same setting (--seed)"),
+            "{e}"
+        );
+        let e = kw(&[("m", "10,20")]).expect("a list").single();
+        assert!(e.expect_err("two m").contains("give one --m"));
     }
 
     #[test]

@@ -103,7 +103,12 @@ fn read_dataset(
         }
         (None, None) => (train_cols, None),
     };
-    let kept = drop_constant_features(&train.path, &features, &train_cols, &mut notes)?;
+    let kept = drop_constant_features(
+        &features,
+        |j| is_constant(&train_cols[j]),
+        &mut notes,
+        |msg| Error::data(&train.path, msg),
+    )?;
     let (x_train, y_train) = to_matrices(&train_cols, &kept);
     let (x_test, y_test) = match test_cols {
         Some(cols) => {
@@ -322,31 +327,22 @@ fn split_rows(
 
 /// Indices of the features that vary in the training data; a constant column carries no
 /// information and makes a lengthscale unidentifiable, so it is dropped with a note.
-fn drop_constant_features(
-    path: &Path,
+/// `constant(j)` says whether column j is constant ([`is_constant`]); `fail` makes the
+/// error when every column is (naming the file, or the array).
+pub(crate) fn drop_constant_features(
     features: &[String],
-    cols: &[Vec<f64>],
+    constant: impl Fn(usize) -> bool,
     notes: &mut Vec<String>,
+    fail: impl FnOnce(String) -> Error,
 ) -> Result<Vec<usize>> {
-    let is_constant = |c: &Vec<f64>| {
-        let (lo, hi) = c
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
-                (lo.min(v), hi.max(v))
-            });
-        hi <= lo
-    };
     let (constant, kept): (Vec<usize>, Vec<usize>) =
-        (0..features.len()).partition(|&j| is_constant(&cols[j]));
+        (0..features.len()).partition(|&j| constant(j));
     let names: Vec<&String> = constant.iter().map(|&j| &features[j]).collect();
     if kept.is_empty() {
-        return Err(Error::data(
-            path,
-            format!(
-                "every feature column is constant in the training data ({})",
-                quoted(&names)
-            ),
-        ));
+        return Err(fail(format!(
+            "every feature column is constant in the training data ({})",
+            quoted(&names)
+        )));
     }
     if !constant.is_empty() {
         let list: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
@@ -356,6 +352,16 @@ fn drop_constant_features(
         ));
     }
     Ok(kept)
+}
+
+/// Whether a column's values are all one value.
+pub(crate) fn is_constant<'a>(values: impl IntoIterator<Item = &'a f64>) -> bool {
+    let (lo, hi) = values
+        .into_iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+            (lo.min(v), hi.max(v))
+        });
+    hi <= lo
 }
 
 /// Inputs from the kept feature columns and the target (the last column of `cols`).

@@ -1,6 +1,7 @@
 //! Data sets: loading (through polars, the only module that touches it),
 //! validation, splits, standardisation and the synthetic generators.
 
+pub mod arrays;
 pub mod big;
 pub mod guard;
 pub mod load;

@@ -66,6 +66,35 @@ fn specs(session: &Session) -> BTreeMap<RunKey, RunSpec> {
     session.all_runs().into_iter().collect()
 }
 
+/// How `report` prints a session's results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    Markdown,
+    Csv,
+    Json,
+}
+
+/// The report as `sgpw report --format` prints it (and Python's `Session.report`):
+/// markdown [`tables`], one [`csv`] line per run, or the [`rows`] as JSON.
+pub fn render(
+    session: &Session,
+    format: ReportFormat,
+    merge_generations: bool,
+    mse: bool,
+) -> crate::error::Result<String> {
+    Ok(match format {
+        ReportFormat::Markdown => tables(session, merge_generations, mse),
+        ReportFormat::Csv => csv(session),
+        ReportFormat::Json => {
+            // straight to text, so the keys keep the order of the CSV columns
+            let mut rows = serde_json::to_string_pretty(&rows(session))
+                .map_err(|e| crate::error::Error::File(format!("JSON: {e}")))?;
+            rows.push('\n');
+            rows
+        }
+    })
+}
+
 /// Markdown tables of every finished result; `mse`: the test MSE instead of the NMSE.
 pub fn tables(session: &Session, merge_generations: bool, mse: bool) -> String {
     // group → label order (first appearance) and (m, label) → results

@@ -49,7 +49,7 @@ use crate::data::TrainData;
 use crate::error::Location;
 use crate::error::{Error, Result};
 use crate::exec::{Exec, Par};
-use crate::kernel::SeArd;
+use crate::kernel::Kernel;
 use crate::likelihood::Posterior;
 use crate::linalg::{self, Jitter};
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness};
@@ -509,7 +509,7 @@ impl Incremental {
 /// Kernel columns K(X, x_c) of candidates, with the optional cache of discarded rows.
 struct Rows<'a> {
     x: &'a DMatrix<f64>,
-    kernel: SeArd,
+    kernel: Kernel,
     /// Discarded rows by training index, oldest first out.
     discarded: HashMap<usize, Vec<f64>>,
     fifo: VecDeque<usize>,
@@ -519,7 +519,7 @@ struct Rows<'a> {
 }
 
 impl<'a> Rows<'a> {
-    fn new(x: &'a DMatrix<f64>, kernel: SeArd, capacity: usize) -> Rows<'a> {
+    fn new(x: &'a DMatrix<f64>, kernel: Kernel, capacity: usize) -> Rows<'a> {
         Rows {
             x,
             kernel,
@@ -1089,7 +1089,7 @@ impl Method for Greedy {
         let hyper = match o.hyper_from_subset.or(default_subset) {
             Some(n_sub) => {
                 ctx.enter(Phase::SubsetInit);
-                exact::hyper_from_subset(data, n_sub, SUBSET_ITERS, ctx, rng)?
+                exact::hyper_from_subset(data, n_sub, hyper.kernel, SUBSET_ITERS, ctx, rng)?
             }
             None => hyper,
         };
@@ -1140,7 +1140,7 @@ impl Method for Greedy {
     /// The DTC evidence at the basis (`pseudo::DTC`) and its gradient in σ0², ℓ, σ².
     fn objective(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<Objective> {
         let mut obj = pseudo::DTC.objective(&as_dtc(model), data, exec)?;
-        obj.grad.truncate(model.hyper.lengthscales.len() + 2);
+        obj.grad.truncate(super::hyper::head_len(model));
         Ok(obj)
     }
 
@@ -1280,7 +1280,7 @@ impl Method for Greedy {
                 break;
             }
             let budget = stage_budget(spec.iters - used.min(spec.iters), adapt - round);
-            let free = 0..model.hyper.lengthscales.len() + 2;
+            let free = 0..super::hyper::head_len(&model);
             let (fitted, out) = super::hyper::fit_free(
                 self,
                 model,

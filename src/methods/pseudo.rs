@@ -268,9 +268,9 @@ impl Family for PseudoInputs {
             set_inducing_points(model, &z);
             return;
         }
-        // [hyper, Z (m×D), log h (m)]: m = (len − D − 2)/(D + 1)
+        // [hyper, Z (m×D), log h (m)]: m = (len − head)/(D + 1)
         let d = model.hyper.lengthscales.len();
-        let m = theta.len().saturating_sub(d + 2) / (d + 1);
+        let m = theta.len().saturating_sub(super::hyper::head_len(model)) / (d + 1);
         let (head, log_h) = theta.split_at(theta.len() - m);
         let z = unpack_hyper_and(head, model);
         set_inducing_points(model, &z);
@@ -360,20 +360,12 @@ impl Family for PseudoInputs {
         let k = model.kernel();
         let gf = k.grad(&z, x, &parts.kuf, &adj.d_kuf, true, false, exec.par);
         let gu = k.grad(&z, &z, kuu, &adj.d_kuu, true, true, exec.par);
-        let mut grad = Vec::with_capacity(2 + model.hyper.lengthscales.len() * (z.nrows() + 1));
-        grad.push(
-            gf.log_signal_variance
-                + gu.log_signal_variance
-                + kdiag_grad(model, adj)
-                + jitter_grad(parts.jitter, adj.jitter, &adj.d_kuu),
+        let mut grad = super::hyper::head_grad(
+            model,
+            &[&gf, &gu],
+            kdiag_grad(model, adj) + jitter_grad(parts.jitter, adj.jitter, &adj.d_kuu),
+            adj.d_noise,
         );
-        grad.extend(
-            gf.log_lengthscales
-                .iter()
-                .zip(&gu.log_lengthscales)
-                .map(|(a, b)| a + b),
-        );
-        grad.push(super::hyper::noise_grad(model, adj.d_noise));
         if let (Some(a), Some(b), Some(c)) = (gf.a, gu.a, gu.b) {
             grad.extend_from_slice((a + b + c).as_slice());
         }

@@ -14,7 +14,7 @@ Run from the repository root after `cargo build --release`:
 For each (method, kernel) the script writes sgpw's starting model on the raw data
 (`sgpw fit --raw --iters 0 --save-model`: inducing inputs at a seeded random subset,
 σ0² = mean(y²), ℓ = half the input ranges, σ² = σ0²/4; rq's α set to 2.5), fixes the
-jitter at 1e-6 (GPflow's default, a constant there) and removes the noise floor (so
+jitter of the sparse models at 1e-6 (GPflow's default, a constant there) and removes the noise floor (so
 sgpw's packed noise is plain log σ²), then asks `sgpw nlml --json` for the objective
 and its gradient in sgpw's packing order [log σ0², log ℓ, (log α), log σ², Z]. GPflow
 gets the same values as `Parameter`s with an Exp bijector, so its gradient with respect
@@ -58,6 +58,22 @@ def load(path):
     return a[:, :-1].copy(), a[:, -1:].copy()
 
 
+def with_difference_distances(cls):
+    """The GPflow kernel with r² summed from differences, (x − x')/ℓ, as sgpw forms it.
+    GPflow's own square_distance expands ‖a‖² + ‖b‖² − 2aᵀb, which leaves r² ≈ 1e-16
+    instead of 0 at coinciding points (inducing inputs start at training inputs); for
+    Matern12, whose κ = exp(−√r²), that moves entries by ~1e-8 (--gpflow-distances
+    keeps GPflow's own)."""
+
+    class Differences(cls):
+        def scaled_squared_euclid_dist(self, X, X2=None):
+            a = self.scale(X)
+            b = a if X2 is None else self.scale(X2)
+            return tf.reduce_sum(tf.square(a[:, None, :] - b[None, :, :]), axis=-1)
+
+    return Differences
+
+
 def positive(v):
     return gpflow.Parameter(v, transform=tfp.bijectors.Exp())
 
@@ -71,7 +87,10 @@ def sgpw_model(sgpw, train, method, kernel, m, out):
     text = open(out).read()
     text = re.sub(r"(?m)^noise_floor = .*\n", "", text)
     text = re.sub(r"(?m)^jitter = .*\n", "", text)
-    text = f"jitter = {JITTER!r}\n" + text
+    if method != "full":
+        # GPflow adds its jitter to Kuu only (GPR has none; sgpw's exact GP adds none
+        # unless K + σ²I fails to factorise)
+        text = f"jitter = {JITTER!r}\n" + text
     text = re.sub(r"(?m)^rq_alpha = .*$", f"rq_alpha = {RQ_ALPHA!r}", text)
     open(out, "w").write(text)
     with open(out, "rb") as f:
@@ -86,9 +105,10 @@ def sgpw_nlml(sgpw, model_path, train):
     return json.loads(out)
 
 
-def gpflow_eval(model_toml, kernel_name, x, y):
+def gpflow_eval(model_toml, kernel_name, x, y, own_distances):
     h = model_toml["hyper"]
-    kern = KERNELS[kernel_name]()
+    cls = KERNELS[kernel_name]
+    kern = (cls if own_distances else with_difference_distances(cls))()
     kern.variance = positive(float(h["signal_variance"]))
     kern.lengthscales = positive(np.asarray(h["lengthscales"], dtype=np.float64))
     params = [kern.variance, kern.lengthscales]
@@ -129,6 +149,9 @@ def main():
     ap.add_argument("--n-sparse", type=int, default=10000)
     ap.add_argument("--m", type=int, default=50)
     ap.add_argument("--tol", type=float, default=1e-9)
+    ap.add_argument("--methods", default="full,fitc,vfe")
+    ap.add_argument("--gpflow-distances", action="store_true",
+                    help="GPflow's own expanded r² (see with_difference_distances)")
     a = ap.parse_args()
     gpflow.config.set_default_jitter(JITTER)
     x_all, y_all = load(a.train)
@@ -141,13 +164,13 @@ def main():
             np.savetxt(path, np.hstack([x_all[:n], y_all[:n]]), delimiter=",",
                        header=header, comments="", fmt="%.17g")
             sets[name] = (path, x_all[:n], y_all[:n])
-        for method in ["full", "fitc", "vfe"]:
+        for method in a.methods.split(","):
             path, x, y = sets["exact" if method == "full" else "sparse"]
             for kernel in KERNELS:
                 model_path = os.path.join(tmp, f"{method}-{kernel}.toml")
                 model = sgpw_model(a.sgpw, path, method, kernel, a.m, model_path)
                 ours = sgpw_nlml(a.sgpw, model_path, path)
-                nlml, grad = gpflow_eval(model, kernel, x, y)
+                nlml, grad = gpflow_eval(model, kernel, x, y, a.gpflow_distances)
                 g_ours = np.asarray(ours["gradient"])
                 rel_nlml = abs(ours["nlml"] - nlml) / abs(nlml)
                 # relative to the gradient's size: entries near 0 have no relative scale

@@ -809,6 +809,7 @@ mod tests {
         assert_eq!(
             keys,
             [
+                "kernel",
                 "subset",
                 "init_lengthscales_from_subset",
                 "init",
@@ -829,16 +830,20 @@ mod tests {
                 "early_stop"
             ]
         );
-        let hetero = &fields[8];
-        assert!(hetero.switch && hetero.choices.is_empty() && !fields[7].switch);
+        let hetero = &fields[9];
+        assert!(hetero.switch && hetero.choices.is_empty() && !fields[8].switch);
         let early = fields.last().expect("early_stop");
         assert!(early.switch && early.default.is_none());
-        assert_eq!(fields[14].key, "noise_floor");
-        assert!(fields[14].help.contains("Default 1e-6"));
-        let init = &fields[2];
+        assert_eq!(fields[15].key, "noise_floor");
+        assert!(fields[15].help.contains("Default 1e-6"));
+        let init = &fields[3];
         assert_eq!(init.choices, ["psds", "random"]);
-        assert!(fields[3].list && !init.list);
+        assert!(fields[4].list && !init.list);
         assert!(init.help.contains("ssgp"));
+        assert_eq!(
+            fields[0].choices,
+            ["se", "matern12", "matern32", "matern52", "rq"]
+        );
     }
 
     #[test]

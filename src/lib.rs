@@ -21,6 +21,7 @@ pub mod optim;
 pub mod results;
 pub mod run_context;
 pub mod run_spec;
+pub mod scratch;
 pub mod session;
 pub mod train;
 pub mod tui;

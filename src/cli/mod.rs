@@ -9,6 +9,7 @@ mod nlml;
 mod open;
 pub mod out;
 mod predict;
+mod roofline;
 mod run_session;
 mod stream;
 
@@ -118,6 +119,17 @@ impl RunArgs {
     pub fn spec(&self) -> Result<RunSpec> {
         self.run.single().map_err(Error::input)
     }
+}
+
+/// How much memory an evaluation may spend to save time (fit, bench, nlml).
+#[derive(Args, Clone, Debug, Default)]
+pub struct MemoryArgs {
+    /// Memory an evaluation over data too large for one chunk may spend keeping chunks
+    /// between its two passes instead of computing them again: a size (512M, 4G,
+    /// 1.5GiB), a share of the memory available (25%), or 0. Default: 1/64 of the
+    /// memory available when sgpw starts. It changes the time, never the result.
+    #[arg(long, value_parser = crate::exec::parse_memory_size)]
+    pub memory_budget: Option<usize>,
 }
 
 /// The methods, one per line, for `--help`.

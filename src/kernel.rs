@@ -1,30 +1,113 @@
-//! The ARD squared-exponential kernel `k(x,x') = σ0² exp(-½ Σ_d (x_d − x'_d)²/ℓ_d²)`
-//! (docs/methods.md §0.2) and the contractions of its derivatives with an adjoint, so that
-//! every method can turn ∂NLML/∂K into ∂NLML/∂(σ0², ℓ, points) in O(size of K · D).
+//! The ARD stationary kernels `k(x,x') = σ0² κ(r)`, `r² = Σ_d (x_d − x'_d)²/ℓ_d²`
+//! (docs/methods.md §0.2 and "Kernels"): the squared exponential κ = exp(−r²/2), the
+//! Matérn family (ν = 1/2, 3/2, 5/2) and the rational quadratic with a learned shape α;
+//! and the contractions of their derivatives with an adjoint, so that every method can
+//! turn ∂NLML/∂K into ∂NLML/∂(σ0², ℓ, α, points) in O(size of K · D).
+//!
+//! Every derivative of a stationary kernel in ℓ or the points goes through
+//! `−2 ∂k/∂r²` (which is k itself for the SE kernel): [`Kernel::grad`] contracts the
+//! adjoint with that matrix by the SE kernel's algebra ([`Kernel::contract`]), so one
+//! piece of code serves every kernel. The non-SE fills live in [`stationary`].
+
+pub mod spectral;
+mod stationary;
 
 use crate::exec::Par;
 use crate::scratch::Scratch;
+use clap::ValueEnum;
 use multiversion::multiversion;
 use nalgebra::DMatrix;
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 
 /// Matrices with fewer entries than this are filled on one thread.
 const PAR_MIN_ENTRIES: usize = 1 << 16;
 
+/// Which kernel a run or a model uses (`--kernel`, `[hyper] kernel`): every one ARD,
+/// with σ0² and one lengthscale per input.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum KernelKind {
+    /// Squared exponential, σ0² exp(−r²/2): infinitely smooth (the default).
+    #[default]
+    #[value(name = "se")]
+    Se,
+    /// Matérn ν = 1/2, σ0² exp(−r): the roughest (continuous, nowhere differentiable).
+    #[value(name = "matern12")]
+    Matern12,
+    /// Matérn ν = 3/2, σ0² (1 + √3 r) exp(−√3 r): once differentiable.
+    #[value(name = "matern32")]
+    Matern32,
+    /// Matérn ν = 5/2, σ0² (1 + √5 r + 5r²/3) exp(−√5 r): twice differentiable.
+    #[value(name = "matern52")]
+    Matern52,
+    /// Rational quadratic, σ0² (1 + r²/(2α))^(−α), a scale mixture of SE kernels with
+    /// a learned shape α (`[hyper] rq_alpha`; → SE as α → ∞).
+    #[value(name = "rq")]
+    Rq,
+}
+
+impl KernelKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelKind::Se => "se",
+            KernelKind::Matern12 => "matern12",
+            KernelKind::Matern32 => "matern32",
+            KernelKind::Matern52 => "matern52",
+            KernelKind::Rq => "rq",
+        }
+    }
+
+    /// Whether this is the squared exponential (what absent keys mean).
+    pub fn is_se(&self) -> bool {
+        *self == KernelKind::Se
+    }
+
+    /// The Matérn smoothness ν, for the Matérn kernels.
+    pub fn matern_nu(self) -> Option<f64> {
+        match self {
+            KernelKind::Matern12 => Some(0.5),
+            KernelKind::Matern32 => Some(1.5),
+            KernelKind::Matern52 => Some(2.5),
+            KernelKind::Se | KernelKind::Rq => None,
+        }
+    }
+
+    /// How many shape parameters the kernel has beyond σ0² and ℓ (rq: α).
+    pub fn shape_len(self) -> usize {
+        usize::from(self == KernelKind::Rq)
+    }
+}
+
+impl std::fmt::Display for KernelKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// rq's shape α where a run starts (GPflow's and GPyTorch's default).
+pub const DEFAULT_RQ_ALPHA: f64 = 1.0;
+
+/// One kernel with its parameters.
 #[derive(Clone, Debug, PartialEq)]
-pub struct SeArd {
+pub struct Kernel {
+    pub kind: KernelKind,
     pub signal_variance: f64,
     pub lengthscales: Vec<f64>,
+    /// rq's shape α (not read by the other kernels).
+    pub rq_alpha: f64,
 }
 
 /// ∂NLML with respect to the kernel's parameters and both sets of points,
 /// given the adjoint of K(A, B). Gradients of points are skipped when not asked for.
 #[derive(Clone, Debug)]
-pub struct SeGrad {
+pub struct KernelGrad {
     /// ∂/∂ log σ0²
     pub log_signal_variance: f64,
     /// ∂/∂ log ℓ_d
     pub log_lengthscales: Vec<f64>,
+    /// ∂/∂ log of the shape parameters ([`KernelKind::shape_len`] of them: rq's α).
+    pub log_shape: Vec<f64>,
     /// ∂/∂A (rows of A), if asked.
     pub a: Option<DMatrix<f64>>,
     /// ∂/∂B, if asked.
@@ -41,14 +124,14 @@ fn scaled_columns(x: &DMatrix<f64>, ell: &[f64], out: &mut DMatrix<f64>) {
     }
 }
 
-/// Arithmetic per entry of [`SeArd::matrix`] (for `sgpw bench --roofline`): a
+/// Arithmetic per entry of [`Kernel::matrix`] (for `sgpw bench --roofline`): a
 /// difference and a multiply-add per dimension, the scaling of r², [`exp_nonpositive`]
 /// (22 operations) and σ0²·e.
 pub fn fill_ops(dim: usize) -> f64 {
     2.0 * dim as f64 + 24.0
 }
 
-/// Arithmetic per entry of K in [`SeArd::grad`]'s contraction: adj ∘ K, its row and
+/// Arithmetic per entry of K in [`Kernel::grad`]'s contraction: adj ∘ K, its row and
 /// column sums, a multiply-add per dimension for P·B, another for PᵀA when B's
 /// gradient is asked for.
 pub fn contract_ops(dim: usize, want_b: bool) -> f64 {
@@ -104,7 +187,7 @@ fn fill_column(col: &mut [f64], sa: &[f64], bj: &[f64], sf2: f64) {
 /// (tested); 0 below −708, where e^x < 3.3·10⁻³⁰⁸ would be subnormal; NaN for NaN.
 /// Plain operations only, never fused, so every compiled version gives the same bits.
 #[inline(always)]
-fn exp_nonpositive(x: f64) -> f64 {
+pub(crate) fn exp_nonpositive(x: f64) -> f64 {
     // 1.5·2⁵²: adding it rounds x·log₂e to the nearest integer n, which then sits in
     // the low bits of the sum
     const SHIFT: f64 = 6755399441055744.0;
@@ -170,9 +253,46 @@ fn contract_column(
     crate::linalg::sum(pc)
 }
 
-impl SeArd {
+impl KernelGrad {
+    /// The shape gradients of two contractions added (Kuf's and Kuu's).
+    pub fn shape_plus(&self, other: &KernelGrad) -> Vec<f64> {
+        self.log_shape
+            .iter()
+            .zip(&other.log_shape)
+            .map(|(a, b)| a + b)
+            .collect()
+    }
+}
+
+/// What [`Kernel::matrix_of`] writes per entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Entry {
+    /// k(a, b)
+    Value,
+    /// −2 ∂k/∂r², through which every derivative in ℓ and the points goes.
+    Slope,
+    /// ∂k/∂log α (rq).
+    ShapeSlope,
+}
+
+impl Kernel {
+    /// The squared-exponential kernel with these parameters.
+    pub fn se(signal_variance: f64, lengthscales: Vec<f64>) -> Kernel {
+        Kernel {
+            kind: KernelKind::Se,
+            signal_variance,
+            lengthscales,
+            rq_alpha: DEFAULT_RQ_ALPHA,
+        }
+    }
+
     pub fn dim(&self) -> usize {
         self.lengthscales.len()
+    }
+
+    /// The prior variances k(x_i, x_i) of n points: σ0² for every stationary kernel.
+    pub fn diag(&self, n: usize) -> Vec<f64> {
+        vec![self.signal_variance; n]
     }
 
     /// K(A, B): `a.nrows() × b.nrows()`; rows of A and B are points.
@@ -180,13 +300,25 @@ impl SeArd {
         self.matrix_in(a, b, par, &Scratch::default())
     }
 
-    /// [`SeArd::matrix`] in memory from `scratch` (every entry is written once; the
+    /// [`Kernel::matrix`] in memory from `scratch` (every entry is written once; the
     /// buffer is not zeroed first).
     pub fn matrix_in(
         &self,
         a: &DMatrix<f64>,
         b: &DMatrix<f64>,
         par: Par,
+        scratch: &Scratch,
+    ) -> DMatrix<f64> {
+        self.matrix_of(a, b, par, Entry::Value, scratch)
+    }
+
+    /// K(A, B) or one of its entrywise derivatives ([`Entry`]), in memory from `scratch`.
+    fn matrix_of(
+        &self,
+        a: &DMatrix<f64>,
+        b: &DMatrix<f64>,
+        par: Par,
+        entry: Entry,
         scratch: &Scratch,
     ) -> DMatrix<f64> {
         // A scaled stays na×D (each input dimension contiguous over the points) so the
@@ -202,14 +334,16 @@ impl SeArd {
         let mut sb = scratch.matrix(dim, nb);
         scaled_columns(b, &self.lengthscales, &mut sb);
         let sf2 = self.signal_variance;
+        let (kind, rq_alpha) = (self.kind, self.rq_alpha);
         let mut k = scratch.matrix(na, nb);
         let fill = |(j, col): (usize, &mut [f64])| {
-            fill_column(
-                col,
-                sa.as_slice(),
-                &sb.as_slice()[j * dim..(j + 1) * dim],
-                sf2,
-            );
+            let bj = &sb.as_slice()[j * dim..(j + 1) * dim];
+            match (kind, entry) {
+                (KernelKind::Se, Entry::Value | Entry::Slope) => {
+                    fill_column(col, sa.as_slice(), bj, sf2)
+                }
+                _ => stationary::fill_column(col, sa.as_slice(), bj, sf2, kind, rq_alpha, entry),
+            }
         };
         if par.is_parallel() && na * nb >= PAR_MIN_ENTRIES {
             k.as_mut_slice()
@@ -244,12 +378,12 @@ impl SeArd {
         want_a: bool,
         want_b: bool,
         par: Par,
-    ) -> SeGrad {
+    ) -> KernelGrad {
         self.grad_in(a, b, k, adj, want_a, want_b, par, &Scratch::default())
     }
 
-    /// [`SeArd::grad`] in memory from `scratch` (give the result back with
-    /// [`SeGrad::recycle`]).
+    /// [`Kernel::grad`] in memory from `scratch` (give the result back with
+    /// [`KernelGrad::recycle`]).
     #[allow(clippy::too_many_arguments)] // a BLAS-like call: operands, flags, threads, memory
     pub fn grad_in(
         &self,
@@ -261,7 +395,38 @@ impl SeArd {
         want_b: bool,
         par: Par,
         scratch: &Scratch,
-    ) -> SeGrad {
+    ) -> KernelGrad {
+        if self.kind.is_se() {
+            return self.contract(a, b, k, adj, want_a, want_b, par, scratch);
+        }
+        // ℓ and the points enter through r² only, so their derivatives are the SE
+        // kernel's with −2∂k/∂r² in place of k; σ0² scales k, α has its own slope.
+        let slope = self.matrix_of(a, b, par, Entry::Slope, scratch);
+        let mut g = self.contract(a, b, &slope, adj, want_a, want_b, par, scratch);
+        scratch.give_matrix(slope);
+        g.log_signal_variance = crate::linalg::dot(k.as_slice(), adj.as_slice());
+        if self.kind == KernelKind::Rq {
+            let shape = self.matrix_of(a, b, par, Entry::ShapeSlope, scratch);
+            g.log_shape = vec![crate::linalg::dot(shape.as_slice(), adj.as_slice())];
+            scratch.give_matrix(shape);
+        }
+        g
+    }
+
+    /// Σ_ij adj_ij ∂P_ij/∂(log ℓ, A, B) for P = `k` with the SE kernel's dependence on
+    /// r² (∂P/∂r² = −P/2), and Σ adj ∘ P for log σ0².
+    #[allow(clippy::too_many_arguments)] // a BLAS-like call: operands, flags, threads, memory
+    fn contract(
+        &self,
+        a: &DMatrix<f64>,
+        b: &DMatrix<f64>,
+        k: &DMatrix<f64>,
+        adj: &DMatrix<f64>,
+        want_a: bool,
+        want_b: bool,
+        par: Par,
+        scratch: &Scratch,
+    ) -> KernelGrad {
         let dim = self.dim();
         // The kernel is translation invariant: shifting both point sets to A's mean
         // keeps the expanded squares below from cancelling on data far from the origin.
@@ -377,16 +542,17 @@ impl SeArd {
         for m in [pb, a_shifted, b_shifted] {
             scratch.give_matrix(m);
         }
-        SeGrad {
+        KernelGrad {
             log_signal_variance,
             log_lengthscales: log_ell,
+            log_shape: Vec::new(),
             a: ga,
             b: gb,
         }
     }
 }
 
-impl SeGrad {
+impl KernelGrad {
     /// Give the gradient's memory back.
     pub fn recycle(self, scratch: &Scratch) {
         scratch.give(self.log_lengthscales);
@@ -408,10 +574,7 @@ mod tests {
         let a = DMatrix::from_fn(3, 2, |i, d| (i as f64 * 0.9 + d as f64).sin() + 5.0);
         let b = DMatrix::from_fn(nb, 2, |j, d| ((j * (d + 1)) as f64 * 0.013).cos() + 5.0);
         let adj = DMatrix::from_fn(3, nb, |i, j| ((i + 2 * j) as f64 * 0.1).sin());
-        let kern = SeArd {
-            signal_variance: 0.8,
-            lengthscales: vec![0.6, 1.7],
-        };
+        let kern = Kernel::se(0.8, vec![0.6, 1.7]);
         let g = kern.grad(
             &a,
             &b,
@@ -421,7 +584,7 @@ mod tests {
             true,
             Par::Seq,
         );
-        let f = |kk: &SeArd, a: &DMatrix<f64>, b: &DMatrix<f64>| {
+        let f = |kk: &Kernel, a: &DMatrix<f64>, b: &DMatrix<f64>| {
             kk.matrix(a, b, Par::Seq).component_mul(&adj).sum()
         };
         let h: f64 = 1e-6;
@@ -487,17 +650,14 @@ mod tests {
         let a = DMatrix::from_fn(5, 3, |i, d| ((i * 3 + d) as f64 * 0.7).sin());
         let b = DMatrix::from_fn(4, 3, |i, d| ((i * 5 + d * 2) as f64 * 0.3).cos());
         let adj = DMatrix::from_fn(5, 4, |i, j| (i as f64 - 1.5 * j as f64).sin());
-        let kern = SeArd {
-            signal_variance: 1.3,
-            lengthscales: vec![0.7, 1.1, 2.0],
-        };
+        let kern = Kernel::se(1.3, vec![0.7, 1.1, 2.0]);
         let k = kern.matrix(&a, &b, Par::Seq);
         let r2: f64 = (0..3)
             .map(|d| ((a[(1, d)] - b[(2, d)]) / kern.lengthscales[d]).powi(2))
             .sum();
         assert!((k[(1, 2)] - 1.3 * (-0.5 * r2).exp()).abs() < 1e-15);
         let g = kern.grad(&a, &b, &k, &adj, true, true, Par::Seq);
-        let f = |kk: &SeArd, a: &DMatrix<f64>, b: &DMatrix<f64>| {
+        let f = |kk: &Kernel, a: &DMatrix<f64>, b: &DMatrix<f64>| {
             kk.matrix(a, b, Par::Seq).component_mul(&adj).sum()
         };
         let h = 1e-6;

@@ -1408,10 +1408,7 @@ mod tests {
     fn problem(n: usize, m: usize) -> (DMatrix<f64>, DMatrix<f64>, Vec<f64>, Vec<f64>) {
         let x = DMatrix::from_fn(n, 2, |i, d| ((i * (d + 2)) as f64 * 0.37).sin() * 2.0);
         let z = DMatrix::from_fn(m, 2, |j, d| ((j * (d + 3)) as f64 * 0.53 + 0.1).cos() * 1.5);
-        let k = crate::kernel::SeArd {
-            signal_variance: 1.4,
-            lengthscales: vec![0.9, 1.3],
-        };
+        let k = crate::kernel::Kernel::se(1.4, vec![0.9, 1.3]);
         let kuf = k.matrix(&z, &x, Par::Seq);
         let kuu = k.gram(&z, Par::Seq);
         let y: Vec<f64> = (0..n)
@@ -1679,10 +1676,7 @@ mod tests {
     #[test]
     fn posterior_matches_dense_conditioning() {
         let (kuf, kuu, kd, y) = problem(60, 8);
-        let k = crate::kernel::SeArd {
-            signal_variance: 1.4,
-            lengthscales: vec![0.9, 1.3],
-        };
+        let k = crate::kernel::Kernel::se(1.4, vec![0.9, 1.3]);
         let z = DMatrix::from_fn(8, 2, |j, d| ((j * (d + 3)) as f64 * 0.53 + 0.1).cos() * 1.5);
         let xs = DMatrix::from_fn(5, 2, |i, d| (i as f64 - 2.0) * 0.7 + d as f64 * 0.2);
         let kus = k.matrix(&z, &xs, Par::Seq);

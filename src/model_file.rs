@@ -7,6 +7,7 @@
 //! to each method.
 
 use crate::error::{Error, Location, Result, Step};
+use crate::kernel::{Kernel, KernelKind};
 use crate::likelihood::Posterior;
 use crate::run_spec::ApproxKind;
 use nalgebra::DMatrix;
@@ -69,6 +70,10 @@ pub trait ModelTable: Serialize + DeserializeOwned {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Hyper {
+    /// The kernel (`se` when absent, as in every model written before there was a
+    /// choice).
+    #[serde(default, skip_serializing_if = "KernelKind::is_se")]
+    pub kernel: KernelKind,
     /// σ0²
     pub signal_variance: f64,
     /// ℓ_d, one per input column (per principal component for pca-spgp). Absent for
@@ -77,6 +82,30 @@ pub struct Hyper {
     pub lengthscales: Vec<f64>,
     /// σ²
     pub noise_variance: f64,
+    /// rq's shape α (present exactly when the kernel is rq).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rq_alpha: Option<f64>,
+}
+
+impl Hyper {
+    /// SE hyperparameters (what every model had before there was a kernel choice).
+    pub fn se(signal_variance: f64, lengthscales: Vec<f64>, noise_variance: f64) -> Hyper {
+        Hyper {
+            kernel: KernelKind::Se,
+            signal_variance,
+            lengthscales,
+            noise_variance,
+            rq_alpha: None,
+        }
+    }
+
+    /// The same hyperparameters with the kernel `kind` (rq starts at its default α).
+    pub fn with_kernel(mut self, kind: KernelKind) -> Hyper {
+        self.kernel = kind;
+        self.rq_alpha = (kind == KernelKind::Rq)
+            .then(|| self.rq_alpha.unwrap_or(crate::kernel::DEFAULT_RQ_ALPHA));
+        self
+    }
 }
 
 /// `--standardize`: the model sees (x − input_mean_raw)/input_scale and y/target_scale.
@@ -317,6 +346,25 @@ impl ModelFile {
             }
         };
         positive("signal_variance", h.signal_variance)?;
+        match (h.kernel, h.rq_alpha) {
+            (KernelKind::Rq, Some(a)) => positive("rq_alpha", a)?,
+            (KernelKind::Rq, None) => {
+                return Err(Error::at(
+                    at_hyper("kernel"),
+                    "[hyper] kernel = \"rq\" needs its shape: add rq_alpha (e.g. rq_alpha = 1.0)",
+                ));
+            }
+            (k, Some(_)) => {
+                return Err(Error::at(
+                    at_hyper("rq_alpha"),
+                    format!(
+                        "[hyper] rq_alpha is the rational quadratic kernel's shape; this model's \
+                         kernel is {k} — remove rq_alpha or set kernel = \"rq\""
+                    ),
+                ));
+            }
+            (_, None) => {}
+        }
         positive("noise_variance", h.noise_variance)?;
         for l in &h.lengthscales {
             positive("lengthscales", *l)?;
@@ -407,10 +455,17 @@ impl ModelFile {
         Ok(d)
     }
 
-    pub fn kernel(&self) -> crate::kernel::SeArd {
-        crate::kernel::SeArd {
+    /// The model's kernel: k(X, Z) is `kernel().matrix(x, z, par)`, diag k(X) is
+    /// `kernel().diag(n)`.
+    pub fn kernel(&self) -> Kernel {
+        Kernel {
+            kind: self.hyper.kernel,
             signal_variance: self.hyper.signal_variance,
             lengthscales: self.hyper.lengthscales.clone(),
+            rq_alpha: self
+                .hyper
+                .rq_alpha
+                .unwrap_or(crate::kernel::DEFAULT_RQ_ALPHA),
         }
     }
 

@@ -11,6 +11,8 @@
 use clap::{Args, CommandFactory, FromArgMatches, ValueEnum};
 use serde::{Deserialize, Serialize};
 
+pub use crate::kernel::KernelKind;
+
 /// How ssgp's spectral points start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -98,6 +100,7 @@ impl Select {
 
 /// Options that apply to every method; the others are read by some methods only.
 pub const GENERAL_OPTIONS: &[&str] = &[
+    "kernel",
     "subset",
     "init_lengthscales_from_subset",
     "noise_floor",
@@ -111,6 +114,12 @@ pub const GENERAL_OPTIONS: &[&str] = &[
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, Args)]
 #[serde(deny_unknown_fields)]
 pub struct MethodOptions {
+    /// The kernel (default se): se, matern12, matern32, matern52 (ARD, learned
+    /// lengthscales), rq (also a learned shape α). psds and ssgp take se or matern*;
+    /// fifgp, tfifgp and smgp se only.
+    #[arg(long, value_enum)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<KernelKind>,
     /// Any method: fit on a random subset of this many training points
     /// (`full --subset 2000` is the PSDS paper's random active set).
     #[arg(long)]
@@ -218,6 +227,9 @@ impl MethodOptions {
         let mut o = self.clone();
         if o.noise_floor == Some(DEFAULT_NOISE_FLOOR) {
             o.noise_floor = None;
+        }
+        if o.kernel.is_some_and(|k| k.is_se()) {
+            o.kernel = None;
         }
         o
     }
@@ -772,7 +784,7 @@ impl RunSpec {
     /// points), the stages (`-hyper+points`), `-subset` (centres), `-rounds3`,
     /// `-sub2000` (subset), `-init1024` (start from a subset fit), `-nf1e-4` (a noise
     /// floor other than the default; `-nf0` none), `-r5` (restarts), `-val0.1` (validation split),
-    /// `-es` (early stop). m and the seed are not in it: they have their own columns.
+    /// `-es` (early stop), the kernel when it is not se (`-matern52`). m and the seed are not in it: they have their own columns.
     pub fn default_label(&self) -> String {
         let o = &self.options;
         let mut label = self.method.clone();
@@ -782,6 +794,9 @@ impl RunSpec {
         };
         if self.standardize {
             tag("std".into());
+        }
+        if let Some(k) = o.kernel.filter(|k| !k.is_se()) {
+            tag(k.name().into());
         }
         if let Some(a) = o.approx {
             tag(a.name().into());
@@ -862,6 +877,7 @@ mod tests {
         assert_eq!(
             keys,
             [
+                "kernel",
                 "subset",
                 "init_lengthscales_from_subset",
                 "init",
@@ -882,16 +898,20 @@ mod tests {
                 "early_stop"
             ]
         );
-        let hetero = &fields[8];
-        assert!(hetero.switch && hetero.choices.is_empty() && !fields[7].switch);
+        let hetero = &fields[9];
+        assert!(hetero.switch && hetero.choices.is_empty() && !fields[8].switch);
         let early = fields.last().expect("early_stop");
         assert!(early.switch && early.default.is_none());
-        assert_eq!(fields[14].key, "noise_floor");
-        assert!(fields[14].help.contains("Default 1e-6"));
-        let init = &fields[2];
+        assert_eq!(fields[15].key, "noise_floor");
+        assert!(fields[15].help.contains("Default 1e-6"));
+        let init = &fields[3];
         assert_eq!(init.choices, ["psds", "random"]);
-        assert!(fields[3].list && !init.list);
+        assert!(fields[4].list && !init.list);
         assert!(init.help.contains("ssgp"));
+        assert_eq!(
+            fields[0].choices,
+            ["se", "matern12", "matern32", "matern52", "rq"]
+        );
     }
 
     #[test]

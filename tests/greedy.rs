@@ -24,11 +24,7 @@ use std::f64::consts::PI;
 const JITTER: f64 = 1e-8;
 
 fn hyper() -> Hyper {
-    Hyper {
-        signal_variance: 1.3,
-        lengthscales: vec![0.9, 1.4, 1.1],
-        noise_variance: 0.05,
-    }
+    Hyper::se(1.3, vec![0.9, 1.4, 1.1], 0.05)
 }
 
 fn model(data: &TrainData) -> ModelFile {
@@ -554,14 +550,7 @@ fn options_are_checked_before_any_work() {
 #[test]
 fn long_lengthscales_stay_accurate_and_a_zero_jitter_is_an_error() {
     let data = toy_data(400, 1, 11);
-    let mut m = ModelFile::new(
-        "greedy",
-        Hyper {
-            signal_variance: 2.0,
-            lengthscales: vec![40.0],
-            noise_variance: 1e-4,
-        },
-    );
+    let mut m = ModelFile::new("greedy", Hyper::se(2.0, vec![40.0], 1e-4));
     m.set(&Basis {
         points: vec![vec![0.0]],
     });

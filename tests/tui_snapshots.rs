@@ -77,14 +77,7 @@ fn toy() -> Arc<Dataset> {
 }
 
 fn fitc_model(m: usize) -> ModelFile {
-    let mut model = ModelFile::new(
-        "fitc",
-        Hyper {
-            signal_variance: 1.0,
-            lengthscales: vec![1.2],
-            noise_variance: 0.04,
-        },
-    );
+    let mut model = ModelFile::new("fitc", Hyper::se(1.0, vec![1.2], 0.04));
     model.set(&Inducing {
         points: (0..m)
             .map(|i| vec![-4.5 + 9.0 * i as f64 / (m.max(2) - 1) as f64])
@@ -130,14 +123,7 @@ fn result(app: &App, label: &str, m: usize, seed: u64, status: Status) -> RunRes
             if row.spec.method == "fitc" {
                 fitc_model(m)
             } else {
-                ModelFile::new(
-                    "full",
-                    Hyper {
-                        signal_variance: 1.0,
-                        lengthscales: vec![1.2],
-                        noise_variance: 0.01,
-                    },
-                )
+                ModelFile::new("full", Hyper::se(1.0, vec![1.2], 0.01))
             }
         }),
         ..RunResult::new(row.key.clone(), &row.spec.method, status)
@@ -442,14 +428,7 @@ fn prediction_of_a_2d_model_says_what_is_held_fixed() {
         y_test: None,
         notes: vec![],
     };
-    let mut model = ModelFile::new(
-        "fitc",
-        Hyper {
-            signal_variance: 1.0,
-            lengthscales: vec![1.0, 2.0],
-            noise_variance: 0.1,
-        },
-    );
+    let mut model = ModelFile::new("fitc", Hyper::se(1.0, vec![1.0, 2.0], 0.1));
     model.set(&Inducing {
         points: vec![vec![0.5, 1.0], vec![2.0, 3.0]],
     });
@@ -481,14 +460,7 @@ fn prediction_of_spgp_hs_shows_the_pseudo_noise() {
         y_test: None,
         notes: vec![],
     };
-    let mut model = ModelFile::new(
-        "spgp-hs",
-        Hyper {
-            signal_variance: 1.0,
-            lengthscales: vec![1.5],
-            noise_variance: 0.05,
-        },
-    );
+    let mut model = ModelFile::new("spgp-hs", Hyper::se(1.0, vec![1.5], 0.05));
     model.set(&Inducing {
         points: vec![vec![1.0], vec![4.0], vec![7.0]],
     });

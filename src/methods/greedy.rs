@@ -58,7 +58,7 @@ use crate::data::TrainData;
 use crate::error::Location;
 use crate::error::{Error, Result};
 use crate::exec::{Exec, Par};
-use crate::kernel::SeArd;
+use crate::kernel::Kernel;
 use crate::likelihood::Posterior;
 use crate::linalg::{self, Jitter};
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness};
@@ -539,7 +539,7 @@ impl Incremental {
 /// Kernel columns K(X, x_c) of candidates, with the optional cache of discarded rows.
 struct Rows<'a> {
     x: &'a DMatrix<f64>,
-    kernel: SeArd,
+    kernel: Kernel,
     /// Discarded rows by training index, oldest first out.
     discarded: HashMap<usize, Vec<f64>>,
     fifo: VecDeque<usize>,
@@ -549,7 +549,7 @@ struct Rows<'a> {
 }
 
 impl<'a> Rows<'a> {
-    fn new(x: &'a DMatrix<f64>, kernel: SeArd, capacity: usize) -> Rows<'a> {
+    fn new(x: &'a DMatrix<f64>, kernel: Kernel, capacity: usize) -> Rows<'a> {
         Rows {
             x,
             kernel,
@@ -1153,7 +1153,7 @@ impl Method for Greedy {
         let hyper = match o.hyper_from_subset.or(default_subset) {
             Some(n_sub) => {
                 ctx.enter(Phase::SubsetInit);
-                exact::hyper_from_subset(data, n_sub, SUBSET_ITERS, ctx, rng)?
+                exact::hyper_from_subset(data, n_sub, hyper.kernel, SUBSET_ITERS, ctx, rng)?
             }
             None => hyper,
         };
@@ -1225,7 +1225,7 @@ impl Method for Greedy {
     fn objective(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<Objective> {
         let (method, p) = evidence(model);
         let mut obj = method.objective(&p, data, exec)?;
-        obj.grad.truncate(model.hyper.lengthscales.len() + 2);
+        obj.grad.truncate(super::hyper::head_len(model));
         Ok(obj)
     }
 
@@ -1366,7 +1366,7 @@ impl Method for Greedy {
                 break;
             }
             let budget = stage_budget(spec.iters - used.min(spec.iters), adapt - round);
-            let free = 0..model.hyper.lengthscales.len() + 2;
+            let free = 0..super::hyper::head_len(&model);
             let (fitted, out) = super::hyper::fit_free(
                 self,
                 model,

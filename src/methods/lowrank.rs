@@ -12,6 +12,7 @@ use super::method::{Markers, Method, Objective, ValidRunSpec};
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
+use crate::kernel::KernelKind;
 use crate::likelihood::{
     self, Accumulator, Adjoints, Approx, Backward, ChunkValues, Kuu, LowRank, Posterior, Summary,
     Work,
@@ -104,6 +105,10 @@ pub trait Family: Send + Sync + 'static {
     /// What the seed does in `init` ([`Method::seed_help`]).
     fn seed_help(&self) -> &'static str {
         "the initialisation draws from the seed"
+    }
+    /// Why the family cannot use kernel `kind`, if it cannot ([`Method::refuses_kernel`]).
+    fn refuses_kernel(&self, _kind: KernelKind) -> Option<String> {
+        None
     }
     /// Check the family's tables; returns the number of features m.
     fn check(&self, model: &ModelFile) -> Result<usize>;
@@ -599,6 +604,9 @@ impl<F: Family> Method for LowRankMethod<F> {
             )));
         }
         self.family.check_options(options, data, naming)
+    }
+    fn refuses_kernel(&self, kind: KernelKind) -> Option<String> {
+        self.family.refuses_kernel(kind)
     }
     fn objective_name(&self, model: &ModelFile) -> &'static str {
         self.approx_of(model).map_or("NLML", Approx::objective_name)

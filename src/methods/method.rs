@@ -6,6 +6,7 @@
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
+use crate::kernel::KernelKind;
 use crate::likelihood::Posterior;
 use crate::model_file::{Hyper, ModelFile, Witness};
 use crate::optim::Outcome;
@@ -109,6 +110,11 @@ pub trait Method: Send + Sync {
     /// What the seed does in this method's initialisation, for `--help` and the app.
     fn seed_help(&self) -> &'static str {
         "the initialisation draws from the seed"
+    }
+    /// Why the method cannot use kernel `kind`, if its mathematics does not allow it
+    /// (checked for run specs before any work and for models when they are read).
+    fn refuses_kernel(&self, _kind: KernelKind) -> Option<String> {
+        None
     }
     /// What the objective of a model is called ("NLML", "negative ELBO", …).
     fn objective_name(&self, _model: &ModelFile) -> &'static str {
@@ -245,6 +251,16 @@ pub enum MarkerSize {
 /// rejects tables the method does not read.
 pub fn check_model(method: &dyn Method, model: &ModelFile) -> Result<()> {
     model.check_shared(&method.input_dims(model), method.uses_lengthscales())?;
+    if let Some(why) = method.refuses_kernel(model.hyper.kernel) {
+        return Err(Error::at(
+            crate::error::Location::key("hyper").then("kernel"),
+            format!(
+                "[hyper] kernel = \"{}\": method '{}' cannot use it: {why}",
+                model.hyper.kernel,
+                method.name()
+            ),
+        ));
+    }
     method.check(model)
 }
 
@@ -337,6 +353,14 @@ impl RunSpec {
                     }
                 )));
             }
+        }
+        let kernel = self.options.kernel.unwrap_or_default();
+        if let Some(why) = method.refuses_kernel(kernel) {
+            return Err(Error::input(format!(
+                "kernel = {kernel}{}: method '{}' cannot use it: {why}",
+                naming.flag("kernel"),
+                method.name()
+            )));
         }
         method.check_options(&self.options, data, naming)?;
         Ok(ValidRunSpec {

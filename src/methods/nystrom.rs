@@ -107,7 +107,7 @@ impl Method for Nystrom {
                 .init_lengthscales_from_subset
                 .unwrap_or(n.min(DEFAULT_SUBSET));
             ctx.enter(Phase::SubsetInit);
-            exact::hyper_from_subset(data, n_sub, spec.iters, ctx, rng)?
+            exact::hyper_from_subset(data, n_sub, hyper.kernel, spec.iters, ctx, rng)?
         };
         let b = kmeans::centres(&data.x, spec.m, rng)?;
         let mut model = ModelFile::new(self.name(), hyper);

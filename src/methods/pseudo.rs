@@ -16,7 +16,7 @@ use crate::data::TrainData;
 use crate::error::Location;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
-use crate::kernel::SeArd;
+use crate::kernel::Kernel;
 use crate::likelihood::Adjoints;
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, required_matrix};
 use crate::run_context::RunContext;
@@ -163,12 +163,17 @@ fn inducing_points_in(model: &ModelFile, scratch: &Scratch) -> Result<DMatrix<f6
 
 /// The model's kernel with its lengthscales in memory from `scratch` (given back with
 /// `scratch.give(k.lengthscales)`): the family builds one on every evaluation.
-fn kernel_in(model: &ModelFile, scratch: &Scratch) -> SeArd {
+fn kernel_in(model: &ModelFile, scratch: &Scratch) -> Kernel {
     let mut lengthscales = scratch.take(model.hyper.lengthscales.len());
     lengthscales.copy_from_slice(&model.hyper.lengthscales);
-    SeArd {
+    Kernel {
+        kind: model.hyper.kernel,
         signal_variance: model.hyper.signal_variance,
         lengthscales,
+        rq_alpha: model
+            .hyper
+            .rq_alpha
+            .unwrap_or(crate::kernel::DEFAULT_RQ_ALPHA),
     }
 }
 
@@ -302,9 +307,9 @@ impl Family for PseudoInputs {
             set_inducing_points(model, &z);
             return;
         }
-        // [hyper, Z (m×D), log h (m)]: m = (len − D − 2)/(D + 1)
+        // [hyper, Z (m×D), log h (m)]: m = (len − head)/(D + 1)
         let d = model.hyper.lengthscales.len();
-        let m = theta.len().saturating_sub(d + 2) / (d + 1);
+        let m = theta.len().saturating_sub(super::hyper::head_len(model)) / (d + 1);
         let (head, log_h) = theta.split_at(theta.len() - m);
         let z = unpack_hyper_and(head, model);
         set_inducing_points(model, &z);
@@ -432,9 +437,10 @@ impl Family for PseudoInputs {
         let gu = k.grad_in(&z, &z, kuu, &adj.d_kuu, true, true, exec.par, s);
         // D is the kernel's input space (pca-spgp projects the data first)
         let (m, d) = (z.nrows(), z.ncols());
-        // [log σ0², log ℓ, log σ², X̄ (m×D, column-major), log h]
+        // [log σ0², log ℓ, log α (rq), log σ², X̄ (m×D, column-major), log h]
+        let head = super::hyper::head_len(model);
         if grad.is_empty() {
-            grad.resize(2 + d + m * d + if self.hetero { m } else { 0 }, 0.0);
+            grad.resize(head + m * d + if self.hetero { m } else { 0 }, 0.0);
         }
         grad[0] += gf.log_signal_variance
             + gu.log_signal_variance
@@ -447,16 +453,23 @@ impl Family for PseudoInputs {
         {
             *g += a + b;
         }
-        grad[1 + d] += super::hyper::noise_grad(model, adj.d_noise);
+        for ((g, a), b) in grad[1 + d..head - 1]
+            .iter_mut()
+            .zip(&gf.log_shape)
+            .zip(&gu.log_shape)
+        {
+            *g += a + b;
+        }
+        grad[head - 1] += super::hyper::noise_grad(model, adj.d_noise);
         if let (Some(a), Some(b), Some(c)) = (&gf.a, &gu.a, &gu.b) {
             let points = a.iter().zip(b.iter()).zip(c.iter());
-            for (g, ((a, b), c)) in grad[2 + d..2 + d + m * d].iter_mut().zip(points) {
+            for (g, ((a, b), c)) in grad[head..head + m * d].iter_mut().zip(points) {
                 *g += a + b + c;
             }
         }
         if self.hetero {
             let h = pseudo_noise(model, m)?;
-            for (g, v) in grad[2 + d + m * d..]
+            for (g, v) in grad[head + m * d..]
                 .iter_mut()
                 .zip(pseudo_noise_grad(&h, adj))
             {

@@ -15,6 +15,7 @@ pub mod jobs;
 pub mod kernel;
 pub mod likelihood;
 pub mod linalg;
+pub mod matrix_rows;
 pub mod methods;
 pub mod metrics;
 pub mod model_file;

@@ -160,7 +160,7 @@ pub struct Posterior {
     /// The m-vector w = (Kuu + Kuf Λ⁻¹ Kfu)⁻¹ Kuf Λ⁻¹ y.
     pub mean_weights: Vec<f64>,
     /// The m×m matrix S (stored as rows).
-    #[serde(with = "crate::model_file::rows")]
+    #[serde(with = "crate::matrix_rows::as_rows")]
     pub var_matrix: DMatrix<f64>,
     /// "kernel": the prior variance is k(x*,x*); "none": a degenerate model (SSGP,
     /// EigenGP) whose variance is k*ᵀ Σ⁻¹ k* alone, stored as S = −Σ⁻¹.

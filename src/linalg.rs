@@ -1,7 +1,7 @@
 //! Dense linear algebra for the hot paths. Matrices are stored as nalgebra
 //! `DMatrix` (column-major) everywhere; the O(n·m²) and O(n³) work is done by faer
 //! on zero-copy views, because faer's gemm, triangular solves and Cholesky are 2–10×
-//! faster than nalgebra's on this machine (see DESIGN.md's measurements).
+//! faster than nalgebra's on this machine (measured when the core moved to faer).
 
 use crate::error::{Error, Result};
 pub use crate::exec::Par;

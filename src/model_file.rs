@@ -603,28 +603,7 @@ pub fn line_of(text: &str, at: &Location) -> Option<usize> {
     best
 }
 
-pub fn matrix_to_rows(m: &DMatrix<f64>) -> Vec<Vec<f64>> {
-    m.row_iter().map(|r| r.iter().copied().collect()).collect()
-}
-
-/// Serde helper: a matrix as a list of rows (`[[a, b], [c, d]]`).
-pub mod rows {
-    use nalgebra::DMatrix;
-    use serde::{Deserialize, Deserializer, Serializer, de::Error as _};
-
-    pub fn serialize<S: Serializer>(m: &DMatrix<f64>, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(super::matrix_to_rows(m))
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<DMatrix<f64>, D::Error> {
-        let rows = Vec::<Vec<f64>>::deserialize(d)?;
-        let cols = rows.first().map_or(0, |r| r.len());
-        if rows.iter().any(|r| r.len() != cols) {
-            return Err(D::Error::custom("rows of different lengths"));
-        }
-        Ok(DMatrix::from_fn(rows.len(), cols, |i, j| rows[i][j]))
-    }
-}
+pub use crate::matrix_rows::matrix_to_rows;
 
 /// Describe a TOML error with its line number.
 pub fn toml_error(text: &str, e: &toml::de::Error) -> String {

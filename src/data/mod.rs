@@ -5,6 +5,7 @@ pub mod big;
 pub mod load;
 pub mod moments;
 pub mod progress;
+mod sample;
 pub mod stream;
 pub mod synthetic;
 

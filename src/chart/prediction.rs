@@ -1,4 +1,5 @@
-//! What the prediction pane draws for one run: the predictive mean and ±2σ bands along
+//! What the prediction chart (the app's pane and `sgpw plot --chart prediction`) draws
+//! for one run: the predictive mean and ±2σ bands along
 //! one input on a grid, the data projected onto that input, and what the method's model
 //! marks under the axis (its inducing points, feature centres: the method says which,
 //! [`Method::markers`]). Knows no method by name.

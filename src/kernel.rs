@@ -3,6 +3,7 @@
 //! every method can turn ∂NLML/∂K into ∂NLML/∂(σ0², ℓ, points) in O(size of K · D).
 
 use crate::exec::Par;
+use crate::scratch::Scratch;
 use multiversion::multiversion;
 use nalgebra::DMatrix;
 use rayon::prelude::*;
@@ -30,9 +31,28 @@ pub struct SeGrad {
     pub b: Option<DMatrix<f64>>,
 }
 
-/// Points divided by the lengthscales, transposed so that each point is a contiguous column.
-fn scaled_columns(x: &DMatrix<f64>, ell: &[f64]) -> DMatrix<f64> {
-    DMatrix::from_fn(x.ncols(), x.nrows(), |d, i| x[(i, d)] / ell[d])
+/// Points divided by the lengthscales, transposed so that each point is a contiguous
+/// column, into `out` (D×n).
+fn scaled_columns(x: &DMatrix<f64>, ell: &[f64], out: &mut DMatrix<f64>) {
+    for i in 0..x.nrows() {
+        for (d, l) in ell.iter().enumerate() {
+            out[(d, i)] = x[(i, d)] / l;
+        }
+    }
+}
+
+/// Arithmetic per entry of [`SeArd::matrix`] (for `sgpw bench --roofline`): a
+/// difference and a multiply-add per dimension, the scaling of r², [`exp_nonpositive`]
+/// (22 operations) and σ0²·e.
+pub fn fill_ops(dim: usize) -> f64 {
+    2.0 * dim as f64 + 24.0
+}
+
+/// Arithmetic per entry of K in [`SeArd::grad`]'s contraction: adj ∘ K, its row and
+/// column sums, a multiply-add per dimension for P·B, another for PᵀA when B's
+/// gradient is asked for.
+pub fn contract_ops(dim: usize, want_b: bool) -> f64 {
+    3.0 + dim as f64 * if want_b { 2.0 } else { 1.0 }
 }
 
 /// Column j of K(A, B) into `col`: r² summed over d in order 0..D, then
@@ -42,24 +62,39 @@ fn scaled_columns(x: &DMatrix<f64>, ell: &[f64]) -> DMatrix<f64> {
 #[multiversion(targets = "simd")]
 fn fill_column(col: &mut [f64], sa: &[f64], bj: &[f64], sf2: f64) {
     let na = col.len();
-    // the first dimension writes r² (0 + t² is t², so the sum is unchanged), the rest
-    // add to it: `col` need not be zeroed first
-    let mut dims = bj.iter().zip(sa.chunks(na.max(1)));
-    match dims.next() {
-        Some((q, ad)) => col.iter_mut().zip(ad).for_each(|(r2, p)| {
-            let t = p - q;
-            *r2 = t * t;
-        }),
-        None => col.fill(0.0),
-    }
-    for (q, ad) in dims {
-        for (r2, p) in col.iter_mut().zip(ad) {
-            let t = p - q;
-            *r2 += t * t;
+    // Eight rows at a time: their r² stays in registers through the D dimensions (one
+    // pass over the column, not D), added in order 0..D from 0, as a per-pair loop
+    // would (0 + t² is t²), then the exp.
+    const W: usize = 8;
+    let full = na / W * W;
+    for (b, out) in col[..full].chunks_exact_mut(W).enumerate() {
+        let i0 = b * W;
+        let mut r2 = [0.0; W];
+        for (d, q) in bj.iter().enumerate() {
+            let ad: &[f64; W] = sa[d * na + i0..d * na + i0 + W]
+                .try_into()
+                .expect("eight rows");
+            for l in 0..W {
+                let t = ad[l] - q;
+                r2[l] += t * t;
+            }
+        }
+        for l in 0..W {
+            out[l] = sf2 * exp_nonpositive(-0.5 * r2[l]);
         }
     }
-    for kij in col.iter_mut() {
-        *kij = sf2 * exp_nonpositive(-0.5 * *kij);
+    // the last rows, fewer than eight
+    let tail = &mut col[full..];
+    let mut r2 = [0.0; W];
+    for (d, q) in bj.iter().enumerate() {
+        let ad = &sa[d * na + full..(d + 1) * na];
+        for (r, p) in r2.iter_mut().zip(ad) {
+            let t = p - q;
+            *r += t * t;
+        }
+    }
+    for (kij, r) in tail.iter_mut().zip(r2) {
+        *kij = sf2 * exp_nonpositive(-0.5 * r);
     }
 }
 
@@ -142,16 +177,32 @@ impl SeArd {
 
     /// K(A, B): `a.nrows() × b.nrows()`; rows of A and B are points.
     pub fn matrix(&self, a: &DMatrix<f64>, b: &DMatrix<f64>, par: Par) -> DMatrix<f64> {
+        self.matrix_in(a, b, par, &Scratch::default())
+    }
+
+    /// [`SeArd::matrix`] in memory from `scratch` (every entry is written once; the
+    /// buffer is not zeroed first).
+    pub fn matrix_in(
+        &self,
+        a: &DMatrix<f64>,
+        b: &DMatrix<f64>,
+        par: Par,
+        scratch: &Scratch,
+    ) -> DMatrix<f64> {
         // A scaled stays na×D (each input dimension contiguous over the points) so the
         // distance loop runs over i in SIMD lanes; every r²_ij is still summed over d
         // in order 0..D, exactly as a per-pair loop would.
-        let sa = DMatrix::from_fn(a.nrows(), a.ncols(), |i, d| {
-            a[(i, d)] / self.lengthscales[d]
-        });
-        let sb = scaled_columns(b, &self.lengthscales);
         let (na, nb, dim) = (a.nrows(), b.nrows(), self.dim());
+        let mut sa = scratch.matrix(na, dim);
+        for d in 0..dim {
+            for i in 0..na {
+                sa[(i, d)] = a[(i, d)] / self.lengthscales[d];
+            }
+        }
+        let mut sb = scratch.matrix(dim, nb);
+        scaled_columns(b, &self.lengthscales, &mut sb);
         let sf2 = self.signal_variance;
-        let mut k = crate::linalg::zeros(na, nb, par);
+        let mut k = scratch.matrix(na, nb);
         let fill = |(j, col): (usize, &mut [f64])| {
             fill_column(
                 col,
@@ -172,6 +223,8 @@ impl SeArd {
                 .enumerate()
                 .for_each(fill);
         }
+        scratch.give_matrix(sa);
+        scratch.give_matrix(sb);
         k
     }
 
@@ -192,60 +245,101 @@ impl SeArd {
         want_b: bool,
         par: Par,
     ) -> SeGrad {
+        self.grad_in(a, b, k, adj, want_a, want_b, par, &Scratch::default())
+    }
+
+    /// [`SeArd::grad`] in memory from `scratch` (give the result back with
+    /// [`SeGrad::recycle`]).
+    #[allow(clippy::too_many_arguments)] // a BLAS-like call: operands, flags, threads, memory
+    pub fn grad_in(
+        &self,
+        a: &DMatrix<f64>,
+        b: &DMatrix<f64>,
+        k: &DMatrix<f64>,
+        adj: &DMatrix<f64>,
+        want_a: bool,
+        want_b: bool,
+        par: Par,
+        scratch: &Scratch,
+    ) -> SeGrad {
         let dim = self.dim();
         // The kernel is translation invariant: shifting both point sets to A's mean
         // keeps the expanded squares below from cancelling on data far from the origin.
-        let shift: Vec<f64> = (0..dim).map(|d| a.column(d).mean()).collect();
-        let a = &DMatrix::from_fn(a.nrows(), dim, |i, d| a[(i, d)] - shift[d]);
-        let b = &DMatrix::from_fn(b.nrows(), dim, |j, d| b[(j, d)] - shift[d]);
+        let mut shift = scratch.take(dim);
+        for (d, s) in shift.iter_mut().enumerate() {
+            *s = a.column(d).mean();
+        }
+        let shifted = |p: &DMatrix<f64>| {
+            let mut out = scratch.matrix(p.nrows(), dim);
+            for d in 0..dim {
+                for i in 0..p.nrows() {
+                    out[(i, d)] = p[(i, d)] - shift[d];
+                }
+            }
+            out
+        };
+        let (a_shifted, b_shifted) = (shifted(a), shifted(b));
+        let (a, b) = (&a_shifted, &b_shifted);
         // P = Ā ∘ K carries every derivative: ∂K_ij/∂θ = K_ij · (something of a_i, b_j).
         // P is never stored: each stripe of columns j forms P's columns one at a time
         // and keeps its own row sums r_i = Σ_j P_ij and PB = Σ_j P_ij b_j (na×D);
-        // stripes are added in order (see linalg::map_ordered).
+        // stripes are added in order (see linalg::map_stripes).
         let (na, nb) = k.shape();
         let len = crate::linalg::stripe_len(nb);
-        let ranges: Vec<_> = (0..nb)
-            .step_by(len.max(1))
-            .map(|j| j..(j + len).min(nb))
-            .collect();
-        let parts = crate::linalg::map_ordered(par, ranges, |cols| {
-            let mut row_sum = vec![0.0; na];
-            let mut pb = DMatrix::<f64>::zeros(na, dim);
-            let mut col_sum = Vec::with_capacity(cols.len());
-            // B's gradient needs PᵀA (nb×D), one row per column of P
-            let mut pta = Vec::with_capacity(if want_b { cols.len() * dim } else { 0 });
-            let mut pc = vec![0.0; na];
-            let mut bj = vec![0.0; dim];
-            for j in cols {
-                bj.iter_mut().enumerate().for_each(|(d, v)| *v = b[(j, d)]);
-                col_sum.push(contract_column(
-                    &mut pc,
-                    &k.as_slice()[j * na..(j + 1) * na],
-                    &adj.as_slice()[j * na..(j + 1) * na],
-                    &bj,
-                    &mut row_sum,
-                    pb.as_mut_slice(),
-                ));
-                if want_b {
-                    for d in 0..dim {
-                        pta.push(crate::linalg::dot(&pc, &a.as_slice()[d * na..(d + 1) * na]));
+        let ranges =
+            crate::linalg::stripe_array((0..nb).step_by(len.max(1)).map(|j| j..(j + len).min(nb)));
+        // each column's sum, and B's gradient's PᵀA (nb×D, one row per column of P),
+        // written by the stripe that owns the column
+        let mut col_sum = scratch.take(nb);
+        let mut pta_rows = scratch.take(if want_b { nb * dim } else { 0 });
+        let parts = {
+            let mut cs = col_sum.chunks_mut(len.max(1));
+            let mut pt = pta_rows.chunks_mut((len * dim).max(1));
+            let items = crate::linalg::stripe_array(ranges.into_iter().flatten().map(|cols| {
+                let c = cs.next().unwrap_or_default();
+                let p = if want_b {
+                    pt.next().unwrap_or_default()
+                } else {
+                    &mut []
+                };
+                (cols, c, p)
+            }));
+            crate::linalg::map_stripes(par, items, |(cols, cs, pta)| {
+                let mut row_sum = scratch.zeros(na);
+                let mut pb = scratch.zero_matrix(na, dim);
+                let mut pc = scratch.take(na);
+                let mut bj = scratch.take(dim);
+                for (c, j) in cols.enumerate() {
+                    bj.iter_mut().enumerate().for_each(|(d, v)| *v = b[(j, d)]);
+                    cs[c] = contract_column(
+                        &mut pc,
+                        &k.as_slice()[j * na..(j + 1) * na],
+                        &adj.as_slice()[j * na..(j + 1) * na],
+                        &bj,
+                        &mut row_sum,
+                        pb.as_mut_slice(),
+                    );
+                    if want_b {
+                        for d in 0..dim {
+                            pta[c * dim + d] =
+                                crate::linalg::dot(&pc, &a.as_slice()[d * na..(d + 1) * na]);
+                        }
                     }
                 }
-            }
-            (row_sum, pb, col_sum, pta)
-        });
-        let mut row_sum = vec![0.0; na];
-        let mut pb = DMatrix::zeros(na, dim);
-        let mut col_sum = Vec::with_capacity(nb);
-        let mut pta_rows = Vec::with_capacity(if want_b { nb * dim } else { 0 });
-        for (r, p, c, t) in parts {
+                scratch.give(pc);
+                scratch.give(bj);
+                (row_sum, pb)
+            })
+        };
+        let mut row_sum = scratch.zeros(na);
+        let mut pb = scratch.zero_matrix(na, dim);
+        for (r, p) in parts.into_iter().flatten() {
             row_sum.iter_mut().zip(&r).for_each(|(s, v)| *s += v);
-            pb += p;
-            col_sum.extend(c);
-            pta_rows.extend(t);
+            pb += &p;
+            scratch.give(r);
+            scratch.give_matrix(p);
         }
-        let pta = want_b.then(|| DMatrix::from_row_slice(nb, dim, &pta_rows));
-        let mut log_ell = vec![0.0; dim];
+        let mut log_ell = scratch.take(dim);
         for (d, g) in log_ell.iter_mut().enumerate() {
             let l2 = self.lengthscales[d] * self.lengthscales[d];
             // Σ_ij P_ij (a_id − b_jd)² = Σ_i a_id² r_i + Σ_j b_jd² c_j − 2 Σ_i a_id (PB)_id
@@ -257,22 +351,47 @@ impl SeArd {
                 .sum();
             *g = (s_a + s_b) / l2;
         }
-        let inv_l2: Vec<f64> = self.lengthscales.iter().map(|l| 1.0 / (l * l)).collect();
+        let inv_l2 = |d: usize| 1.0 / (self.lengthscales[d] * self.lengthscales[d]);
         let ga = want_a.then(|| {
-            DMatrix::from_fn(a.nrows(), dim, |i, d| {
-                (pb[(i, d)] - a[(i, d)] * row_sum[i]) * inv_l2[d]
-            })
+            let mut g = scratch.matrix(na, dim);
+            for d in 0..dim {
+                for i in 0..na {
+                    g[(i, d)] = (pb[(i, d)] - a[(i, d)] * row_sum[i]) * inv_l2(d);
+                }
+            }
+            g
         });
-        let gb = pta.map(|pta| {
-            DMatrix::from_fn(b.nrows(), dim, |j, d| {
-                (pta[(j, d)] - b[(j, d)] * col_sum[j]) * inv_l2[d]
-            })
+        let gb = want_b.then(|| {
+            let mut g = scratch.matrix(nb, dim);
+            for d in 0..dim {
+                for j in 0..nb {
+                    g[(j, d)] = (pta_rows[j * dim + d] - b[(j, d)] * col_sum[j]) * inv_l2(d);
+                }
+            }
+            g
         });
+        let log_signal_variance = col_sum.iter().sum();
+        for v in [row_sum, col_sum, pta_rows, shift] {
+            scratch.give(v);
+        }
+        for m in [pb, a_shifted, b_shifted] {
+            scratch.give_matrix(m);
+        }
         SeGrad {
-            log_signal_variance: col_sum.iter().sum(),
+            log_signal_variance,
             log_lengthscales: log_ell,
             a: ga,
             b: gb,
+        }
+    }
+}
+
+impl SeGrad {
+    /// Give the gradient's memory back.
+    pub fn recycle(self, scratch: &Scratch) {
+        scratch.give(self.log_lengthscales);
+        for m in [self.a, self.b].into_iter().flatten() {
+            scratch.give_matrix(m);
         }
     }
 }

@@ -23,6 +23,7 @@ pub mod plot;
 pub mod results;
 pub mod run_context;
 pub mod run_spec;
+pub mod scratch;
 pub mod session;
 pub mod train;
 pub mod tui;

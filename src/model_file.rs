@@ -211,6 +211,41 @@ impl ModelFile {
         })
     }
 
+    /// The rows of key `key` of table `T` as stored, when the table holds that key alone
+    /// and it is a non-empty matrix of `cols` columns of finite numbers: exactly when
+    /// [`ModelFile::require`] and [`required_matrix`] would accept it, but without
+    /// building `T` (which allocates), for tables read on every evaluation. None for
+    /// anything else: the checked read then says what is wrong.
+    pub fn stored_rows<T: ModelTable>(&self, key: &str, cols: usize) -> Option<&[toml::Value]> {
+        let table = self.tables.get(T::NAME)?.as_table()?;
+        if table.len() != 1 {
+            return None;
+        }
+        let rows = table.get(key)?.as_array()?;
+        let fits = |r: &toml::Value| {
+            r.as_array()
+                .is_some_and(|r| r.len() == cols && r.iter().all(|v| stored_number(v).is_some()))
+        };
+        (!rows.is_empty() && rows.iter().all(fits)).then_some(rows.as_slice())
+    }
+
+    /// [`ModelFile::stored_rows`] as a matrix in memory from `scratch`.
+    pub fn stored_matrix_in<T: ModelTable>(
+        &self,
+        key: &str,
+        cols: usize,
+        scratch: &crate::scratch::Scratch,
+    ) -> Option<DMatrix<f64>> {
+        let rows = self.stored_rows::<T>(key, cols)?;
+        let mut m = scratch.matrix(rows.len(), cols);
+        for (i, r) in rows.iter().enumerate() {
+            for (j, v) in r.as_array().into_iter().flatten().enumerate() {
+                m[(i, j)] = stored_number(v).unwrap_or(f64::NAN);
+            }
+        }
+        Some(m)
+    }
+
     /// The table `T`, which the model must have.
     pub fn require<T: ModelTable>(&self) -> Result<T> {
         self.table::<T>()?.ok_or_else(|| {
@@ -408,6 +443,15 @@ pub fn rows_to_matrix(at: &Location, rows: &[Vec<f64>], cols: usize) -> Result<D
         ));
     }
     Ok(DMatrix::from_fn(rows.len(), cols, |i, j| rows[i][j]))
+}
+
+/// A finite number as a table stores it (serde reads an integer as an f64 too).
+fn stored_number(v: &toml::Value) -> Option<f64> {
+    match v {
+        toml::Value::Float(f) => Some(*f).filter(|f| f.is_finite()),
+        toml::Value::Integer(i) => Some(*i as f64),
+        _ => None,
+    }
 }
 
 /// A required, non-empty matrix of a model's table (see [`rows_to_matrix`]).

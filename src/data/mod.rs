@@ -2,8 +2,12 @@
 //! validation, splits, standardisation and the synthetic generators.
 
 pub mod big;
+pub mod guard;
 pub mod load;
 pub mod moments;
+mod parquet_check;
+mod parquet_pages;
+mod parquet_values;
 pub mod progress;
 mod sample;
 pub mod stream;

@@ -133,6 +133,33 @@ pub trait Method: Send + Sync {
     fn unpack(&self, theta: &[f64], model: &mut ModelFile);
     /// Objective and gradient in `pack` order.
     fn objective(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<Objective>;
+    /// [`Method::objective`] with the gradient written into `grad` (resized), so that
+    /// a caller evaluating again and again reuses one vector; returns the objective
+    /// and the jitter. The low-rank methods allocate nothing here after their first
+    /// evaluation with an `exec` (tests/allocations.rs).
+    fn objective_into(
+        &self,
+        model: &ModelFile,
+        data: &TrainData,
+        exec: &Exec,
+        grad: &mut Vec<f64>,
+    ) -> Result<(f64, f64)> {
+        let o = self.objective(model, data, exec)?;
+        grad.clear();
+        grad.extend_from_slice(&o.grad);
+        Ok((o.nlml, o.jitter))
+    }
+    /// The arithmetic of one [`Method::objective`] on n training points with these
+    /// threads and memory budget, by kind (`sgpw bench --roofline`); None where it has
+    /// not been counted.
+    fn work(
+        &self,
+        _model: &ModelFile,
+        _n: usize,
+        _exec: &Exec,
+    ) -> Result<Option<crate::likelihood::Work>> {
+        Ok(None)
+    }
     /// The objective alone (defaults to the objective with its gradient).
     fn nlml(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<f64> {
         Ok(self.objective(model, data, exec)?.nlml)

@@ -72,7 +72,7 @@ pub fn run(args: PlotArgs) -> Result<()> {
 
 /// The chosen data set: `--data`, else the first with results.
 fn dataset(args: &PlotArgs, session: &Session) -> Result<String> {
-    let names: Vec<&str> = session.datasets.iter().map(|d| d.name.as_str()).collect();
+    let names: Vec<&str> = session.datasets.iter().map(|d| d.get_ref().name.as_str()).collect();
     match &args.data {
         Some(d) if names.contains(&d.as_str()) => Ok(d.clone()),
         Some(d) => Err(Error::input(format!(

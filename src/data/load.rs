@@ -416,9 +416,9 @@ impl Table {
         sample: Option<usize>,
     ) -> Result<Table> {
         if let Some(rows) = sample
-            && let Some(frame) = super::sample::sample_frame(path, rows)?
+            && let Some((frame, parquet)) = super::sample::sample_frame(path, rows)?
         {
-            return Table::new(path, !is_parquet(path), frame, 0);
+            return Table::new(path, parquet.as_ref(), frame, 0);
         }
         Table::read(path, report)
     }

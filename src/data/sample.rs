@@ -5,6 +5,8 @@
 //! read after evenly spaced byte offsets. A gzipped CSV cannot be entered in the middle,
 //! and a small file is as quick to read whole: both are read whole (None here).
 
+use super::guard::guarded;
+use super::parquet_check::{self, CheckedParquet};
 use super::progress::{BLOCK_READ_BYTES, stack};
 use super::stream::{
     Compression, csv_compression, csv_failure, is_parquet, open, polars_failure, read_csv_from,
@@ -21,8 +23,7 @@ const WINDOWS: usize = 40;
 /// known without reading it, Parquet), or None when it is better read whole.
 pub(crate) fn plan(path: &Path, rows: usize) -> Result<Option<Option<usize>>> {
     if is_parquet(path) {
-        let fail = |e: PolarsError| Error::data(path, polars_failure(false, &e));
-        let total = ParquetReader::new(open(path)?).num_rows().map_err(fail)?;
+        let total = parquet_check::check(path, &open(path)?)?.rows;
         return Ok((total > 2 * rows).then_some(Some(total)));
     }
     let mut file = open(path)?;
@@ -31,26 +32,35 @@ pub(crate) fn plan(path: &Path, rows: usize) -> Result<Option<Option<usize>>> {
     Ok((len >= BLOCK_READ_BYTES && plain).then_some(None))
 }
 
-/// About `rows` rows from `WINDOWS` places spread over the file; None when the file is
-/// better read whole ([`plan`]).
-pub(crate) fn sample_frame(path: &Path, rows: usize) -> Result<Option<DataFrame>> {
+/// About `rows` rows from `WINDOWS` places spread over the file, with a Parquet file's
+/// checked footer ([`parquet_check`]: checked before polars decodes any of it); None
+/// when the file is better read whole ([`plan`]).
+pub(crate) fn sample_frame(
+    path: &Path,
+    rows: usize,
+) -> Result<Option<(DataFrame, Option<CheckedParquet>)>> {
     let per = rows.div_ceil(WINDOWS).max(1);
     if plan(path, rows)?.is_none() {
         return Ok(None);
     }
     if is_parquet(path) {
-        let fail = |e: PolarsError| Error::data(path, polars_failure(false, &e));
-        let total = ParquetReader::new(open(path)?).num_rows().map_err(fail)?;
+        let checked = parquet_check::check(path, &open(path)?)?;
+        let total = checked.rows;
         let mut frames = Vec::with_capacity(WINDOWS);
         for k in 0..WINDOWS {
             let first = (total - per) * k / (WINDOWS - 1);
-            let frame = ParquetReader::new(open(path)?)
-                .with_slice(Some((first, per)))
-                .finish()
-                .map_err(fail)?;
+            let file = open(path)?;
+            let frame = guarded(|| checked.read(file, Some((first, per))))
+                .map_err(|p| {
+                    Error::data(
+                        path,
+                        format!("cannot read as Parquet: the file is damaged ({p})"),
+                    )
+                })?
+                .map_err(|e| Error::data(path, polars_failure(false, &e)))?;
             frames.push(frame);
         }
-        return Ok(Some(stack(path, frames)?));
+        return Ok(Some((stack(path, frames)?, Some(checked))));
     }
     let file = open(path)?;
     let len = file.metadata().map_or(0, |m| m.len());
@@ -81,5 +91,5 @@ pub(crate) fn sample_frame(path: &Path, rows: usize) -> Result<Option<DataFrame>
     }
     let frame =
         read_csv_from(Cursor::new(buf)).map_err(|e| Error::data(path, csv_failure(path, &e)))?;
-    Ok(Some(frame))
+    Ok(Some((frame, None)))
 }

@@ -90,7 +90,8 @@ fn log(v: f64) -> f64 {
 fn tick(v: f64, is_log: bool) -> String {
     let v = if is_log { 10f64.powf(v) } else { v };
     let a = v.abs();
-    if a == 0.0 {
+    // a linear axis's tick at zero comes out of the tick arithmetic as ±2e-16
+    if a == 0.0 || (!is_log && a < 1e-12) {
         "0".into()
     } else if !(1e-3..1e5).contains(&a) {
         format!("{v:.1e}")
@@ -372,5 +373,7 @@ mod tests {
         assert_eq!(tick(0.25, false), "0.250");
         assert_eq!(tick(1234.0, false), "1234");
         assert_eq!(tick(0.0, false), "0");
+        assert_eq!(tick(-2.220446049250313e-16, false), "0");
+        assert_eq!(tick(-16.0, true), "1.0e-16");
     }
 }

@@ -72,7 +72,11 @@ pub fn run(args: PlotArgs) -> Result<()> {
 
 /// The chosen data set: `--data`, else the first with results.
 fn dataset(args: &PlotArgs, session: &Session) -> Result<String> {
-    let names: Vec<&str> = session.datasets.iter().map(|d| d.get_ref().name.as_str()).collect();
+    let names: Vec<&str> = session
+        .datasets
+        .iter()
+        .map(|d| d.get_ref().name.as_str())
+        .collect();
     match &args.data {
         Some(d) if names.contains(&d.as_str()) => Ok(d.clone()),
         Some(d) => Err(Error::input(format!(
@@ -275,11 +279,19 @@ fn prediction(
             }
         ));
     }
-    if let Some((shown, total)) = sampled {
-        note.push(match total {
-            Some(t) => format!("{shown} of {t} rows drawn, read from 40 places in the file"),
-            None => format!("{shown} rows drawn, read from 40 places in the file"),
-        });
+    let drawn = curves.train.len() + curves.test.len();
+    match sampled {
+        Some((_, Some(t))) => note.push(format!(
+            "{drawn} of {t} rows drawn, read from 40 places in the file"
+        )),
+        Some((_, None)) => note.push(format!(
+            "{drawn} rows drawn, read from 40 places in the file"
+        )),
+        None if drawn < curves.rows => note.push(format!(
+            "{drawn} of {} rows drawn, evenly spaced",
+            curves.rows
+        )),
+        None => {}
     }
     PredictionFigure {
         title: format!(

@@ -63,7 +63,7 @@ impl App {
                         "Prediction: {}/{} m={} seed {}",
                         row.key.dataset, row.key.label, row.key.m, row.key.seed
                     ),
-                    curves: &**curves,
+                    curves,
                     note: (curves.dim > 1).then(|| {
                         format!(
                             "along {}; the other inputs at their training medians",

@@ -1,4 +1,4 @@
-//! `sgpw plot`: one of the app's charts of a session's results, as SVG or PNG. The
+//! `sgpw plot`: one of the app's charts of a session's results, as SVG. The
 //! series are computed by [`crate::chart`] as the app computes them and drawn by
 //! [`crate::plot`].
 

@@ -20,6 +20,7 @@ pub mod methods;
 pub mod metrics;
 pub mod model_file;
 pub mod optim;
+pub mod plot;
 pub mod results;
 pub mod run_context;
 pub mod run_spec;

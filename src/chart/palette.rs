@@ -72,6 +72,58 @@ pub fn hue(k: usize) -> Hue {
     HUES[k % HUES.len()]
 }
 
+/// The shape a figure marks series k's points with (so a figure reads in greyscale,
+/// as the app's glyphs do without colour). With ten hues and six shapes, no two of the
+/// first thirty series look alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    Circle,
+    Square,
+    Triangle,
+    Cross,
+    Ring,
+    Diamond,
+}
+
+const SHAPES: [Shape; 6] = [
+    Shape::Circle,
+    Shape::Square,
+    Shape::Triangle,
+    Shape::Cross,
+    Shape::Ring,
+    Shape::Diamond,
+];
+
+/// The shape of series `k`.
+pub fn shape(k: usize) -> Shape {
+    SHAPES[k % SHAPES.len()]
+}
+
+/// The colours of the parts of a prediction figure (the app draws the same parts in
+/// the terminal's named colours: widgets::band_chart).
+#[derive(Clone, Copy, Debug)]
+pub struct PredictionColours {
+    pub noisy: Hue,
+    pub latent: Hue,
+    pub mean: Hue,
+    pub train: Hue,
+    pub test: Hue,
+    pub markers: Hue,
+}
+
+pub const PREDICTION: PredictionColours = PredictionColours {
+    noisy: HUES[9],
+    latent: HUES[0],
+    mean: Hue {
+        name: "black",
+        rgb: [0x22, 0x22, 0x22],
+        xterm: 235,
+    },
+    train: HUES[2],
+    test: HUES[4],
+    markers: HUES[1],
+};
+
 /// Glyph k marks series k without colour (after these, the letters).
 const GLYPHS: &[&str] = &["•", "+", "x", "o", "*", "#", "@", "%", "=", "~", "&", "$"];
 const ASCII_GLYPHS: &[&str] = &["+", "x", "o", "*", "#", "@", "%", "=", "~", "&", "$", ":"];
@@ -132,6 +184,16 @@ mod tests {
             }
         }
         assert_eq!(hue(3), hue(13));
+    }
+
+    /// In a greyscale print, hue and shape together tell 30 series apart.
+    #[test]
+    fn hue_and_shape_pairs_differ_for_30_series() {
+        let mut pairs: Vec<(u8, Shape)> = (0..30).map(|k| (hue(k).xterm, shape(k))).collect();
+        pairs.dedup();
+        for (i, a) in pairs.iter().enumerate() {
+            assert!(!pairs[i + 1..].contains(a), "{a:?} repeats");
+        }
     }
 
     /// 36 series have 36 glyphs, in both glyph sets; the ASCII set is ASCII.

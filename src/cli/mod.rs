@@ -8,6 +8,7 @@ mod gen_data;
 mod nlml;
 mod open;
 pub mod out;
+mod plot;
 mod predict;
 mod roofline;
 mod run_session;
@@ -61,6 +62,9 @@ pub enum Command {
     /// Print a session's results as Markdown tables (NMSE / MNLP per method and m), or
     /// one record per run as CSV or JSON.
     Report(run_session::ReportArgs),
+    /// Draw one of the app's charts of a session's results as SVG (evidence,
+    /// comparison with ±1 s.e. over seeds, prediction, validation).
+    Plot(plot::PlotArgs),
     /// Open a session in the terminal app (`sgpw` alone opens sessions/demo.toml).
     Open(open::OpenArgs),
 }
@@ -219,6 +223,7 @@ pub fn execute(cli: Cli) -> Result<u8> {
         Command::Merge(a) => done(run_session::merge(a)),
         Command::Migrate(a) => done(run_session::migrate(a)),
         Command::Report(a) => run_session::report(a),
+        Command::Plot(a) => done(plot::run(a)),
         Command::Open(a) => open::run(a),
     }
 }

@@ -37,22 +37,36 @@ pub fn load_with_progress(
     spec: &LoadSpec,
     report: &mut dyn FnMut(LoadProgress),
 ) -> Result<Dataset> {
-    read_dataset(spec, report, true)
+    read_dataset(spec, report, true, None)
 }
 
 /// [`load`] for data that an existing model conditions on or is scored on (`predict
 /// --train`, `nlml`, `stream`): nothing is fitted, so a constant target is accepted.
 pub fn load_for_model(spec: &LoadSpec) -> Result<Dataset> {
-    read_dataset(spec, &mut |_| {}, false)
+    read_dataset(spec, &mut |_| {}, false, None)
+}
+
+/// For drawing with a model that needs no training data: about `rows` rows of each file
+/// of `spec` read from places spread over it, without reading the whole file
+/// ([`super::sample`]), and the training file's row count where known. None when the
+/// training file is better read whole (small, or a gzipped CSV): load it then. Errors
+/// in a sample name rows counted within the sample.
+pub fn load_sample(spec: &LoadSpec, rows: usize) -> Result<Option<(Dataset, Option<usize>)>> {
+    let Some(total) = super::sample::plan(&spec.train, rows)? else {
+        return Ok(None);
+    };
+    let data = read_dataset(spec, &mut |_| {}, false, Some(rows))?;
+    Ok(Some((data, total)))
 }
 
 fn read_dataset(
     spec: &LoadSpec,
     report: &mut dyn FnMut(LoadProgress),
     fitted: bool,
+    sample: Option<usize>,
 ) -> Result<Dataset> {
     check_split_setting(spec)?;
-    let train = Table::read(&spec.train, report)?;
+    let train = Table::read_some(&spec.train, report, sample)?;
     let (target, features) = choose_columns(&train, spec)?;
     let mut used = features.clone();
     used.push(target.clone());
@@ -77,7 +91,7 @@ fn read_dataset(
     }
     let (train_cols, test_cols) = match (&spec.test, spec.split) {
         (Some(path), _) => {
-            let test = Table::read(path, report)?;
+            let test = Table::read_some(path, report, sample)?;
             check_same_columns(&train, &test)?;
             test.note_trimmed(&mut notes);
             let test_cols = test.complete_columns(&used, spec.drop_missing, &mut notes)?;
@@ -400,6 +414,21 @@ fn is_empty_column(col: &Column) -> bool {
 }
 
 impl Table {
+    /// [`Table::read`], or with `sample` about that many rows read from places spread
+    /// over a large file ([`super::sample`]).
+    fn read_some(
+        path: &Path,
+        report: &mut dyn FnMut(LoadProgress),
+        sample: Option<usize>,
+    ) -> Result<Table> {
+        if let Some(rows) = sample
+            && let Some((frame, parquet)) = super::sample::sample_frame(path, rows)?
+        {
+            return Table::new(path, parquet.as_ref(), frame, 0);
+        }
+        Table::read(path, report)
+    }
+
     /// Reads a CSV or Parquet file (chosen by extension), refusing empty files; a large
     /// one a block of rows at a time, telling `report` the rows read.
     fn read(path: &Path, report: &mut dyn FnMut(LoadProgress)) -> Result<Table> {

@@ -10,6 +10,7 @@ mod parquet_check;
 mod parquet_pages;
 mod parquet_values;
 pub mod progress;
+mod sample;
 pub mod stream;
 pub mod synthetic;
 

@@ -54,7 +54,7 @@ pub(crate) fn read_frame(
 }
 
 /// One frame from blocks with the same columns, their types made to agree.
-fn stack(path: &Path, mut frames: Vec<DataFrame>) -> Result<DataFrame> {
+pub(crate) fn stack(path: &Path, mut frames: Vec<DataFrame>) -> Result<DataFrame> {
     let fail = |e: PolarsError| Error::data(path, format!("cannot read: {e}"));
     let Some(first) = frames.first() else {
         return Err(Error::data(path, "the file has no data rows"));

@@ -57,6 +57,8 @@ actions! {
     PrevInput,
     NextInput,
     Save,
+    /// The chart on screen as an SVG figure beside the session file.
+    Figure,
     Open,
     /// The last message and the selected run's details in full.
     FullText,
@@ -256,6 +258,12 @@ pub const KEYS: &[Binding] = &[
         "save the session (atomic write) / open another session file",
     ),
     also(&[Key::char('o')], Open),
+    row(
+        &[Key::char('P')],
+        Figure,
+        "P",
+        "write the chart on screen to an SVG beside the session file",
+    ),
     row(
         &[Key::char('m'), Key::new(F(2))],
         FullText,

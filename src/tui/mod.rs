@@ -10,7 +10,8 @@ pub mod form;
 pub mod format;
 pub mod forms;
 pub mod keys;
-pub mod predict;
+/// The prediction pane's curves, computed in [`crate::chart`] (shared with `sgpw plot`).
+pub use crate::chart::prediction as predict;
 pub mod state;
 #[cfg(test)]
 mod testing;
@@ -174,6 +175,12 @@ impl Runtime {
                 Effect::Open(path) => {
                     let result = open(&path).map(Box::new).map_err(|e| e.to_string());
                     queue.extend(app.update(Event::Opened { path, result }));
+                }
+                Effect::WriteFigure { path, svg } => {
+                    let r = crate::plot::write(&path, &svg)
+                        .map(|_| path)
+                        .map_err(|e| e.to_string());
+                    queue.extend(app.update(Event::FigureWritten(r)));
                 }
                 Effect::Predict { want, model, data } => {
                     let _ = self.predict_tx.send((want, model, data));

@@ -106,11 +106,7 @@ pub enum ChartTab {
     Prediction,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Metric {
-    Nmse,
-    Mnlp,
-}
+pub use crate::chart::Metric;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Replay {
@@ -189,6 +185,8 @@ pub enum Event {
         result: Result<Arc<Curves>, String>,
     },
     Saved(Result<PathBuf, String>),
+    /// The figure of `P` was written (its path) or could not be.
+    FigureWritten(Result<PathBuf, String>),
     /// The autosave journal was written (its path) or could not be.
     Autosaved(Result<PathBuf, String>),
     Opened {
@@ -228,6 +226,11 @@ pub enum Effect {
     /// Remove the autosave journal of the session at `path` (saved or discarded).
     DropAutosave(PathBuf),
     Open(PathBuf),
+    /// Write a figure (`P`): the SVG text to `path`.
+    WriteFigure {
+        path: PathBuf,
+        svg: String,
+    },
     Predict {
         want: PredWant,
         model: Box<crate::model_file::ModelFile>,
@@ -372,6 +375,35 @@ impl App {
                 .iter()
                 .map(|r| (r.spec.method.as_str(), r.key.label.as_str())),
         )
+    }
+
+    /// The evidence chart's curves, at most about `max_points` points each: the runs
+    /// it shows, live while they run, a replayed run up to the animation's position.
+    pub fn evidence_curves(&self, max_points: usize) -> Vec<crate::chart::evidence::RunCurve> {
+        let traces = self
+            .evidence_runs()
+            .into_iter()
+            .map(|row| {
+                let mut trace = self.trace_of(row);
+                let mut points = self.validation_of(row);
+                if let Some(r) = self.replay.as_ref().filter(|r| r.key == row.key) {
+                    let upto = (r.shown.floor() as usize)
+                        .clamp(1, trace.len().max(1))
+                        .min(trace.len());
+                    trace = &trace[..upto];
+                    let last = points.partition_point(|p| p.iteration < upto);
+                    points = &points[..last];
+                }
+                crate::chart::evidence::RunTrace {
+                    key: &row.key,
+                    method: &row.spec.method,
+                    trace,
+                    validation: points,
+                    best_iteration: self.result_of(row).and_then(|r| r.best_iteration),
+                }
+            })
+            .collect();
+        crate::chart::evidence::curves(traces, max_points, self.validation_metric)
     }
 
     /// Runs the evidence chart shows: the marked ones, else every run with a curve on

@@ -117,6 +117,7 @@ impl App {
                 self.chart = ChartTab::Prediction;
             }
             Action::Save => return self.save(),
+            Action::Figure => return self.write_figure(),
             Action::Open => self.dialog = Some(Dialog::Open(open_form(&self.path, self.dirty))),
             Action::Dismiss => {
                 if self.replay.take().is_some() {

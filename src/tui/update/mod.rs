@@ -4,6 +4,7 @@
 //! session, saving, predictions; by source of the event: `runs` (the run pool, data
 //! loading), `input` (keys, dialogs, forms) and `replay` (ticks).
 
+mod figure;
 mod input;
 mod replay;
 mod runs;
@@ -285,6 +286,10 @@ impl App {
                 Vec::new()
             }
             Event::Saved(r) => self.on_saved(r),
+            Event::FigureWritten(r) => {
+                self.on_figure_written(r);
+                Vec::new()
+            }
             Event::Autosaved(r) => {
                 self.on_autosaved(r);
                 Vec::new()

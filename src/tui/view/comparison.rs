@@ -4,61 +4,17 @@
 //! beside it that shows each label whole (wrapped when long).
 
 use super::pane;
-use crate::session::Status;
+use crate::chart::comparison::{Point, labels, points};
+use crate::chart::wrap_label;
 use crate::tui::format::{fmt_nmse, fmt_opt, short};
 use crate::tui::state::{App, ChartTab, Metric};
 use crate::tui::widgets::{Curve, LineChart};
-use crate::tui::wrap::{width, wrap_label};
+use crate::tui::wrap::width;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
-use std::collections::BTreeMap;
-
-/// One point of the comparison: a label at one m, averaged over its finished seeds.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Point {
-    pub label: String,
-    pub method: String,
-    pub m: usize,
-    pub seeds: usize,
-    pub nmse: f64,
-    pub mnlp: f64,
-}
-
-/// Mean NMSE and MNLP per (label, m) over the finished runs on `dataset`.
-pub fn points(app: &App, dataset: &str) -> Vec<Point> {
-    // (label, m) → (method, [(NMSE, MNLP)] over seeds)
-    type Groups = BTreeMap<(String, usize), (String, Vec<(f64, f64)>)>;
-    let mut groups = Groups::new();
-    for r in &app.session.results {
-        if r.key.dataset != dataset || r.status != Status::Done {
-            continue;
-        }
-        if let (Some(a), Some(b)) = (r.nmse, r.mnlp) {
-            groups
-                .entry((r.key.label.clone(), r.key.m))
-                .or_insert_with(|| (r.method.clone(), Vec::new()))
-                .1
-                .push((a, b));
-        }
-    }
-    groups
-        .into_iter()
-        .map(|((label, m), (method, v))| {
-            let n = v.len() as f64;
-            Point {
-                label,
-                method,
-                m,
-                seeds: v.len(),
-                nmse: v.iter().map(|p| p.0).sum::<f64>() / n,
-                mnlp: v.iter().map(|p| p.1).sum::<f64>() / n,
-            }
-        })
-        .collect()
-}
 
 pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let t = &app.theme;
@@ -79,7 +35,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     ]));
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let pts = points(app, &dataset);
+    let pts = points(&app.session.results, &dataset);
     if pts.is_empty() {
         frame.render_widget(
             Paragraph::new(Line::styled(
@@ -90,19 +46,8 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         );
         return;
     }
-    // One line per label, in the session's label order (its palette index); labels
-    // only in results (merged from elsewhere) after the rest.
-    let mut order = app.label_order();
-    for p in &pts {
-        if !order.contains(&p.label) {
-            order.push(p.label.clone());
-        }
-    }
-    let labels: Vec<(usize, String)> = order
-        .into_iter()
-        .enumerate()
-        .filter(|(_, l)| pts.iter().any(|p| &p.label == l))
-        .collect();
+    // One line per label, in the session's label order (its palette index).
+    let labels = labels(&pts, app.label_order());
     // The label column is as wide as the longest label where the chart keeps 16
     // columns, and at least 8; a longer label wraps in its row.
     let longest = labels.iter().map(|(_, l)| width(l)).max().unwrap_or(0);

@@ -6,9 +6,8 @@
 //! replay, the replayed run's curves up to the animation's position.
 
 use super::pane;
-use crate::chart::method_index;
 use crate::tui::format::short;
-use crate::tui::state::{App, ChartTab, Metric, RunRow, SPEEDS};
+use crate::tui::state::{App, ChartTab, Metric, SPEEDS};
 use crate::tui::theme::Theme;
 use crate::tui::widgets::{Curve, LineChart};
 use ratatui::Frame;
@@ -16,13 +15,6 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Color;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
-
-/// At most this many points per curve and column pair (a 1000-point trace in a
-/// 50-column pane needs only ~100).
-fn stride(len: usize, width: u16) -> usize {
-    let max = (width as usize * 2).max(2);
-    len.div_ceil(max).max(1)
-}
 
 /// One shown run: how it is told apart, and its curves.
 struct Shown {
@@ -36,71 +28,31 @@ struct Shown {
     validation: Vec<(f64, f64)>,
 }
 
-/// The shown runs in legend order (method, label, m, seed), run k with hue k (or glyph
-/// k), and its points.
+/// The shown runs in legend order (method, label, m, seed) as [`App::evidence_curves`]
+/// gives them (about two points per column), run k with hue k (or glyph k); an NMSE
+/// validation score on a log scale.
 fn shown(app: &App, width: u16) -> Vec<Shown> {
-    let mut rows: Vec<&RunRow> = app.evidence_runs();
-    rows.sort_by_key(|r| {
-        (
-            method_index(&r.spec.method),
-            r.key.label.clone(),
-            r.key.m,
-            r.key.seed,
-        )
-    });
     let t = &app.theme;
-    let mut out = Vec::new();
-    for row in rows {
-        let mut trace = app.trace_of(row);
-        let mut points = app.validation_of(row);
-        if let Some(r) = app.replay.as_ref().filter(|r| r.key == row.key) {
-            let upto = (r.shown.floor() as usize)
-                .clamp(1, trace.len().max(1))
-                .min(trace.len());
-            trace = &trace[..upto];
-            let last = points.partition_point(|p| p.iteration < upto);
-            points = &points[..last];
-        }
-        let s = stride(trace.len(), width);
-        let mut nlml: Vec<(f64, f64)> = trace
-            .iter()
-            .enumerate()
-            .step_by(s)
-            .filter(|(_, v)| v.is_finite())
-            .map(|(i, v)| (i as f64, *v))
-            .collect();
-        if let Some(last) = trace.iter().rposition(|v| v.is_finite())
-            && nlml.last().is_some_and(|p| p.0 as usize != last)
-        {
-            nlml.push((last as f64, trace[last]));
-        }
-        let validation: Vec<(f64, f64)> = points
-            .iter()
-            .map(|p| {
-                let v = match app.validation_metric {
-                    Metric::Mnlp => p.mnlp,
-                    Metric::Nmse => p.nmse.max(1e-300).log10(),
-                };
-                (p.iteration as f64, v)
-            })
-            .filter(|p| p.1.is_finite())
-            .collect();
-        if nlml.is_empty() && validation.is_empty() {
-            continue;
-        }
-        let k = out.len();
-        out.push(Shown {
-            label: row.key.label.clone(),
-            m: row.key.m,
-            seed: row.key.seed,
-            color: t.series_color(k),
-            glyph: t.curve_glyph(k),
-            mark: t.curve_mark(k),
-            nlml,
-            validation,
-        });
-    }
-    out
+    app.evidence_curves(width as usize * 2)
+        .into_iter()
+        .map(|c| Shown {
+            label: c.key.label,
+            m: c.key.m,
+            seed: c.key.seed,
+            color: t.series_color(c.series),
+            glyph: t.curve_glyph(c.series),
+            mark: t.curve_mark(c.series),
+            nlml: c.objective,
+            validation: c
+                .validation
+                .into_iter()
+                .map(|(x, v)| match app.validation_metric {
+                    Metric::Mnlp => (x, v),
+                    Metric::Nmse => (x, v.max(1e-300).log10()),
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 /// A piece of the legend and how many runs it names (a mark names one, a label none).

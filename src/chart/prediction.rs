@@ -1,4 +1,5 @@
-//! What the prediction pane draws for one run: the predictive mean and ±2σ bands along
+//! What the prediction chart (the app's pane and `sgpw plot --chart prediction`) draws
+//! for one run: the predictive mean and ±2σ bands along
 //! one input on a grid, the data projected onto that input, and what the method's model
 //! marks under the axis (its inducing points, feature centres: the method says which,
 //! [`Method::markers`]). Knows no method by name.
@@ -13,6 +14,10 @@ use nalgebra::DMatrix;
 /// 160-column terminal.
 pub const GRID: usize = 320;
 
+/// At most this many training points and as many test points are drawn: more only
+/// blacken the chart (and make a figure's file huge); evenly spaced rows are kept.
+pub const SCATTER: usize = 4000;
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Curves {
     /// The input varied (0-based) and its name.
@@ -25,8 +30,11 @@ pub struct Curves {
     /// Latent (f) and noisy (y) standard deviations.
     pub sd_latent: Vec<f64>,
     pub sd_noisy: Vec<f64>,
+    /// The data drawn (at most [`SCATTER`] each, evenly spaced rows of the data).
     pub train: Vec<(f64, f64)>,
     pub test: Vec<(f64, f64)>,
+    /// Training plus test rows of the data, drawn or not.
+    pub rows: usize,
     /// The x-locations the method marks (original units).
     pub markers: Vec<f64>,
     /// Per marker its size, where the method sizes them (SPGP+HS: how far its
@@ -134,10 +142,13 @@ pub fn compute(
     let p = predictor.predict(&x).map_err(|e| e.to_string())?;
     let sd = |v: &[f64]| v.iter().map(|s| s.max(0.0).sqrt()).collect::<Vec<f64>>();
     let pairs = |x: &DMatrix<f64>, y: &[f64]| {
-        x.column(input)
-            .iter()
-            .copied()
-            .zip(y.iter().copied())
+        let n = y.len().min(x.nrows());
+        let keep = n.min(SCATTER);
+        (0..keep)
+            .map(|i| {
+                let r = i * n / keep;
+                (x[(r, input)], y[r])
+            })
             .collect::<Vec<_>>()
     };
     let (markers, marker_sizes, marker_caption) = markers(predictor.method(), model, input);
@@ -159,6 +170,7 @@ pub fn compute(
             (Some(x), Some(y)) => pairs(x, y.as_slice()),
             _ => Vec::new(),
         },
+        rows: data.n_train() + data.n_test(),
         markers,
         marker_sizes,
         marker_caption,

@@ -1,0 +1,165 @@
+//! The comparison chart's series: test NMSE or MNLP against m per label, the mean over
+//! a label's finished seeds with its standard error, and the constant predictor (the
+//! training mean and variance) as a reference. The app's comparison pane and `sgpw plot
+//! --chart comparison` draw these.
+
+use super::Metric;
+use crate::results::{RunResult, Status};
+use std::collections::BTreeMap;
+
+/// One point of the comparison: a label at one m, averaged over its finished seeds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    pub label: String,
+    pub method: String,
+    pub m: usize,
+    pub seeds: usize,
+    pub nmse: f64,
+    pub mnlp: f64,
+    /// Standard errors of the means (sd / √seeds; 0 for one seed).
+    pub nmse_se: f64,
+    pub mnlp_se: f64,
+}
+
+impl Point {
+    /// The mean and its standard error in `metric`.
+    pub fn value(&self, metric: Metric) -> (f64, f64) {
+        match metric {
+            Metric::Nmse => (self.nmse, self.nmse_se),
+            Metric::Mnlp => (self.mnlp, self.mnlp_se),
+        }
+    }
+}
+
+fn mean_se(v: &[f64]) -> (f64, f64) {
+    let m = crate::data::moments::moments(v.iter().copied());
+    (m.mean, m.sd / (v.len() as f64).sqrt())
+}
+
+/// Mean NMSE and MNLP per (label, m) over the finished runs on `dataset`, sorted by
+/// label then m.
+pub fn points(results: &[RunResult], dataset: &str) -> Vec<Point> {
+    // (label, m) → (method, NMSEs, MNLPs) over seeds
+    type Groups = BTreeMap<(String, usize), (String, Vec<f64>, Vec<f64>)>;
+    let mut groups = Groups::new();
+    for r in results {
+        if r.key.dataset != dataset || r.status != Status::Done {
+            continue;
+        }
+        if let (Some(a), Some(b)) = (r.nmse, r.mnlp) {
+            let g = groups
+                .entry((r.key.label.clone(), r.key.m))
+                .or_insert_with(|| (r.method.clone(), Vec::new(), Vec::new()));
+            g.1.push(a);
+            g.2.push(b);
+        }
+    }
+    groups
+        .into_iter()
+        .map(|((label, m), (method, nmse, mnlp))| {
+            let (nmse_mean, nmse_se) = mean_se(&nmse);
+            let (mnlp_mean, mnlp_se) = mean_se(&mnlp);
+            Point {
+                label,
+                method,
+                m,
+                seeds: nmse.len(),
+                nmse: nmse_mean,
+                mnlp: mnlp_mean,
+                nmse_se,
+                mnlp_se,
+            }
+        })
+        .collect()
+}
+
+/// The constant predictor's score on `dataset` in `metric`: NMSE 1 (the training
+/// mean), MNLP the mean of the constant MNLPs the finished runs recorded (they share
+/// the test set, so they agree); None when no run recorded one.
+pub fn constant(results: &[RunResult], dataset: &str, metric: Metric) -> Option<f64> {
+    let done = || {
+        results
+            .iter()
+            .filter(move |r| r.key.dataset == dataset && r.status == Status::Done)
+    };
+    match metric {
+        Metric::Nmse => done().any(|r| r.nmse.is_some()).then_some(1.0),
+        Metric::Mnlp => {
+            let v: Vec<f64> = done().filter_map(|r| r.constant_mnlp).collect();
+            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+        }
+    }
+}
+
+/// The labels of `points` in series order (`order`, the session's label order; labels
+/// only in results after it), each with its palette index.
+pub fn labels(points: &[Point], mut order: Vec<String>) -> Vec<(usize, String)> {
+    for p in points {
+        if !order.contains(&p.label) {
+            order.push(p.label.clone());
+        }
+    }
+    order
+        .into_iter()
+        .enumerate()
+        .filter(|(_, l)| points.iter().any(|p| &p.label == l))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::RunKey;
+
+    fn done(label: &str, m: usize, seed: u64, nmse: f64, mnlp: f64) -> RunResult {
+        RunResult {
+            nmse: Some(nmse),
+            mnlp: Some(mnlp),
+            constant_mnlp: Some(1.5),
+            ..RunResult::new(
+                RunKey {
+                    dataset: "d".into(),
+                    label: label.into(),
+                    m,
+                    seed,
+                },
+                "fitc",
+                Status::Done,
+            )
+        }
+    }
+
+    /// Seeds average into one point with the standard error of the mean; one seed has
+    /// none; the constant predictor is NMSE 1 and the recorded MNLP.
+    #[test]
+    fn mean_and_standard_error_over_seeds() {
+        let results = vec![
+            done("a", 10, 1, 0.1, 1.0),
+            done("a", 10, 2, 0.3, 2.0),
+            done("a", 20, 1, 0.05, 0.5),
+            RunResult::new(
+                RunKey {
+                    dataset: "d".into(),
+                    label: "a".into(),
+                    m: 40,
+                    seed: 1,
+                },
+                "fitc",
+                Status::Failed,
+            ),
+        ];
+        let p = points(&results, "d");
+        assert_eq!(p.len(), 2);
+        assert_eq!((p[0].m, p[0].seeds), (10, 2));
+        assert!((p[0].nmse - 0.2).abs() < 1e-12);
+        // sd of {0.1, 0.3} is 0.1414; over √2: 0.1
+        assert!((p[0].nmse_se - 0.1).abs() < 1e-12, "{}", p[0].nmse_se);
+        assert!((p[0].value(Metric::Mnlp).1 - 0.5).abs() < 1e-12);
+        assert_eq!(p[1].nmse_se, 0.0);
+        assert_eq!(constant(&results, "d", Metric::Nmse), Some(1.0));
+        assert_eq!(constant(&results, "d", Metric::Mnlp), Some(1.5));
+        assert_eq!(constant(&results, "other", Metric::Mnlp), None);
+        let l = labels(&p, vec!["z".into(), "a".into()]);
+        assert_eq!(l, vec![(1, "a".to_string())]);
+    }
+}

@@ -1,0 +1,151 @@
+//! The charts as figures: the series of [`crate::chart`] turned into what
+//! [`super::lines`] and [`super::prediction`] draw, with the app's titles and legends
+//! (the whole label; m, and the seed where a label and m have several). `sgpw plot` and
+//! the app's `P` key both come here.
+
+use super::lines::{LineFigure, Series};
+use crate::chart::Metric;
+use crate::chart::comparison::Point;
+use crate::chart::evidence::RunCurve;
+
+/// A run's legend text: its label and m, and its seed where `curves` holds another run
+/// of the same label and m.
+fn run_label(c: &RunCurve, curves: &[RunCurve]) -> String {
+    let same = curves
+        .iter()
+        .filter(|o| o.key.label == c.key.label && o.key.m == c.key.m)
+        .count();
+    if same > 1 {
+        format!("{} m={} seed {}", c.key.label, c.key.m, c.key.seed)
+    } else {
+        format!("{} m={}", c.key.label, c.key.m)
+    }
+}
+
+/// What a step of the x axis counts, over the methods of `curves` ("iteration", or
+/// greedy's "basis point").
+fn unit(curves: &[RunCurve]) -> String {
+    let mut units: Vec<&str> = Vec::new();
+    for c in curves {
+        let u = crate::methods::get(&c.method).map_or("iteration", |m| m.progress_unit());
+        if !units.contains(&u) {
+            units.push(u);
+        }
+    }
+    if units.is_empty() {
+        "iteration".into()
+    } else {
+        units.join(" / ")
+    }
+}
+
+/// Evidence: the objective against iteration, one curve per run.
+pub fn evidence(curves: &[RunCurve], dataset: &str, note: Option<String>) -> LineFigure {
+    let unit = unit(curves);
+    LineFigure {
+        title: format!("Evidence on {dataset}: NLML vs {unit}"),
+        x_desc: unit,
+        y_desc: "NLML".into(),
+        x_log: false,
+        y_log: false,
+        series: curves
+            .iter()
+            .filter(|c| !c.objective.is_empty())
+            .map(|c| Series {
+                label: run_label(c, curves),
+                index: c.series,
+                points: c.objective.clone(),
+                errors: Vec::new(),
+                mark_all: false,
+            })
+            .collect(),
+        reference: None,
+        marks: Vec::new(),
+        marks_label: String::new(),
+        note,
+    }
+}
+
+/// Validation: the validation score against iteration per run that scored one, the
+/// iterate early stopping kept ringed.
+pub fn validation(
+    curves: &[RunCurve],
+    dataset: &str,
+    metric: Metric,
+    note: Option<String>,
+) -> LineFigure {
+    let with: Vec<&RunCurve> = curves.iter().filter(|c| !c.validation.is_empty()).collect();
+    let marks = with
+        .iter()
+        .filter_map(|c| {
+            let best = c.best_iteration? as f64;
+            c.validation.iter().find(|p| p.0 == best).copied()
+        })
+        .collect();
+    LineFigure {
+        title: format!("Validation on {dataset}: {} vs iteration", metric.name()),
+        x_desc: unit(curves),
+        y_desc: format!("validation {}", metric.name()),
+        x_log: false,
+        y_log: metric == Metric::Nmse,
+        series: with
+            .iter()
+            .map(|c| Series {
+                label: run_label(c, curves),
+                index: c.series,
+                points: c.validation.clone(),
+                errors: Vec::new(),
+                mark_all: c.validation.len() <= 30,
+            })
+            .collect(),
+        reference: None,
+        marks,
+        marks_label: "early stop: the iterate kept".into(),
+        note,
+    }
+}
+
+/// Comparison: `metric` against m (log) per label, mean over seeds with ±1 standard
+/// error bars, the constant predictor as a dashed reference line.
+pub fn comparison(
+    points: &[Point],
+    labels: &[(usize, String)],
+    constant: Option<f64>,
+    dataset: &str,
+    metric: Metric,
+    note: Option<String>,
+) -> LineFigure {
+    let seeds = points.iter().map(|p| p.seeds).max().unwrap_or(1);
+    LineFigure {
+        title: format!("Comparison on {dataset}: test {} vs m", metric.name()),
+        x_desc: "m (log)".into(),
+        y_desc: match metric {
+            Metric::Nmse => "test NMSE (log)".into(),
+            Metric::Mnlp => "test MNLP".into(),
+        },
+        x_log: true,
+        y_log: metric == Metric::Nmse,
+        series: labels
+            .iter()
+            .map(|(k, label)| {
+                let mine: Vec<&Point> = points.iter().filter(|p| &p.label == label).collect();
+                Series {
+                    label: label.clone(),
+                    index: *k,
+                    points: mine
+                        .iter()
+                        .map(|p| (p.m as f64, p.value(metric).0))
+                        .collect(),
+                    errors: mine.iter().map(|p| p.value(metric).1).collect(),
+                    mark_all: true,
+                }
+            })
+            .collect(),
+        reference: constant.map(|v| ("constant predictor".to_string(), v)),
+        marks: Vec::new(),
+        marks_label: String::new(),
+        note: note.or_else(|| {
+            (seeds > 1).then(|| format!("mean over up to {seeds} seeds, bars ±1 standard error"))
+        }),
+    }
+}

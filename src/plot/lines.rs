@@ -1,0 +1,379 @@
+//! Line figures: the evidence, validation and comparison charts. A figure is its series
+//! (label, palette index, points, ± error per point), an optional reference line and
+//! marked points; it is drawn with each series in its palette hue and with its palette
+//! shape on its points (so it reads in greyscale), and a legend beside the plot that
+//! gives every label whole.
+//!
+//! A log axis is drawn by plotting log10 of the values on a linear axis whose tick labels
+//! give the values themselves.
+
+use super::{FONT, drawing};
+use crate::chart::palette::{self, Shape};
+use crate::error::Result;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+/// One curve.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Series {
+    pub label: String,
+    /// Palette index: hue and shape.
+    pub index: usize,
+    pub points: Vec<(f64, f64)>,
+    /// ± this much around each point (a standard error); empty for none.
+    pub errors: Vec<f64>,
+    /// Mark every point (few points), else a shape every so often along the line.
+    pub mark_all: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct LineFigure {
+    pub title: String,
+    pub x_desc: String,
+    pub y_desc: String,
+    pub x_log: bool,
+    pub y_log: bool,
+    pub series: Vec<Series>,
+    /// A horizontal reference line: its legend text and value.
+    pub reference: Option<(String, f64)>,
+    /// Points marked with a ring (e.g. where early stopping kept the iterate), and the
+    /// legend text for them.
+    pub marks: Vec<(f64, f64)>,
+    pub marks_label: String,
+    /// A line under the title (what is held fixed, what was left out).
+    pub note: Option<String>,
+}
+
+/// The colour of the reference line and the marks.
+pub const REFERENCE: RGBColor = RGBColor(0x44, 0x44, 0x44);
+
+fn rgb(index: usize) -> RGBColor {
+    let [r, g, b] = palette::hue(index).rgb;
+    RGBColor(r, g, b)
+}
+
+/// Draw `shape` of `color` at pixel `c`.
+fn draw_shape<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    shape: Shape,
+    c: (i32, i32),
+    color: RGBColor,
+) -> Result<()> {
+    let s = 4;
+    let r = match shape {
+        Shape::Circle => area.draw(&Circle::new(c, s, color.filled())),
+        Shape::Square => area.draw(&Rectangle::new(
+            [(c.0 - s, c.1 - s), (c.0 + s, c.1 + s)],
+            color.filled(),
+        )),
+        Shape::Triangle => area.draw(&TriangleMarker::new(c, s + 1, color.filled())),
+        Shape::Cross => area.draw(&Cross::new(c, s, color.stroke_width(2))),
+        Shape::Ring => area.draw(&Circle::new(c, s, color.stroke_width(2))),
+        Shape::Diamond => area.draw(&Polygon::new(
+            vec![
+                (c.0, c.1 - s - 1),
+                (c.0 + s + 1, c.1),
+                (c.0, c.1 + s + 1),
+                (c.0 - s - 1, c.1),
+            ],
+            color.filled(),
+        )),
+    };
+    r.map_err(drawing)
+}
+
+fn log(v: f64) -> f64 {
+    v.max(1e-300).log10()
+}
+
+/// A tick label: the value itself (10^v on a log axis), to about three digits.
+fn tick(v: f64, is_log: bool) -> String {
+    let v = if is_log { 10f64.powf(v) } else { v };
+    let a = v.abs();
+    // a linear axis's tick at zero comes out of the tick arithmetic as ±2e-16
+    if a == 0.0 || (!is_log && a < 1e-12) {
+        "0".into()
+    } else if !(1e-3..1e5).contains(&a) {
+        format!("{v:.1e}")
+    } else if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        let digits = (-a.log10()).ceil() as usize + 2;
+        format!("{v:.digits$}")
+    }
+}
+
+impl LineFigure {
+    /// The plotted coordinates of a point (log10 on log axes).
+    fn at(&self, (x, y): (f64, f64)) -> (f64, f64) {
+        (
+            if self.x_log { log(x) } else { x },
+            if self.y_log { log(y) } else { y },
+        )
+    }
+
+    fn y_at(&self, y: f64) -> f64 {
+        if self.y_log { log(y) } else { y }
+    }
+
+    /// The axis ranges in plotted coordinates: every point, error bar, mark and the
+    /// reference line, padded by 4 % (x not padded on a log axis of m, so its ends are
+    /// the smallest and largest m).
+    pub fn ranges(&self) -> ((f64, f64), (f64, f64)) {
+        let mut xs = (f64::INFINITY, f64::NEG_INFINITY);
+        let mut ys = (f64::INFINITY, f64::NEG_INFINITY);
+        let mut cover = |(x, y): (f64, f64)| {
+            if x.is_finite() {
+                xs = (xs.0.min(x), xs.1.max(x));
+            }
+            if y.is_finite() {
+                ys = (ys.0.min(y), ys.1.max(y));
+            }
+        };
+        for s in &self.series {
+            for (k, p) in s.points.iter().enumerate() {
+                cover(self.at(*p));
+                if let Some(e) = s.errors.get(k).filter(|e| **e > 0.0) {
+                    cover(self.at((p.0, p.1 + e)));
+                    if !self.y_log || p.1 - e > 0.0 {
+                        cover(self.at((p.0, p.1 - e)));
+                    }
+                }
+            }
+        }
+        for m in &self.marks {
+            cover(self.at(*m));
+        }
+        if let Some((_, r)) = &self.reference {
+            let y = self.y_at(*r);
+            if y.is_finite() {
+                ys = (ys.0.min(y), ys.1.max(y));
+            }
+        }
+        let widen = |(a, b): (f64, f64), pad: f64| -> (f64, f64) {
+            if !(a.is_finite() && b.is_finite()) {
+                return (0.0, 1.0);
+            }
+            let w = (b - a).max(1e-9 * a.abs().max(1.0));
+            if b - a < 1e-12 {
+                (a - 0.5 * w.max(0.1), b + 0.5 * w.max(0.1))
+            } else {
+                (a - pad * w, b + pad * w)
+            }
+        };
+        (
+            widen(xs, if self.x_log { 0.03 } else { 0.0 }),
+            widen(ys, 0.04),
+        )
+    }
+
+    /// The legend's rows: (label, palette index or None for the reference / marks).
+    fn legend(&self) -> Vec<(String, Option<usize>)> {
+        let mut rows: Vec<(String, Option<usize>)> = self
+            .series
+            .iter()
+            .map(|s| (s.label.clone(), Some(s.index)))
+            .collect();
+        if let Some((label, _)) = &self.reference {
+            rows.push((label.clone(), None));
+        }
+        if !self.marks.is_empty() {
+            rows.push((self.marks_label.clone(), None));
+        }
+        rows
+    }
+
+    /// The figure as SVG, `size` pixels.
+    pub fn svg(&self, size: (u32, u32)) -> Result<String> {
+        let mut out = String::new();
+        {
+            let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
+            root.fill(&WHITE).map_err(drawing)?;
+            self.draw(&root)?;
+            root.present().map_err(drawing)?;
+        }
+        Ok(out)
+    }
+
+    fn draw(&self, root: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<()> {
+        let (w, _) = root.dim_in_pixel();
+        let text = (FONT, 14).into_font();
+        let small = (FONT, 12).into_font();
+        // The legend beside the plot, as wide as its longest label (up to 40 % of the
+        // figure; longer labels wrap, whole).
+        let rows = self.legend();
+        let char_w = root
+            .estimate_text_size("abcdefghij", &TextStyle::from(small.clone()))
+            .map_or(7, |(x, _)| x / 10)
+            .max(1);
+        let longest = rows
+            .iter()
+            .map(|(l, _)| l.chars().count())
+            .max()
+            .unwrap_or(0) as u32;
+        let legend_w = (longest * char_w + 48).min(w * 2 / 5).max(80);
+        let per_line = ((legend_w - 44) / char_w).max(4) as usize;
+        let (plot_area, legend_area) = root.split_horizontally(w - legend_w);
+        let (title_area, body) =
+            plot_area.split_vertically(if self.note.is_some() { 48 } else { 30 });
+        title_area
+            .draw(&Text::new(self.title.clone(), (60, 8), text))
+            .map_err(drawing)?;
+        if let Some(note) = &self.note {
+            title_area
+                .draw(&Text::new(
+                    note.clone(),
+                    (60, 28),
+                    small.clone().color(&REFERENCE),
+                ))
+                .map_err(drawing)?;
+        }
+        let ((x0, x1), (y0, y1)) = self.ranges();
+        let (xl, yl) = (self.x_log, self.y_log);
+        let mut chart = ChartBuilder::on(&body)
+            .margin(8)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(x0..x1, y0..y1)
+            .map_err(drawing)?;
+        chart
+            .configure_mesh()
+            .x_desc(self.x_desc.as_str())
+            .y_desc(self.y_desc.as_str())
+            .label_style(small.clone())
+            .axis_desc_style(small.clone())
+            .x_label_formatter(&|v| tick(*v, xl))
+            .y_label_formatter(&|v| tick(*v, yl))
+            .light_line_style(RGBColor(0xee, 0xee, 0xee))
+            .bold_line_style(RGBColor(0xdd, 0xdd, 0xdd))
+            .draw()
+            .map_err(drawing)?;
+        if let Some((_, r)) = &self.reference {
+            let y = self.y_at(*r);
+            if y.is_finite() {
+                // dashes: 24 segments across the plot
+                let n = 24;
+                let dx = (x1 - x0) / (2 * n) as f64;
+                chart
+                    .draw_series((0..n).map(|k| {
+                        let a = x0 + 2.0 * k as f64 * dx;
+                        PathElement::new(vec![(a, y), (a + dx, y)], REFERENCE.stroke_width(2))
+                    }))
+                    .map_err(drawing)?;
+            }
+        }
+        for s in &self.series {
+            let color = rgb(s.index);
+            let pts: Vec<(f64, f64)> = s
+                .points
+                .iter()
+                .map(|p| self.at(*p))
+                .filter(|p| p.0.is_finite() && p.1.is_finite())
+                .collect();
+            if pts.len() > 1 {
+                chart
+                    .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+                    .map_err(drawing)?;
+            }
+            for (k, p) in s.points.iter().enumerate() {
+                let Some(e) = s.errors.get(k).copied().filter(|e| *e > 0.0) else {
+                    continue;
+                };
+                let lo = if self.y_log && p.1 - e <= 0.0 {
+                    y0
+                } else {
+                    self.y_at(p.1 - e)
+                };
+                let (x, y) = self.at(*p);
+                chart
+                    .draw_series(std::iter::once(ErrorBar::new_vertical(
+                        x,
+                        lo,
+                        y,
+                        self.y_at(p.1 + e),
+                        color.stroke_width(2),
+                        10,
+                    )))
+                    .map_err(drawing)?;
+            }
+            // shapes: on every point, or on about 8 along a long curve
+            let step = if s.mark_all {
+                1
+            } else {
+                pts.len().div_ceil(8).max(1)
+            };
+            let plotting = chart.plotting_area();
+            for p in pts.iter().step_by(step) {
+                let c = plotting.map_coordinate(p);
+                draw_shape(root, palette::shape(s.index), c, color)?;
+            }
+        }
+        for m in &self.marks {
+            let c = chart.plotting_area().map_coordinate(&self.at(*m));
+            root.draw(&Circle::new(c, 8, REFERENCE.stroke_width(2)))
+                .map_err(drawing)?;
+        }
+        // the legend: a line and the shape, then the label (wrapped, whole)
+        let mut y = 40;
+        for (label, index) in rows {
+            let lines = crate::chart::wrap_label(&label, per_line);
+            let mid = y + 7;
+            match index {
+                Some(k) => {
+                    let color = rgb(k);
+                    legend_area
+                        .draw(&PathElement::new(
+                            vec![(8, mid), (32, mid)],
+                            color.stroke_width(2),
+                        ))
+                        .map_err(drawing)?;
+                    draw_shape(&legend_area, palette::shape(k), (20, mid), color)?;
+                }
+                None if self.reference.as_ref().is_some_and(|r| r.0 == label) => {
+                    for a in [8, 20] {
+                        legend_area
+                            .draw(&PathElement::new(
+                                vec![(a, mid), (a + 8, mid)],
+                                REFERENCE.stroke_width(2),
+                            ))
+                            .map_err(drawing)?;
+                    }
+                }
+                None => {
+                    legend_area
+                        .draw(&Circle::new((20, mid), 8, REFERENCE.stroke_width(2)))
+                        .map_err(drawing)?;
+                }
+            }
+            for line in lines {
+                legend_area
+                    .draw(&Text::new(line, (40, y), small.clone()))
+                    .map_err(drawing)?;
+                y += 16;
+            }
+            y += 4;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_read_as_values() {
+        assert_eq!(tick(1.0, true), "10.0");
+        assert_eq!(tick(2.0, true), "100");
+        assert_eq!(tick(-2.0, true), "0.0100");
+        assert_eq!(tick(0.25, false), "0.250");
+        assert_eq!(tick(1234.0, false), "1234");
+        assert_eq!(tick(0.0, false), "0");
+        assert_eq!(tick(-2.220446049250313e-16, false), "0");
+        assert_eq!(tick(-16.0, true), "1.0e-16");
+    }
+}

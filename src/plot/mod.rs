@@ -1,0 +1,64 @@
+//! Figures: the app's charts drawn for a paper or a colleague, from the same series
+//! ([`crate::chart`]) and palette, as SVG drawn by plotters (its SVG backend writes
+//! text as text, so no font is read to draw one).
+
+pub mod figures;
+pub mod lines;
+pub mod prediction;
+
+use crate::error::{Error, Result};
+use std::path::Path;
+
+/// The font family every text of a figure names.
+pub const FONT: &str = "DejaVu Sans, Helvetica, Arial, sans-serif";
+
+/// A plotters failure as an error of ours.
+fn drawing(e: impl std::fmt::Display) -> Error {
+    Error::input(format!("cannot draw the figure: {e}"))
+}
+
+/// Width and height in pixels: "800x500" (or "800×500").
+pub fn parse_size(s: &str) -> std::result::Result<(u32, u32), String> {
+    let bad = || format!("'{s}' is not a size: give width x height in pixels, e.g. 800x500");
+    let (w, h) = s.split_once(['x', 'X', '×']).ok_or_else(bad)?;
+    let w: u32 = w.trim().parse().map_err(|_| bad())?;
+    let h: u32 = h.trim().parse().map_err(|_| bad())?;
+    if !(200..=8000).contains(&w) || !(150..=8000).contains(&h) {
+        return Err(format!(
+            "size {w}x{h} is out of range: width 200 to 8000, height 150 to 8000 pixels"
+        ));
+    }
+    Ok((w, h))
+}
+
+/// The default figure size in pixels.
+pub const SIZE: (u32, u32) = (800, 500);
+
+/// Write `svg` to `path`, which must end in `.svg`.
+pub fn write(path: &Path, svg: &str) -> Result<()> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    if ext.as_deref() != Some("svg") {
+        return Err(Error::input(format!(
+            "{}: the figure's file must end in .svg (PNG output is not built yet)",
+            path.display()
+        )));
+    }
+    std::fs::write(path, svg)
+        .map_err(|e| Error::file(path, format!("cannot write the figure: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_or_say_why_not() {
+        assert_eq!(parse_size("800x500"), Ok((800, 500)));
+        assert_eq!(parse_size("1200×700"), Ok((1200, 700)));
+        assert!(parse_size("800").unwrap_err().contains("width x height"));
+        assert!(parse_size("10x10").unwrap_err().contains("out of range"));
+    }
+}

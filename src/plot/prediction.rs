@@ -1,0 +1,196 @@
+//! The prediction figure: the ±2σ noisy and latent bands, the predictive mean, the
+//! training and test points and the method's inducing inputs or feature centres (sized
+//! as the app sizes them: SPGP+HS by pseudo-noise) along one input, from the same
+//! [`Curves`] the app's prediction pane draws.
+
+use super::lines::REFERENCE;
+use super::{FONT, drawing};
+use crate::chart::palette;
+use crate::chart::prediction::Curves;
+use crate::error::Result;
+use crate::methods::MarkerSize;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+pub struct PredictionFigure<'a> {
+    pub title: String,
+    pub curves: &'a Curves,
+    /// A line under the title: what is held fixed, how many points are drawn.
+    pub note: Option<String>,
+}
+
+fn rgb(role: palette::Hue) -> RGBColor {
+    let [r, g, b] = role.rgb;
+    RGBColor(r, g, b)
+}
+
+impl PredictionFigure<'_> {
+    /// The plotted y range: bands and data, padded by 4 %.
+    pub fn y_range(&self) -> (f64, f64) {
+        let c = self.curves;
+        let mut lo = f64::INFINITY;
+        let mut hi = f64::NEG_INFINITY;
+        for i in 0..c.grid.len() {
+            lo = lo.min(c.mean[i] - 2.0 * c.sd_noisy[i]);
+            hi = hi.max(c.mean[i] + 2.0 * c.sd_noisy[i]);
+        }
+        for (_, y) in c.train.iter().chain(&c.test) {
+            lo = lo.min(*y);
+            hi = hi.max(*y);
+        }
+        if !(lo.is_finite() && hi.is_finite()) {
+            return (-1.0, 1.0);
+        }
+        let pad = ((hi - lo) * 0.04).max(1e-9);
+        (lo - pad, hi + pad)
+    }
+
+    pub fn svg(&self, size: (u32, u32)) -> Result<String> {
+        let mut out = String::new();
+        {
+            let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
+            root.fill(&WHITE).map_err(drawing)?;
+            self.draw(&root)?;
+            root.present().map_err(drawing)?;
+        }
+        Ok(out)
+    }
+
+    fn draw(&self, root: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<()> {
+        let c = self.curves;
+        let (w, _) = root.dim_in_pixel();
+        let text = (FONT, 14).into_font();
+        let small = (FONT, 12).into_font();
+        let legend_w = (w / 4).clamp(120, 220);
+        let (plot_area, legend_area) = root.split_horizontally(w - legend_w);
+        let (title_area, body) =
+            plot_area.split_vertically(if self.note.is_some() { 48 } else { 30 });
+        title_area
+            .draw(&Text::new(self.title.clone(), (60, 8), text))
+            .map_err(drawing)?;
+        if let Some(note) = &self.note {
+            title_area
+                .draw(&Text::new(
+                    note.clone(),
+                    (60, 28),
+                    small.clone().color(&REFERENCE),
+                ))
+                .map_err(drawing)?;
+        }
+        let n = c.grid.len();
+        if n < 2 {
+            return Ok(());
+        }
+        let (x0, x1) = (c.grid[0], c.grid[n - 1]);
+        let (y0, y1) = self.y_range();
+        let mut chart = ChartBuilder::on(&body)
+            .margin(8)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(x0..x1, y0..y1)
+            .map_err(drawing)?;
+        chart
+            .configure_mesh()
+            .x_desc(c.input_name.as_str())
+            .y_desc("y")
+            .label_style(small.clone())
+            .axis_desc_style(small.clone())
+            .light_line_style(RGBColor(0xee, 0xee, 0xee))
+            .bold_line_style(RGBColor(0xdd, 0xdd, 0xdd))
+            .draw()
+            .map_err(drawing)?;
+        let roles = palette::PREDICTION;
+        let band = |k: f64, sd: &[f64]| -> Vec<(f64, f64)> {
+            let upper = (0..n).map(|i| (c.grid[i], c.mean[i] + k * sd[i]));
+            let lower = (0..n).rev().map(|i| (c.grid[i], c.mean[i] - k * sd[i]));
+            upper.chain(lower).collect()
+        };
+        chart
+            .draw_series(std::iter::once(Polygon::new(
+                band(2.0, &c.sd_noisy),
+                rgb(roles.noisy).mix(0.35).filled(),
+            )))
+            .map_err(drawing)?;
+        chart
+            .draw_series(std::iter::once(Polygon::new(
+                band(2.0, &c.sd_latent),
+                rgb(roles.latent).mix(0.45).filled(),
+            )))
+            .map_err(drawing)?;
+        let dot = |color: RGBColor, filled: bool| {
+            move |p: &(f64, f64)| {
+                let style = if filled {
+                    color.filled()
+                } else {
+                    color.stroke_width(1)
+                };
+                Circle::new(*p, 2, style)
+            }
+        };
+        chart
+            .draw_series(c.train.iter().map(dot(rgb(roles.train), true)))
+            .map_err(drawing)?;
+        chart
+            .draw_series(c.test.iter().map(dot(rgb(roles.test), false)))
+            .map_err(drawing)?;
+        chart
+            .draw_series(LineSeries::new(
+                (0..n).map(|i| (c.grid[i], c.mean[i])),
+                rgb(roles.mean).stroke_width(2),
+            ))
+            .map_err(drawing)?;
+        // the method's markers along the bottom of the plot, sized as it sizes them
+        let at_y = y0 + 0.02 * (y1 - y0);
+        chart
+            .draw_series(c.markers.iter().enumerate().map(|(k, x)| {
+                let size = match c.marker_sizes.get(k) {
+                    None | Some(MarkerSize::Full) => 6,
+                    Some(MarkerSize::Half) => 4,
+                    Some(MarkerSize::Dot) => 2,
+                };
+                TriangleMarker::new((*x, at_y), size, rgb(roles.markers).filled())
+            }))
+            .map_err(drawing)?;
+        // legend
+        let mut rows: Vec<(&str, RGBColor, u8)> = vec![
+            ("y ± 2σ (noisy)", rgb(roles.noisy), 0),
+            ("f ± 2σ (latent)", rgb(roles.latent), 0),
+            ("predictive mean", rgb(roles.mean), 1),
+            ("training points", rgb(roles.train), 2),
+        ];
+        if !c.test.is_empty() {
+            rows.push(("test points", rgb(roles.test), 3));
+        }
+        if !c.markers.is_empty() {
+            rows.push((c.marker_caption.as_str(), rgb(roles.markers), 4));
+        }
+        let mut y = 40;
+        for (label, color, kind) in rows {
+            let mid = y + 7;
+            let r = match kind {
+                0 => legend_area.draw(&Rectangle::new(
+                    [(8, mid - 5), (32, mid + 5)],
+                    color
+                        .mix(if label.starts_with('y') { 0.35 } else { 0.45 })
+                        .filled(),
+                )),
+                1 => legend_area.draw(&PathElement::new(
+                    vec![(8, mid), (32, mid)],
+                    color.stroke_width(2),
+                )),
+                2 => legend_area.draw(&Circle::new((20, mid), 3, color.filled())),
+                3 => legend_area.draw(&Circle::new((20, mid), 3, color.stroke_width(1))),
+                _ => legend_area.draw(&TriangleMarker::new((20, mid), 6, color.filled())),
+            };
+            r.map_err(drawing)?;
+            for line in crate::chart::wrap_label(label, ((legend_w - 44) / 7).max(8) as usize) {
+                legend_area
+                    .draw(&Text::new(line, (40, y), small.clone()))
+                    .map_err(drawing)?;
+                y += 16;
+            }
+            y += 4;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,313 @@
+//! `sgpw plot` end to end: the real binary on the bundled sessions (read only), and on
+//! a copy of the demo's results with a second seed. The SVG is checked for what a
+//! reader of the figure needs: one curve per series in the palette's hues, every legend
+//! label whole, axes covering the data, error bars where there are several seeds, the
+//! constant predictor's line.
+
+use sgpw::chart::palette;
+use sgpw::session::Session;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+fn sgpw(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sgpw"))
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+/// `sgpw plot SESSION --chart KIND ARGS --out DIR/NAME`; the file written.
+fn plot(session: &Path, kind: &str, args: &[&str], out: &Path) -> Vec<u8> {
+    let mut all = vec![
+        "plot",
+        session.to_str().expect("utf-8 path"),
+        "--chart",
+        kind,
+        "--out",
+        out.to_str().expect("utf-8 path"),
+    ];
+    all.extend_from_slice(args);
+    let o = sgpw(&all);
+    assert!(
+        o.status.success(),
+        "sgpw {all:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("wrote"));
+    std::fs::read(out).expect("the figure was written")
+}
+
+fn hex(k: usize) -> String {
+    let [r, g, b] = palette::hue(k).rgb;
+    format!("#{r:02X}{g:02X}{b:02X}")
+}
+
+/// The palette indices whose hue strokes a polyline (a curve or its legend sample).
+fn curve_hues(svg: &str) -> Vec<usize> {
+    (0..palette::HUES.len())
+        .filter(|k| {
+            svg.lines().any(|l| {
+                l.starts_with("<polyline") && l.contains(&format!("stroke=\"{}\"", hex(*k)))
+            })
+        })
+        .collect()
+}
+
+/// The texts of the SVG (plotters writes each on a line of its own inside the element).
+fn texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let start = t.find('>')? + 1;
+            let end = t.find("</text>")?;
+            Some(
+                t[start..end]
+                    .trim()
+                    .replace("&lt;", "<")
+                    .replace("&gt;", ">")
+                    .replace("&amp;", "&"),
+            )
+        })
+        .collect()
+}
+
+/// The tick labels of an axis that are numbers.
+fn numbers(texts: &[String]) -> Vec<f64> {
+    texts
+        .iter()
+        .filter_map(|t| t.trim().parse::<f64>().ok())
+        .collect()
+}
+
+/// Evidence of the demo: one curve per run with a trace on xsinx3 (13 runs: the hues
+/// repeat after ten, the legend names them all), each label with its m.
+#[test]
+fn evidence_has_a_curve_and_a_legend_row_per_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let session = repo("sessions/demo.toml");
+    let s = Session::read(&session).expect("demo reads");
+    let runs: Vec<_> = s
+        .results
+        .iter()
+        .filter(|r| r.key.dataset == "xsinx3" && !r.trace.is_empty())
+        .collect();
+    let svg = String::from_utf8(plot(&session, "evidence", &[], &dir.path().join("e.svg")))
+        .expect("utf-8");
+    let t = texts(&svg);
+    for r in &runs {
+        let want = format!("{} m={}", r.key.label, r.key.m);
+        assert!(t.contains(&want), "legend lacks {want:?}: {t:?}");
+    }
+    assert_eq!(curve_hues(&svg).len(), runs.len().min(palette::HUES.len()));
+    assert!(t.iter().any(|x| x.contains("Evidence on xsinx3")), "{t:?}");
+    // the x axis runs from 0 to the longest trace
+    let longest = runs.iter().map(|r| r.trace.len() - 1).max().unwrap_or(0) as f64;
+    let xs = numbers(&t);
+    assert!(xs.contains(&0.0), "{xs:?}");
+    assert!(xs.iter().all(|x| *x <= longest.max(1e6)), "{xs:?}");
+    // --runs keeps only those labels
+    let svg = String::from_utf8(plot(
+        &session,
+        "evidence",
+        &["--runs", "fitc"],
+        &dir.path().join("f.svg"),
+    ))
+    .expect("utf-8");
+    assert!(!texts(&svg).iter().any(|x| x.starts_with("ssgp")));
+}
+
+/// The comparison with two seeds per fitc point: mean ± standard error bars (three
+/// strokes each) in fitc's hue, the constant predictor's dashed line and its legend row,
+/// the x axis from the smallest to the largest m. With one seed: no bars.
+#[test]
+fn comparison_has_error_bars_with_seeds_and_the_constant_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut s = Session::read(&repo("sessions/demo.toml")).expect("demo reads");
+    let one = dir.path().join("one.toml");
+    s.save(&one).expect("saves");
+    let fitc: Vec<_> = s
+        .results
+        .iter()
+        .filter(|r| r.key.dataset == "xsinx3" && r.key.label == "fitc")
+        .cloned()
+        .collect();
+    assert!(fitc.len() >= 3);
+    // the demo's results predate recording the constant predictor's MNLP: give it one
+    for r in &fitc {
+        let mut r1 = r.clone();
+        r1.constant_mnlp = Some(1.3);
+        s.set_result(r1);
+        let mut r2 = r.clone();
+        r2.constant_mnlp = Some(1.3);
+        r2.key.seed = 2;
+        r2.nmse = r.nmse.map(|v| v * 1.5);
+        r2.mnlp = r.mnlp.map(|v| v + 0.2);
+        s.set_result(r2);
+    }
+    let two = dir.path().join("two.toml");
+    s.save(&two).expect("saves");
+    let order = sgpw::chart::label_order(
+        s.all_runs()
+            .iter()
+            .map(|(k, sp)| (sp.method.as_str(), k.label.as_str()))
+            .collect::<Vec<_>>(),
+    );
+    let k = order.iter().position(|l| l == "fitc").expect("fitc");
+    let bars = |svg: &str| {
+        svg.lines()
+            .filter(|l| l.starts_with("<line") && l.contains(&format!("stroke=\"{}\"", hex(k))))
+            .count()
+    };
+    for metric in ["nmse", "mnlp"] {
+        let svg = String::from_utf8(plot(
+            &two,
+            "comparison",
+            &["--metric", metric],
+            &dir.path().join(format!("c-{metric}.svg")),
+        ))
+        .expect("utf-8");
+        assert_eq!(bars(&svg), 3 * fitc.len(), "{metric}: error bars");
+        let t = texts(&svg);
+        assert!(t.contains(&"constant predictor".to_string()), "{t:?}");
+        assert!(
+            svg.lines()
+                .filter(|l| l.contains("stroke=\"#444444\""))
+                .count()
+                >= 24,
+            "{metric}: no dashed reference line"
+        );
+        for label in ["full", "fitc", "ssgp", "psds"] {
+            assert!(
+                t.contains(&label.to_string()),
+                "{metric}: legend lacks {label}: {t:?}"
+            );
+        }
+        assert!(t.iter().any(|x| x.contains("standard error")), "{t:?}");
+    }
+    let svg = String::from_utf8(plot(&one, "comparison", &[], &dir.path().join("c1.svg")))
+        .expect("utf-8");
+    assert_eq!(bars(&svg), 0, "one seed: no error bars");
+    // a hue per label with a finished run, ticks within the data's m (5 to 200)
+    let one_session = Session::read(&one).expect("reads");
+    let mut labels: Vec<_> = sgpw::chart::comparison::points(&one_session.results, "xsinx3")
+        .into_iter()
+        .map(|p| p.label)
+        .collect();
+    labels.dedup();
+    assert!(labels.len() >= 4, "{labels:?}");
+    assert_eq!(curve_hues(&svg).len(), labels.len());
+    let xs: Vec<f64> = numbers(&texts(&svg));
+    assert!(xs.iter().any(|x| *x >= 5.0), "{xs:?}");
+}
+
+/// Validation of the validation session: one curve per run that scored a validation
+/// set, the kept iterate of the early-stopped runs ringed.
+#[test]
+fn validation_marks_the_early_stop() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let session = repo("sessions/validation.toml");
+    let s = Session::read(&session).expect("reads");
+    let scored: Vec<_> = s
+        .results
+        .iter()
+        .filter(|r| r.key.dataset == "kin40k" && !r.validation.is_empty())
+        .collect();
+    let stopped = scored.iter().filter(|r| r.best_iteration.is_some()).count();
+    assert!(!scored.is_empty() && stopped > 0);
+    let svg = String::from_utf8(plot(
+        &session,
+        "validation",
+        &["--data", "kin40k"],
+        &dir.path().join("v.svg"),
+    ))
+    .expect("utf-8");
+    assert_eq!(curve_hues(&svg).len(), scored.len());
+    let rings = svg
+        .lines()
+        .filter(|l| {
+            l.starts_with("<circle") && l.contains("r=\"8\"") && l.contains("stroke=\"#444444\"")
+        })
+        .count();
+    // one per stopped run, and the legend's
+    assert_eq!(rings, stopped + 1, "{svg}");
+}
+
+/// The prediction of a demo run: both bands, the mean, the data, the inducing points.
+#[test]
+fn prediction_draws_bands_data_and_inducing_points() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let session = repo("sessions/demo.toml");
+    let svg = String::from_utf8(plot(
+        &session,
+        "prediction",
+        &["--runs", "fitc", "--m", "10"],
+        &dir.path().join("p.svg"),
+    ))
+    .expect("utf-8");
+    let t = texts(&svg);
+    for want in [
+        "f ± 2σ (latent)",
+        "y ± 2σ (noisy)",
+        "predictive mean",
+        "training points",
+        "test points",
+        "inducing points",
+    ] {
+        assert!(
+            t.iter().any(|x| x.contains(want)),
+            "legend lacks {want:?}: {t:?}"
+        );
+    }
+    assert!(t.iter().any(|x| x.contains("xsinx3/fitc m=10")), "{t:?}");
+    // two bands, 10 inducing points (triangles) and the legend's
+    let polygons = svg.lines().filter(|l| l.starts_with("<polygon")).count();
+    assert!(polygons >= 2 + 10, "{polygons} polygons");
+}
+
+/// Bad requests name what is wrong.
+#[test]
+fn bad_requests_say_why() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let session = repo("sessions/demo.toml");
+    let out = dir.path().join("x.svg");
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--chart", "evidence", "--data", "nope"],
+            "no data set of that name",
+        ),
+        (
+            &["--chart", "evidence", "--runs", "nope"],
+            "no result on xsinx3 has that label",
+        ),
+        (
+            &["--chart", "validation"],
+            "no run scored on a validation set",
+        ),
+        (&["--chart", "evidence", "--size", "12"], "width x height"),
+    ];
+    for (args, want) in cases {
+        let mut all = vec![
+            "plot",
+            session.to_str().expect("utf-8"),
+            "--out",
+            out.to_str().expect("utf-8"),
+        ];
+        all.extend_from_slice(args);
+        let o = sgpw(&all);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains(want), "{args:?}: {err}");
+    }
+    let o = sgpw(&[
+        "plot",
+        session.to_str().expect("utf-8"),
+        "--chart",
+        "evidence",
+        "--out",
+        dir.path().join("x.pdf").to_str().expect("utf-8"),
+    ]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("must end in .svg"));
+}

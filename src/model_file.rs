@@ -79,6 +79,34 @@ pub struct Hyper {
     pub noise_variance: f64,
 }
 
+/// A fit whose signal variance ended below this fraction of its noise variance has
+/// collapsed to the constant predictor: its predictive mean varies by less than a
+/// thirtieth of the noise's standard deviation, whatever the inputs (docs/methods.md §0.4).
+pub const COLLAPSE_RATIO: f64 = 1e-3;
+
+/// What to try after a collapsed fit, in the words of the command line.
+pub const COLLAPSE_ADVICE: &str = "try --init-lengthscales-from-subset 1000, --restarts 5, \
+     or another --inducing-init";
+
+impl Hyper {
+    /// σ0²/σ² when it is below [`COLLAPSE_RATIO`]: the fit explains the targets as
+    /// noise around their mean (the all-noise basin of VFE and power EP).
+    pub fn collapsed(&self) -> Option<f64> {
+        let ratio = self.signal_variance / self.noise_variance;
+        (ratio < COLLAPSE_RATIO).then_some(ratio)
+    }
+
+    /// The flag of a collapsed fit in a sentence, with what to try; None if it is not.
+    pub fn collapse_note(&self) -> Option<String> {
+        self.collapsed().map(|r| {
+            format!(
+                "collapsed to a constant predictor: the signal variance is {r:.1e} of the \
+                 noise variance; {COLLAPSE_ADVICE}"
+            )
+        })
+    }
+}
+
 /// `--standardize`: the model sees (x − input_mean_raw)/input_scale and y/target_scale.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

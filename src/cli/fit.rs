@@ -81,6 +81,7 @@ pub fn run(args: FitArgs) -> Result<()> {
             "stop": r.stop.word(),
             "train_seconds": r.train_seconds,
             "jitter": r.jitter,
+            "collapsed": r.model.hyper.collapsed().is_some(),
             "notes": data.notes,
         }))?;
     } else {
@@ -95,7 +96,7 @@ pub fn run(args: FitArgs) -> Result<()> {
         // on the raw target scale whether or not the fit was standardized, so the
         // NLMLs of two setups on one data set compare
         crate::outln!(
-            "{:<12}{:.6} (raw target scale{})",
+            "{:<11} {:.6} (raw target scale{})",
             objective,
             r.nlml,
             if spec.standardize {
@@ -123,6 +124,9 @@ pub fn run(args: FitArgs) -> Result<()> {
         )?;
         crate::outln!("time        {:.3} s", r.train_seconds)?;
         crate::outln!("jitter      {:e}", r.jitter)?;
+        if let Some(note) = r.model.hyper.collapse_note() {
+            crate::outln!("warning     {note}")?;
+        }
         if let Some(p) = &args.save_model {
             crate::outln!("model       {}", p.display())?;
         }

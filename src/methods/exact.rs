@@ -11,7 +11,7 @@ use crate::likelihood::{LatentPrior, Posterior};
 use crate::linalg::{self, Jitter};
 use crate::model_file::{Hyper, ModelFile};
 use crate::run_context::{Phase, RunContext};
-use crate::run_spec::MethodOptions;
+use crate::run_spec::{LengthscaleStart, MethodOptions};
 use nalgebra::{DMatrix, DVector};
 use rand_chacha::ChaCha8Rng;
 use std::f64::consts::PI;
@@ -205,11 +205,12 @@ pub fn hyper_from_subset(
     data: &TrainData,
     n_sub: usize,
     iters: usize,
+    start: LengthscaleStart,
     ctx: &RunContext,
     rng: &mut ChaCha8Rng,
 ) -> Result<Hyper> {
     let sub = subset(data, n_sub, rng);
-    let model = ModelFile::new("full", default_hyper(&sub));
+    let model = ModelFile::new("full", default_hyper(&sub, start));
     let n = Exact.pack(&model).len();
     let (fitted, outcome) = fit_free(
         &Exact,

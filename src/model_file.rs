@@ -85,8 +85,10 @@ pub struct Hyper {
 pub const COLLAPSE_RATIO: f64 = 1e-3;
 
 /// What to try after a collapsed fit, in the words of the command line.
-pub const COLLAPSE_ADVICE: &str = "try --init-lengthscales-from-subset 1000, --restarts 5, \
-     or another --inducing-init";
+/// (Measured in docs/results/starts.md: a start fitted on a subset gets vfe and pep out of
+/// the basin on pumadyn-32nm; another inducing init or lengthscale start does not.)
+pub const COLLAPSE_ADVICE: &str = "try --init-lengthscales-from-subset 1000 (start from a \
+     GP fitted on 1000 training points), or --method fitc";
 
 impl Hyper {
     /// σ0²/σ² when it is below [`COLLAPSE_RATIO`]: the fit explains the targets as

@@ -101,7 +101,7 @@ fn a_collapsed_fit_is_flagged_by_report() {
     assert!(
         report.contains("§ collapsed to the constant predictor")
             && report.contains("vfe-std m=10 seed 1")
-            && report.contains("--restarts 5"),
+            && report.contains("--method fitc"),
         "{report}"
     );
     let csv = stdout(&sgpw(&["report", &path, "--format", "csv"]));

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """GPflow's GPRFITC (sgpw's fitc) or SGPR (sgpw's vfe) from exactly the start sgpw
-uses: the comparisons in README.md ("kin40k, FITC against GPflow's GPRFITC", "VFE
-against GPflow's SGPR"). Not part of the test suite.
+uses: the comparisons in docs/results/sparse-family.md ("kin40k: FITC against GPflow's
+GPRFITC" and the VFE/SGPR one beside it). Not part of the test suite.
 
 Set up once (Python 3.11):
     python3 -m venv /tmp/gpflow && /tmp/gpflow/bin/pip install \

@@ -33,14 +33,7 @@ fn median(mut t: Vec<f64>) -> f64 {
 }
 
 fn model() -> ModelFile {
-    ModelFile::new(
-        "greedy",
-        Hyper {
-            signal_variance: 1.0,
-            lengthscales: vec![1.5; D],
-            noise_variance: 0.01,
-        },
-    )
+    ModelFile::new("greedy", Hyper::se(1.0, vec![1.5; D], 0.01))
 }
 
 fn kernel_column(data: &TrainData, m: &ModelFile, j: usize) -> Vec<f64> {

@@ -76,14 +76,7 @@ fn big_app() -> App {
         let trace: Vec<f64> = (0..1000)
             .map(|i| 100.0 + 500.0 * (-(i as f64) / (50.0 + key.m as f64)).exp())
             .collect();
-        let mut model = ModelFile::new(
-            "fitc",
-            Hyper {
-                signal_variance: 1.0,
-                lengthscales: vec![1.0],
-                noise_variance: 0.01,
-            },
-        );
+        let mut model = ModelFile::new("fitc", Hyper::se(1.0, vec![1.0], 0.01));
         model.set(&Inducing {
             points: (0..key.m)
                 .map(|i| vec![-5.0 + 10.0 * i as f64 / key.m as f64])

@@ -7,6 +7,7 @@
 //! cancelled fit stops within one block of work, not at the end of an evaluation.
 
 use crate::error::{Error, Result};
+use crate::scratch::Scratch;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -75,6 +76,76 @@ impl CancelToken {
 /// is one chunk).
 pub const CHUNK_ENTRIES: usize = 3 << 20;
 
+/// The part of the memory available when the program starts that an evaluation may
+/// spend by default on keeping chunks between its two passes ([`Exec::memory_budget`]).
+pub const DEFAULT_BUDGET_SHARE: usize = 64;
+
+/// Where the memory available is not known (no /proc/meminfo): assume this much.
+const UNKNOWN_AVAILABLE: usize = 4 << 30;
+
+/// Bytes of memory available to new allocations (MemAvailable), read once.
+pub fn memory_available() -> usize {
+    static AVAILABLE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *AVAILABLE.get_or_init(|| {
+        std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|text| {
+                let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+                let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+                kib.checked_mul(1024)
+            })
+            .unwrap_or(UNKNOWN_AVAILABLE)
+    })
+}
+
+/// The default memory budget: 1/[`DEFAULT_BUDGET_SHARE`] of the memory available.
+pub fn default_memory_budget() -> usize {
+    memory_available() / DEFAULT_BUDGET_SHARE
+}
+
+/// A memory size as `--memory-budget` takes it: a number with a unit (K, M, G, T:
+/// powers of 1024, with an optional trailing B or iB; B alone for bytes), a share of
+/// the memory available (`25%`), or 0. Errors say what to give instead.
+pub fn parse_memory_size(text: &str) -> std::result::Result<usize, String> {
+    let t = text.trim();
+    let hint = "give a size with a unit (512M, 4G, 1.5GiB), a share of the memory available \
+                (25%), or 0";
+    if let Some(p) = t.strip_suffix('%') {
+        return match p.trim().parse::<f64>() {
+            Ok(v) if (0.0..=100.0).contains(&v) => {
+                Ok((memory_available() as f64 * v / 100.0) as usize)
+            }
+            _ => Err(format!("'{text}': a share must be between 0% and 100%")),
+        };
+    }
+    let upper = t.to_ascii_uppercase();
+    let body = upper
+        .strip_suffix("IB")
+        .or_else(|| upper.strip_suffix('B'))
+        .unwrap_or(&upper);
+    let (number, scale) = match body.chars().last() {
+        Some('K') => (&body[..body.len() - 1], 1u64 << 10),
+        Some('M') => (&body[..body.len() - 1], 1 << 20),
+        Some('G') => (&body[..body.len() - 1], 1 << 30),
+        Some('T') => (&body[..body.len() - 1], 1 << 40),
+        _ if body.len() < upper.len() => (body, 1),
+        _ => {
+            return match t.parse::<f64>() {
+                Ok(0.0) => Ok(0),
+                Ok(_) => Err(format!("'{text}' has no unit: {hint}")),
+                Err(_) => Err(format!("'{text}' is not a size: {hint}")),
+            };
+        }
+    };
+    match number.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 && v * scale as f64 <= usize::MAX as f64 => {
+            Ok((v * scale as f64) as usize)
+        }
+        Ok(_) => Err(format!("'{text}': the size must be a number ≥ 0 ({hint})")),
+        Err(_) => Err(format!("'{text}' is not a size: {hint}")),
+    }
+}
+
 /// Threads, cancellation and the memory bound for one evaluation.
 #[derive(Clone, Debug)]
 pub struct Exec {
@@ -82,6 +153,13 @@ pub struct Exec {
     pub cancel: CancelToken,
     /// Largest m×rows matrix an evaluation may hold at once ([`CHUNK_ENTRIES`]).
     pub chunk_entries: usize,
+    /// Bytes an evaluation over several chunks may spend keeping chunks' matrices from
+    /// its first pass to its second, instead of computing them again (`--memory-budget`).
+    /// The chunk in hand when the first pass ends is always kept: it costs nothing.
+    pub memory_budget: usize,
+    /// The buffers its evaluations reuse (shared by clones: the evaluations of one run
+    /// take what the previous one gave back).
+    pub scratch: Scratch,
 }
 
 impl Default for Exec {
@@ -97,6 +175,16 @@ impl Exec {
             par,
             cancel,
             chunk_entries: CHUNK_ENTRIES,
+            memory_budget: default_memory_budget(),
+            scratch: Scratch::default(),
+        }
+    }
+
+    /// The same, with this memory budget (None: the default).
+    pub fn with_memory_budget(self, bytes: Option<usize>) -> Exec {
+        Exec {
+            memory_budget: bytes.unwrap_or(self.memory_budget),
+            ..self
         }
     }
 
@@ -121,5 +209,25 @@ impl Exec {
 
     pub fn is_cancelled(&self) -> bool {
         self.cancel.is_cancelled()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_sizes_parse_with_their_units() {
+        assert_eq!(parse_memory_size("0"), Ok(0));
+        assert_eq!(parse_memory_size("512M"), Ok(512 << 20));
+        assert_eq!(parse_memory_size("4g"), Ok(4 << 30));
+        assert_eq!(parse_memory_size("1.5GiB"), Ok(3 << 29));
+        assert_eq!(parse_memory_size("64KB"), Ok(64 << 10));
+        assert_eq!(parse_memory_size("1000B"), Ok(1000));
+        assert_eq!(parse_memory_size("100%"), Ok(memory_available()));
+        for bad in ["512", "12Q", "-1G", "G", "", "150%", "x%", "nanG"] {
+            let e = parse_memory_size(bad).expect_err(bad);
+            assert!(e.contains(&format!("'{bad}'")), "{bad}: {e}");
+        }
     }
 }

@@ -1,38 +1,141 @@
-//! The ARD squared-exponential kernel `k(x,x') = σ0² exp(-½ Σ_d (x_d − x'_d)²/ℓ_d²)`
-//! (docs/methods.md §0.2) and the contractions of its derivatives with an adjoint, so that
-//! every method can turn ∂NLML/∂K into ∂NLML/∂(σ0², ℓ, points) in O(size of K · D).
+//! The ARD stationary kernels `k(x,x') = σ0² κ(r)`, `r² = Σ_d (x_d − x'_d)²/ℓ_d²`
+//! (docs/methods.md §0.2 and "Kernels"): the squared exponential κ = exp(−r²/2), the
+//! Matérn family (ν = 1/2, 3/2, 5/2) and the rational quadratic with a learned shape α;
+//! and the contractions of their derivatives with an adjoint, so that every method can
+//! turn ∂NLML/∂K into ∂NLML/∂(σ0², ℓ, α, points) in O(size of K · D).
+//!
+//! Every derivative of a stationary kernel in ℓ or the points goes through
+//! `−2 ∂k/∂r²` (which is k itself for the SE kernel): [`Kernel::grad`] contracts the
+//! adjoint with that matrix by the SE kernel's algebra ([`Kernel::contract`]), so one
+//! piece of code serves every kernel. The non-SE fills live in [`stationary`].
+
+pub mod spectral;
+mod stationary;
 
 use crate::exec::Par;
+use crate::scratch::Scratch;
+use clap::ValueEnum;
 use multiversion::multiversion;
 use nalgebra::DMatrix;
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 
 /// Matrices with fewer entries than this are filled on one thread.
 const PAR_MIN_ENTRIES: usize = 1 << 16;
 
+/// Which kernel a run or a model uses (`--kernel`, `[hyper] kernel`): every one ARD,
+/// with σ0² and one lengthscale per input.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum KernelKind {
+    /// Squared exponential, σ0² exp(−r²/2): infinitely smooth (the default).
+    #[default]
+    #[value(name = "se")]
+    Se,
+    /// Matérn ν = 1/2, σ0² exp(−r): the roughest (continuous, nowhere differentiable).
+    #[value(name = "matern12")]
+    Matern12,
+    /// Matérn ν = 3/2, σ0² (1 + √3 r) exp(−√3 r): once differentiable.
+    #[value(name = "matern32")]
+    Matern32,
+    /// Matérn ν = 5/2, σ0² (1 + √5 r + 5r²/3) exp(−√5 r): twice differentiable.
+    #[value(name = "matern52")]
+    Matern52,
+    /// Rational quadratic, σ0² (1 + r²/(2α))^(−α), a scale mixture of SE kernels with
+    /// a learned shape α (`[hyper] rq_alpha`; → SE as α → ∞).
+    #[value(name = "rq")]
+    Rq,
+}
+
+impl KernelKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelKind::Se => "se",
+            KernelKind::Matern12 => "matern12",
+            KernelKind::Matern32 => "matern32",
+            KernelKind::Matern52 => "matern52",
+            KernelKind::Rq => "rq",
+        }
+    }
+
+    /// Whether this is the squared exponential (what absent keys mean).
+    pub fn is_se(&self) -> bool {
+        *self == KernelKind::Se
+    }
+
+    /// The Matérn smoothness ν, for the Matérn kernels.
+    pub fn matern_nu(self) -> Option<f64> {
+        match self {
+            KernelKind::Matern12 => Some(0.5),
+            KernelKind::Matern32 => Some(1.5),
+            KernelKind::Matern52 => Some(2.5),
+            KernelKind::Se | KernelKind::Rq => None,
+        }
+    }
+
+    /// How many shape parameters the kernel has beyond σ0² and ℓ (rq: α).
+    pub fn shape_len(self) -> usize {
+        usize::from(self == KernelKind::Rq)
+    }
+}
+
+impl std::fmt::Display for KernelKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// rq's shape α where a run starts (GPflow's and GPyTorch's default).
+pub const DEFAULT_RQ_ALPHA: f64 = 1.0;
+
+/// One kernel with its parameters.
 #[derive(Clone, Debug, PartialEq)]
-pub struct SeArd {
+pub struct Kernel {
+    pub kind: KernelKind,
     pub signal_variance: f64,
     pub lengthscales: Vec<f64>,
+    /// rq's shape α (not read by the other kernels).
+    pub rq_alpha: f64,
 }
 
 /// ∂NLML with respect to the kernel's parameters and both sets of points,
 /// given the adjoint of K(A, B). Gradients of points are skipped when not asked for.
 #[derive(Clone, Debug)]
-pub struct SeGrad {
+pub struct KernelGrad {
     /// ∂/∂ log σ0²
     pub log_signal_variance: f64,
     /// ∂/∂ log ℓ_d
     pub log_lengthscales: Vec<f64>,
+    /// ∂/∂ log of the shape parameters ([`KernelKind::shape_len`] of them: rq's α).
+    pub log_shape: Vec<f64>,
     /// ∂/∂A (rows of A), if asked.
     pub a: Option<DMatrix<f64>>,
     /// ∂/∂B, if asked.
     pub b: Option<DMatrix<f64>>,
 }
 
-/// Points divided by the lengthscales, transposed so that each point is a contiguous column.
-fn scaled_columns(x: &DMatrix<f64>, ell: &[f64]) -> DMatrix<f64> {
-    DMatrix::from_fn(x.ncols(), x.nrows(), |d, i| x[(i, d)] / ell[d])
+/// Points divided by the lengthscales, transposed so that each point is a contiguous
+/// column, into `out` (D×n).
+fn scaled_columns(x: &DMatrix<f64>, ell: &[f64], out: &mut DMatrix<f64>) {
+    for i in 0..x.nrows() {
+        for (d, l) in ell.iter().enumerate() {
+            out[(d, i)] = x[(i, d)] / l;
+        }
+    }
+}
+
+/// Arithmetic per entry of [`Kernel::matrix`] (for `sgpw bench --roofline`): a
+/// difference and a multiply-add per dimension, the scaling of r², [`exp_nonpositive`]
+/// (22 operations) and σ0²·e.
+pub fn fill_ops(dim: usize) -> f64 {
+    2.0 * dim as f64 + 24.0
+}
+
+/// Arithmetic per entry of K in [`Kernel::grad`]'s contraction: adj ∘ K, its row and
+/// column sums, a multiply-add per dimension for P·B, another for PᵀA when B's
+/// gradient is asked for.
+pub fn contract_ops(dim: usize, want_b: bool) -> f64 {
+    3.0 + dim as f64 * if want_b { 2.0 } else { 1.0 }
 }
 
 /// Column j of K(A, B) into `col`: r² summed over d in order 0..D, then
@@ -42,24 +145,39 @@ fn scaled_columns(x: &DMatrix<f64>, ell: &[f64]) -> DMatrix<f64> {
 #[multiversion(targets = "simd")]
 fn fill_column(col: &mut [f64], sa: &[f64], bj: &[f64], sf2: f64) {
     let na = col.len();
-    // the first dimension writes r² (0 + t² is t², so the sum is unchanged), the rest
-    // add to it: `col` need not be zeroed first
-    let mut dims = bj.iter().zip(sa.chunks(na.max(1)));
-    match dims.next() {
-        Some((q, ad)) => col.iter_mut().zip(ad).for_each(|(r2, p)| {
-            let t = p - q;
-            *r2 = t * t;
-        }),
-        None => col.fill(0.0),
-    }
-    for (q, ad) in dims {
-        for (r2, p) in col.iter_mut().zip(ad) {
-            let t = p - q;
-            *r2 += t * t;
+    // Eight rows at a time: their r² stays in registers through the D dimensions (one
+    // pass over the column, not D), added in order 0..D from 0, as a per-pair loop
+    // would (0 + t² is t²), then the exp.
+    const W: usize = 8;
+    let full = na / W * W;
+    for (b, out) in col[..full].chunks_exact_mut(W).enumerate() {
+        let i0 = b * W;
+        let mut r2 = [0.0; W];
+        for (d, q) in bj.iter().enumerate() {
+            let ad: &[f64; W] = sa[d * na + i0..d * na + i0 + W]
+                .try_into()
+                .expect("eight rows");
+            for l in 0..W {
+                let t = ad[l] - q;
+                r2[l] += t * t;
+            }
+        }
+        for l in 0..W {
+            out[l] = sf2 * exp_nonpositive(-0.5 * r2[l]);
         }
     }
-    for kij in col.iter_mut() {
-        *kij = sf2 * exp_nonpositive(-0.5 * *kij);
+    // the last rows, fewer than eight
+    let tail = &mut col[full..];
+    let mut r2 = [0.0; W];
+    for (d, q) in bj.iter().enumerate() {
+        let ad = &sa[d * na + full..(d + 1) * na];
+        for (r, p) in r2.iter_mut().zip(ad) {
+            let t = p - q;
+            *r += t * t;
+        }
+    }
+    for (kij, r) in tail.iter_mut().zip(r2) {
+        *kij = sf2 * exp_nonpositive(-0.5 * r);
     }
 }
 
@@ -69,7 +187,7 @@ fn fill_column(col: &mut [f64], sa: &[f64], bj: &[f64], sf2: f64) {
 /// (tested); 0 below −708, where e^x < 3.3·10⁻³⁰⁸ would be subnormal; NaN for NaN.
 /// Plain operations only, never fused, so every compiled version gives the same bits.
 #[inline(always)]
-fn exp_nonpositive(x: f64) -> f64 {
+pub(crate) fn exp_nonpositive(x: f64) -> f64 {
     // 1.5·2⁵²: adding it rounds x·log₂e to the nearest integer n, which then sits in
     // the low bits of the sum
     const SHIFT: f64 = 6755399441055744.0;
@@ -135,30 +253,97 @@ fn contract_column(
     crate::linalg::sum(pc)
 }
 
-impl SeArd {
+impl KernelGrad {
+    /// The shape gradients of two contractions added (Kuf's and Kuu's).
+    pub fn shape_plus(&self, other: &KernelGrad) -> Vec<f64> {
+        self.log_shape
+            .iter()
+            .zip(&other.log_shape)
+            .map(|(a, b)| a + b)
+            .collect()
+    }
+}
+
+/// What [`Kernel::matrix_of`] writes per entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Entry {
+    /// k(a, b)
+    Value,
+    /// −2 ∂k/∂r², through which every derivative in ℓ and the points goes.
+    Slope,
+    /// ∂k/∂log α (rq).
+    ShapeSlope,
+}
+
+impl Kernel {
+    /// The squared-exponential kernel with these parameters.
+    pub fn se(signal_variance: f64, lengthscales: Vec<f64>) -> Kernel {
+        Kernel {
+            kind: KernelKind::Se,
+            signal_variance,
+            lengthscales,
+            rq_alpha: DEFAULT_RQ_ALPHA,
+        }
+    }
+
     pub fn dim(&self) -> usize {
         self.lengthscales.len()
     }
 
+    /// The prior variances k(x_i, x_i) of n points: σ0² for every stationary kernel.
+    pub fn diag(&self, n: usize) -> Vec<f64> {
+        vec![self.signal_variance; n]
+    }
+
     /// K(A, B): `a.nrows() × b.nrows()`; rows of A and B are points.
     pub fn matrix(&self, a: &DMatrix<f64>, b: &DMatrix<f64>, par: Par) -> DMatrix<f64> {
+        self.matrix_in(a, b, par, &Scratch::default())
+    }
+
+    /// [`Kernel::matrix`] in memory from `scratch` (every entry is written once; the
+    /// buffer is not zeroed first).
+    pub fn matrix_in(
+        &self,
+        a: &DMatrix<f64>,
+        b: &DMatrix<f64>,
+        par: Par,
+        scratch: &Scratch,
+    ) -> DMatrix<f64> {
+        self.matrix_of(a, b, par, Entry::Value, scratch)
+    }
+
+    /// K(A, B) or one of its entrywise derivatives ([`Entry`]), in memory from `scratch`.
+    fn matrix_of(
+        &self,
+        a: &DMatrix<f64>,
+        b: &DMatrix<f64>,
+        par: Par,
+        entry: Entry,
+        scratch: &Scratch,
+    ) -> DMatrix<f64> {
         // A scaled stays na×D (each input dimension contiguous over the points) so the
         // distance loop runs over i in SIMD lanes; every r²_ij is still summed over d
         // in order 0..D, exactly as a per-pair loop would.
-        let sa = DMatrix::from_fn(a.nrows(), a.ncols(), |i, d| {
-            a[(i, d)] / self.lengthscales[d]
-        });
-        let sb = scaled_columns(b, &self.lengthscales);
         let (na, nb, dim) = (a.nrows(), b.nrows(), self.dim());
+        let mut sa = scratch.matrix(na, dim);
+        for d in 0..dim {
+            for i in 0..na {
+                sa[(i, d)] = a[(i, d)] / self.lengthscales[d];
+            }
+        }
+        let mut sb = scratch.matrix(dim, nb);
+        scaled_columns(b, &self.lengthscales, &mut sb);
         let sf2 = self.signal_variance;
-        let mut k = crate::linalg::zeros(na, nb, par);
+        let (kind, rq_alpha) = (self.kind, self.rq_alpha);
+        let mut k = scratch.matrix(na, nb);
         let fill = |(j, col): (usize, &mut [f64])| {
-            fill_column(
-                col,
-                sa.as_slice(),
-                &sb.as_slice()[j * dim..(j + 1) * dim],
-                sf2,
-            );
+            let bj = &sb.as_slice()[j * dim..(j + 1) * dim];
+            match (kind, entry) {
+                (KernelKind::Se, Entry::Value | Entry::Slope) => {
+                    fill_column(col, sa.as_slice(), bj, sf2)
+                }
+                _ => stationary::fill_column(col, sa.as_slice(), bj, sf2, kind, rq_alpha, entry),
+            }
         };
         if par.is_parallel() && na * nb >= PAR_MIN_ENTRIES {
             k.as_mut_slice()
@@ -172,6 +357,8 @@ impl SeArd {
                 .enumerate()
                 .for_each(fill);
         }
+        scratch.give_matrix(sa);
+        scratch.give_matrix(sb);
         k
     }
 
@@ -191,61 +378,133 @@ impl SeArd {
         want_a: bool,
         want_b: bool,
         par: Par,
-    ) -> SeGrad {
+    ) -> KernelGrad {
+        self.grad_in(a, b, k, adj, want_a, want_b, par, &Scratch::default())
+    }
+
+    /// [`Kernel::grad`] in memory from `scratch` (give the result back with
+    /// [`KernelGrad::recycle`]).
+    #[allow(clippy::too_many_arguments)] // a BLAS-like call: operands, flags, threads, memory
+    pub fn grad_in(
+        &self,
+        a: &DMatrix<f64>,
+        b: &DMatrix<f64>,
+        k: &DMatrix<f64>,
+        adj: &DMatrix<f64>,
+        want_a: bool,
+        want_b: bool,
+        par: Par,
+        scratch: &Scratch,
+    ) -> KernelGrad {
+        if self.kind.is_se() {
+            return self.contract(a, b, k, adj, want_a, want_b, par, scratch);
+        }
+        // ℓ and the points enter through r² only, so their derivatives are the SE
+        // kernel's with −2∂k/∂r² in place of k; σ0² scales k, α has its own slope.
+        let slope = self.matrix_of(a, b, par, Entry::Slope, scratch);
+        let mut g = self.contract(a, b, &slope, adj, want_a, want_b, par, scratch);
+        scratch.give_matrix(slope);
+        g.log_signal_variance = crate::linalg::dot(k.as_slice(), adj.as_slice());
+        if self.kind == KernelKind::Rq {
+            let shape = self.matrix_of(a, b, par, Entry::ShapeSlope, scratch);
+            g.log_shape = vec![crate::linalg::dot(shape.as_slice(), adj.as_slice())];
+            scratch.give_matrix(shape);
+        }
+        g
+    }
+
+    /// Σ_ij adj_ij ∂P_ij/∂(log ℓ, A, B) for P = `k` with the SE kernel's dependence on
+    /// r² (∂P/∂r² = −P/2), and Σ adj ∘ P for log σ0².
+    #[allow(clippy::too_many_arguments)] // a BLAS-like call: operands, flags, threads, memory
+    fn contract(
+        &self,
+        a: &DMatrix<f64>,
+        b: &DMatrix<f64>,
+        k: &DMatrix<f64>,
+        adj: &DMatrix<f64>,
+        want_a: bool,
+        want_b: bool,
+        par: Par,
+        scratch: &Scratch,
+    ) -> KernelGrad {
         let dim = self.dim();
         // The kernel is translation invariant: shifting both point sets to A's mean
         // keeps the expanded squares below from cancelling on data far from the origin.
-        let shift: Vec<f64> = (0..dim).map(|d| a.column(d).mean()).collect();
-        let a = &DMatrix::from_fn(a.nrows(), dim, |i, d| a[(i, d)] - shift[d]);
-        let b = &DMatrix::from_fn(b.nrows(), dim, |j, d| b[(j, d)] - shift[d]);
+        let mut shift = scratch.take(dim);
+        for (d, s) in shift.iter_mut().enumerate() {
+            *s = a.column(d).mean();
+        }
+        let shifted = |p: &DMatrix<f64>| {
+            let mut out = scratch.matrix(p.nrows(), dim);
+            for d in 0..dim {
+                for i in 0..p.nrows() {
+                    out[(i, d)] = p[(i, d)] - shift[d];
+                }
+            }
+            out
+        };
+        let (a_shifted, b_shifted) = (shifted(a), shifted(b));
+        let (a, b) = (&a_shifted, &b_shifted);
         // P = Ā ∘ K carries every derivative: ∂K_ij/∂θ = K_ij · (something of a_i, b_j).
         // P is never stored: each stripe of columns j forms P's columns one at a time
         // and keeps its own row sums r_i = Σ_j P_ij and PB = Σ_j P_ij b_j (na×D);
-        // stripes are added in order (see linalg::map_ordered).
+        // stripes are added in order (see linalg::map_stripes).
         let (na, nb) = k.shape();
         let len = crate::linalg::stripe_len(nb);
-        let ranges: Vec<_> = (0..nb)
-            .step_by(len.max(1))
-            .map(|j| j..(j + len).min(nb))
-            .collect();
-        let parts = crate::linalg::map_ordered(par, ranges, |cols| {
-            let mut row_sum = vec![0.0; na];
-            let mut pb = DMatrix::<f64>::zeros(na, dim);
-            let mut col_sum = Vec::with_capacity(cols.len());
-            // B's gradient needs PᵀA (nb×D), one row per column of P
-            let mut pta = Vec::with_capacity(if want_b { cols.len() * dim } else { 0 });
-            let mut pc = vec![0.0; na];
-            let mut bj = vec![0.0; dim];
-            for j in cols {
-                bj.iter_mut().enumerate().for_each(|(d, v)| *v = b[(j, d)]);
-                col_sum.push(contract_column(
-                    &mut pc,
-                    &k.as_slice()[j * na..(j + 1) * na],
-                    &adj.as_slice()[j * na..(j + 1) * na],
-                    &bj,
-                    &mut row_sum,
-                    pb.as_mut_slice(),
-                ));
-                if want_b {
-                    for d in 0..dim {
-                        pta.push(crate::linalg::dot(&pc, &a.as_slice()[d * na..(d + 1) * na]));
+        let ranges =
+            crate::linalg::stripe_array((0..nb).step_by(len.max(1)).map(|j| j..(j + len).min(nb)));
+        // each column's sum, and B's gradient's PᵀA (nb×D, one row per column of P),
+        // written by the stripe that owns the column
+        let mut col_sum = scratch.take(nb);
+        let mut pta_rows = scratch.take(if want_b { nb * dim } else { 0 });
+        let parts = {
+            let mut cs = col_sum.chunks_mut(len.max(1));
+            let mut pt = pta_rows.chunks_mut((len * dim).max(1));
+            let items = crate::linalg::stripe_array(ranges.into_iter().flatten().map(|cols| {
+                let c = cs.next().unwrap_or_default();
+                let p = if want_b {
+                    pt.next().unwrap_or_default()
+                } else {
+                    &mut []
+                };
+                (cols, c, p)
+            }));
+            crate::linalg::map_stripes(par, items, |(cols, cs, pta)| {
+                let mut row_sum = scratch.zeros(na);
+                let mut pb = scratch.zero_matrix(na, dim);
+                let mut pc = scratch.take(na);
+                let mut bj = scratch.take(dim);
+                for (c, j) in cols.enumerate() {
+                    bj.iter_mut().enumerate().for_each(|(d, v)| *v = b[(j, d)]);
+                    cs[c] = contract_column(
+                        &mut pc,
+                        &k.as_slice()[j * na..(j + 1) * na],
+                        &adj.as_slice()[j * na..(j + 1) * na],
+                        &bj,
+                        &mut row_sum,
+                        pb.as_mut_slice(),
+                    );
+                    if want_b {
+                        for d in 0..dim {
+                            pta[c * dim + d] =
+                                crate::linalg::dot(&pc, &a.as_slice()[d * na..(d + 1) * na]);
+                        }
                     }
                 }
-            }
-            (row_sum, pb, col_sum, pta)
-        });
-        let mut row_sum = vec![0.0; na];
-        let mut pb = DMatrix::zeros(na, dim);
-        let mut col_sum = Vec::with_capacity(nb);
-        let mut pta_rows = Vec::with_capacity(if want_b { nb * dim } else { 0 });
-        for (r, p, c, t) in parts {
+                scratch.give(pc);
+                scratch.give(bj);
+                (row_sum, pb)
+            })
+        };
+        let mut row_sum = scratch.zeros(na);
+        let mut pb = scratch.zero_matrix(na, dim);
+        for (r, p) in parts.into_iter().flatten() {
             row_sum.iter_mut().zip(&r).for_each(|(s, v)| *s += v);
-            pb += p;
-            col_sum.extend(c);
-            pta_rows.extend(t);
+            pb += &p;
+            scratch.give(r);
+            scratch.give_matrix(p);
         }
-        let pta = want_b.then(|| DMatrix::from_row_slice(nb, dim, &pta_rows));
-        let mut log_ell = vec![0.0; dim];
+        let mut log_ell = scratch.take(dim);
         for (d, g) in log_ell.iter_mut().enumerate() {
             let l2 = self.lengthscales[d] * self.lengthscales[d];
             // Σ_ij P_ij (a_id − b_jd)² = Σ_i a_id² r_i + Σ_j b_jd² c_j − 2 Σ_i a_id (PB)_id
@@ -257,22 +516,48 @@ impl SeArd {
                 .sum();
             *g = (s_a + s_b) / l2;
         }
-        let inv_l2: Vec<f64> = self.lengthscales.iter().map(|l| 1.0 / (l * l)).collect();
+        let inv_l2 = |d: usize| 1.0 / (self.lengthscales[d] * self.lengthscales[d]);
         let ga = want_a.then(|| {
-            DMatrix::from_fn(a.nrows(), dim, |i, d| {
-                (pb[(i, d)] - a[(i, d)] * row_sum[i]) * inv_l2[d]
-            })
+            let mut g = scratch.matrix(na, dim);
+            for d in 0..dim {
+                for i in 0..na {
+                    g[(i, d)] = (pb[(i, d)] - a[(i, d)] * row_sum[i]) * inv_l2(d);
+                }
+            }
+            g
         });
-        let gb = pta.map(|pta| {
-            DMatrix::from_fn(b.nrows(), dim, |j, d| {
-                (pta[(j, d)] - b[(j, d)] * col_sum[j]) * inv_l2[d]
-            })
+        let gb = want_b.then(|| {
+            let mut g = scratch.matrix(nb, dim);
+            for d in 0..dim {
+                for j in 0..nb {
+                    g[(j, d)] = (pta_rows[j * dim + d] - b[(j, d)] * col_sum[j]) * inv_l2(d);
+                }
+            }
+            g
         });
-        SeGrad {
-            log_signal_variance: col_sum.iter().sum(),
+        let log_signal_variance = col_sum.iter().sum();
+        for v in [row_sum, col_sum, pta_rows, shift] {
+            scratch.give(v);
+        }
+        for m in [pb, a_shifted, b_shifted] {
+            scratch.give_matrix(m);
+        }
+        KernelGrad {
+            log_signal_variance,
             log_lengthscales: log_ell,
+            log_shape: Vec::new(),
             a: ga,
             b: gb,
+        }
+    }
+}
+
+impl KernelGrad {
+    /// Give the gradient's memory back.
+    pub fn recycle(self, scratch: &Scratch) {
+        scratch.give(self.log_lengthscales);
+        for m in [self.a, self.b].into_iter().flatten() {
+            scratch.give_matrix(m);
         }
     }
 }
@@ -289,10 +574,7 @@ mod tests {
         let a = DMatrix::from_fn(3, 2, |i, d| (i as f64 * 0.9 + d as f64).sin() + 5.0);
         let b = DMatrix::from_fn(nb, 2, |j, d| ((j * (d + 1)) as f64 * 0.013).cos() + 5.0);
         let adj = DMatrix::from_fn(3, nb, |i, j| ((i + 2 * j) as f64 * 0.1).sin());
-        let kern = SeArd {
-            signal_variance: 0.8,
-            lengthscales: vec![0.6, 1.7],
-        };
+        let kern = Kernel::se(0.8, vec![0.6, 1.7]);
         let g = kern.grad(
             &a,
             &b,
@@ -302,7 +584,7 @@ mod tests {
             true,
             Par::Seq,
         );
-        let f = |kk: &SeArd, a: &DMatrix<f64>, b: &DMatrix<f64>| {
+        let f = |kk: &Kernel, a: &DMatrix<f64>, b: &DMatrix<f64>| {
             kk.matrix(a, b, Par::Seq).component_mul(&adj).sum()
         };
         let h: f64 = 1e-6;
@@ -368,17 +650,14 @@ mod tests {
         let a = DMatrix::from_fn(5, 3, |i, d| ((i * 3 + d) as f64 * 0.7).sin());
         let b = DMatrix::from_fn(4, 3, |i, d| ((i * 5 + d * 2) as f64 * 0.3).cos());
         let adj = DMatrix::from_fn(5, 4, |i, j| (i as f64 - 1.5 * j as f64).sin());
-        let kern = SeArd {
-            signal_variance: 1.3,
-            lengthscales: vec![0.7, 1.1, 2.0],
-        };
+        let kern = Kernel::se(1.3, vec![0.7, 1.1, 2.0]);
         let k = kern.matrix(&a, &b, Par::Seq);
         let r2: f64 = (0..3)
             .map(|d| ((a[(1, d)] - b[(2, d)]) / kern.lengthscales[d]).powi(2))
             .sum();
         assert!((k[(1, 2)] - 1.3 * (-0.5 * r2).exp()).abs() < 1e-15);
         let g = kern.grad(&a, &b, &k, &adj, true, true, Par::Seq);
-        let f = |kk: &SeArd, a: &DMatrix<f64>, b: &DMatrix<f64>| {
+        let f = |kk: &Kernel, a: &DMatrix<f64>, b: &DMatrix<f64>| {
             kk.matrix(a, b, Par::Seq).component_mul(&adj).sum()
         };
         let h = 1e-6;

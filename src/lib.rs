@@ -6,6 +6,7 @@
 //! caches its posterior, and [`metrics`] scores its predictions.
 
 pub mod arg_values;
+pub mod chart;
 pub mod cli;
 pub mod data;
 pub mod error;
@@ -21,6 +22,7 @@ pub mod optim;
 pub mod results;
 pub mod run_context;
 pub mod run_spec;
+pub mod scratch;
 pub mod session;
 pub mod train;
 pub mod tui;

@@ -19,6 +19,7 @@
 use crate::error::{Error, Result};
 use crate::exec::{Exec, Par};
 use crate::linalg::{self, Jitter};
+use crate::scratch::Scratch;
 use multiversion::multiversion;
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
@@ -52,6 +53,13 @@ impl Approx {
             Approx::Dtc | Approx::Vfe => 0.0,
             Approx::Pep { alpha } => alpha,
         }
+    }
+
+    /// Whether Λ differs from point to point (FITC, power EP). Otherwise Λ = σ²I (DTC,
+    /// VFE), and the second pass needs neither V nor the per-point v_iᵀA⁻¹v_i: it works
+    /// from Kuf alone ([`Backward::chunk`]).
+    pub fn per_point_lambda(self) -> bool {
+        self.weight() > 0.0
     }
 
     /// Whether there is an extra term e(d_i) (VFE, power EP), so that d is kept per
@@ -166,9 +174,103 @@ pub enum LatentPrior {
     None,
 }
 
+/// The multiply-adds of one objective-and-gradient evaluation by the core, by the kind
+/// of kernel that does them, counted from the algorithm of [`Accumulator`] and
+/// [`Backward`] (`sgpw bench --roofline` sets them against this machine's rates). A
+/// lone addition or multiplication counts as one, like a multiply-add.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Work {
+    /// Products of an m×m matrix with blocks of columns: m² per point each.
+    pub gemm: f64,
+    /// Triangular solves with L on blocks of columns: m(m+1)/2 per point each.
+    pub trsm: f64,
+    /// Symmetric rank-k updates of an m×m lower triangle: m(m+1)/2 per point each.
+    pub syrk: f64,
+    /// O(m³): factorisations, inverses and sandwiches of m×m matrices.
+    pub small: f64,
+    /// O(n·m): the per-point vector work of the two passes.
+    pub vector: f64,
+    /// O(n·m·D): the feature family's Kuf and Kuu and its pull-back of their
+    /// adjoints (0 here: the family adds its own, `Family::feature_work`).
+    pub features: f64,
+}
+
+impl Work {
+    /// Everything, in multiply-adds.
+    pub fn total(&self) -> f64 {
+        self.gemm + self.trsm + self.syrk + self.small + self.vector + self.features
+    }
+
+    /// The O(n·m²) part in units of n·m² multiply-adds.
+    pub fn units(&self, n: usize, m: usize) -> f64 {
+        (self.gemm + self.trsm + self.syrk) / (n as f64 * (m * m) as f64)
+    }
+
+    /// One evaluation of `approx` on n points with m features, Kuu dense or diagonal,
+    /// V computed again in the second pass for `recomputed` of the n points (FITC and
+    /// power EP: the chunks the memory budget did not keep; see `Backward`).
+    ///
+    /// Per point, in units of m² (a triangular solve or a symmetric update is ½):
+    /// - first pass: V = L⁻¹Kuf (½) and A += V Λ⁻¹ Vᵀ (½);
+    /// - FITC, power EP: P = A⁻¹V (1), V D_t Vᵀ (½), L⁻ᵀHᵀ (½), and V again (½)
+    ///   where it was not kept: 3 units, 3½ recomputed;
+    /// - DTC, VFE: M·Kuf (1): 2 units.
+    ///
+    /// A diagonal Kuu turns every solve into O(m) scalings.
+    pub fn of(approx: Approx, dense_kuu: bool, n: usize, m: usize, recomputed: usize) -> Work {
+        let (nf, mf) = (n as f64, m as f64);
+        let tri = mf * (mf + 1.0) / 2.0;
+        // a solve per point: a triangle with L, or m divisions
+        let solve = if dense_kuu { tri } else { mf };
+        let per_point = approx.per_point_lambda();
+        let solves_per_point = if per_point { 2.0 } else { 1.0 };
+        let recomputed = recomputed.min(n) as f64;
+        let (gemm, syrk) = if per_point {
+            (nf * mf * mf, 2.0 * nf * tri)
+        } else {
+            (nf * mf * mf, nf * tri)
+        };
+        let solves = nf * solves_per_point + if per_point { recomputed } else { 0.0 };
+        let (trsm, solve_vector) = if dense_kuu {
+            (solves * solve, 0.0)
+        } else {
+            (0.0, solves * solve)
+        };
+        // per point: pass 1 ‖v‖², V/λ and β (3m); pass 2 FITC/PEP v·δ, p·v, t∘v, H and
+        // its copy (6m, ‖v‖² again where recomputed), DTC/VFE k·c and c α (2m)
+        let vector = solve_vector
+            + nf * 3.0 * mf
+            + if per_point {
+                nf * 6.0 * mf + recomputed * mf
+            } else {
+                nf * 2.0 * mf
+            };
+        // chol(Kuu) m³/6 (dense), chol(A) m³/6, A⁻¹ m³/3, the ∂/∂Kuu sandwich m³
+        // (two triangular solves of m columns), M's sandwich for DTC/VFE another m³
+        let m3 = mf * mf * mf;
+        let small = m3 / 6.0
+            + m3 / 3.0
+            + if dense_kuu { m3 / 6.0 + m3 } else { 0.0 }
+            + if !per_point && dense_kuu { m3 } else { 0.0 };
+        Work {
+            gemm,
+            trsm,
+            syrk,
+            small,
+            vector,
+            features: 0.0,
+        }
+    }
+}
+
 /// Columns of V processed as one block: a block of V, its scaled copy and an m×m
 /// accumulator stay in cache, and the products on it still run at gemm speed.
-const BLOCK: usize = 256;
+pub const BLOCK: usize = 256;
+
+/// The m×m work of an evaluation (factorisations, inverses, sandwiches) runs on the
+/// calling thread: it is O(m³) against the passes' O(n·m²), and faer's parallel
+/// versions of it allocate on every call.
+const SMALL: Par = Par::Seq;
 
 /// The Cholesky factor of Kuu (with its jitter).
 #[derive(Clone, Debug)]
@@ -179,16 +281,23 @@ enum KuuFactor {
 }
 
 impl KuuFactor {
-    fn new(kuu: Kuu, jitter: Jitter, par: Par) -> Result<(KuuFactor, f64)> {
+    fn new(kuu: Kuu, jitter: Jitter, exec: &Exec) -> Result<(KuuFactor, f64)> {
+        let scratch = &exec.scratch;
         match kuu {
             Kuu::Dense(k) => {
-                let (l, j) = linalg::cholesky_jittered(k, jitter, par)?;
+                let (l, j) = linalg::cholesky_jittered_in(k, jitter, SMALL, scratch)?;
                 Ok((KuuFactor::Dense(l), j))
             }
             Kuu::Diagonal(k) => {
                 let root = |j: f64| -> Option<Vec<f64>> {
-                    let l: Vec<f64> = k.iter().map(|v| (v + j).sqrt()).collect();
-                    l.iter().all(|v| v.is_finite() && *v > 0.0).then_some(l)
+                    let mut l = scratch.take(k.len());
+                    l.iter_mut().zip(k).for_each(|(l, v)| *l = (v + j).sqrt());
+                    if l.iter().all(|v| v.is_finite() && *v > 0.0) {
+                        Some(l)
+                    } else {
+                        scratch.give(l);
+                        None
+                    }
                 };
                 let bad = || {
                     Error::numerical(format!(
@@ -218,6 +327,14 @@ impl KuuFactor {
                     }
                 }
             }
+        }
+    }
+
+    /// Give the factor's memory back.
+    fn recycle(self, scratch: &Scratch) {
+        match self {
+            KuuFactor::Dense(l) => scratch.give_matrix(l),
+            KuuFactor::Diagonal(l) => scratch.give(l),
         }
     }
 
@@ -259,15 +376,22 @@ impl KuuFactor {
         }
     }
 
-    /// L⁻ᵀ M L⁻¹ for a symmetric m×m M, symmetrised.
+    /// L⁻ᵀ M L⁻¹ for a symmetric m×m M, symmetrised, in M's storage.
     fn sandwich(&self, mut s: DMatrix<f64>, par: Par) -> DMatrix<f64> {
         self.solve_transpose(&mut s, par);
         s.transpose_mut();
         self.solve_transpose(&mut s, par);
-        (&s + s.transpose()) * 0.5
+        let m = s.nrows();
+        for j in 0..m {
+            for i in j..m {
+                let v = (s[(i, j)] + s[(j, i)]) * 0.5;
+                s[(i, j)] = v;
+                s[(j, i)] = v;
+            }
+        }
+        s
     }
 }
-
 /// Divide each column of a column-major block (m = l.len() rows) by l entrywise.
 fn scale_rows(b: &mut [f64], l: &[f64]) {
     for col in b.chunks_mut(l.len().max(1)) {
@@ -285,7 +409,8 @@ pub struct Summary {
     jitter: f64,
     approx: Approx,
     noise: f64,
-    /// Cholesky factor of A.
+    /// A itself (both triangles) and its Cholesky factor.
+    a: DMatrix<f64>,
     la: DMatrix<f64>,
     beta: DVector<f64>,
     /// Σ y_i²/Λ_i
@@ -301,7 +426,7 @@ impl Summary {
     /// DTC with noise σ² and no data yet (A = I): the start of a model that grows by
     /// [`Summary::add_dtc`].
     pub fn empty_dtc(kuu: Kuu, jitter: Jitter, noise: f64) -> Result<Summary> {
-        let (kuu, jitter) = KuuFactor::new(kuu, jitter, Par::Seq)?;
+        let (kuu, jitter) = KuuFactor::new(kuu, jitter, &Exec::sequential())?;
         let m = match &kuu {
             KuuFactor::Dense(l) => l.nrows(),
             KuuFactor::Diagonal(l) => l.len(),
@@ -311,6 +436,7 @@ impl Summary {
             jitter,
             approx: Approx::Dtc,
             noise,
+            a: DMatrix::identity(m, m),
             la: DMatrix::identity(m, m),
             beta: DVector::zeros(m),
             quad: 0.0,
@@ -330,6 +456,14 @@ impl Summary {
             *b += *v * y / noise;
             *v *= inv_s;
         }
+        // A += v vᵀ (v = L⁻¹k/σ), then the same update of its factor
+        for (j, vj) in kuf_col.iter().enumerate() {
+            self.a
+                .column_mut(j)
+                .iter_mut()
+                .zip(kuf_col.iter())
+                .for_each(|(a, vi)| *a += vi * vj);
+        }
         linalg::rank_one_update(&mut self.la, kuf_col)?;
         self.quad += y * y / noise;
         self.half_logdet_lambda += 0.5 * noise.ln();
@@ -347,29 +481,47 @@ impl Summary {
         self.jitter
     }
 
+    /// The approximation the data were folded in with.
+    pub fn approx(&self) -> Approx {
+        self.approx
+    }
+
     /// Cholesky factor of A = I + V Λ⁻¹ Vᵀ.
     pub fn a_factor(&self) -> &DMatrix<f64> {
         &self.la
     }
 
-    /// γ = L_A⁻¹ β.
-    fn gamma(&self) -> DVector<f64> {
-        let mut g = DMatrix::from_column_slice(self.beta.len(), 1, self.beta.as_slice());
+    /// γ = L_A⁻¹ β (m×1, in memory from `scratch`).
+    fn gamma(&self, scratch: &Scratch) -> DMatrix<f64> {
+        let mut g = scratch.matrix(self.beta.len(), 1);
+        g.copy_from_slice(self.beta.as_slice());
         linalg::solve_lower(&self.la, &mut g, Par::Seq);
-        DVector::from_column_slice(g.as_slice())
-    }
-
-    fn nlml_with(&self, gamma: &DVector<f64>) -> f64 {
-        0.5 * (self.quad - gamma.norm_squared())
-            + linalg::half_logdet(&self.la)
-            + self.half_logdet_lambda
-            + 0.5 * self.n as f64 * (2.0 * PI).ln()
-            + self.extra
+        g
     }
 
     /// The objective: NLML (FITC, DTC) or its bound (VFE, power EP).
     pub fn nlml(&self) -> f64 {
-        self.nlml_with(&self.gamma())
+        self.nlml_in(&Scratch::default())
+    }
+
+    /// [`Summary::nlml`] with its m-vector from `scratch`.
+    pub fn nlml_in(&self, scratch: &Scratch) -> f64 {
+        let gamma = self.gamma(scratch);
+        let v = 0.5 * (self.quad - gamma.norm_squared())
+            + linalg::half_logdet(&self.la)
+            + self.half_logdet_lambda
+            + 0.5 * self.n as f64 * (2.0 * PI).ln()
+            + self.extra;
+        scratch.give_matrix(gamma);
+        v
+    }
+
+    /// Give the summary's memory back.
+    pub fn recycle(self, scratch: &Scratch) {
+        self.kuu.recycle(scratch);
+        scratch.give_matrix(self.a);
+        scratch.give_matrix(self.la);
+        scratch.give_vector(self.beta);
     }
 
     /// The predictive quantities of docs/methods.md §1.4. `degenerate` selects the
@@ -406,36 +558,46 @@ impl Summary {
     }
 }
 
-/// The n-sized values of one chunk that the second pass needs: V = L⁻¹Kuf (m×len),
-/// λ, and d where the extra term needs it (VFE, power EP).
+/// The n-sized values of one chunk that the second pass of FITC and power EP needs:
+/// V = L⁻¹Kuf (m×len), λ, and d where the extra term needs it (power EP).
 pub struct ChunkValues {
     v: DMatrix<f64>,
     lambda: Vec<f64>,
     d: Vec<f64>,
 }
 
-/// The parts of V (or of a matrix of V's shape) and of two n-vectors that one stripe
-/// owns: (first column, its m×len columns, its len entries of each vector).
-type Stripe<'a> = (usize, &'a mut [f64], &'a mut [f64], &'a mut [f64]);
-
-fn stripes<'a>(v: &'a mut DMatrix<f64>, a: &'a mut [f64], b: &'a mut [f64]) -> Vec<Stripe<'a>> {
-    let (m, n) = v.shape();
-    let len = linalg::stripe_len(n);
-    v.as_mut_slice()
-        .chunks_mut(m * len)
-        .zip(a.chunks_mut(len))
-        .zip(stripe_pieces(b, n))
-        .enumerate()
-        .map(|(s, ((vs, xs), ys))| (s * len, vs, xs, ys))
-        .collect()
+impl ChunkValues {
+    /// Give the values' memory back.
+    pub fn recycle(self, scratch: &Scratch) {
+        scratch.give_matrix(self.v);
+        scratch.give(self.lambda);
+        scratch.give(self.d);
+    }
 }
 
-/// An n-vector cut as [`stripes`] cuts n columns (empty pieces when it is empty).
-fn stripe_pieces(x: &mut [f64], n: usize) -> Vec<&mut [f64]> {
+/// Cut n columns of m rows (`cols`, empty when there is no such matrix) and two
+/// n-vectors (each of length n or empty) into the stripes of `linalg::stripe_len`:
+/// (first column, its columns, its entries of each vector).
+#[allow(clippy::type_complexity)] // the stripe's pieces, named in the doc comment
+fn stripes<'a>(
+    n: usize,
+    m: usize,
+    cols: &'a mut [f64],
+    a: &'a mut [f64],
+    b: &'a mut [f64],
+) -> linalg::Stripes<(usize, &'a mut [f64], &'a mut [f64], &'a mut [f64])> {
     let len = linalg::stripe_len(n);
-    let mut p: Vec<&mut [f64]> = x.chunks_mut(len).collect();
-    p.resize_with(n.div_ceil(len), || &mut []);
-    p
+    let mut cols = cols.chunks_mut((m * len).max(1));
+    let mut a = a.chunks_mut(len);
+    let mut b = b.chunks_mut(len);
+    linalg::stripe_array((0..n.div_ceil(len)).map(|s| {
+        (
+            s * len,
+            cols.next().unwrap_or_default(),
+            a.next().unwrap_or_default(),
+            b.next().unwrap_or_default(),
+        )
+    }))
 }
 
 /// Check the shapes and the noise of one chunk.
@@ -488,14 +650,16 @@ impl Accumulator {
         if m == 0 {
             return Err(Error::input("likelihood core: no features"));
         }
-        let (kuu, jitter) = KuuFactor::new(kuu, jitter, exec.par)?;
+        let (kuu, jitter) = KuuFactor::new(kuu, jitter, exec)?;
+        let mut a = exec.scratch.zero_matrix(m, m);
+        a.fill_diagonal(1.0);
         Ok(Accumulator {
             kuu,
             jitter,
             approx,
             noise,
-            a: DMatrix::identity(m, m),
-            beta: DVector::zeros(m),
+            a,
+            beta: DVector::from_vec(exec.scratch.zeros(m)),
             quad: 0.0,
             sum_log_lambda: 0.0,
             extra: 0.0,
@@ -504,8 +668,9 @@ impl Accumulator {
     }
 
     /// Fold in a chunk of data (its Kuf columns, prior variances and targets; `lr`'s
-    /// Kuu and settings are those of [`Accumulator::new`]). With `keep`, returns
-    /// the chunk's V, λ and d for the second pass (no second computation of V).
+    /// Kuu and settings are those of [`Accumulator::new`]). With `keep`, returns the
+    /// chunk's V, λ and d for the second pass where it needs them (FITC, power EP), so
+    /// that V is not computed twice.
     pub fn add(
         &mut self,
         lr: &LowRank,
@@ -514,6 +679,7 @@ impl Accumulator {
         keep: bool,
     ) -> Result<Option<ChunkValues>> {
         check_chunk(lr, y)?;
+        let keep = keep && self.approx.per_point_lambda();
         let values = chunk_pass(&self.kuu, lr, y, exec, keep, (&mut self.a, &mut self.beta))?;
         self.quad += y
             .iter()
@@ -527,14 +693,19 @@ impl Accumulator {
             .map(|di| self.approx.extra(*di, self.noise).0)
             .sum::<f64>();
         self.n += y.len();
-        Ok(keep.then_some(values))
+        if keep {
+            Ok(Some(values))
+        } else {
+            values.recycle(&exec.scratch);
+            Ok(None)
+        }
     }
 
     /// Factor A: the summary the objective, the adjoints and the posterior come from.
     pub fn finish(self, exec: &Exec) -> Result<Summary> {
         let mut a = self.a;
         linalg::mirror_lower(&mut a);
-        let la = linalg::cholesky_with(&a, 0.0, exec.par).ok_or_else(|| {
+        let la = linalg::cholesky_with_in(&a, 0.0, SMALL, &exec.scratch).ok_or_else(|| {
             Error::numerical("I + V Λ⁻¹ Vᵀ is not positive definite (NaN in the parameters?)")
         })?;
         Ok(Summary {
@@ -542,6 +713,7 @@ impl Accumulator {
             jitter: self.jitter,
             approx: self.approx,
             noise: self.noise,
+            a,
             la,
             beta: self.beta,
             quad: self.quad,
@@ -550,6 +722,14 @@ impl Accumulator {
             n: self.n,
         })
     }
+}
+
+/// Copy a block of Kuf's columns into V's storage and solve it in place, V_b = L⁻¹K_b:
+/// block by block, while the block is in cache (a whole-matrix copy first was a pass
+/// over memory of its own).
+fn solve_copy(l: &KuuFactor, kuf: &[f64], j0: usize, vb: &mut [f64], m: usize) {
+    vb.copy_from_slice(&kuf[j0 * m..j0 * m + vb.len()]);
+    l.solve_block(vb, m);
 }
 
 /// One chunk's first pass: V = L⁻¹Kuf, λ (and d) per column, and its share of
@@ -566,62 +746,68 @@ fn chunk_pass(
 ) -> Result<ChunkValues> {
     let (m, n) = lr.kuf.shape();
     let kuf = lr.kuf.as_slice();
+    let scratch = &exec.scratch;
     let keep_d = lr.approx.has_extra();
-    // V starts as a copy of Kuf and is solved for in place, block by block (a copy,
-    // not zeros and a copy: zeroing m×n entries was a visible share of an evaluation)
-    let mut v = if keep_v {
-        linalg::copy(lr.kuf, exec.par)
-    } else {
-        DMatrix::zeros(m, 0)
-    };
-    let mut lambda = vec![0.0; n];
-    let mut d = vec![0.0; if keep_d { n } else { 0 }];
-    let len = linalg::stripe_len(n);
-    let count = n.div_ceil(len);
-    let mut vs: Vec<&mut [f64]> = v.as_mut_slice().chunks_mut(m * len).collect();
-    vs.resize_with(count, || &mut []);
-    let work: Vec<Stripe> = vs
-        .into_iter()
-        .zip(lambda.chunks_mut(len))
-        .zip(stripe_pieces(&mut d, n))
-        .enumerate()
-        .map(|(s, ((v, l), d))| (s * len, v, l, d))
-        .collect();
-    let parts = linalg::map_ordered(exec.par, work, |(first, vs, ls, ds)| {
+    let mut v = scratch.matrix(m, if keep_v { n } else { 0 });
+    let mut lambda = scratch.take(n);
+    let mut d = scratch.take(if keep_d { n } else { 0 });
+    let work = stripes(n, m, v.as_mut_slice(), &mut lambda, &mut d);
+    let parts = linalg::map_stripes(exec.par, work, |(first, vs, ls, ds)| {
         let cols = ls.len();
-        let mut a = DMatrix::zeros(m, m);
-        let mut beta = vec![0.0; m];
+        let mut a = scratch.zero_matrix(m, m);
+        let mut beta = scratch.zeros(m);
         let width = m * BLOCK.min(cols);
-        let mut scaled = vec![0.0; width];
+        let mut scaled = scratch.take(width);
         // without V kept: a block-sized scratch for its columns
-        let mut scratch = vec![0.0; if keep_v { 0 } else { width }];
+        let mut block = scratch.take(if keep_v { 0 } else { width });
         let mut ds_blocks = ds.chunks_mut(BLOCK);
         let mut vs_blocks = vs.chunks_mut(m * BLOCK);
+        let mut result = Ok(());
         for (b, lb) in ls.chunks_mut(BLOCK).enumerate() {
-            exec.check()?;
+            if let Err(e) = exec.check() {
+                result = Err(e);
+                break;
+            }
             let j0 = first + b * BLOCK;
             let w = lb.len();
             let vb: &mut [f64] = if keep_v {
                 vs_blocks.next().unwrap_or_default()
             } else {
-                let vb = &mut scratch[..w * m];
-                vb.copy_from_slice(&kuf[j0 * m..(j0 + w) * m]);
-                vb
+                &mut block[..w * m]
             };
             let db = ds_blocks.next().unwrap_or_default();
-            l.solve_block(vb, m);
+            solve_copy(l, kuf, j0, vb, m);
             let sb = &mut scaled[..vb.len()];
-            lambdas(lr, y, j0, vb, lb, db, sb, &mut beta)?;
+            if let Err(e) = lambdas(lr, y, j0, vb, lb, db, sb, &mut beta) {
+                result = Err(e);
+                break;
+            }
             linalg::block_add_nt_lower(&mut a, linalg::block(sb, m), linalg::block(vb, m), 1.0);
         }
-        Ok((a, beta))
+        scratch.give(scaled);
+        scratch.give(block);
+        result.map(|()| (a, beta))
     });
-    for part in parts {
-        let (sa, sb) = part?;
-        *a += sa;
-        *beta += DVector::from_vec(sb);
+    let mut failed = None;
+    for part in parts.into_iter().flatten() {
+        match part {
+            Ok((sa, sb)) => {
+                *a += &sa;
+                beta.iter_mut().zip(&sb).for_each(|(b, v)| *b += v);
+                scratch.give_matrix(sa);
+                scratch.give(sb);
+            }
+            Err(e) => failed = failed.or(Some(e)),
+        }
     }
-    Ok(ChunkValues { v, lambda, d })
+    let values = ChunkValues { v, lambda, d };
+    match failed {
+        Some(e) => {
+            values.recycle(scratch);
+            Err(e)
+        }
+        None => Ok(values),
+    }
 }
 
 /// [`first_pass_block`] on the block of V whose first column is data point `j0`
@@ -679,7 +865,6 @@ fn finite(x: f64) -> Result<f64> {
         Err(Error::numerical("the NLML is not finite"))
     }
 }
-
 /// What the first pass needs besides the block itself.
 struct FirstPass<'a> {
     m: usize,
@@ -789,39 +974,96 @@ fn second_pass_block(
     }
 }
 
+/// The second pass of DTC and VFE (Λ = σ²I) over a block of Kuf's columns, given
+/// `ob` = M·K_b (M = L⁻ᵀ N L⁻¹, see [`Backward::chunk`]): α_i = (y_i − k_iᵀc)/σ² and
+/// column i of ∂/∂Kuf, M k_i − c α_i, in place of `ob`'s. Returns Σ α_i².
+#[multiversion(targets = "simd")]
+fn second_pass_const_block(kb: &[f64], ob: &mut [f64], c: &[f64], y: &[f64], noise: f64) -> f64 {
+    let m = c.len();
+    let mut sum_alpha2 = 0.0;
+    for ((col, oc), yi) in kb.chunks(m).zip(ob.chunks_mut(m)).zip(y) {
+        let alpha = (yi - linalg::dot(col, c)) / noise;
+        sum_alpha2 += alpha * alpha;
+        oc.iter_mut().zip(c).for_each(|(o, ci)| *o -= ci * alpha);
+    }
+    sum_alpha2
+}
+
 /// The second pass over the data, chunk by chunk, after the first: the adjoints of
 /// each chunk's Kuf and kdiag ([`Backward::chunk`]), while the parts of ∂/∂Kuu and
 /// ∂/∂σ² that sum over the data accumulate ([`Backward::finish`]).
-pub struct Backward<'s> {
-    summary: &'s Summary,
-    /// δ = A⁻¹β
-    delta: Vec<f64>,
+///
+/// Work per data point, in multiply-adds (m² = one "unit"; see [`Work`]):
+/// - FITC, power EP: P = A⁻¹V (1), V D_t Vᵀ (½, lower triangle), L⁻ᵀ Hᵀ (½), and
+///   V = L⁻¹Kuf again (½) unless the first pass kept it: 2 or 2½ units.
+/// - DTC, VFE: Λ = σ²I, so v_iᵀA⁻¹v_i is needed only in its sum over the data,
+///   Σ_i v_iᵀA⁻¹v_i = tr(A⁻¹ V Vᵀ) = σ²(m − tr A⁻¹), and V D_t Vᵀ = tσ²(A − I)
+///   (t = ∂e/∂d is a constant); ∂/∂Kuf = 2L⁻ᵀ(G'Vᵀ)ᵀ becomes M·Kuf − c αᵀ with
+///   M = L⁻ᵀ(A⁻¹ − 2tσ² I)L⁻¹/σ² and c = L⁻ᵀδ: one product with Kuf (1 unit), and
+///   neither V nor a second solve.
+///
+/// Its m×m and n-sized matrices come from `exec.scratch` and go back there
+/// ([`Backward::finish`], and [`Adjoints::recycle`] for what it hands out).
+pub struct Backward {
+    summary: Summary,
+    /// δ = A⁻¹β (m×1)
+    delta: DMatrix<f64>,
     a_inv: DMatrix<f64>,
-    /// V D_t Vᵀ so far (lower triangle; empty for DTC).
+    /// DTC, VFE: M and c (see above); empty otherwise.
+    m_const: DMatrix<f64>,
+    c_const: DMatrix<f64>,
+    /// FITC, power EP: V D_t Vᵀ so far (lower triangle); empty otherwise.
     vtv: DMatrix<f64>,
-    /// Σ ∂/∂σ² of the points so far.
+    /// DTC, VFE: Σ α_i² so far.
+    sum_alpha2: f64,
+    /// FITC, power EP: Σ ∂/∂σ² of the points so far.
     d_noise: f64,
 }
 
-impl<'s> Backward<'s> {
-    pub fn new(summary: &'s Summary, exec: &Exec) -> Backward<'s> {
+impl Backward {
+    /// Start the second pass from the first pass's summary (which it keeps: see
+    /// [`Backward::summary`]; [`Backward::finish`] gives its memory back).
+    pub fn new(summary: Summary, exec: &Exec) -> Backward {
+        let scratch = &exec.scratch;
         let m = summary.beta.len();
         // δ = A⁻¹β; then α = C⁻¹y = Λ⁻¹(y − Vᵀδ) and Vα = β − (A − I)δ = δ.
-        let mut delta = DMatrix::from_column_slice(m, 1, summary.gamma().as_slice());
-        linalg::solve_lower_transpose(&summary.la, &mut delta, exec.par);
-        let k = if summary.approx.uses_diagonal() { m } else { 0 };
+        let mut delta = summary.gamma(scratch);
+        linalg::solve_lower_transpose(&summary.la, &mut delta, SMALL);
+        let a_inv = linalg::chol_inverse_in(&summary.la, SMALL, scratch);
+        let per_point = summary.approx.per_point_lambda();
+        let (m_const, c_const) = if per_point {
+            (scratch.matrix(0, 0), scratch.matrix(0, 0))
+        } else {
+            let s2 = summary.noise;
+            let (_, t, _) = summary.approx.extra(0.0, s2);
+            let mut n = scratch.matrix(m, m);
+            n.iter_mut()
+                .zip(a_inv.iter())
+                .for_each(|(n, a)| *n = a * (1.0 / s2));
+            for j in 0..m {
+                n[(j, j)] -= 2.0 * t;
+            }
+            let mut c = scratch.copy(&delta);
+            summary.kuu.solve_transpose(&mut c, SMALL);
+            (summary.kuu.sandwich(n, SMALL), c)
+        };
+        let k = if per_point { m } else { 0 };
         Backward {
             summary,
-            delta: delta.as_slice().to_vec(),
-            a_inv: linalg::chol_inverse(&summary.la, exec.par),
-            vtv: DMatrix::zeros(k, k),
+            delta,
+            a_inv,
+            m_const,
+            c_const,
+            vtv: scratch.zero_matrix(k, k),
+            sum_alpha2: 0.0,
             d_noise: 0.0,
         }
     }
 
     /// ∂/∂Kuf (m×len) and ∂/∂kdiag (len; empty for DTC) of one chunk; `values` are the
-    /// chunk's from the first pass if it kept them, else V and λ are computed again,
-    /// block by block as each block is used (the block stays in cache).
+    /// chunk's from the first pass if it kept them (FITC, power EP), else V and λ are
+    /// computed again, block by block as each block is used (the block stays in
+    /// cache). DTC and VFE need neither.
     pub fn chunk(
         &mut self,
         lr: &LowRank,
@@ -830,64 +1072,133 @@ impl<'s> Backward<'s> {
         exec: &Exec,
     ) -> Result<(DMatrix<f64>, Vec<f64>)> {
         check_chunk(lr, y)?;
-        let s = self.summary;
+        if self.summary.approx.per_point_lambda() {
+            self.chunk_per_point(lr, y, values, exec)
+        } else {
+            if let Some(v) = values {
+                v.recycle(&exec.scratch);
+            }
+            self.chunk_const(lr, y, exec)
+        }
+    }
+
+    /// [`Backward::chunk`] for DTC and VFE: per stripe and block, ∂/∂Kuf = M·K_b − c αᵀ.
+    fn chunk_const(
+        &mut self,
+        lr: &LowRank,
+        y: &[f64],
+        exec: &Exec,
+    ) -> Result<(DMatrix<f64>, Vec<f64>)> {
+        let s = &self.summary;
+        let (m, n) = lr.kuf.shape();
+        let kuf = lr.kuf.as_slice();
+        let mut d_kuf = exec.scratch.matrix(m, n);
+        let (mm, c) = (&self.m_const, self.c_const.as_slice());
+        let work = stripes(n, m, d_kuf.as_mut_slice(), &mut [], &mut []);
+        let parts = linalg::map_stripes(exec.par, work, |(first, os, _, _)| {
+            let mut sum = 0.0;
+            for (b, ob) in os.chunks_mut(m * BLOCK).enumerate() {
+                exec.check()?;
+                let j0 = first + b * BLOCK;
+                let w = ob.len() / m;
+                let kb = &kuf[j0 * m..(j0 + w) * m];
+                linalg::block_mul(
+                    linalg::block_mut(ob, m),
+                    linalg::view(mm),
+                    linalg::block(kb, m),
+                );
+                sum += second_pass_const_block(kb, ob, c, &y[j0..j0 + w], s.noise);
+            }
+            Ok(sum)
+        });
+        for part in parts.into_iter().flatten() {
+            match part {
+                Ok(sum) => self.sum_alpha2 += sum,
+                Err(e) => {
+                    exec.scratch.give_matrix(d_kuf);
+                    return Err(e);
+                }
+            }
+        }
+        let mut d_kdiag = exec
+            .scratch
+            .take(if s.approx == Approx::Vfe { n } else { 0 });
+        d_kdiag.fill(s.approx.extra(0.0, s.noise).1);
+        Ok((d_kuf, d_kdiag))
+    }
+
+    /// [`Backward::chunk`] for FITC and power EP.
+    fn chunk_per_point(
+        &mut self,
+        lr: &LowRank,
+        y: &[f64],
+        values: Option<ChunkValues>,
+        exec: &Exec,
+    ) -> Result<(DMatrix<f64>, Vec<f64>)> {
+        let s = &self.summary;
+        let scratch = &exec.scratch;
         let recompute = values.is_none();
-        // recomputed, V starts as a copy of Kuf; its storage becomes ∂/∂Kuf (below)
+        let (m, n) = lr.kuf.shape();
+        let kuf = lr.kuf.as_slice();
+        // computed again, V is built block by block below; its storage becomes ∂/∂Kuf
         let ChunkValues {
             v: mut d_kuf,
             mut lambda,
             mut d,
         } = match values {
             Some(v) => v,
-            None => {
-                let n = y.len();
-                ChunkValues {
-                    v: linalg::copy(lr.kuf, exec.par),
-                    lambda: vec![0.0; n],
-                    d: vec![0.0; if lr.approx.has_extra() { n } else { 0 }],
-                }
-            }
+            None => ChunkValues {
+                v: scratch.matrix(m, n),
+                lambda: scratch.take(n),
+                d: scratch.take(if lr.approx.has_extra() { n } else { 0 }),
+            },
         };
-        let (m, n) = d_kuf.shape();
         let approx = s.approx;
-        let uses_d = approx.uses_diagonal();
         // t = ∂/∂d has its own vector unless it equals the per-point ∂/∂σ² (FITC)
         let separate_t = approx.has_extra();
-        let (delta, a_inv, l) = (&self.delta, &self.a_inv, &s.kuu);
+        let (delta, a_inv, l) = (self.delta.as_slice(), &self.a_inv, &s.kuu);
         // Per stripe, V's storage becomes ∂NLML/∂Kuf column block by column block:
         // P = A⁻¹V gives v_iᵀA⁻¹v_i, hence C⁻¹_ii = 1/Λ_i − v_iᵀA⁻¹v_i/Λ_i² and
         // g_i = ½(C⁻¹_ii − α_i²) = ∂NLML/∂Λ_ii; Hᵀ = (G'Vᵀ)ᵀ has column i
         // ½ p_i/Λ_i − ½ δ α_i − t_i v_i, and ∂/∂Kuf = 2 L⁻ᵀ Hᵀ.
-        let mut g = vec![0.0; n];
-        let mut t = vec![0.0; if separate_t { n } else { 0 }];
-        let work: Vec<_> = stripes(&mut d_kuf, &mut g, &mut t)
-            .into_iter()
-            .zip(
-                stripe_pieces(&mut lambda, n)
-                    .into_iter()
-                    .zip(stripe_pieces(&mut d, n)),
+        let mut g = scratch.take(n);
+        let mut t = scratch.take(if separate_t { n } else { 0 });
+        let work = {
+            let work = stripes(n, m, d_kuf.as_mut_slice(), &mut g, &mut t);
+            let values = stripes(n, 0, &mut [], &mut lambda, &mut d);
+            linalg::stripe_array(
+                work.into_iter()
+                    .zip(values)
+                    .map_while(|(w, v)| Some((w?, v?)))
+                    .map(|(w, (_, _, ls, ds))| (w, ls, ds)),
             )
-            .collect();
-        let parts = linalg::map_ordered(exec.par, work, |((first, vs, gs, ts), (ls, ds))| {
+        };
+        let parts = linalg::map_stripes(exec.par, work, |((first, vs, gs, ts), ls, ds)| {
             // this stripe's share of V D_t Vᵀ
-            let k = if uses_d { m } else { 0 };
-            let mut vtv = DMatrix::zeros(k, k);
+            let mut vtv = scratch.zero_matrix(m, m);
             let width = m * BLOCK.min(gs.len());
-            let (mut p, mut scaled) = (vec![0.0; width], vec![0.0; if uses_d { width } else { 0 }]);
+            let (mut p, mut scaled) = (scratch.take(width), scratch.take(width));
             let mut ts_blocks = ts.chunks_mut(BLOCK);
             let mut ds_blocks = ds.chunks_mut(BLOCK);
+            let mut result = Ok(());
             for (b, ((vb, gb), lb)) in vs
                 .chunks_mut(m * BLOCK)
                 .zip(gs.chunks_mut(BLOCK))
                 .zip(ls.chunks_mut(BLOCK))
                 .enumerate()
             {
-                exec.check()?;
+                if let Err(e) = exec.check() {
+                    result = Err(e);
+                    break;
+                }
                 let j0 = first + b * BLOCK;
                 let db = ds_blocks.next().unwrap_or_default();
                 if recompute {
-                    l.solve_block(vb, m);
-                    lambdas(lr, y, j0, vb, lb, db, &mut [], &mut [])?;
+                    solve_copy(l, kuf, j0, vb, m);
+                    if let Err(e) = lambdas(lr, y, j0, vb, lb, db, &mut [], &mut []) {
+                        result = Err(e);
+                        break;
+                    }
                 }
                 let pb = &mut p[..vb.len()];
                 linalg::block_mul(
@@ -895,11 +1206,7 @@ impl<'s> Backward<'s> {
                     linalg::view(a_inv),
                     linalg::block(vb, m),
                 );
-                let sb = if uses_d {
-                    &mut scaled[..vb.len()]
-                } else {
-                    &mut [][..]
-                };
+                let sb = &mut scaled[..vb.len()];
                 let pass = SecondPass {
                     m,
                     approx,
@@ -911,49 +1218,108 @@ impl<'s> Backward<'s> {
                 };
                 let tb = ts_blocks.next().unwrap_or_default();
                 second_pass_block(&pass, vb, pb, gb, tb, sb);
-                if uses_d {
-                    let sb = &scaled[..vb.len()];
-                    linalg::block_add_nt_lower(
-                        &mut vtv,
-                        linalg::block(sb, m),
-                        linalg::block(vb, m),
-                        1.0,
-                    );
-                }
+                linalg::block_add_nt_lower(
+                    &mut vtv,
+                    linalg::block(sb, m),
+                    linalg::block(vb, m),
+                    1.0,
+                );
                 vb.copy_from_slice(pb);
                 l.solve_transpose_block(vb, m);
             }
-            Ok(vtv)
+            scratch.give(p);
+            scratch.give(scaled);
+            result.map(|()| vtv)
         });
-        for part in parts {
-            let part: DMatrix<f64> = part?;
-            if uses_d {
-                self.vtv += part;
+        scratch.give(lambda);
+        scratch.give(d);
+        let mut failed = None;
+        for part in parts.into_iter().flatten() {
+            match part {
+                Ok(part) => {
+                    self.vtv += &part;
+                    scratch.give_matrix(part);
+                }
+                Err(e) => failed = failed.or(Some(e)),
             }
         }
+        if let Some(e) = failed {
+            scratch.give_matrix(d_kuf);
+            return Err(e);
+        }
         self.d_noise += g.iter().sum::<f64>();
-        let d_kdiag = match approx {
-            Approx::Dtc => Vec::new(),
-            Approx::Fitc => g,
-            Approx::Vfe | Approx::Pep { .. } => t,
+        let d_kdiag = if separate_t {
+            scratch.give(g);
+            t
+        } else {
+            scratch.give(t);
+            g
         };
         Ok((d_kuf, d_kdiag))
     }
 
+    /// The summary of the first pass.
+    pub fn summary(&self) -> &Summary {
+        &self.summary
+    }
+
     /// ∂/∂Kuu and ∂/∂σ² once every chunk has been through [`Backward::chunk`].
     pub fn finish(self, exec: &Exec) -> (DMatrix<f64>, f64) {
+        let s = &self.summary;
+        let scratch = &exec.scratch;
         let m = self.delta.len();
+        let delta = self.delta.as_slice();
         // V G' Vᵀ = ½(I − A⁻¹) − ½ δδᵀ − V D_t Vᵀ, since V C⁻¹ Vᵀ = I − A⁻¹.
-        let dv = DVector::from_column_slice(&self.delta);
-        let mut vgv = (DMatrix::identity(m, m) - self.a_inv) * 0.5 - (&dv * dv.transpose()) * 0.5;
-        if self.summary.approx.uses_diagonal() {
+        let mut vgv = scratch.matrix(m, m);
+        for j in 0..m {
+            for i in 0..m {
+                let eye = if i == j { 1.0 } else { 0.0 };
+                vgv[(i, j)] = (eye - self.a_inv[(i, j)]) * 0.5 - (delta[i] * delta[j]) * 0.5;
+            }
+        }
+        let d_noise = if s.approx.per_point_lambda() {
             let mut sum = self.vtv;
             linalg::mirror_lower(&mut sum);
-            vgv -= sum;
-        }
+            vgv -= &sum;
+            scratch.give_matrix(sum);
+            self.d_noise
+        } else {
+            // Λ = σ²I: V D_t Vᵀ = tσ²(A − I); Σ_i g_i = ½(n/σ² − Σ_i v_iᵀA⁻¹v_i/σ⁴ −
+            // Σ_i α_i²) with Σ_i v_iᵀA⁻¹v_i = σ²(m − tr A⁻¹); VFE's ∂e/∂σ² = −d/(2σ⁴)
+            // sums to −extra/σ²
+            let s2 = s.noise;
+            let (_, t, _) = s.approx.extra(0.0, s2);
+            if t != 0.0 {
+                for j in 0..m {
+                    for i in 0..m {
+                        let eye = if i == j { 1.0 } else { 0.0 };
+                        vgv[(i, j)] -= (s.a[(i, j)] - eye) * (t * s2);
+                    }
+                }
+            }
+            let sum_q = s2 * (m as f64 - self.a_inv.trace());
+            let sum_g = 0.5 * (s.n as f64 / s2 - sum_q / (s2 * s2) - self.sum_alpha2);
+            scratch.give_matrix(self.vtv);
+            sum_g - if t != 0.0 { s.extra / s2 } else { 0.0 }
+        };
+        scratch.give_matrix(self.delta);
+        scratch.give_matrix(self.a_inv);
+        scratch.give_matrix(self.m_const);
+        scratch.give_matrix(self.c_const);
         // ∂/∂Kuu = −L⁻ᵀ (V G' Vᵀ) L⁻¹
-        let d_kuu = self.summary.kuu.sandwich(vgv, exec.par) * -1.0;
-        (d_kuu, self.d_noise)
+        let mut d_kuu = s.kuu.sandwich(vgv, SMALL);
+        d_kuu.neg_mut();
+        self.summary.recycle(scratch);
+        (d_kuu, d_noise)
+    }
+}
+
+impl Adjoints {
+    /// Give the adjoints' memory back (to the scratch of the evaluation that made them).
+    pub fn recycle(self, scratch: &Scratch) {
+        scratch.give_matrix(self.d_kuf);
+        scratch.give_matrix(self.d_kuu);
+        scratch.give(self.d_kdiag);
     }
 }
 
@@ -966,13 +1332,14 @@ pub fn nlml_and_adjoints(lr: &LowRank, y: &[f64], exec: &Exec) -> Result<Adjoint
     let mut acc = Accumulator::new(lr.kuu, lr.jitter, lr.approx, lr.noise, exec)?;
     let values = acc.add(lr, y, exec, true)?;
     let summary = acc.finish(exec)?;
-    let nlml = finite(summary.nlml())?;
-    let mut back = Backward::new(&summary, exec);
+    let nlml = finite(summary.nlml_in(&exec.scratch))?;
+    let jitter = summary.jitter;
+    let mut back = Backward::new(summary, exec);
     let (d_kuf, d_kdiag) = back.chunk(lr, y, values, exec)?;
     let (d_kuu, d_noise) = back.finish(exec);
     Ok(Adjoints {
         nlml,
-        jitter: summary.jitter,
+        jitter,
         d_kuf,
         d_kuu,
         d_kdiag,
@@ -1041,10 +1408,7 @@ mod tests {
     fn problem(n: usize, m: usize) -> (DMatrix<f64>, DMatrix<f64>, Vec<f64>, Vec<f64>) {
         let x = DMatrix::from_fn(n, 2, |i, d| ((i * (d + 2)) as f64 * 0.37).sin() * 2.0);
         let z = DMatrix::from_fn(m, 2, |j, d| ((j * (d + 3)) as f64 * 0.53 + 0.1).cos() * 1.5);
-        let k = crate::kernel::SeArd {
-            signal_variance: 1.4,
-            lengthscales: vec![0.9, 1.3],
-        };
+        let k = crate::kernel::Kernel::se(1.4, vec![0.9, 1.3]);
         let kuf = k.matrix(&z, &x, Par::Seq);
         let kuu = k.gram(&z, Par::Seq);
         let y: Vec<f64> = (0..n)
@@ -1312,10 +1676,7 @@ mod tests {
     #[test]
     fn posterior_matches_dense_conditioning() {
         let (kuf, kuu, kd, y) = problem(60, 8);
-        let k = crate::kernel::SeArd {
-            signal_variance: 1.4,
-            lengthscales: vec![0.9, 1.3],
-        };
+        let k = crate::kernel::Kernel::se(1.4, vec![0.9, 1.3]);
         let z = DMatrix::from_fn(8, 2, |j, d| ((j * (d + 3)) as f64 * 0.53 + 0.1).cos() * 1.5);
         let xs = DMatrix::from_fn(5, 2, |i, d| (i as f64 - 2.0) * 0.7 + d as f64 * 0.2);
         let kus = k.matrix(&z, &xs, Par::Seq);

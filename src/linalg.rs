@@ -5,7 +5,7 @@
 
 use crate::error::{Error, Result};
 pub use crate::exec::Par;
-use faer::dyn_stack::{MemBuffer, MemStack};
+use crate::scratch::Scratch;
 use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch};
 use faer::linalg::matmul::matmul;
 use faer::linalg::triangular_solve::{
@@ -42,8 +42,18 @@ pub fn cholesky_jittered(
     policy: Jitter,
     par: Par,
 ) -> Result<(DMatrix<f64>, f64)> {
+    cholesky_jittered_in(a, policy, par, &Scratch::default())
+}
+
+/// [`cholesky_jittered`] in memory from `scratch`.
+pub fn cholesky_jittered_in(
+    a: &DMatrix<f64>,
+    policy: Jitter,
+    par: Par,
+    scratch: &Scratch,
+) -> Result<(DMatrix<f64>, f64)> {
     match policy {
-        Jitter::Fixed(j) => cholesky_with(a, j, par).map(|l| (l, j)).ok_or_else(|| {
+        Jitter::Fixed(j) => cholesky_with_in(a, j, par, scratch).map(|l| (l, j)).ok_or_else(|| {
             Error::numerical(format!(
                 "a {n}×{n} covariance is not positive definite even with the fixed jitter {j:e}; \
                  remove the `jitter` key to let sgpw choose one",
@@ -58,7 +68,7 @@ pub fn cholesky_jittered(
             };
             let mut eps = JITTER_START;
             while eps <= JITTER_MAX * 1.000001 {
-                if let Some(l) = cholesky_with(a, eps * scale, par) {
+                if let Some(l) = cholesky_with_in(a, eps * scale, par, scratch) {
                     return Ok((l, eps * scale));
                 }
                 eps *= 10.0;
@@ -75,32 +85,42 @@ pub fn cholesky_jittered(
 /// Lower Cholesky factor of `a + jitter·I`, or None if it is not positive definite
 /// (or holds a NaN). Only the lower triangle of `a` is read.
 pub fn cholesky_with(a: &DMatrix<f64>, jitter: f64, par: Par) -> Option<DMatrix<f64>> {
+    cholesky_with_in(a, jitter, par, &Scratch::default())
+}
+
+/// [`cholesky_with`] in memory from `scratch` (given back when it fails).
+pub fn cholesky_with_in(
+    a: &DMatrix<f64>,
+    jitter: f64,
+    par: Par,
+    scratch: &Scratch,
+) -> Option<DMatrix<f64>> {
     let n = a.nrows();
-    let mut l = a.clone();
+    let mut l = scratch.copy(a);
     for i in 0..n {
         l[(i, i)] += jitter;
     }
     let par = par.faer();
-    let mut mem = MemBuffer::new(cholesky_in_place_scratch::<f64>(n, par, Default::default()));
-    let ok = cholesky_in_place(
-        view_mut(&mut l),
-        Default::default(),
-        par,
-        MemStack::new(&mut mem),
-        Default::default(),
-    )
-    .is_ok();
-    if !ok {
-        return None;
-    }
+    let req = cholesky_in_place_scratch::<f64>(n, par, Default::default());
+    let ok = scratch.with_stack(req, |stack| {
+        cholesky_in_place(
+            view_mut(&mut l),
+            Default::default(),
+            par,
+            stack,
+            Default::default(),
+        )
+        .is_ok()
+    });
     for j in 0..n {
         for i in 0..j {
             l[(i, j)] = 0.0;
         }
     }
-    if (0..n).all(|i| l[(i, i)].is_finite() && l[(i, i)] > 0.0) {
+    if ok && (0..n).all(|i| l[(i, i)].is_finite() && l[(i, i)] > 0.0) {
         Some(l)
     } else {
+        scratch.give_matrix(l);
         None
     }
 }
@@ -180,6 +200,45 @@ pub fn map_ordered<I: Send, T: Send>(
     } else {
         items.into_par_iter().with_max_len(1).map(f).collect()
     }
+}
+
+/// The items of at most [`STRIPES`] stripes, as [`map_stripes`] takes them (an array,
+/// not a vector: nothing is allocated).
+pub type Stripes<T> = [Option<T>; STRIPES];
+
+/// Collect at most [`STRIPES`] items into an array.
+pub fn stripe_array<I>(items: impl IntoIterator<Item = I>) -> Stripes<I> {
+    let mut out: Stripes<I> = std::array::from_fn(|_| None);
+    for (slot, item) in out.iter_mut().zip(items) {
+        *slot = Some(item);
+    }
+    out
+}
+
+/// [`map_ordered`] on at most [`STRIPES`] items held in an array, without allocating:
+/// the results come back in the same slots.
+pub fn map_stripes<I: Send, T: Send>(
+    par: Par,
+    mut items: Stripes<I>,
+    f: impl Fn(I) -> T + Sync + Send,
+) -> Stripes<T> {
+    use rayon::prelude::*;
+    let mut out: Stripes<T> = std::array::from_fn(|_| None);
+    let run = |(item, slot): (&mut Option<I>, &mut Option<T>)| {
+        if let Some(x) = item.take() {
+            *slot = Some(f(x));
+        }
+    };
+    if par.is_parallel() {
+        items
+            .par_iter_mut()
+            .zip(out.par_iter_mut())
+            .with_max_len(1)
+            .for_each(run);
+    } else {
+        items.iter_mut().zip(out.iter_mut()).for_each(run);
+    }
+    out
 }
 
 /// Below this many entries a matrix is zeroed or copied on one thread.
@@ -316,12 +375,18 @@ pub fn half_logdet(l: &DMatrix<f64>) -> f64 {
 /// (a third of solving against the identity). Used for m×m matrices and for the
 /// exact GP's gradient, where the inverse itself is needed.
 pub fn chol_inverse(l: &DMatrix<f64>, par: Par) -> DMatrix<f64> {
+    chol_inverse_in(l, par, &Scratch::default())
+}
+
+/// [`chol_inverse`] in memory from `scratch`.
+pub fn chol_inverse_in(l: &DMatrix<f64>, par: Par, scratch: &Scratch) -> DMatrix<f64> {
     use faer::linalg::cholesky::llt::inverse::{inverse, inverse_scratch};
     let n = l.nrows();
-    let mut x = DMatrix::zeros(n, n);
+    let mut x = scratch.zero_matrix(n, n);
     let par = par.faer();
-    let mut mem = MemBuffer::new(inverse_scratch::<f64>(n, par));
-    inverse(view_mut(&mut x), view(l), par, MemStack::new(&mut mem));
+    scratch.with_stack(inverse_scratch::<f64>(n, par), |stack| {
+        inverse(view_mut(&mut x), view(l), par, stack)
+    });
     for j in 0..n {
         for i in 0..j {
             x[(i, j)] = x[(j, i)];

@@ -7,6 +7,7 @@
 //! to each method.
 
 use crate::error::{Error, Location, Result, Step};
+use crate::kernel::{Kernel, KernelKind};
 use crate::likelihood::Posterior;
 use crate::run_spec::ApproxKind;
 use nalgebra::DMatrix;
@@ -69,6 +70,10 @@ pub trait ModelTable: Serialize + DeserializeOwned {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Hyper {
+    /// The kernel (`se` when absent, as in every model written before there was a
+    /// choice).
+    #[serde(default, skip_serializing_if = "KernelKind::is_se")]
+    pub kernel: KernelKind,
     /// σ0²
     pub signal_variance: f64,
     /// ℓ_d, one per input column (per principal component for pca-spgp). Absent for
@@ -77,6 +82,41 @@ pub struct Hyper {
     pub lengthscales: Vec<f64>,
     /// σ²
     pub noise_variance: f64,
+    /// rq's shape α (present exactly when the kernel is rq).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rq_alpha: Option<f64>,
+}
+
+impl Hyper {
+    /// SE hyperparameters (what every model had before there was a kernel choice).
+    pub fn se(signal_variance: f64, lengthscales: Vec<f64>, noise_variance: f64) -> Hyper {
+        Hyper {
+            kernel: KernelKind::Se,
+            signal_variance,
+            lengthscales,
+            noise_variance,
+            rq_alpha: None,
+        }
+    }
+
+    /// The kernel these hyperparameters describe (rq at its default α when the
+    /// model has none).
+    pub fn kernel(&self) -> Kernel {
+        Kernel {
+            kind: self.kernel,
+            signal_variance: self.signal_variance,
+            lengthscales: self.lengthscales.clone(),
+            rq_alpha: self.rq_alpha.unwrap_or(crate::kernel::DEFAULT_RQ_ALPHA),
+        }
+    }
+
+    /// The same hyperparameters with the kernel `kind` (rq starts at its default α).
+    pub fn with_kernel(mut self, kind: KernelKind) -> Hyper {
+        self.kernel = kind;
+        self.rq_alpha = (kind == KernelKind::Rq)
+            .then(|| self.rq_alpha.unwrap_or(crate::kernel::DEFAULT_RQ_ALPHA));
+        self
+    }
 }
 
 /// A fit whose signal variance ended below this fraction of its noise variance has
@@ -241,6 +281,41 @@ impl ModelFile {
         })
     }
 
+    /// The rows of key `key` of table `T` as stored, when the table holds that key alone
+    /// and it is a non-empty matrix of `cols` columns of finite numbers: exactly when
+    /// [`ModelFile::require`] and [`required_matrix`] would accept it, but without
+    /// building `T` (which allocates), for tables read on every evaluation. None for
+    /// anything else: the checked read then says what is wrong.
+    pub fn stored_rows<T: ModelTable>(&self, key: &str, cols: usize) -> Option<&[toml::Value]> {
+        let table = self.tables.get(T::NAME)?.as_table()?;
+        if table.len() != 1 {
+            return None;
+        }
+        let rows = table.get(key)?.as_array()?;
+        let fits = |r: &toml::Value| {
+            r.as_array()
+                .is_some_and(|r| r.len() == cols && r.iter().all(|v| stored_number(v).is_some()))
+        };
+        (!rows.is_empty() && rows.iter().all(fits)).then_some(rows.as_slice())
+    }
+
+    /// [`ModelFile::stored_rows`] as a matrix in memory from `scratch`.
+    pub fn stored_matrix_in<T: ModelTable>(
+        &self,
+        key: &str,
+        cols: usize,
+        scratch: &crate::scratch::Scratch,
+    ) -> Option<DMatrix<f64>> {
+        let rows = self.stored_rows::<T>(key, cols)?;
+        let mut m = scratch.matrix(rows.len(), cols);
+        for (i, r) in rows.iter().enumerate() {
+            for (j, v) in r.as_array().into_iter().flatten().enumerate() {
+                m[(i, j)] = stored_number(v).unwrap_or(f64::NAN);
+            }
+        }
+        Some(m)
+    }
+
     /// The table `T`, which the model must have.
     pub fn require<T: ModelTable>(&self) -> Result<T> {
         self.table::<T>()?.ok_or_else(|| {
@@ -312,6 +387,25 @@ impl ModelFile {
             }
         };
         positive("signal_variance", h.signal_variance)?;
+        match (h.kernel, h.rq_alpha) {
+            (KernelKind::Rq, Some(a)) => positive("rq_alpha", a)?,
+            (KernelKind::Rq, None) => {
+                return Err(Error::at(
+                    at_hyper("kernel"),
+                    "[hyper] kernel = \"rq\" needs its shape: add rq_alpha (e.g. rq_alpha = 1.0)",
+                ));
+            }
+            (k, Some(_)) => {
+                return Err(Error::at(
+                    at_hyper("rq_alpha"),
+                    format!(
+                        "[hyper] rq_alpha is the rational quadratic kernel's shape; this model's \
+                         kernel is {k} — remove rq_alpha or set kernel = \"rq\""
+                    ),
+                ));
+            }
+            (_, None) => {}
+        }
         positive("noise_variance", h.noise_variance)?;
         for l in &h.lengthscales {
             positive("lengthscales", *l)?;
@@ -329,11 +423,13 @@ impl ModelFile {
                     format!("noise_floor must be ≥ 0, not {f}"),
                 ));
             }
-            if h.noise_variance <= f {
+            // at the floor is a fitted model's σ² = floor + e^θ once e^θ is below the
+            // floor's last digit: `fit --save-model` writes it, so it must read back
+            if h.noise_variance < f {
                 return Err(Error::at(
                     at_hyper("noise_variance"),
                     format!(
-                        "[hyper] noise_variance = {} must be above noise_floor = {f}",
+                        "[hyper] noise_variance = {} must not be below noise_floor = {f}",
                         h.noise_variance
                     ),
                 ));
@@ -400,11 +496,10 @@ impl ModelFile {
         Ok(d)
     }
 
-    pub fn kernel(&self) -> crate::kernel::SeArd {
-        crate::kernel::SeArd {
-            signal_variance: self.hyper.signal_variance,
-            lengthscales: self.hyper.lengthscales.clone(),
-        }
+    /// The model's kernel: k(X, Z) is `kernel().matrix(x, z, par)`, diag k(X) is
+    /// `kernel().diag(n)`.
+    pub fn kernel(&self) -> Kernel {
+        self.hyper.kernel()
     }
 
     /// The jitter policy for this model.
@@ -438,6 +533,15 @@ pub fn rows_to_matrix(at: &Location, rows: &[Vec<f64>], cols: usize) -> Result<D
         ));
     }
     Ok(DMatrix::from_fn(rows.len(), cols, |i, j| rows[i][j]))
+}
+
+/// A finite number as a table stores it (serde reads an integer as an f64 too).
+fn stored_number(v: &toml::Value) -> Option<f64> {
+    match v {
+        toml::Value::Float(f) => Some(*f).filter(|f| f.is_finite()),
+        toml::Value::Integer(i) => Some(*i as f64),
+        _ => None,
+    }
 }
 
 /// A required, non-empty matrix of a model's table (see [`rows_to_matrix`]).
@@ -667,6 +771,22 @@ points = [[0.1, 0.2], [0.3, 0.4]]
         assert!(
             text.ends_with("[inducing]\npoints = [[0.1, 0.2], [0.3, 0.4]]\n"),
             "{text}"
+        );
+    }
+
+    /// σ² at the noise floor (e^θ below the floor's last digit) is a model a fit
+    /// writes, and reads back; below it is refused.
+    #[test]
+    fn noise_at_the_floor_reads_back() {
+        let mut m = ModelFile::parse(FITC).expect("parses");
+        m.noise_floor = Some(0.01);
+        let w = |m: &ModelFile| m.check_shared(&[Witness::lengthscales(m)], true);
+        assert!(w(&m).is_ok());
+        m.hyper.noise_variance = 0.009;
+        let e = w(&m).expect_err("below the floor");
+        assert!(
+            e.to_string().contains("must not be below noise_floor"),
+            "{e}"
         );
     }
 

@@ -175,7 +175,7 @@ impl<'a> RunContext<'a> {
     }
 
     /// Report the objective at step `iteration` of a schedule that is not an
-    /// optimiser's (greedy selection: the DTC evidence after each added basis point).
+    /// optimiser's (greedy selection: its objective after each added basis point).
     /// Like the optimiser's reports ([`RunContext::on_iter`]): a restart's fit phase is
     /// reported as that restart, and the objective on the raw target scale.
     pub fn report(&self, phase: Phase, iteration: usize, nlml: f64) {

@@ -11,6 +11,8 @@
 use clap::{Args, CommandFactory, FromArgMatches, ValueEnum};
 use serde::{Deserialize, Serialize};
 
+pub use crate::kernel::KernelKind;
+
 /// How ssgp's spectral points start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -132,6 +134,7 @@ impl Select {
 
 /// Options that apply to every method; the others are read by some methods only.
 pub const GENERAL_OPTIONS: &[&str] = &[
+    "kernel",
     "subset",
     "init_lengthscales_from_subset",
     "noise_floor",
@@ -146,6 +149,12 @@ pub const GENERAL_OPTIONS: &[&str] = &[
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, Args)]
 #[serde(deny_unknown_fields)]
 pub struct MethodOptions {
+    /// The kernel (default se): se, matern12, matern32, matern52 (ARD, learned
+    /// lengthscales), rq (also a learned shape α). psds and ssgp take se or matern*;
+    /// fifgp, tfifgp and smgp se only.
+    #[arg(long, value_enum)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<KernelKind>,
     /// Any method: fit on a random subset of this many training points
     /// (`full --subset 2000` is the PSDS paper's random active set).
     #[arg(long)]
@@ -168,7 +177,8 @@ pub struct MethodOptions {
     #[arg(long, value_enum)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub centres: Option<Centres>,
-    /// fifgp, tfifgp, smgp: the likelihood approximation (default fitc).
+    /// fifgp, tfifgp, smgp: the likelihood approximation (default fitc). greedy: the
+    /// objective it reports and --adapt fits, vfe (default) or dtc (the paper's).
     #[arg(long, value_enum)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approx: Option<ApproxKind>,
@@ -198,8 +208,9 @@ pub struct MethodOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub select: Option<Select>,
     /// greedy: K rounds of model adaptation, each a basis selection at fixed σ0², ℓ, σ²
-    /// and then a short L-BFGS fit of σ0², ℓ, σ² on the DTC evidence at that basis (the
-    /// iteration budget split evenly over the rounds); absent: σ0², ℓ, σ² stay fixed.
+    /// and then a short L-BFGS fit of σ0², ℓ, σ² at that basis on the objective --approx
+    /// names (the iteration budget split evenly over the rounds); absent: σ0², ℓ, σ²
+    /// stay fixed.
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adapt: Option<usize>,
@@ -279,6 +290,9 @@ impl MethodOptions {
         }
         if o.lengthscale_start == Some(DEFAULT_LENGTHSCALE_START) {
             o.lengthscale_start = None;
+        }
+        if o.kernel.is_some_and(|k| k.is_se()) {
+            o.kernel = None;
         }
         o
     }
@@ -553,6 +567,72 @@ pub fn parse_options(pairs: &[(String, String)]) -> std::result::Result<MethodOp
     MethodOptions::from_arg_matches(&matches).map_err(|e| e.to_string())
 }
 
+/// Parse a run given as (name, text) pairs — the keyword arguments of `sgpw.fit` in
+/// Python — with `sgpw fit`'s own parser of the [`RunEntry`] declaration, so that they
+/// are accepted and refused as its flags are, with its messages. A name is a
+/// setting's key (`iterations`, `standardize`, `seeds`) or its flag with underscores
+/// for dashes (`iters`, `raw`, `seed`, `init_lengthscales_from_subset`); a switch's
+/// text is true or false (for a key whose flag turns it off, as `standardize`'s
+/// `--raw` does, false gives the flag); a list is comma-separated. A setting declared
+/// later is a keyword at once: nothing here lists them.
+pub fn parse_run(pairs: &[(String, String)]) -> std::result::Result<RunEntry, String> {
+    let cmd = crate::arg_values::numbers_as_values(RunEntry::augment_args(clap::Command::new(
+        "sgpw fit",
+    )));
+    let mut argv = vec!["sgpw fit".to_string()];
+    let mut given: Vec<(&str, &str)> = Vec::new();
+    for (name, value) in pairs {
+        let arg = cmd.get_arguments().find(|a| {
+            a.get_id() == name.as_str()
+                || a.get_long().is_some_and(|l| l.replace('-', "_") == *name)
+        });
+        let Some((arg, long)) = arg.and_then(|a| Some((a, a.get_long()?))) else {
+            // clap says it is unknown, and names a similar one
+            argv.push(format!("{}={value}", flag(name)));
+            continue;
+        };
+        // a key and its flag name are one setting (`seed` and `seeds`)
+        let id = arg.get_id().as_str();
+        if let Some((_, first)) = given.iter().find(|(g, _)| *g == id) {
+            return Err(format!(
+                "{first} and {name} are the same setting (--{long}): give it once"
+            ));
+        }
+        given.push((id, name.as_str()));
+        if arg.get_action().takes_values() {
+            // `--flag=value`: a value that starts with a dash is still the value
+            argv.push(format!("--{long}={value}"));
+            continue;
+        }
+        let on = match value.as_str() {
+            "true" => true,
+            "false" => false,
+            other => {
+                return Err(format!(
+                    "{name} = {other}: give true or false (--{long} is a switch)"
+                ));
+            }
+        };
+        let sets_false = matches!(arg.get_action(), clap::ArgAction::SetFalse);
+        if on != (sets_false && arg.get_id() == name.as_str()) {
+            argv.push(format!("--{long}"));
+        }
+    }
+    let matches = cmd.try_get_matches_from(argv).map_err(|e| {
+        // clap's message and tip without its usage block
+        e.to_string()
+            .lines()
+            .map(str::trim)
+            .filter(|l| {
+                !(l.is_empty() || l.starts_with("Usage:") || l.starts_with("For more information"))
+            })
+            .map(|l| l.trim_start_matches("error: "))
+            .collect::<Vec<_>>()
+            .join("; ")
+    })?;
+    RunEntry::from_arg_matches(&matches).map_err(|e| e.to_string())
+}
+
 /// One run: method × m × seed on a data set.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunSpec {
@@ -790,7 +870,8 @@ impl RunSpec {
     /// `-sub2000` (subset), `-init1024` (start from a subset fit), `-nf1e-4` (a noise
     /// floor other than the default; `-nf0` none), `-r5` (restarts), `-val0.1` (validation split),
     /// `-es` (early stop), `-zkmeans` / `-zvariance` (an inducing init other than the
-    /// default), `-lsscaled` (a lengthscale start other than the default). m and the seed are not in it: they have their own columns.
+    /// default), `-lsscaled` (a lengthscale start other than the default), the kernel when
+    /// it is not se (`-matern52`). m and the seed are not in it: they have their own columns.
     pub fn default_label(&self) -> String {
         let o = &self.options;
         let mut label = self.method.clone();
@@ -800,6 +881,9 @@ impl RunSpec {
         };
         if self.standardize {
             tag("std".into());
+        }
+        if let Some(k) = o.kernel.filter(|k| !k.is_se()) {
+            tag(k.name().into());
         }
         if let Some(a) = o.approx {
             tag(a.name().into());
@@ -896,6 +980,7 @@ mod tests {
         assert_eq!(
             keys,
             [
+                "kernel",
                 "subset",
                 "init_lengthscales_from_subset",
                 "init",
@@ -918,16 +1003,20 @@ mod tests {
                 "lengthscale_start"
             ]
         );
-        let hetero = &fields[8];
-        assert!(hetero.switch && hetero.choices.is_empty() && !fields[7].switch);
-        let early = &fields[17];
+        let hetero = &fields[9];
+        assert!(hetero.switch && hetero.choices.is_empty() && !fields[8].switch);
+        let early = &fields[18];
         assert!(early.switch && early.default.is_none());
-        assert_eq!(fields[14].key, "noise_floor");
-        assert!(fields[14].help.contains("Default 1e-6"));
-        let init = &fields[2];
+        assert_eq!(fields[15].key, "noise_floor");
+        assert!(fields[15].help.contains("Default 1e-6"));
+        let init = &fields[3];
         assert_eq!(init.choices, ["psds", "random"]);
-        assert!(fields[3].list && !init.list);
+        assert!(fields[4].list && !init.list);
         assert!(init.help.contains("ssgp"));
+        assert_eq!(
+            fields[0].choices,
+            ["se", "matern12", "matern32", "matern52", "rq"]
+        );
     }
 
     #[test]
@@ -1062,6 +1151,91 @@ mod tests {
             spec(None).differences(&spec(Some(0.0))),
             ["noise_floor = 1e-6 (the default) vs 0.0"]
         );
+    }
+
+    /// Python's keywords are the command line's flags: the same values, defaults and
+    /// messages, by key or by flag name.
+    #[test]
+    fn keywords_parse_as_the_flags_do() {
+        let kw = |pairs: &[(&str, &str)]| {
+            parse_run(
+                &pairs
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            run: RunEntry,
+        }
+        let cli = |args: &[&str]| {
+            <Cli as clap::Parser>::try_parse_from(std::iter::once("x").chain(args.iter().copied()))
+                .expect("parses")
+                .run
+        };
+        assert_eq!(kw(&[]).expect("defaults"), cli(&[]));
+        assert_eq!(
+            kw(&[
+                ("method", "pep"),
+                ("m", "20"),
+                ("seed", "3"),
+                ("iterations", "40"),
+                ("standardize", "false"),
+                ("alpha", "0.25"),
+                ("stages", "hyper,points"),
+                ("hetero", "true"),
+            ])
+            .expect("parses"),
+            cli(&[
+                "--method",
+                "pep",
+                "--m",
+                "20",
+                "--seed",
+                "3",
+                "--iters",
+                "40",
+                "--raw",
+                "--alpha",
+                "0.25",
+                "--stages",
+                "hyper,points",
+                "--hetero"
+            ])
+        );
+        // by flag name: raw = true is standardize = false
+        assert_eq!(
+            kw(&[("iters", "7"), ("raw", "true"), ("seeds", "2")]).expect("parses"),
+            cli(&["--iters", "7", "--raw", "--seed", "2"])
+        );
+        assert!(kw(&[("standardize", "true")]).expect("on").standardize);
+        assert!(!kw(&[("hetero", "false")]).expect("off").options.hetero);
+        // a negative number is a value, and reaches the option's own check
+        assert_eq!(
+            kw(&[("noise_floor", "-1")])
+                .expect("parses")
+                .options
+                .noise_floor,
+            Some(-1.0)
+        );
+        let e = kw(&[("alpha", "abc")]).expect_err("not a number");
+        assert!(e.starts_with("invalid value 'abc' for '--alpha"), "{e}");
+        assert!(!e.contains("Usage"), "{e}");
+        let e = kw(&[("approx", "fitcc")]).expect_err("bad choice");
+        assert!(e.contains("fitcc") && e.contains("--approx"), "{e}");
+        let e = kw(&[("sed", "3")]).expect_err("unknown");
+        assert!(e.contains("'--sed'") && e.contains("--seed"), "{e}");
+        let e = kw(&[("hetero", "3")]).expect_err("a switch");
+        assert!(e.contains("true or false"), "{e}");
+        let e = kw(&[("seed", "1"), ("seeds", "2")]).expect_err("twice");
+        assert!(
+            e.contains("seed and seeds are the same setting (--seed)"),
+            "{e}"
+        );
+        let e = kw(&[("m", "10,20")]).expect("a list").single();
+        assert!(e.expect_err("two m").contains("give one --m"));
     }
 
     #[test]

@@ -27,6 +27,25 @@ pub struct Prediction {
     pub var_noisy: Vec<f64>,
 }
 
+impl Prediction {
+    /// Never a NaN or infinity handed out as if it were a prediction: the error for the
+    /// first row whose prediction is not finite, `row(i)` naming row i of the input.
+    pub fn check_finite(&self, row: impl Fn(usize) -> String) -> Result<()> {
+        for i in 0..self.mean.len() {
+            let (mean, latent, noisy) = (self.mean[i], self.var_latent[i], self.var_noisy[i]);
+            if !(mean.is_finite() && latent.is_finite() && noisy.is_finite()) {
+                return Err(Error::numerical(format!(
+                    "the prediction at {} is mean {mean}, variance {noisy}: the input is too \
+                     far outside the training data, or the model's numbers too extreme, for \
+                     double precision",
+                    row(i)
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A fitted model with its posterior computed once.
 pub struct Predictor {
     method: &'static dyn Method,

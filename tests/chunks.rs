@@ -3,7 +3,9 @@
 //! chunk of rows at a time (Kuf built, used and dropped per chunk, two passes), gives
 //! the objective, the gradient,
 //! the posterior and the predictions of the one-chunk evaluation to 1e-12 relative,
-//! with chunk sizes that do not divide n. The inter-domain gradients sum terms that
+//! with chunk sizes that do not divide n, whatever the memory budget keeps between the
+//! two passes (kept or computed again, a chunk gives the same bits). The inter-domain
+//! gradients sum terms that
 //! cancel: reversing the order of the rows alone moves them by ~1e-12 of the largest
 //! entry, so there the bound is four times that reordering floor.
 
@@ -15,8 +17,14 @@ use sgpw::methods;
 use sgpw::run_spec::{MethodOptions, RunSpec};
 
 fn chunked(rows: usize, m: usize) -> Exec {
+    budgeted(rows, m, 0)
+}
+
+/// Chunks of `rows` rows with this memory budget for keeping chunks between passes.
+fn budgeted(rows: usize, m: usize, memory_budget: usize) -> Exec {
     Exec {
         chunk_entries: rows * m,
+        memory_budget,
         ..Default::default()
     }
 }
@@ -129,6 +137,14 @@ fn chunked_evaluations_equal_the_whole() {
                 grad_tol,
             );
             assert_eq!(part.jitter, whole.jitter, "{what}: jitter");
+            // keeping one more chunk, or all of them, changes no bit
+            for budget in [8 * rows * (2 * width + 8), usize::MAX] {
+                let kept = meth
+                    .objective(&model, &data, &budgeted(rows, width, budget))
+                    .expect("kept");
+                assert_eq!(kept.nlml, part.nlml, "{what}: nlml, budget {budget}");
+                assert_eq!(kept.grad, part.grad, "{what}: gradient, budget {budget}");
+            }
             let alone = meth.nlml(&model, &data, &exec).expect("nlml");
             close(&format!("{what}: nlml alone"), &[alone], &[whole.nlml]);
             let (p2, _) = meth.posterior(&model, &data, &exec).expect("posterior");

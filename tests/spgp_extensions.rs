@@ -476,14 +476,7 @@ points = [[0.1, 0.2], [0.3, 0.4]]
     });
     assert!(err(&bad).contains("G must not exceed D"), "{}", err(&bad));
     // the other methods' tables
-    let mut fitc = ModelFile::new(
-        "fitc",
-        Hyper {
-            signal_variance: 1.0,
-            lengthscales: vec![1.0],
-            noise_variance: 0.1,
-        },
-    );
+    let mut fitc = ModelFile::new("fitc", Hyper::se(1.0, vec![1.0], 0.1));
     fitc.set(&Inducing {
         points: vec![vec![0.0]],
     });

@@ -125,3 +125,47 @@ fn a_collapsed_fit_is_flagged_by_report() {
         ]
     );
 }
+
+/// The start options work under every kernel: a variance-chosen start (the kernel's
+/// own conditional variances), a scaled lengthscale start and a subset fit first, with
+/// the chosen kernel carried into the saved model.
+#[test]
+fn starts_take_the_run_kernel() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let signal = dir.path().join("signal.csv");
+    write_csv(&signal, true);
+    let s = signal.display().to_string();
+    for kernel in ["matern12", "rq"] {
+        let saved = dir.path().join(format!("{kernel}.toml"));
+        let model = saved.display().to_string();
+        let args = [
+            "fit",
+            "--train",
+            &s,
+            "--method",
+            "fitc",
+            "--m",
+            "10",
+            "--iters",
+            "30",
+            "--kernel",
+            kernel,
+            "--inducing-init",
+            "variance",
+            "--lengthscale-start",
+            "scaled",
+            "--init-lengthscales-from-subset",
+            "100",
+            "--json",
+            "--save-model",
+            &model,
+        ];
+        let v: serde_json::Value = serde_json::from_str(&stdout(&sgpw(&args))).expect("JSON");
+        assert!(
+            v["nlml"].as_f64().is_some_and(f64::is_finite),
+            "{kernel}: {v}"
+        );
+        let text = std::fs::read_to_string(&saved).expect("model");
+        assert!(text.contains(&format!("kernel = \"{kernel}\"")), "{text}");
+    }
+}

@@ -634,3 +634,109 @@ exit $code
         "{files}"
     );
 }
+
+/// A session whose first data set is a damaged Parquet file (issue 31: a page header
+/// that made polars abort the process) and whose second is fine: the app keeps
+/// running, the Data sets pane shows the error, and the other data set works.
+#[test]
+fn a_damaged_parquet_file_is_an_error_in_the_data_sets_pane() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    common::copy_datasets(dir.path());
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::fs::copy(
+        root.join("tests/fixtures/parquet/damaged/byte814_4d.parquet"),
+        dir.path().join("datasets/broken.parquet"),
+    )
+    .expect("copies the damaged file");
+    let session = dir.path().join("sessions/s.toml");
+    std::fs::write(
+        &session,
+        r#"schema_version = 2
+name = "damaged"
+
+[[datasets]]
+name = "broken"
+train = "../datasets/broken.parquet"
+split = 0.5
+
+[[datasets]]
+name = "xsinx3"
+train = "../datasets/xsinx3_train.csv"
+test = "../datasets/xsinx3_test.csv"
+"#,
+    )
+    .expect("writes the session");
+    let mut app = App::start(
+        &["open", session.to_str().expect("utf-8"), "--jobs", "1"],
+        dir.path(),
+        &[],
+    );
+    // the first data set is selected: its error is in the pane (wrapped, and as much
+    // as 80×24 shows)
+    app.wait_for("the error in the Data sets pane", |s| {
+        let pane: String = s
+            .lines()
+            .filter_map(|l| l.strip_prefix('│')?.split('│').next())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let flat = pane.split_whitespace().collect::<Vec<_>>().join(" ");
+        (flat.contains("✗ broken error")
+            && flat.contains("✓ xsinx3")
+            && flat.contains("cannot read as Parquet: the file is damaged: column 'y'")
+            && flat.contains("(row group 1): the page at byte 804"))
+        .then_some(())
+    });
+    assert!(
+        matches!(app.child.try_wait(), Ok(None)),
+        "the app must still run"
+    );
+    // and it still answers keys: select the other data set and see its summary
+    app.send(b"\t");
+    app.keys("j");
+    app.wait_for("xsinx3's summary", |s| {
+        s.contains("n 200 train").then_some(())
+    });
+    app.keys("q");
+    let status = app.wait_exit();
+    assert!(status.success(), "{status:?}");
+}
+
+/// An abort (as a failed allocation ends the process) leaves the terminal as it was:
+/// the SIGABRT handler leaves the alternate screen, shows the cursor and puts the
+/// terminal back in the mode it had before raw mode, then the process ends by SIGABRT.
+#[test]
+fn terminal_is_restored_after_an_abort() {
+    let (dir, session) = demo_copy();
+    let mut app = App::start(
+        &["open", session.to_str().expect("utf-8"), "--jobs", "1"],
+        dir.path(),
+        &[("SGPW_TEST_ABORT", "1")],
+    );
+    let status = app.wait_exit();
+    assert!(!status.success(), "an abort must fail the process");
+    std::thread::sleep(Duration::from_millis(300));
+    let out = app.output.lock().expect("output").clone();
+    let text = String::from_utf8_lossy(&out);
+    let entered = text
+        .find("\x1b[?1049h")
+        .expect("entered the alternate screen");
+    let left = text[entered..]
+        .find("\x1b[?1049l")
+        .expect("left the alternate screen after the abort");
+    assert!(
+        text[entered + left..].contains("\x1b[?25h"),
+        "showed the cursor"
+    );
+    assert!(text.contains("sgpw was aborted (SIGABRT)"), "{text}");
+    let screen = app.screen();
+    assert!(!screen.alternate_screen() && !screen.hide_cursor());
+    // cooked mode again: canonical input and echo, as before raw mode
+    let fd = app._master.as_raw_fd().expect("the pty's descriptor");
+    // SAFETY: termios is plain data; tcgetattr fills it from an open descriptor.
+    let mut mode: libc::termios = unsafe { std::mem::zeroed() };
+    assert_eq!(unsafe { libc::tcgetattr(fd, &mut mode) }, 0);
+    assert!(
+        mode.c_lflag & libc::ICANON != 0 && mode.c_lflag & libc::ECHO != 0,
+        "the terminal is still raw"
+    );
+}

@@ -77,14 +77,7 @@ fn toy() -> Arc<Dataset> {
 }
 
 fn fitc_model(m: usize) -> ModelFile {
-    let mut model = ModelFile::new(
-        "fitc",
-        Hyper {
-            signal_variance: 1.0,
-            lengthscales: vec![1.2],
-            noise_variance: 0.04,
-        },
-    );
+    let mut model = ModelFile::new("fitc", Hyper::se(1.0, vec![1.2], 0.04));
     model.set(&Inducing {
         points: (0..m)
             .map(|i| vec![-4.5 + 9.0 * i as f64 / (m.max(2) - 1) as f64])
@@ -130,14 +123,7 @@ fn result(app: &App, label: &str, m: usize, seed: u64, status: Status) -> RunRes
             if row.spec.method == "fitc" {
                 fitc_model(m)
             } else {
-                ModelFile::new(
-                    "full",
-                    Hyper {
-                        signal_variance: 1.0,
-                        lengthscales: vec![1.2],
-                        noise_variance: 0.01,
-                    },
-                )
+                ModelFile::new("full", Hyper::se(1.0, vec![1.2], 0.01))
             }
         }),
         ..RunResult::new(row.key.clone(), &row.spec.method, status)
@@ -442,14 +428,7 @@ fn prediction_of_a_2d_model_says_what_is_held_fixed() {
         y_test: None,
         notes: vec![],
     };
-    let mut model = ModelFile::new(
-        "fitc",
-        Hyper {
-            signal_variance: 1.0,
-            lengthscales: vec![1.0, 2.0],
-            noise_variance: 0.1,
-        },
-    );
+    let mut model = ModelFile::new("fitc", Hyper::se(1.0, vec![1.0, 2.0], 0.1));
     model.set(&Inducing {
         points: vec![vec![0.5, 1.0], vec![2.0, 3.0]],
     });
@@ -481,14 +460,7 @@ fn prediction_of_spgp_hs_shows_the_pseudo_noise() {
         y_test: None,
         notes: vec![],
     };
-    let mut model = ModelFile::new(
-        "spgp-hs",
-        Hyper {
-            signal_variance: 1.0,
-            lengthscales: vec![1.5],
-            noise_variance: 0.05,
-        },
-    );
+    let mut model = ModelFile::new("spgp-hs", Hyper::se(1.0, vec![1.5], 0.05));
     model.set(&Inducing {
         points: vec![vec![1.0], vec![4.0], vec![7.0]],
     });
@@ -746,4 +718,129 @@ fn demo_session_draws_every_chart() {
             std::fs::write(out, screen(&b)).ok();
         }
     }
+}
+
+/// Issue 22's legends and colours at 80×24, on a session of six methods, two fitc
+/// labels that differ only at the end, five m each (30 runs): methods the old
+/// hue-by-registry-position palette coloured alike (vfe and ssgp, fitc and psds) differ;
+/// the comparison table shows `fitc-std-val0.1` whole, not cut to `fitc-std`; the
+/// evidence legend that cannot name every run says how many it leaves out.
+#[test]
+fn legends_name_every_label_and_count_what_they_leave_out_at_80x24() {
+    let mut text = String::from(
+        "schema_version = 1\nname = \"many\"\n[[datasets]]\nname = \"toy\"\ntrain = \"a.csv\"\n",
+    );
+    let labels = [
+        ("fitc", "fitc-std"),
+        ("fitc", "fitc-std-val0.1"),
+        ("vfe", "vfe"),
+        ("dtc", "dtc"),
+        ("psds", "psds"),
+        ("ssgp", "ssgp"),
+    ];
+    for (method, label) in labels {
+        text += &format!(
+            "[[runs]]\ndataset = \"toy\"\nmethod = \"{method}\"\nlabel = \"{label}\"\nm = [5, 10, 20, 40, 80]\n"
+        );
+    }
+    let session = Session::parse(&text).expect("parses");
+    let (mut app, _) = App::new(PathBuf::from("/nowhere/many.toml"), session, colour());
+    app.update(Event::DataLoaded {
+        name: "toy".into(),
+        epoch: 1,
+        result: Ok(toy()),
+    });
+    let keys: Vec<_> = app
+        .runs
+        .iter()
+        .map(|r| (r.key.clone(), r.spec.method.clone()))
+        .collect();
+    for (i, (key, method)) in keys.iter().enumerate() {
+        let trace: Vec<f64> = (0..30).map(|t| 50.0 + i as f64 - t as f64).collect();
+        app.session.set_result(RunResult {
+            nlml: trace.last().copied(),
+            nmse: Some(0.01 * (i + 1) as f64),
+            mnlp: Some(0.1 * i as f64),
+            iterations: 30,
+            trace,
+            ..RunResult::new(key.clone(), method, Status::Done)
+        });
+    }
+    assert_eq!(app.runs.len(), 30);
+    app.update(Event::Resize(80, 24));
+    let b = render(&app, (80, 24));
+    // evidence: the runs named in the legend ("━" and m) and "+N more" make 18
+    let l = lines(&b);
+    let named: usize = l
+        .iter()
+        .map(|x| {
+            x.match_indices('━')
+                .filter(|(i, _)| x[i + '━'.len_utf8()..].starts_with(|c: char| c.is_ascii_digit()))
+                .count()
+        })
+        .sum();
+    let more: usize = l
+        .iter()
+        .find_map(|x| {
+            let at = x.find(" more")?;
+            x[..at].rsplit('+').next()?.parse().ok()
+        })
+        .unwrap_or_else(|| panic!("no \"+N more\" in the evidence legend:\n{}", screen(&b)));
+    assert_eq!(
+        named + more,
+        30,
+        "{named} named + {more} more:\n{}",
+        screen(&b)
+    );
+    // the runs table colours each label by its palette index: no two methods alike
+    // (at 160×48, where every row shows)
+    let b = render(&app, (160, 48));
+    let l = lines(&b);
+    // (the runs table is the left half of the screen)
+    let fg_of = |label: &str| {
+        let w = b.area.width as usize;
+        l.iter()
+            .enumerate()
+            .find_map(|(y, x)| {
+                let x: String = x.chars().take(w / 2).collect();
+                let at = x.find("done")?;
+                let col = at + x[at..].find(&format!(" {label} "))? + 1;
+                let cx = x[..col].chars().count();
+                Some(b.content[y * w + cx].fg)
+            })
+            .unwrap_or_else(|| panic!("no {label} row:\n{}", screen(&b)))
+    };
+    // (labels the table has room for whole at 160 columns: fitc-std-val0.1 is cut there)
+    let labels: Vec<_> = labels.iter().filter(|(_, l)| l.len() <= 8).collect();
+    let colours: Vec<Color> = labels.iter().map(|(_, label)| fg_of(label)).collect();
+    for (i, a) in colours.iter().enumerate() {
+        for (j, c) in colours.iter().enumerate().skip(i + 1) {
+            assert_ne!(a, c, "{} and {} share a colour", labels[i].1, labels[j].1);
+        }
+    }
+    // comparison: the longer label is shown whole, if wrapped
+    app.update(key(KeyCode::Char('2')));
+    let b = render(&app, (80, 24));
+    let rows: Vec<Vec<char>> = lines(&b).iter().map(|x| x.chars().collect()).collect();
+    let token = |y: usize, col: usize| -> String {
+        rows.get(y).map_or(String::new(), |r| {
+            r.iter().skip(col).take_while(|c| **c != ' ').collect()
+        })
+    };
+    let (y, col) = rows
+        .iter()
+        .enumerate()
+        .find_map(|(y, r)| {
+            let s: String = r.iter().collect();
+            let at = s.find("fitc-std-")?;
+            Some((y, s[..at].chars().count()))
+        })
+        .unwrap_or_else(|| panic!("no fitc-std-val0.1 row:\n{}", screen(&b)));
+    let first = token(y, col);
+    let whole = if first == "fitc-std-val0.1" {
+        first
+    } else {
+        first + &token(y + 1, col)
+    };
+    assert_eq!(whole, "fitc-std-val0.1", "\n{}", screen(&b));
 }

@@ -1,7 +1,7 @@
 //! `sgpw bench`: the time of one NLML + gradient evaluation on synthetic data
 //! (median of R after a warm-up).
 
-use super::{RunArgs, print_json};
+use super::{MemoryArgs, RunArgs, print_json};
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::{Exec, Par};
@@ -17,6 +17,8 @@ use std::time::Instant;
 pub struct BenchArgs {
     #[command(flatten)]
     pub run: RunArgs,
+    #[command(flatten)]
+    pub memory: MemoryArgs,
     /// Time on this data set (CSV or Parquet; target = the last column, inputs used
     /// as given, y centred) instead of synthetic data; --n and --d are then its own.
     #[arg(long)]
@@ -37,6 +39,11 @@ pub struct BenchArgs {
     /// evaluation by evaluation with --method, and report the ratio of the medians.
     #[arg(long)]
     pub against: Option<String>,
+    /// Also measure this machine's rates for the core's kernels (matrix product,
+    /// triangular solve, symmetric update: faer on blocks of columns, with --threads)
+    /// and set the evaluation's time against its arithmetic at those rates.
+    #[arg(long, conflicts_with = "against")]
+    pub roofline: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -86,17 +93,27 @@ pub fn time_alternating(
     specs: &[RunSpec],
     data: &TrainData,
     reps: usize,
-    par: Par,
+    exec: Exec,
 ) -> Result<Vec<(f64, f64)>> {
-    let ctx = RunContext::quiet(Exec::new(par, Default::default()));
+    let ctx = RunContext::quiet(exec);
     let mut timed = specs
         .iter()
         .map(|s| prepare(s, data, &ctx))
         .collect::<Result<Vec<_>>>()?;
+    time(&mut timed, data, reps, &ctx.exec)
+}
+
+/// Median and minimum seconds of each model's evaluation, alternating.
+fn time(
+    timed: &mut [Timed],
+    data: &TrainData,
+    reps: usize,
+    exec: &Exec,
+) -> Result<Vec<(f64, f64)>> {
     for _ in 0..reps.max(1) {
         for t in timed.iter_mut() {
             let start = Instant::now();
-            std::hint::black_box(t.method.objective(&t.model, data, &ctx.exec)?);
+            std::hint::black_box(t.method.objective(&t.model, data, exec)?);
             t.times.push(start.elapsed().as_secs_f64());
         }
     }
@@ -107,6 +124,78 @@ pub fn time_alternating(
             (t.times[t.times.len() / 2], t.times[0])
         })
         .collect())
+}
+
+/// `--roofline`: the evaluation's median time against its arithmetic at this
+/// machine's measured rates.
+fn roofline(spec: &RunSpec, data: &TrainData, reps: usize, exec: Exec, json: bool) -> Result<()> {
+    let par = exec.par;
+    let ctx = RunContext::quiet(exec);
+    let mut timed = [prepare(spec, data, &ctx)?];
+    let (n, d) = (data.y.len(), data.x.ncols());
+    let (method, m) = (timed[0].method, spec.m);
+    let work = method.work(&timed[0].model, n, &ctx.exec)?.ok_or_else(|| {
+        Error::input(format!(
+            "--roofline: the arithmetic of method '{}' has not been counted (the low-rank \
+             methods whose family counts its kernel have: fitc, vfe, dtc, pep, spgp-hs)",
+            method.name()
+        ))
+    })?;
+    let (seconds, _) = time(&mut timed, data, reps, &ctx.exec)?[0];
+    let r = super::roofline::report(seconds, work, n, m, par);
+    let (w, rates) = (&r.work, &r.rates);
+    let unit = n as f64 * (m * m) as f64;
+    let share = |x: f64| x / w.total();
+    if json {
+        return print_json(&serde_json::json!({
+            "method": method.name(), "n": n, "d": d, "m": m, "reps": reps,
+            "threads": par.threads(),
+            "median_eval_seconds": seconds,
+            "arithmetic_seconds": r.arithmetic,
+            "ratio": r.ratio(),
+            "units": w.units(n, m),
+            "multiply_adds": {
+                "gemm": w.gemm, "trsm": w.trsm, "syrk": w.syrk, "small": w.small,
+                "vector": w.vector, "features": w.features, "total": w.total(),
+            },
+            "rates_gflops": {
+                "gemm": 2e-9 * rates.gemm, "trsm": 2e-9 * rates.trsm, "syrk": 2e-9 * rates.syrk,
+            },
+        }));
+    }
+    crate::outln!(
+        "{} n={n} d={d} m={m}, {} threads: median {:.2} ms per NLML+gradient ({reps} reps)",
+        method.name(),
+        par.threads(),
+        seconds * 1e3
+    )?;
+    crate::outln!(
+        "  rates (faer, blocks of {} columns, {} threads): product {:.1}, triangular solve {:.1}, \
+         symmetric update {:.1} GFLOP/s",
+        crate::likelihood::BLOCK,
+        par.threads(),
+        2e-9 * rates.gemm,
+        2e-9 * rates.trsm,
+        2e-9 * rates.syrk
+    )?;
+    crate::outln!(
+        "  arithmetic: {:.2} units of n·m² (product {:.2}, solve {:.2}, update {:.2}); \
+         besides them m³ {:.1}%, per-point vectors {:.1}%, kernel {:.1}% of {:.3e} multiply-adds",
+        w.units(n, m),
+        w.gemm / unit,
+        w.trsm / unit,
+        w.syrk / unit,
+        100.0 * share(w.small),
+        100.0 * share(w.vector),
+        100.0 * share(w.features),
+        w.total()
+    )?;
+    crate::outln!(
+        "  arithmetic at these rates {:.2} ms; time / arithmetic = {:.2}",
+        r.arithmetic * 1e3,
+        r.ratio()
+    )?;
+    Ok(())
 }
 
 /// The memory a benchmark needs, roughly: the inputs and a few n×m (n×n for the
@@ -144,6 +233,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         ));
     }
     let par = Par::from_threads(args.threads);
+    let exec = Exec::new(par, Default::default()).with_memory_budget(args.memory.memory_budget);
     let data = match &args.train {
         Some(path) => {
             let ds = crate::data::load(&crate::data::LoadSpec {
@@ -156,6 +246,9 @@ pub fn run(args: BenchArgs) -> Result<()> {
     };
     let (n, d) = (data.y.len(), data.x.ncols());
     let name = spec.check(n)?.method().name();
+    if args.roofline {
+        return roofline(&spec, &data, args.reps, exec, args.json);
+    }
     if let Some(other) = &args.against {
         let against = RunSpec {
             method: other.clone(),
@@ -163,7 +256,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
             ..spec.clone()
         };
         let nb = against.check(n)?.method().name();
-        let t = time_alternating(&[spec.clone(), against], &data, args.reps, par)?;
+        let t = time_alternating(&[spec.clone(), against], &data, args.reps, exec)?;
         let (ta, tb) = (t[0].0, t[1].0);
         return if args.json {
             print_json(&serde_json::json!({
@@ -185,7 +278,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
             Ok(())
         };
     }
-    let (median, min) = time_alternating(std::slice::from_ref(&spec), &data, args.reps, par)?[0];
+    let (median, min) = time_alternating(std::slice::from_ref(&spec), &data, args.reps, exec)?[0];
     let threads = par.threads();
     if args.json {
         print_json(&serde_json::json!({

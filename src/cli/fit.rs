@@ -1,6 +1,6 @@
 //! `sgpw fit`: train one model, report its metrics, optionally save it.
 
-use super::{DataArgs, RunArgs, print_json};
+use super::{DataArgs, MemoryArgs, RunArgs, print_json};
 use crate::error::Result;
 use crate::exec::Exec;
 use crate::run_context::{Progress, RunContext};
@@ -15,6 +15,8 @@ pub struct FitArgs {
     pub data: DataArgs,
     #[command(flatten)]
     pub run: RunArgs,
+    #[command(flatten)]
+    pub memory: MemoryArgs,
     /// Print one JSON object instead of a readable summary.
     #[arg(long)]
     pub json: bool,
@@ -46,7 +48,8 @@ pub fn run(args: FitArgs) -> Result<()> {
         }
         None => bar.set_message(p.phase.word()),
     };
-    let ctx = RunContext::new(Exec::default(), &sink);
+    let exec = Exec::default().with_memory_budget(args.memory.memory_budget);
+    let ctx = RunContext::new(exec, &sink);
     let result = train::fit(&data, &valid, &ctx);
     bar.finish_and_clear();
     let r = result?;

@@ -9,6 +9,7 @@ mod nlml;
 mod open;
 pub mod out;
 mod predict;
+mod roofline;
 mod run_session;
 mod stream;
 
@@ -120,6 +121,17 @@ impl RunArgs {
     }
 }
 
+/// How much memory an evaluation may spend to save time (fit, bench, nlml).
+#[derive(Args, Clone, Debug, Default)]
+pub struct MemoryArgs {
+    /// Memory an evaluation over data too large for one chunk may spend keeping chunks
+    /// between its two passes instead of computing them again: a size (512M, 4G,
+    /// 1.5GiB), a share of the memory available (25%), or 0. Default: 1/64 of the
+    /// memory available when sgpw starts. It changes the time, never the result.
+    #[arg(long, value_parser = crate::exec::parse_memory_size)]
+    pub memory_budget: Option<usize>,
+}
+
 /// The methods, one per line, for `--help`.
 pub fn method_list() -> String {
     crate::methods::registry()
@@ -137,7 +149,7 @@ pub fn method_list() -> String {
         .join("\n")
 }
 
-/// Exit codes a script can use (the README lists them).
+/// Exit codes a script can use (docs/faults.md lists them).
 pub mod exit {
     /// The command did what was asked.
     pub const OK: u8 = 0;
@@ -172,7 +184,7 @@ pub fn main() -> ExitCode {
     // error naming the file; its default message would only confuse.
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if !crate::data::load::in_guarded_reader() {
+        if !crate::data::guard::in_guarded_reader() {
             default(info);
         }
     }));

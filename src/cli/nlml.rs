@@ -25,13 +25,15 @@ pub struct NlmlArgs {
     /// objective is Titsias's bound, not the evidence.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub memory: super::MemoryArgs,
 }
 
 pub fn run(args: NlmlArgs) -> Result<()> {
     let (model, method) = crate::methods::read_model(&args.model)?;
     let (x, y) = training_data(&model, &args.train, args.target.clone())?;
     let data = model_data(&model, &x, &y)?;
-    let exec = Exec::default();
+    let exec = Exec::default().with_memory_budget(args.memory.memory_budget);
     // a standardized model's objective is in model units: + n·log(target sd) puts it
     // on the raw target scale, where `fit` reports it and every run compares
     let offset = raw_scale_offset(model.standardize.as_ref(), y.len());

@@ -99,20 +99,10 @@ pub fn run(args: PredictArgs) -> Result<()> {
     let written =
         data::load::for_each_input_chunk(&args.input, &features, rows, &mut |first, x| {
             let p = predictor.predict_with(&columns(x)?, &exec)?;
+            p.check_finite(|i| format!("row {} of {}", first + i + 1, args.input.display()))?;
             let mut out = String::with_capacity(64 * p.mean.len());
             for i in 0..p.mean.len() {
-                let (mean, latent, noisy) = (p.mean[i], p.var_latent[i], p.var_noisy[i]);
-                if !(mean.is_finite() && latent.is_finite() && noisy.is_finite()) {
-                    // never a NaN or infinity in the output as if it were a prediction
-                    return Err(Error::numerical(format!(
-                        "the prediction at row {} of {} is mean {mean}, variance {noisy}: the \
-                     input is too far outside the training data, or the model's numbers \
-                     too extreme, for double precision",
-                        first + i + 1,
-                        args.input.display()
-                    )));
-                }
-                let _ = writeln!(out, "{mean},{latent},{noisy}");
+                let _ = writeln!(out, "{},{},{}", p.mean[i], p.var_latent[i], p.var_noisy[i]);
             }
             sink.write(out.as_bytes())
         });

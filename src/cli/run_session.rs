@@ -3,6 +3,7 @@
 
 use super::exit;
 use crate::error::{Error, Result};
+use crate::session::report::ReportFormat;
 use crate::session::shard::{self, Shard};
 use crate::session::{Session, Status, report, runner};
 use crate::{noteln, outln};
@@ -246,13 +247,6 @@ pub struct ReportArgs {
     pub format: ReportFormat,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum ReportFormat {
-    Markdown,
-    Csv,
-    Json,
-}
-
 /// `sgpw report`: the result tables of a session, without running anything. A session
 /// with no results says so on standard error and exits with [`exit::INCOMPLETE`].
 pub fn report(args: ReportArgs) -> Result<u8> {
@@ -266,17 +260,11 @@ pub fn report(args: ReportArgs) -> Result<u8> {
         );
         return Ok(exit::INCOMPLETE);
     }
-    match args.format {
-        ReportFormat::Markdown => {
-            super::out::out(&report::tables(&session, args.merge_generations, args.mse))?
-        }
-        ReportFormat::Csv => super::out::out(&report::csv(&session))?,
-        ReportFormat::Json => {
-            // straight to text, so the keys keep the order of the CSV columns
-            let rows = serde_json::to_string_pretty(&report::rows(&session))
-                .map_err(|e| Error::File(format!("JSON: {e}")))?;
-            outln!("{rows}")?
-        }
-    }
+    super::out::out(&report::render(
+        &session,
+        args.format,
+        args.merge_generations,
+        args.mse,
+    )?)?;
     Ok(exit::OK)
 }

@@ -3,6 +3,8 @@
 //! the user has to find it in their file; bad settings (a split outside (0, 1)) are
 //! [`Error::Input`]. Nothing here panics on user data.
 
+use super::guard::guarded;
+use super::parquet_check::{self, CheckedParquet, Unusable};
 use super::progress::{BLOCK_READ_BYTES, LoadProgress, read_frame};
 use super::stream::{
     NULL_TOKENS, csv_failure, for_each_frame, is_parquet, open, polars_failure, read_csv_file,
@@ -101,7 +103,12 @@ fn read_dataset(
         }
         (None, None) => (train_cols, None),
     };
-    let kept = drop_constant_features(&train.path, &features, &train_cols, &mut notes)?;
+    let kept = drop_constant_features(
+        &features,
+        |j| is_constant(&train_cols[j]),
+        &mut notes,
+        |msg| Error::data(&train.path, msg),
+    )?;
     let (x_train, y_train) = to_matrices(&train_cols, &kept);
     let (x_test, y_test) = match test_cols {
         Some(cols) => {
@@ -145,24 +152,27 @@ pub fn for_each_input_chunk(
     rows: usize,
     each: &mut dyn FnMut(usize, DMatrix<f64>) -> Result<()>,
 ) -> Result<usize> {
-    let csv = !is_parquet(path);
-    for_each_frame(path, rows, &mut |chunk| {
-        let x = inputs_of_frame(path, csv, chunk.frame, chunk.first, features)?;
+    let checked = match is_parquet(path) {
+        true => Some(parquet_check::check(path, &open(path)?)?),
+        false => None,
+    };
+    for_each_frame(path, checked.as_ref(), rows, &mut |chunk| {
+        let x = inputs_of_frame(path, checked.as_ref(), chunk.frame, chunk.first, features)?;
         each(chunk.first, x)
     })
 }
 
 /// The input matrix of rows `offset..` of a file, already read by polars (a chunk of a
-/// large file, see `data::stream`): checked as `load_inputs` checks a whole file, with
-/// errors naming the rows of the file.
+/// large file, see `data::stream`; `parquet` for a Parquet file): checked as
+/// `load_inputs` checks a whole file, with errors naming the rows of the file.
 pub(crate) fn inputs_of_frame(
     path: &Path,
-    csv: bool,
+    parquet: Option<&CheckedParquet>,
     frame: DataFrame,
     offset: usize,
     features: &[String],
 ) -> Result<DMatrix<f64>> {
-    let table = Table::new(path, csv, frame, offset)?;
+    let table = Table::new(path, parquet, frame, offset)?;
     inputs_of(&table, features)
 }
 
@@ -317,31 +327,22 @@ fn split_rows(
 
 /// Indices of the features that vary in the training data; a constant column carries no
 /// information and makes a lengthscale unidentifiable, so it is dropped with a note.
-fn drop_constant_features(
-    path: &Path,
+/// `constant(j)` says whether column j is constant ([`is_constant`]); `fail` makes the
+/// error when every column is (naming the file, or the array).
+pub(crate) fn drop_constant_features(
     features: &[String],
-    cols: &[Vec<f64>],
+    constant: impl Fn(usize) -> bool,
     notes: &mut Vec<String>,
+    fail: impl FnOnce(String) -> Error,
 ) -> Result<Vec<usize>> {
-    let is_constant = |c: &Vec<f64>| {
-        let (lo, hi) = c
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
-                (lo.min(v), hi.max(v))
-            });
-        hi <= lo
-    };
     let (constant, kept): (Vec<usize>, Vec<usize>) =
-        (0..features.len()).partition(|&j| is_constant(&cols[j]));
+        (0..features.len()).partition(|&j| constant(j));
     let names: Vec<&String> = constant.iter().map(|&j| &features[j]).collect();
     if kept.is_empty() {
-        return Err(Error::data(
-            path,
-            format!(
-                "every feature column is constant in the training data ({})",
-                quoted(&names)
-            ),
-        ));
+        return Err(fail(format!(
+            "every feature column is constant in the training data ({})",
+            quoted(&names)
+        )));
     }
     if !constant.is_empty() {
         let list: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
@@ -351,6 +352,16 @@ fn drop_constant_features(
         ));
     }
     Ok(kept)
+}
+
+/// Whether a column's values are all one value.
+pub(crate) fn is_constant<'a>(values: impl IntoIterator<Item = &'a f64>) -> bool {
+    let (lo, hi) = values
+        .into_iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+            (lo.min(v), hi.max(v))
+        });
+    hi <= lo
 }
 
 /// Inputs from the kept feature columns and the target (the last column of `cols`).
@@ -369,6 +380,8 @@ struct Table {
     frame: DataFrame,
     /// Data rows of the file before the frame's first (a chunk of a large file).
     offset: usize,
+    /// Columns of a Parquet file that polars did not decode: not numbers or text.
+    unusable: Vec<Unusable>,
     /// Header names as the file has them, where they had spaces around them.
     trimmed: Vec<String>,
     /// Names given to columns that have values but no name: "(column 3)".
@@ -408,29 +421,59 @@ impl Table {
                 ),
             )
         };
+        let polars = |e: PolarsError| Error::data(path, polars_failure(csv, &e));
+        // A Parquet file is checked before polars decodes any of it.
+        let parquet = match csv {
+            true => None,
+            false => {
+                let checked = parquet_check::check(path, &file)?;
+                checked.check_memory(path)?;
+                Some(checked)
+            }
+        };
         let frame = if len >= BLOCK_READ_BYTES {
             drop(file);
-            guarded(|| read_frame(path, report)).map_err(damaged)??
-        } else if csv {
+            guarded(|| read_frame(path, parquet.as_ref(), report)).map_err(damaged)??
+        } else if let Some(checked) = &parquet {
+            guarded(|| checked.read(file, None))
+                .map_err(damaged)?
+                .map_err(polars)?
+        } else {
             guarded(|| read_csv_file(path, file))
                 .map_err(damaged)??
                 .map_err(|e| Error::data(path, csv_failure(path, &e)))?
-        } else {
-            guarded(|| ParquetReader::new(file).finish())
-                .map_err(damaged)?
-                .map_err(|e| Error::data(path, polars_failure(csv, &e)))?
         };
-        Table::new(path, csv, frame, 0)
+        if let Some(p) = &parquet
+            && frame.height() != p.rows
+        {
+            return Err(damaged(format!(
+                "its footer says {} rows, but {} were read",
+                p.rows,
+                frame.height()
+            )));
+        }
+        Table::new(path, parquet.as_ref(), frame, 0)
     }
 
-    /// A table of `frame` with the spaces around its column names removed (`a,  b`
-    /// has columns 'a' and 'b'), checked for columns, a header and data rows.
-    fn new(path: &Path, csv: bool, mut frame: DataFrame, offset: usize) -> Result<Table> {
-        let raw: Vec<String> = frame
-            .get_column_names()
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+    /// A table of `frame` (rows `offset..` of the file) with the spaces around its
+    /// column names removed (`a,  b` has columns 'a' and 'b'), checked for columns, a
+    /// header and data rows. A CSV file's columns are the frame's; a Parquet file's
+    /// are those its footer lists (`parquet`): the frame holds those sgpw reads, and
+    /// the others are kept to be named with their type if a data set uses them.
+    fn new(
+        path: &Path,
+        parquet: Option<&CheckedParquet>,
+        mut frame: DataFrame,
+        offset: usize,
+    ) -> Result<Table> {
+        let raw: Vec<String> = match parquet {
+            Some(p) => p.names.clone(),
+            None => frame
+                .get_column_names()
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+        };
         // A column without a name: polars calls it "" (and a second one
         // "_duplicated_0"). Without values too it is a comma at the end of every line,
         // and is dropped; with values it gets a name that says where it is, and is
@@ -443,37 +486,54 @@ impl Table {
                         .is_some_and(|k| k.parse::<usize>().is_ok()))
         };
         let mut names = Vec::new();
+        let mut renamed = std::collections::HashMap::new();
         let mut trimmed = Vec::new();
         let mut unnamed = Vec::new();
+        let mut unusable = Vec::new();
         let mut dropped_unnamed = 0;
         for (i, n) in raw.iter().enumerate() {
-            if !is_unnamed(n) {
-                names.push(n.trim().to_string());
+            let name = if !is_unnamed(n) {
                 if n.trim() != n {
                     trimmed.push(n.clone());
                 }
+                n.trim().to_string()
             } else if frame.column(n).is_ok_and(is_empty_column) {
                 frame.drop_in_place(n).map_err(|e| Error::data(path, e))?;
                 dropped_unnamed += 1;
+                continue;
             } else {
                 let name = format!("(column {})", i + 1);
-                names.push(name.clone());
-                unnamed.push(name);
+                unnamed.push(name.clone());
+                name
+            };
+            if let Some(u) = parquet.and_then(|p| p.unusable.iter().find(|u| &u.name == n)) {
+                unusable.push(Unusable {
+                    name: name.clone(),
+                    kind: u.kind.clone(),
+                });
             }
+            renamed.insert(n.clone(), name.clone());
+            names.push(name);
         }
         let mut table = Table {
             path: path.to_path_buf(),
-            csv,
+            csv: parquet.is_none(),
             names,
             frame: DataFrame::empty(),
             offset,
+            unusable,
             trimmed,
             unnamed,
             dropped_unnamed,
         };
         table.check_shape(&frame)?;
+        let frame_names: Vec<String> = frame
+            .get_column_names()
+            .iter()
+            .map(|c| renamed.get(c.as_str()).cloned().unwrap_or(c.to_string()))
+            .collect();
         frame
-            .set_column_names(&table.names)
+            .set_column_names(&frame_names)
             .map_err(|e| table.error(e))?;
         table.frame = frame;
         Ok(table)
@@ -683,6 +743,12 @@ impl Table {
     /// One column as f64 with missing values as NaN. Integers and booleans (0/1) are
     /// numbers; text that does not parse as a number is an error naming the first bad cell.
     fn column_f64(&self, name: &str) -> Result<Vec<f64>> {
+        if let Some(u) = self.unusable.iter().find(|u| u.name == name) {
+            return Err(self.error(format!(
+                "column '{name}' has Parquet type {}, which sgpw cannot use as numbers",
+                u.kind
+            )));
+        }
         let col = self.frame.column(name).map_err(|e| self.error(e))?;
         let dtype = col.dtype();
         let values: Vec<f64> = if dtype.is_string() {
@@ -696,6 +762,17 @@ impl Table {
                 "column '{name}' has type {dtype}, which is not numeric"
             )));
         };
+        // Every later step indexes the columns by row: a reader that returned a
+        // column of another length than the frame (a damaged file) is an error here.
+        if values.len() != self.frame.height() {
+            return Err(self.error(format!(
+                "cannot read as {}: the file is damaged (column '{name}' has {} values, \
+                 but the table has {} rows)",
+                if self.csv { "CSV" } else { "Parquet" },
+                values.len(),
+                self.frame.height()
+            )));
+        }
         if let Some(i) = values.iter().position(|v| v.is_infinite()) {
             return Err(self.error(format!(
                 "column '{name}' has an infinite value at {}: {}",
@@ -729,29 +806,6 @@ impl Table {
         }
         Ok(out)
     }
-}
-
-thread_local! {
-    static IN_READER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Run a third-party reader; a panic inside it becomes `Err(its message)`.
-fn guarded<T>(f: impl FnOnce() -> T) -> std::result::Result<T, String> {
-    IN_READER.with(|c| c.set(true));
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
-    IN_READER.with(|c| c.set(false));
-    r.map_err(|p| {
-        p.downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| p.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "the reader failed".into())
-    })
-}
-
-/// Whether this thread is inside a guarded reader: panic hooks stay quiet there (the
-/// panic becomes an error message naming the file).
-pub fn in_guarded_reader() -> bool {
-    IN_READER.with(|c| c.get())
 }
 
 /// 'a', 'b'

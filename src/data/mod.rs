@@ -1,9 +1,14 @@
 //! Data sets: loading (through polars, the only module that touches it),
 //! validation, splits, standardisation and the synthetic generators.
 
+pub mod arrays;
 pub mod big;
+pub mod guard;
 pub mod load;
 pub mod moments;
+mod parquet_check;
+mod parquet_pages;
+mod parquet_values;
 pub mod progress;
 pub mod stream;
 pub mod synthetic;

@@ -6,6 +6,7 @@
 //! numbers, else text, which the loader then parses cell by cell as it would a
 //! whole file's text column (and names the bad cell's row).
 
+use super::parquet_check::CheckedParquet;
 use super::stream::{Chunk, for_each_frame};
 use crate::error::{Error, Result};
 use polars::prelude::*;
@@ -29,12 +30,16 @@ pub struct LoadProgress {
     pub checking: bool,
 }
 
-/// The whole file as one frame, read a block of rows at a time; `report` hears after
-/// every block.
-pub(crate) fn read_frame(path: &Path, report: &mut dyn FnMut(LoadProgress)) -> Result<DataFrame> {
+/// The whole file as one frame, read a block of rows at a time (`parquet`: the file's
+/// checked footer, if it is one); `report` hears after every block.
+pub(crate) fn read_frame(
+    path: &Path,
+    parquet: Option<&CheckedParquet>,
+    report: &mut dyn FnMut(LoadProgress),
+) -> Result<DataFrame> {
     let mut frames: Vec<DataFrame> = Vec::new();
     let mut rows = 0;
-    for_each_frame(path, BLOCK_ROWS, &mut |chunk: Chunk| {
+    for_each_frame(path, parquet, BLOCK_ROWS, &mut |chunk: Chunk| {
         rows = chunk.first + chunk.frame.height();
         frames.push(chunk.frame);
         report(LoadProgress {
@@ -118,7 +123,8 @@ mod tests {
         }
         std::fs::write(&path, &text).expect("writes");
         let mut seen = Vec::new();
-        let frame = read_frame(&path, &mut |p| seen.push((p.rows, p.fraction))).expect("reads");
+        let frame =
+            read_frame(&path, None, &mut |p| seen.push((p.rows, p.fraction))).expect("reads");
         assert_eq!(seen.len(), 2);
         assert_eq!(seen[1], (BLOCK_ROWS + 10, 1.0));
         assert!(seen[0].1 > 0.9 && seen[0].1 < 1.0, "{seen:?}");

@@ -5,6 +5,8 @@
 //! time, each chunk parsed by polars as a small CSV of its own). Every chunk is checked
 //! as a whole file would be, with errors naming the rows of the file.
 
+use super::guard::guarded;
+use super::parquet_check::{self, CheckedParquet};
 use crate::error::{Error, Result};
 use polars::prelude::*;
 use std::cell::Cell;
@@ -24,17 +26,21 @@ pub(crate) struct Chunk {
 }
 
 /// Call `each` for consecutive blocks of at most `rows` rows of a CSV or Parquet file,
-/// every column as polars reads it. Returns the number of rows read.
+/// every column as polars reads it (of a Parquet file, the columns sgpw can use; its
+/// footer `parquet` if already checked). Returns the number of rows read.
 pub(crate) fn for_each_frame(
     path: &Path,
+    parquet: Option<&CheckedParquet>,
     rows: usize,
     each: &mut dyn FnMut(Chunk) -> Result<()>,
 ) -> Result<usize> {
     let rows = rows.max(1);
-    if is_parquet(path) {
-        parquet_chunks(path, rows, each)
-    } else {
-        csv_chunks(path, rows, each)
+    if !is_parquet(path) {
+        return csv_chunks(path, rows, each);
+    }
+    match parquet {
+        Some(checked) => parquet_chunks(path, checked, rows, each),
+        None => parquet_chunks(path, &parquet_check::check(path, &open(path)?)?, rows, each),
     }
 }
 
@@ -61,20 +67,35 @@ pub(crate) fn open(path: &Path) -> Result<File> {
 
 fn parquet_chunks(
     path: &Path,
+    checked: &CheckedParquet,
     rows: usize,
     each: &mut dyn FnMut(Chunk) -> Result<()>,
 ) -> Result<usize> {
     let fail = |e: PolarsError| Error::data(path, polars_failure(false, &e));
-    let total = ParquetReader::new(open(path)?).num_rows().map_err(fail)?;
+    let damaged = |what: String| {
+        Error::data(
+            path,
+            format!("cannot read as Parquet: the file is damaged ({what})"),
+        )
+    };
+    let total = checked.rows;
     if total == 0 {
         return Err(Error::data(path, "the file has no data rows"));
     }
     for first in (0..total).step_by(rows) {
         let take = rows.min(total - first);
-        let frame = ParquetReader::new(open(path)?)
-            .with_slice(Some((first, take)))
-            .finish()
+        let file = open(path)?;
+        let frame = guarded(|| checked.read(file, Some((first, take))))
+            .map_err(damaged)?
             .map_err(fail)?;
+        if frame.height() != take {
+            return Err(damaged(format!(
+                "rows {}..{} were asked for, {} were read",
+                first + 1,
+                first + take,
+                frame.height()
+            )));
+        }
         each(Chunk {
             first,
             frame,
@@ -363,7 +384,7 @@ mod tests {
         std::fs::write(&gz, enc.finish().expect("compress")).expect("write");
         let blocks = |path: &Path| {
             let mut seen = Vec::new();
-            let rows = for_each_frame(path, 7, &mut |c: Chunk| {
+            let rows = for_each_frame(path, None, 7, &mut |c: Chunk| {
                 seen.push((c.first, c.frame));
                 Ok(())
             })
@@ -401,7 +422,7 @@ mod tests {
         let text = "x,\"multi\nline name\",y\n1,\"a\nb\",2\n3,\"say \"\"hi\"\"\n\",4\n\n5,c,6\n";
         std::fs::write(&path, text).expect("write");
         let mut seen = Vec::new();
-        let rows = for_each_frame(&path, 1, &mut |c: Chunk| {
+        let rows = for_each_frame(&path, None, 1, &mut |c: Chunk| {
             assert_eq!(c.frame.height(), 1, "block at row {}", c.first);
             assert_eq!(c.frame.width(), 3, "block at row {}", c.first);
             let x = c.frame.column("x").expect("x").i64().expect("ints").get(0);

@@ -326,7 +326,6 @@ impl EigenBasis {
     ) -> Result<(ModelFile, Outcome)> {
         let rounds = spec.options.rounds.unwrap_or(DEFAULT_ROUNDS).max(1);
         let stages = 2 * rounds;
-        let dim = model.hyper.lengthscales.len();
         let tie_method = self.pseudo_method();
         let mut model = model;
         let mut total: Option<Outcome> = None;
@@ -351,7 +350,9 @@ impl EigenBasis {
                 model.set(&Eigen {
                     weights: tie_weights(&eig.lambda),
                 });
-                let free = dim + 1..dim + 2 + m;
+                // σ² is the last entry of the packed head
+                let head = hyper::head_len(&model);
+                let free = head - 1..head + m;
                 let (fitted, out) =
                     fit_free(method, model, data, free, budget, phase, continues, ctx)?;
                 model = fitted;
@@ -524,21 +525,12 @@ impl Family for EigenBasis {
         let k = model.kernel();
         let gx = k.grad(&b, x, &kbx, &d_bx, true, false, exec.par);
         let gb = k.grad(&b, &b, &eig.kbb, &d_bb, true, true, exec.par);
-        let d = model.hyper.lengthscales.len();
-        let mut grad = Vec::with_capacity(d + 2 + m * (d + 1));
-        grad.push(
-            gx.log_signal_variance
-                + gb.log_signal_variance
-                + kdiag_grad(model, adj)
-                + jitter_grad(model.jitter_policy(), eig.jitter, &d_bb),
+        let mut grad = hyper::head_grad(
+            model,
+            &[&gx, &gb],
+            kdiag_grad(model, adj) + jitter_grad(model.jitter_policy(), eig.jitter, &d_bb),
+            adj.d_noise,
         );
-        grad.extend(
-            gx.log_lengthscales
-                .iter()
-                .zip(&gb.log_lengthscales)
-                .map(|(a, c)| a + c),
-        );
-        grad.push(super::hyper::noise_grad(model, adj.d_noise));
         // Kuu_jj = 1/w_j: ∂/∂log w_j = −∂L/∂Kuu_jj / w_j
         grad.extend((0..m).map(|j| -adj.d_kuu[(j, j)] / w[j]));
         if let (Some(a), Some(p), Some(q)) = (gx.a, gb.a, gb.b) {

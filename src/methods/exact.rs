@@ -7,6 +7,7 @@ use super::method::{Method, Objective, ValidRunSpec};
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
+use crate::kernel::KernelKind;
 use crate::likelihood::{LatentPrior, Posterior};
 use crate::linalg::{self, Jitter};
 use crate::model_file::{Hyper, ModelFile};
@@ -149,12 +150,12 @@ impl Method for Exact {
         let g = model
             .kernel()
             .grad(&data.x, &data.x, &f.k, &w, false, false, exec.par);
-        let mut grad = vec![g.log_signal_variance];
-        grad.extend(g.log_lengthscales);
-        grad.push(super::hyper::noise_grad(model, w.trace()));
-        if model.jitter.is_none() && f.jitter > 0.0 {
-            grad[0] += f.jitter * w.trace();
-        }
+        let jitter = if model.jitter.is_none() && f.jitter > 0.0 {
+            f.jitter * w.trace()
+        } else {
+            0.0
+        };
+        let grad = super::hyper::head_grad(model, &[&g], jitter, w.trace());
         Ok(Objective {
             nlml: f.nlml,
             grad,
@@ -199,18 +200,20 @@ impl Method for Exact {
 }
 
 /// Fit a full GP on `n_sub` random training points and return its hyperparameters
-/// (the subset initialisation the inter-domain and PSDS papers use on pumadyn-32nm).
+/// (the subset initialisation the inter-domain and PSDS papers use on pumadyn-32nm),
+/// with the kernel `kernel`.
 /// Reports its iterations as the `SubsetInit` phase and stops when the run is cancelled.
 pub fn hyper_from_subset(
     data: &TrainData,
     n_sub: usize,
+    kernel: KernelKind,
     iters: usize,
     start: LengthscaleStart,
     ctx: &RunContext,
     rng: &mut ChaCha8Rng,
 ) -> Result<Hyper> {
     let sub = subset(data, n_sub, rng);
-    let model = ModelFile::new("full", default_hyper(&sub, start));
+    let model = ModelFile::new("full", default_hyper(&sub, start).with_kernel(kernel));
     let n = Exact.pack(&model).len();
     let (fitted, outcome) = fit_free(
         &Exact,

@@ -16,9 +16,9 @@
 //!
 //! Nothing is refactorised from scratch: O(n·d) per step, O(n·d_max²) in all. The DTC
 //! evidence after each step is O(1) from these
-//! (`yᵀC⁻¹y = (yᵀy − ‖γ‖²)/σ²`, `log|C| = (n−d) log σ² + log|σ²I + QᵀQ|`) and is
-//! reported as the run's progress, so the evidence chart draws it against the number
-//! of basis points.
+//! (`yᵀC⁻¹y = (yᵀy − ‖γ‖²)/σ²`, `log|C| = (n−d) log σ² + log|σ²I + QᵀQ|`), and so is
+//! the VFE bound (`+ (n σ0² − Σ‖Q_i‖²)/(2σ²)`); the run's objective is reported as its
+//! progress, so the evidence chart draws it against the number of basis points.
 //!
 //! Scores of a candidate i ∉ I (kernel column `r = K_·,i`):
 //! - RAND: none, a random point;
@@ -33,11 +33,20 @@
 //!   random candidates per step.
 //!
 //! `--adapt K` alternates K times (1) a selection at fixed σ0², ℓ, σ² and (2) an L-BFGS
-//! fit of σ0², ℓ, σ² on the DTC evidence at fixed I; the cache of the next selection
-//! starts from the kernel rows of the previous basis (the paper's §4). The evidence,
-//! its gradient, the posterior and prediction all go through the SE pseudo-input
-//! family with DTC (`pseudo::DTC`, inducing inputs = the selected X_I, held fixed):
-//! the selection's algebra above is the method, never a second likelihood core.
+//! fit of σ0², ℓ, σ² at fixed I; the cache of the next selection starts from the kernel
+//! rows of the previous basis (the paper's §4). The objective of (2), and the one every
+//! greedy run reports, is Titsias's bound (`approx`, default vfe): the DTC evidence
+//! plus `tr(K − Q)/(2σ²)`. The posterior the selection computes (and predicts with, the
+//! projected-process predictive with its prior term σ0² − Q**) is exactly the optimal
+//! posterior of that bound, so (2) fits the model that predicts. The DTC evidence the
+//! paper's §4 writes (`approx = "dtc"`) is the exact evidence of the degenerate model
+//! K_·I K_I⁻¹ f_I, which has no prior term: it cannot see σ0² − Q, and fitted at a
+//! basis that does not span the kernel it doubles σ0² (kin40k, d_max = 500), so every
+//! predictive variance doubles with it (docs/results/greedy-adaptation.md). The
+//! objective, its gradient, the posterior and prediction all go through the SE
+//! pseudo-input family (`pseudo::VFE` / `pseudo::DTC`, inducing inputs = the selected
+//! X_I, held fixed): the selection's algebra above is the method, never a second
+//! likelihood core.
 
 use super::eigen::{Basis, basis_dims, basis_markers, basis_points, set_basis_points};
 use super::hyper::{pack_hyper, random_rows, stage_budget, unpack_hyper};
@@ -49,13 +58,13 @@ use crate::data::TrainData;
 use crate::error::Location;
 use crate::error::{Error, Result};
 use crate::exec::{Exec, Par};
-use crate::kernel::SeArd;
+use crate::kernel::Kernel;
 use crate::likelihood::Posterior;
 use crate::linalg::{self, Jitter};
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness};
 use crate::optim::{Control, Outcome, Stop};
 use crate::run_context::{Phase, RunContext};
-use crate::run_spec::{DataShape, MethodOptions, Naming, Select};
+use crate::run_spec::{ApproxKind, DataShape, MethodOptions, Naming, Select};
 use faer::linalg::matmul::matmul;
 use faer::linalg::triangular_solve::solve_lower_triangular_in_place;
 use faer::{Accum, MatMut, MatRef};
@@ -133,6 +142,8 @@ pub struct Incremental {
     q2: Vec<f64>,
     half_logdet_a: f64,
     gamma2: f64,
+    /// Σ_i ‖Q_i‖² = tr(Q Qᵀ), the trace of the Nyström matrix (the bound's term).
+    trace_q: f64,
 }
 
 /// What including candidate `j` takes: its new rows of chol(K̂_I) and chol(A) and the
@@ -201,6 +212,7 @@ impl Incremental {
             q2: vec![0.0; n],
             half_logdet_a: 0.0,
             gamma2: 0.0,
+            trace_q: 0.0,
         }
     }
 
@@ -246,6 +258,23 @@ impl Incremental {
             + self.half_logdet_a
             + 0.5 * (n - d) * self.noise.ln()
             + 0.5 * n * (2.0 * PI).ln()
+    }
+
+    /// Titsias's negative collapsed ELBO at this basis, in O(1): the DTC NLML plus
+    /// `tr(K − Q)/(2σ²) = (n σ0² − Σ_i ‖Q_i‖²)/(2σ²)`, the prior variance at the training
+    /// points that the basis does not span (docs/methods.md §1, VFE).
+    pub fn bound(&self) -> f64 {
+        let n = self.n() as f64;
+        self.nlml() + 0.5 * (n * self.sf2 - self.trace_q) / self.noise
+    }
+
+    /// The objective `approx` names at this basis: [`Incremental::nlml`] for DTC,
+    /// [`Incremental::bound`] for VFE.
+    pub fn objective(&self, approx: ApproxKind) -> f64 {
+        match approx {
+            ApproxKind::Vfe => self.bound(),
+            _ => self.nlml(),
+        }
     }
 
     /// π̃ at its minimum over α_I: −½ ‖γ‖² (π of the paper's eq. 4 with α_R = 0).
@@ -417,6 +446,7 @@ impl Incremental {
             self.p2[i] += pi * pi;
             self.q2[i] += qi * qi;
         }
+        self.trace_q += linalg::dot(&col.q, &col.q);
         self.p.column_mut(d).copy_from_slice(&p);
         self.q.column_mut(d).copy_from_slice(&col.q);
         self.gamma.push(b);
@@ -509,7 +539,7 @@ impl Incremental {
 /// Kernel columns K(X, x_c) of candidates, with the optional cache of discarded rows.
 struct Rows<'a> {
     x: &'a DMatrix<f64>,
-    kernel: SeArd,
+    kernel: Kernel,
     /// Discarded rows by training index, oldest first out.
     discarded: HashMap<usize, Vec<f64>>,
     fifo: VecDeque<usize>,
@@ -519,7 +549,7 @@ struct Rows<'a> {
 }
 
 impl<'a> Rows<'a> {
-    fn new(x: &'a DMatrix<f64>, kernel: SeArd, capacity: usize) -> Rows<'a> {
+    fn new(x: &'a DMatrix<f64>, kernel: Kernel, capacity: usize) -> Rows<'a> {
         Rows {
             x,
             kernel,
@@ -759,12 +789,13 @@ fn attempt(
     let par = exec.par;
     let mut inc = Incremental::new(&data.y, &model.hyper, jitter, cfg.d_max);
     let mut rows = Rows::new(&data.x, model.kernel(), cfg.discard_cache);
-    let mut trace = vec![inc.nlml()];
+    let approx = objective_kind(model);
+    let mut trace = vec![inc.objective(approx)];
     let mut finished = step(&[], trace[0])? == Control::Finish;
     // in the basis or unusable (numerically in its span)
     let mut taken = Taken::new(n);
     let mut record = |inc: &Incremental, trace: &mut Vec<f64>| -> Result<bool> {
-        let v = inc.nlml();
+        let v = inc.objective(approx);
         trace.push(v);
         Ok(step(inc.rows(), v)? == Control::Finish)
     };
@@ -988,8 +1019,27 @@ fn rule(options: &MethodOptions) -> Select {
     options.select.unwrap_or(Select::Dmax)
 }
 
+/// The objective of a greedy model (`approx`): the VFE bound unless it says `dtc`.
+pub fn objective_kind(model: &ModelFile) -> ApproxKind {
+    model.approx.unwrap_or(ApproxKind::Vfe)
+}
+
+/// The pseudo-input method whose objective is the greedy model's, with the model as
+/// its inducing-input model ([`as_dtc`], or the same as `vfe`).
+fn evidence(model: &ModelFile) -> (&'static dyn Method, ModelFile) {
+    let mut p = as_dtc(model);
+    match objective_kind(model) {
+        ApproxKind::Dtc => (&pseudo::DTC, p),
+        _ => {
+            p.method = pseudo::VFE.name.to_string();
+            (&pseudo::VFE, p)
+        }
+    }
+}
+
 /// The model as the SE pseudo-input method `dtc` with the basis points as its inducing
-/// inputs: what the evidence, its gradient and the posterior are computed on.
+/// inputs: what the posterior and predictions are computed on (the DTC and VFE
+/// posteriors at a fixed basis are one and the same, Titsias 2009).
 pub fn as_dtc(model: &ModelFile) -> ModelFile {
     let mut p = ModelFile::new("dtc", model.hyper.clone());
     p.jitter = model.jitter;
@@ -1028,7 +1078,13 @@ impl Method for Greedy {
         "basis point"
     }
     fn options(&self) -> &'static [&'static str] {
-        &["select", "adapt", "hyper_from_subset", "discard_cache"]
+        &[
+            "select",
+            "adapt",
+            "approx",
+            "hyper_from_subset",
+            "discard_cache",
+        ]
     }
     fn model_tables(&self) -> &'static [&'static str] {
         &[Basis::NAME, GreedyTable::NAME]
@@ -1056,6 +1112,14 @@ impl Method for Greedy {
                  subset for the starting σ0², ℓ, σ²",
                 naming.setting("hyper_from_subset", "N"),
                 naming.setting("init_lengthscales_from_subset", "N")
+            )));
+        }
+        if let Some(a @ (ApproxKind::Fitc | ApproxKind::Pep)) = options.approx {
+            return Err(Error::input(format!(
+                "--approx {} does not apply to greedy: its objective is vfe (the default: \
+                 Titsias's bound, whose optimal posterior is the one the selection computes) \
+                 or dtc (the DTC evidence of the paper's section 4)",
+                a.name()
             )));
         }
         if options.discard_cache.is_some() && matches!(rule(options), Select::Rand | Select::Info) {
@@ -1092,6 +1156,7 @@ impl Method for Greedy {
                 exact::hyper_from_subset(
                     data,
                     n_sub,
+                    hyper.kernel,
                     SUBSET_ITERS,
                     spec.options.lengthscale_start(),
                     ctx,
@@ -1101,6 +1166,8 @@ impl Method for Greedy {
             None => hyper,
         };
         let mut model = ModelFile::new(self.name(), hyper);
+        // the default (vfe) is not written, as for the other methods with --approx
+        model.approx = o.approx.filter(|a| *a == ApproxKind::Dtc);
         set_basis_points(&mut model, &random_rows(&data.x, spec.m, rng));
         Ok(model)
     }
@@ -1130,7 +1197,24 @@ impl Method for Greedy {
         if let Some(p) = &model.posterior {
             p.check(m)?;
         }
+        if let Some(a @ (ApproxKind::Fitc | ApproxKind::Pep)) = model.approx {
+            return Err(Error::input(format!(
+                "approx = \"{}\" does not apply to a greedy model: remove the key (the \
+                 VFE bound) or write approx = \"dtc\"",
+                a.name()
+            )));
+        }
+        if model.alpha.is_some() {
+            return Err(Error::input(
+                "a greedy model has no alpha (that is power EP's): remove the key",
+            ));
+        }
         Ok(())
+    }
+
+    fn objective_name(&self, model: &ModelFile) -> &'static str {
+        let (method, p) = evidence(model);
+        method.objective_name(&p)
     }
 
     /// σ0², ℓ, σ² (the basis is selected, not optimised).
@@ -1144,15 +1228,18 @@ impl Method for Greedy {
         unpack_hyper(theta, model);
     }
 
-    /// The DTC evidence at the basis (`pseudo::DTC`) and its gradient in σ0², ℓ, σ².
+    /// The objective at the basis — the VFE bound (`pseudo::VFE`) or, with
+    /// `approx = "dtc"`, the DTC evidence (`pseudo::DTC`) — and its gradient in σ0², ℓ, σ².
     fn objective(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<Objective> {
-        let mut obj = pseudo::DTC.objective(&as_dtc(model), data, exec)?;
-        obj.grad.truncate(model.hyper.lengthscales.len() + 2);
+        let (method, p) = evidence(model);
+        let mut obj = method.objective(&p, data, exec)?;
+        obj.grad.truncate(super::hyper::head_len(model));
         Ok(obj)
     }
 
     fn nlml(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<f64> {
-        pseudo::DTC.nlml(&as_dtc(model), data, exec)
+        let (method, p) = evidence(model);
+        method.nlml(&p, data, exec)
     }
 
     fn posterior(
@@ -1287,7 +1374,7 @@ impl Method for Greedy {
                 break;
             }
             let budget = stage_budget(spec.iters - used.min(spec.iters), adapt - round);
-            let free = 0..model.hyper.lengthscales.len() + 2;
+            let free = 0..super::hyper::head_len(&model);
             let (fitted, out) = super::hyper::fit_free(
                 self,
                 model,

@@ -5,6 +5,7 @@
 use super::method::Method;
 use crate::data::TrainData;
 use crate::error::{Error, Result};
+use crate::kernel::KernelGrad;
 use crate::model_file::{Hyper, ModelFile};
 use crate::optim::{self, Outcome};
 use crate::run_context::{Phase, RunContext};
@@ -31,19 +32,43 @@ pub fn default_hyper(data: &TrainData, start: LengthscaleStart) -> Hyper {
             scale * if half > 0.0 { half } else { 1.0 }
         })
         .collect();
-    Hyper {
-        signal_variance: sf2,
-        lengthscales,
-        noise_variance: sf2 / 4.0,
-    }
+    Hyper::se(sf2, lengthscales, sf2 / 4.0)
 }
 
-/// Pack σ0², ℓ, σ² as logarithms (the shared head of most parameter vectors); with a
-/// noise floor f, σ² is packed as log(σ² − f), so no step can take it below f.
+/// Pack σ0², ℓ, the kernel's shape (rq's α), σ² as logarithms (the shared head of
+/// most parameter vectors); with a noise floor f, σ² is packed as log(σ² − f), so no
+/// step can take it below f.
 pub fn pack_hyper(model: &ModelFile, out: &mut Vec<f64>) {
     out.push(model.hyper.signal_variance.ln());
     out.extend(model.hyper.lengthscales.iter().map(|l| l.ln()));
+    out.extend(model.hyper.rq_alpha.map(f64::ln));
     out.push((model.hyper.noise_variance - noise_floor(model)).ln());
+}
+
+/// The length of the packed head [log σ0², log ℓ, log α (rq), log σ²].
+pub fn head_len(model: &ModelFile) -> usize {
+    model.hyper.lengthscales.len() + model.hyper.rq_alpha.map_or(0, |_| 1) + 2
+}
+
+/// The gradient of the packed head, in [`pack_hyper`]'s order, from the kernel's
+/// contractions `grads` (e.g. Kuf's and Kuu's) and what else the family adds to
+/// ∂/∂log σ0² (`extra_signal`: the prior diagonal, the jitter) and ∂/∂σ² (`d_noise`).
+pub fn head_grad(
+    model: &ModelFile,
+    grads: &[&KernelGrad],
+    extra_signal: f64,
+    d_noise: f64,
+) -> Vec<f64> {
+    let mut out = Vec::with_capacity(head_len(model));
+    out.push(grads.iter().map(|g| g.log_signal_variance).sum::<f64>() + extra_signal);
+    for d in 0..model.hyper.lengthscales.len() {
+        out.push(grads.iter().map(|g| g.log_lengthscales[d]).sum());
+    }
+    for s in 0..model.hyper.kernel.shape_len() {
+        out.push(grads.iter().map(|g| g.log_shape[s]).sum());
+    }
+    out.push(noise_grad(model, d_noise));
+    out
 }
 
 /// The model's noise floor (0 when it has none).
@@ -63,8 +88,13 @@ pub fn unpack_hyper(theta: &[f64], model: &mut ModelFile) -> usize {
     for (l, t) in model.hyper.lengthscales.iter_mut().zip(&theta[1..=d]) {
         *l = t.exp();
     }
-    model.hyper.noise_variance = noise_floor(model) + theta[d + 1].exp();
-    d + 2
+    let mut at = d + 1;
+    if let Some(a) = model.hyper.rq_alpha.as_mut() {
+        *a = theta[at].exp();
+        at += 1;
+    }
+    model.hyper.noise_variance = noise_floor(model) + theta[at].exp();
+    at + 1
 }
 
 /// σ0², ℓ, σ² as logarithms followed by a matrix of locations (pseudo-inputs,

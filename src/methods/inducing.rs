@@ -9,7 +9,7 @@ use super::hyper::random_rows;
 use super::kmeans;
 use crate::error::Result;
 use crate::exec::Par;
-use crate::kernel::SeArd;
+use crate::kernel::Kernel;
 use crate::model_file::Hyper;
 use crate::run_spec::InducingInit;
 use nalgebra::{DMatrix, DVector};
@@ -37,15 +37,11 @@ pub fn initial_points(
     }
 }
 
-/// The column k(X, x_j) of the starting kernel: the one place this module evaluates
-/// the kernel, so a change of kernel is a change of this function.
-fn kernel_column(x: &DMatrix<f64>, j: usize, hyper: &Hyper) -> DVector<f64> {
-    let k = SeArd {
-        signal_variance: hyper.signal_variance,
-        lengthscales: hyper.lengthscales.clone(),
-    };
+/// The column k(X, x_j) of the starting kernel (whichever `--kernel` the run has):
+/// the one place this module evaluates k between points.
+fn kernel_column(x: &DMatrix<f64>, j: usize, kernel: &Kernel) -> DVector<f64> {
     let row = x.rows(j, 1).into_owned();
-    let col = k.matrix(x, &row, Par::Seq);
+    let col = kernel.matrix(x, &row, Par::Seq);
     DVector::from_column_slice(col.as_slice())
 }
 
@@ -85,8 +81,9 @@ pub fn greedy_variance(
             residual_trace: 0.0,
         };
     }
+    let kernel = hyper.kernel();
     let prior = hyper.signal_variance;
-    let mut d = vec![prior; n];
+    let mut d = kernel.diag(n);
     let mut taken = vec![false; n];
     // rows of C, each n long
     let mut c: Vec<DVector<f64>> = Vec::with_capacity(m);
@@ -97,7 +94,7 @@ pub fn greedy_variance(
         taken[j] = true;
         let dj = d[j];
         if dj > EXPLAINED * prior {
-            let mut e = kernel_column(x, j, hyper);
+            let mut e = kernel_column(x, j, &kernel);
             for row in &c {
                 e.axpy(-row[j], row, 1.0);
             }
@@ -142,20 +139,12 @@ mod tests {
     }
 
     fn hyper(dim: usize) -> Hyper {
-        Hyper {
-            signal_variance: 1.7,
-            lengthscales: (0..dim).map(|d| 0.6 + 0.3 * d as f64).collect(),
-            noise_variance: 0.1,
-        }
+        Hyper::se(1.7, (0..dim).map(|d| 0.6 + 0.3 * d as f64).collect(), 0.1)
     }
 
     /// diag(K − K_S K_SS⁻¹ K_S) by dense algebra.
     fn dense_residual(x: &DMatrix<f64>, s: &[usize], h: &Hyper) -> DVector<f64> {
-        let k = SeArd {
-            signal_variance: h.signal_variance,
-            lengthscales: h.lengthscales.clone(),
-        }
-        .gram(x, Par::Seq);
+        let k = h.kernel().gram(x, Par::Seq);
         let n = x.nrows();
         if s.is_empty() {
             return k.diagonal();
@@ -166,36 +155,42 @@ mod tests {
         DVector::from_fn(n, |i, _| k[(i, i)] - ksf.column(i).dot(&sol.column(i)))
     }
 
-    /// The pivots are the dense argmax of the conditional variance at every step, and
-    /// the residual trace is the dense one.
+    /// Under every kernel, the pivots are the dense argmax of the conditional variance
+    /// at every step, and the residual trace is the dense one.
     #[test]
     fn matches_dense_greedy_reference() {
+        use clap::ValueEnum;
         let x = points(60, 3, 4);
-        let h = hyper(3);
-        let sel = greedy_variance(&x, 12, &h, &mut ChaCha8Rng::seed_from_u64(9));
-        assert_eq!(sel.indices.len(), 12);
-        for t in 1..sel.indices.len() {
-            let r = dense_residual(&x, &sel.indices[..t], &h);
-            let (want, _) = r
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| !sel.indices[..t].contains(i))
-                .fold(
-                    (0, f64::NEG_INFINITY),
-                    |a, (i, &v)| if v > a.1 { (i, v) } else { a },
-                );
-            assert_eq!(sel.indices[t], want, "pivot {t}");
+        for &kind in crate::kernel::KernelKind::value_variants() {
+            let h = hyper(3).with_kernel(kind);
+            let sel = greedy_variance(&x, 12, &h, &mut ChaCha8Rng::seed_from_u64(9));
+            assert_eq!(sel.indices.len(), 12, "{kind}");
+            for t in 1..sel.indices.len() {
+                let r = dense_residual(&x, &sel.indices[..t], &h);
+                let (want, _) = r
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| !sel.indices[..t].contains(i))
+                    .fold(
+                        (0, f64::NEG_INFINITY),
+                        |a, (i, &v)| if v > a.1 { (i, v) } else { a },
+                    );
+                assert_eq!(sel.indices[t], want, "{kind}: pivot {t}");
+            }
+            let r = dense_residual(&x, &sel.indices, &h);
+            let trace: f64 = r.iter().sum();
+            assert!(
+                (sel.residual_trace - trace).abs() <= 1e-9 * h.signal_variance * 60.0,
+                "{kind}: {} vs {trace}",
+                sel.residual_trace
+            );
+            // the greedy choice explains more than a random subset of the same size
+            let random: Vec<usize> = (0..12).map(|i| i * 5).collect();
+            assert!(
+                trace < dense_residual(&x, &random, &h).iter().sum::<f64>(),
+                "{kind}"
+            );
         }
-        let r = dense_residual(&x, &sel.indices, &h);
-        let trace: f64 = r.iter().sum();
-        assert!(
-            (sel.residual_trace - trace).abs() <= 1e-9 * h.signal_variance * 60.0,
-            "{} vs {trace}",
-            sel.residual_trace
-        );
-        // the greedy choice explains more than a random subset of the same size
-        let random: Vec<usize> = (0..12).map(|i| i * 5).collect();
-        assert!(trace < dense_residual(&x, &random, &h).iter().sum::<f64>());
     }
 
     /// One seed, one selection; duplicates and m = n still give m distinct rows.

@@ -17,6 +17,7 @@ use crate::data::TrainData;
 use crate::error::Location;
 use crate::error::{Error, Result};
 use crate::exec::{Exec, Par};
+use crate::kernel::KernelKind;
 use crate::likelihood::Adjoints;
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, rows_to_matrix};
 use crate::run_context::RunContext;
@@ -837,6 +838,16 @@ impl Family for InterDomain {
             widths: None,
         });
         Ok(model)
+    }
+
+    fn refuses_kernel(&self, kind: KernelKind) -> Option<String> {
+        (!kind.is_se()).then(|| {
+            format!(
+                "the inter-domain features are the SE kernel integrated against Gaussian \
+                 windows, which has a closed form only for the SE kernel (none for {kind}); \
+                 use --kernel se, or an inducing-point method (fitc, vfe, ...) with {kind}"
+            )
+        })
     }
 
     fn check(&self, model: &ModelFile) -> Result<usize> {

@@ -12,14 +12,17 @@ use super::method::{Markers, Method, Objective, ValidRunSpec};
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
+use crate::kernel::KernelKind;
 use crate::likelihood::{
-    self, Accumulator, Adjoints, Approx, Backward, Kuu, LowRank, Posterior, Summary,
+    self, Accumulator, Adjoints, Approx, Backward, ChunkValues, Kuu, LowRank, Posterior, Summary,
+    Work,
 };
 use crate::linalg::Jitter;
 use crate::model_file::{Hyper, ModelFile, Witness};
 use crate::optim::Outcome;
 use crate::run_context::RunContext;
 use crate::run_spec::{ApproxKind, DataShape, MethodOptions, Naming, RunSpec};
+use crate::scratch::Scratch;
 use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
 use std::ops::Range;
@@ -44,6 +47,16 @@ pub struct Parts {
 }
 
 impl Parts {
+    /// Give the parts' memory back.
+    pub fn recycle(self, scratch: &Scratch) {
+        scratch.give_matrix(self.kuf);
+        match self.kuu {
+            KuuMatrix::Dense(k) => scratch.give_matrix(k),
+            KuuMatrix::Diagonal(k) => scratch.give(k),
+        }
+        scratch.give(self.kdiag);
+    }
+
     /// Kuu of a family that builds it dense.
     pub fn dense_kuu(&self) -> Result<&DMatrix<f64>> {
         match &self.kuu {
@@ -93,6 +106,10 @@ pub trait Family: Send + Sync + 'static {
     fn seed_help(&self) -> &'static str {
         "the initialisation draws from the seed"
     }
+    /// Why the family cannot use kernel `kind`, if it cannot ([`Method::refuses_kernel`]).
+    fn refuses_kernel(&self, _kind: KernelKind) -> Option<String> {
+        None
+    }
     /// Check the family's tables; returns the number of features m.
     fn check(&self, model: &ModelFile) -> Result<usize>;
     /// The free parameters as one vector: [log σ0², log ℓ, log σ²] then the family's.
@@ -117,6 +134,37 @@ pub trait Family: Send + Sync + 'static {
         adj: &Adjoints,
         exec: &Exec,
     ) -> Result<Vec<f64>>;
+    /// The arithmetic of the family's part of one evaluation on n points whose Kuf
+    /// is built `builds` times per point on average (twice where a chunk is computed
+    /// again): building Kuf and Kuu and pulling their adjoints back, in multiply-adds
+    /// (see `likelihood::Work`). None where it has not been counted.
+    fn feature_work(&self, _model: &ModelFile, _n: usize, _builds: f64) -> Option<f64> {
+        None
+    }
+    /// [`Family::pull_back`] added into `grad` (an empty `grad` first becomes zeros of
+    /// the packed length): the chunk loop's form, which families whose pull-back
+    /// needs no vector of its own implement to allocate nothing.
+    #[allow(clippy::too_many_arguments)] // pull_back's arguments and the sums
+    fn pull_back_into(
+        &self,
+        model: &ModelFile,
+        x: &DMatrix<f64>,
+        parts: &Parts,
+        extra: Self::Extra,
+        adj: &Adjoints,
+        exec: &Exec,
+        grad: &mut Vec<f64>,
+    ) -> Result<()> {
+        let g = self.pull_back(model, x, parts, extra, adj, exec)?;
+        if grad.is_empty() {
+            grad.resize(g.len(), 0.0);
+        }
+        grad.iter_mut().zip(g).for_each(|(a, b)| *a += b);
+        Ok(())
+    }
+    /// Give what [`Family::parts`] built on the way back to `scratch` when it is not
+    /// pulled back (families that build theirs from it).
+    fn recycle(&self, _extra: Self::Extra, _scratch: &Scratch) {}
     /// A degenerate model (SSGP, EigenGP): the prior variance is k*ᵀKuu⁻¹k*.
     fn degenerate(&self) -> bool {
         false
@@ -253,16 +301,11 @@ impl<F: Family> LowRankMethod<F> {
         approx.check()
     }
 
-    /// The rows of each chunk when the data are too large for one evaluation
+    /// The chunks of rows when the data are too large for one evaluation
     /// (`Exec::chunk_entries`); None when they fit.
-    fn chunks(
-        &self,
-        model: &ModelFile,
-        n: usize,
-        exec: &Exec,
-    ) -> Result<Option<Vec<Range<usize>>>> {
+    fn chunks(&self, model: &ModelFile, n: usize, exec: &Exec) -> Result<Option<Chunks>> {
         let rows = exec.chunk_rows(self.family.check(model)?);
-        Ok((n > rows).then(|| (0..n).step_by(rows).map(|r| r..(r + rows).min(n)).collect()))
+        Ok((n > rows).then_some(Chunks { n, rows }))
     }
 
     /// The first pass over the data chunk by chunk: the summary the objective and the
@@ -271,95 +314,245 @@ impl<F: Family> LowRankMethod<F> {
         &self,
         model: &ModelFile,
         data: &TrainData,
-        chunks: &[Range<usize>],
+        chunks: Chunks,
         approx: Approx,
         exec: &Exec,
     ) -> Result<Summary> {
-        let noise = model.hyper.noise_variance;
         let mut acc: Option<Accumulator> = None;
-        for rows in chunks {
-            let x = rows_of(&data.x, rows);
-            let (parts, _) = self.family.parts(model, &x, false, exec)?;
-            let lr = parts.low_rank(noise, approx);
-            let acc = match &mut acc {
-                Some(a) => a,
-                None => acc.insert(Accumulator::new(lr.kuu, lr.jitter, approx, noise, exec)?),
-            };
-            acc.add(&lr, &data.y[rows.clone()], exec, false)?;
+        for k in 0..chunks.len() {
+            self.first_pass(model, data, chunks.get(k), approx, exec, &mut acc)?;
         }
         acc.ok_or_else(|| Error::input("no data"))?.finish(exec)
+    }
+
+    /// One chunk's first pass, building and dropping its parts.
+    fn first_pass(
+        &self,
+        model: &ModelFile,
+        data: &TrainData,
+        rows: Range<usize>,
+        approx: Approx,
+        exec: &Exec,
+        acc: &mut Option<Accumulator>,
+    ) -> Result<()> {
+        let s = &exec.scratch;
+        let x = rows_in(&data.x, &rows, s);
+        let (parts, extra) = self.family.parts(model, &x, false, exec)?;
+        let lr = parts.low_rank(model.hyper.noise_variance, approx);
+        let acc = match acc {
+            Some(a) => a,
+            None => acc.insert(Accumulator::new(lr.kuu, lr.jitter, approx, lr.noise, exec)?),
+        };
+        acc.add(&lr, &data.y[rows], exec, false)?;
+        self.family.recycle(extra, s);
+        parts.recycle(s);
+        s.give_matrix(x);
+        Ok(())
     }
 
     /// The objective and gradient chunk by chunk: two passes over the data, each
     /// chunk's Kuf built, used and dropped in each. The family's pull-back is linear in
     /// the adjoints, so it is applied per chunk (∂/∂Kuf, ∂/∂kdiag) and once more at no
     /// data for what sums over them (∂/∂Kuu, ∂/∂σ²).
+    ///
+    /// The last chunks of the first pass are kept for the second (their inputs, parts
+    /// and, for FITC and power EP, V), as many as `exec.memory_budget` allows besides
+    /// the chunk in hand when the first pass ends, which costs nothing to keep; the
+    /// second pass runs backwards, so it uses them first and frees them before it
+    /// computes any other chunk again. Kept or computed again, a chunk's values are the
+    /// same bits, so the budget changes the time, never the result. (The kept chunks
+    /// live in the frames of [`LowRankMethod::kept_passes`], not in a list: an
+    /// evaluation allocates nothing of its own.) Returns the objective and the jitter;
+    /// the gradient goes into `grad`.
     fn objective_in_chunks(
         &self,
         model: &ModelFile,
         data: &TrainData,
-        chunks: &[Range<usize>],
+        chunks: Chunks,
         approx: Approx,
         exec: &Exec,
-    ) -> Result<Objective> {
-        let summary = self.summary_in_chunks(model, data, chunks, approx, exec)?;
-        let nlml = summary.nlml();
-        if !nlml.is_finite() {
-            return Err(Error::numerical("the NLML is not finite"));
+        grad: &mut Vec<f64>,
+    ) -> Result<(f64, f64)> {
+        let s = &exec.scratch;
+        let m = self.family.check(model)?;
+        let kept_from = chunks.len() - kept_chunks(chunks, m, data.x.ncols(), approx, exec);
+        let mut acc: Option<Accumulator> = None;
+        for k in 0..kept_from {
+            self.first_pass(model, data, chunks.get(k), approx, exec, &mut acc)?;
         }
-        let noise = model.hyper.noise_variance;
-        let mut back = Backward::new(&summary, exec);
-        let mut grad: Vec<f64> = Vec::new();
-        let mut add = |g: Vec<f64>| {
-            if grad.is_empty() {
-                grad = g;
-            } else {
-                grad.iter_mut().zip(g).for_each(|(a, b)| *a += b);
-            }
-        };
-        for rows in chunks {
-            let x = rows_of(&data.x, rows);
+        let mut back = None;
+        self.kept_passes(
+            kept_from, chunks, model, data, approx, exec, &mut acc, &mut back, grad,
+        )?;
+        let (mut back, nlml) = back.ok_or_else(|| Error::input("no data"))?;
+        let jitter = back.summary().jitter();
+        for k in (0..kept_from).rev() {
+            let rows = chunks.get(k);
+            let x = rows_in(&data.x, &rows, s);
             let (parts, extra) = self.family.parts(model, &x, true, exec)?;
-            let lr = parts.low_rank(noise, approx);
-            let (d_kuf, d_kdiag) = back.chunk(&lr, &data.y[rows.clone()], None, exec)?;
-            let m = d_kuf.nrows();
-            let adj = Adjoints {
-                nlml,
-                jitter: summary.jitter(),
-                d_kuf,
-                d_kuu: DMatrix::zeros(m, m),
-                d_kdiag,
-                d_noise: 0.0,
-            };
-            add(self
-                .family
-                .pull_back(model, &x, &parts, extra, &adj, exec)?);
+            self.second_pass(
+                model, data, rows, &x, parts, extra, None, nlml, &mut back, exec, grad,
+            )?;
+            s.give_matrix(x);
         }
         let (d_kuu, d_noise) = back.finish(exec);
-        let none = DMatrix::zeros(0, data.x.ncols());
+        let none = s.matrix(0, data.x.ncols());
         let (parts, extra) = self.family.parts(model, &none, true, exec)?;
         let adj = Adjoints {
             nlml,
-            jitter: summary.jitter(),
-            d_kuf: DMatrix::zeros(d_kuu.nrows(), 0),
+            jitter,
+            d_kuf: s.matrix(m, 0),
             d_kuu,
-            d_kdiag: Vec::new(),
+            d_kdiag: s.take(0),
             d_noise,
         };
-        add(self
-            .family
-            .pull_back(model, &none, &parts, extra, &adj, exec)?);
-        Ok(Objective {
+        self.family
+            .pull_back_into(model, &none, &parts, extra, &adj, exec, grad)?;
+        adj.recycle(s);
+        parts.recycle(s);
+        s.give_matrix(none);
+        Ok((nlml, jitter))
+    }
+
+    /// The kept chunks k.. of [`LowRankMethod::objective_in_chunks`]: chunk k's first
+    /// pass, the later chunks' both passes (by recursion), then chunk k's second pass,
+    /// with its inputs, parts and values still in this frame. At the end of the chunks
+    /// the first pass is complete: `back` gets the second pass's start and the objective.
+    #[allow(clippy::too_many_arguments)] // the evaluation's state, threaded through
+    fn kept_passes(
+        &self,
+        k: usize,
+        chunks: Chunks,
+        model: &ModelFile,
+        data: &TrainData,
+        approx: Approx,
+        exec: &Exec,
+        acc: &mut Option<Accumulator>,
+        back: &mut Option<(Backward, f64)>,
+        grad: &mut Vec<f64>,
+    ) -> Result<()> {
+        let s = &exec.scratch;
+        if k == chunks.len() {
+            let summary = acc
+                .take()
+                .ok_or_else(|| Error::input("no data"))?
+                .finish(exec)?;
+            let nlml = summary.nlml_in(s);
+            if !nlml.is_finite() {
+                summary.recycle(s);
+                return Err(Error::numerical("the NLML is not finite"));
+            }
+            *back = Some((Backward::new(summary, exec), nlml));
+            return Ok(());
+        }
+        let rows = chunks.get(k);
+        let x = rows_in(&data.x, &rows, s);
+        let (parts, extra) = self.family.parts(model, &x, true, exec)?;
+        let values = {
+            let lr = parts.low_rank(model.hyper.noise_variance, approx);
+            let acc = match acc {
+                Some(a) => a,
+                None => acc.insert(Accumulator::new(lr.kuu, lr.jitter, approx, lr.noise, exec)?),
+            };
+            acc.add(&lr, &data.y[rows.clone()], exec, true)?
+        };
+        self.kept_passes(k + 1, chunks, model, data, approx, exec, acc, back, grad)?;
+        let (b, nlml) = back.as_mut().ok_or_else(|| Error::input("no data"))?;
+        let nlml = *nlml;
+        self.second_pass(
+            model, data, rows, &x, parts, extra, values, nlml, b, exec, grad,
+        )?;
+        s.give_matrix(x);
+        Ok(())
+    }
+
+    /// One chunk's second pass and the family's pull-back of its adjoints into `grad`.
+    #[allow(clippy::too_many_arguments)] // the chunk and the evaluation's state
+    fn second_pass(
+        &self,
+        model: &ModelFile,
+        data: &TrainData,
+        rows: Range<usize>,
+        x: &DMatrix<f64>,
+        parts: Parts,
+        extra: F::Extra,
+        values: Option<ChunkValues>,
+        nlml: f64,
+        back: &mut Backward,
+        exec: &Exec,
+        grad: &mut Vec<f64>,
+    ) -> Result<()> {
+        let s = &exec.scratch;
+        let approx = back.summary().approx();
+        let lr = parts.low_rank(model.hyper.noise_variance, approx);
+        let (d_kuf, d_kdiag) = back.chunk(&lr, &data.y[rows], values, exec)?;
+        let m = d_kuf.nrows();
+        let adj = Adjoints {
             nlml,
-            grad,
-            jitter: summary.jitter(),
-        })
+            jitter: back.summary().jitter(),
+            d_kuf,
+            d_kuu: s.zero_matrix(m, m),
+            d_kdiag,
+            d_noise: 0.0,
+        };
+        self.family
+            .pull_back_into(model, x, &parts, extra, &adj, exec, grad)?;
+        adj.recycle(s);
+        parts.recycle(s);
+        Ok(())
     }
 }
 
-/// Rows `rows` of x as a matrix of their own.
-fn rows_of(x: &DMatrix<f64>, rows: &Range<usize>) -> DMatrix<f64> {
-    x.rows(rows.start, rows.len()).into_owned()
+/// n rows cut into chunks of `rows` (the last one shorter).
+#[derive(Clone, Copy, Debug)]
+struct Chunks {
+    n: usize,
+    rows: usize,
+}
+
+impl Chunks {
+    fn len(&self) -> usize {
+        self.n.div_ceil(self.rows)
+    }
+
+    fn get(&self, k: usize) -> Range<usize> {
+        let first = k * self.rows;
+        first..(first + self.rows).min(self.n)
+    }
+}
+
+/// The most chunks the first pass keeps for the second, whatever the budget: each
+/// is a frame of [`LowRankMethod::kept_passes`] on the stack.
+const MAX_KEPT: usize = 256;
+
+/// Bytes a chunk of `rows` rows holds while it is kept: Kuf (and V where the second
+/// pass needs it), its inputs, and its n-vectors. (A family's extras, such as the
+/// sines of the frequency features, are not counted: they are at most another Kuf.)
+fn kept_bytes(rows: usize, m: usize, d: usize, approx: Approx) -> usize {
+    let matrices = if approx.per_point_lambda() { 2 } else { 1 };
+    8 * rows * (m * matrices + d + 4)
+}
+
+/// How many chunks (the last ones) the first pass keeps for the second: the one in
+/// hand when it ends, and as many more as the memory budget holds.
+fn kept_chunks(chunks: Chunks, m: usize, d: usize, approx: Approx, exec: &Exec) -> usize {
+    let mut spent = 0;
+    let mut count = 1;
+    for k in (0..chunks.len().saturating_sub(1)).rev() {
+        spent += kept_bytes(chunks.get(k).len(), m, d, approx);
+        if spent > exec.memory_budget || count == MAX_KEPT {
+            break;
+        }
+        count += 1;
+    }
+    count.min(chunks.len())
+}
+
+/// Rows `rows` of x as a matrix of their own, in memory from `scratch`.
+fn rows_in(x: &DMatrix<f64>, rows: &Range<usize>, scratch: &Scratch) -> DMatrix<f64> {
+    let mut out = scratch.matrix(rows.len(), x.ncols());
+    out.copy_from(&x.rows(rows.start, rows.len()));
+    out
 }
 
 impl<F: Family> Method for LowRankMethod<F> {
@@ -412,6 +605,9 @@ impl<F: Family> Method for LowRankMethod<F> {
         }
         self.family.check_options(options, data, naming)
     }
+    fn refuses_kernel(&self, kind: KernelKind) -> Option<String> {
+        self.family.refuses_kernel(kind)
+    }
     fn objective_name(&self, model: &ModelFile) -> &'static str {
         self.approx_of(model).map_or("NLML", Approx::objective_name)
     }
@@ -462,37 +658,79 @@ impl<F: Family> Method for LowRankMethod<F> {
     }
 
     fn objective(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<Objective> {
+        let mut grad = Vec::new();
+        let (nlml, jitter) = self.objective_into(model, data, exec, &mut grad)?;
+        Ok(Objective { nlml, grad, jitter })
+    }
+
+    fn objective_into(
+        &self,
+        model: &ModelFile,
+        data: &TrainData,
+        exec: &Exec,
+        grad: &mut Vec<f64>,
+    ) -> Result<(f64, f64)> {
         let approx = self.approx_of(model)?;
-        let obj = match self.chunks(model, data.y.len(), exec)? {
-            Some(chunks) => self.objective_in_chunks(model, data, &chunks, approx, exec)?,
+        let s = &exec.scratch;
+        grad.clear();
+        let (nlml, jitter) = match self.chunks(model, data.y.len(), exec)? {
+            Some(chunks) => self.objective_in_chunks(model, data, chunks, approx, exec, grad)?,
             None => {
                 let (parts, extra) = self.family.parts(model, &data.x, true, exec)?;
                 let lr = parts.low_rank(model.hyper.noise_variance, approx);
                 let adj = likelihood::nlml_and_adjoints(&lr, &data.y, exec)?;
-                let grad = self
-                    .family
-                    .pull_back(model, &data.x, &parts, extra, &adj, exec)?;
-                Objective {
-                    nlml: adj.nlml,
-                    grad,
-                    jitter: adj.jitter,
-                }
+                self.family
+                    .pull_back_into(model, &data.x, &parts, extra, &adj, exec, grad)?;
+                let out = (adj.nlml, adj.jitter);
+                adj.recycle(s);
+                parts.recycle(s);
+                out
             }
         };
-        if obj.grad.iter().any(|v| !v.is_finite()) {
+        if grad.iter().any(|v| !v.is_finite()) {
             return Err(Error::numerical(format!(
                 "{}: the gradient is not finite",
                 self.name
             )));
         }
-        Ok(obj)
+        Ok((nlml, jitter))
+    }
+
+    fn work(&self, model: &ModelFile, n: usize, exec: &Exec) -> Result<Option<Work>> {
+        let approx = self.approx_of(model)?;
+        let m = self.family.check(model)?;
+        let d = model.hyper.lengthscales.len();
+        // the points of the chunks the second pass builds again
+        let rebuilt: usize = match self.chunks(model, n, exec)? {
+            None => 0,
+            Some(chunks) => {
+                let kept = kept_chunks(chunks, m, d, approx, exec);
+                (0..chunks.len() - kept).map(|k| chunks.get(k).len()).sum()
+            }
+        };
+        let none = DMatrix::zeros(0, d);
+        let (parts, _) = self.family.parts(model, &none, false, exec)?;
+        let dense = matches!(parts.kuu, KuuMatrix::Dense(_));
+        let builds = 1.0 + rebuilt as f64 / n.max(1) as f64;
+        let Some(features) = self.family.feature_work(model, n, builds) else {
+            return Ok(None);
+        };
+        let recomputed = if approx.per_point_lambda() {
+            rebuilt
+        } else {
+            0
+        };
+        Ok(Some(Work {
+            features,
+            ..Work::of(approx, dense, n, m, recomputed)
+        }))
     }
 
     fn nlml(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<f64> {
         let approx = self.approx_of(model)?;
         if let Some(chunks) = self.chunks(model, data.y.len(), exec)? {
             let nlml = self
-                .summary_in_chunks(model, data, &chunks, approx, exec)?
+                .summary_in_chunks(model, data, chunks, approx, exec)?
                 .nlml();
             return if nlml.is_finite() {
                 Ok(nlml)
@@ -517,7 +755,7 @@ impl<F: Family> Method for LowRankMethod<F> {
         let approx = self.approx_of(model)?;
         let degenerate = self.family.degenerate();
         if let Some(chunks) = self.chunks(model, data.y.len(), exec)? {
-            let summary = self.summary_in_chunks(model, data, &chunks, approx, exec)?;
+            let summary = self.summary_in_chunks(model, data, chunks, approx, exec)?;
             return Ok((summary.posterior(degenerate, exec.par), None));
         }
         let (parts, _) = self.family.parts(model, &data.x, false, exec)?;

@@ -6,6 +6,7 @@
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
+use crate::kernel::KernelKind;
 use crate::likelihood::Posterior;
 use crate::model_file::{Hyper, ModelFile, Witness};
 use crate::optim::Outcome;
@@ -110,6 +111,11 @@ pub trait Method: Send + Sync {
     fn seed_help(&self) -> &'static str {
         "the initialisation draws from the seed"
     }
+    /// Why the method cannot use kernel `kind`, if its mathematics does not allow it
+    /// (checked for run specs before any work and for models when they are read).
+    fn refuses_kernel(&self, _kind: KernelKind) -> Option<String> {
+        None
+    }
     /// What the objective of a model is called ("NLML", "negative ELBO", …).
     fn objective_name(&self, _model: &ModelFile) -> &'static str {
         "NLML"
@@ -133,6 +139,33 @@ pub trait Method: Send + Sync {
     fn unpack(&self, theta: &[f64], model: &mut ModelFile);
     /// Objective and gradient in `pack` order.
     fn objective(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<Objective>;
+    /// [`Method::objective`] with the gradient written into `grad` (resized), so that
+    /// a caller evaluating again and again reuses one vector; returns the objective
+    /// and the jitter. The low-rank methods allocate nothing here after their first
+    /// evaluation with an `exec` (tests/allocations.rs).
+    fn objective_into(
+        &self,
+        model: &ModelFile,
+        data: &TrainData,
+        exec: &Exec,
+        grad: &mut Vec<f64>,
+    ) -> Result<(f64, f64)> {
+        let o = self.objective(model, data, exec)?;
+        grad.clear();
+        grad.extend_from_slice(&o.grad);
+        Ok((o.nlml, o.jitter))
+    }
+    /// The arithmetic of one [`Method::objective`] on n training points with these
+    /// threads and memory budget, by kind (`sgpw bench --roofline`); None where it has
+    /// not been counted.
+    fn work(
+        &self,
+        _model: &ModelFile,
+        _n: usize,
+        _exec: &Exec,
+    ) -> Result<Option<crate::likelihood::Work>> {
+        Ok(None)
+    }
     /// The objective alone (defaults to the objective with its gradient).
     fn nlml(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<f64> {
         Ok(self.objective(model, data, exec)?.nlml)
@@ -218,6 +251,16 @@ pub enum MarkerSize {
 /// rejects tables the method does not read.
 pub fn check_model(method: &dyn Method, model: &ModelFile) -> Result<()> {
     model.check_shared(&method.input_dims(model), method.uses_lengthscales())?;
+    if let Some(why) = method.refuses_kernel(model.hyper.kernel) {
+        return Err(Error::at(
+            crate::error::Location::key("hyper").then("kernel"),
+            format!(
+                "[hyper] kernel = \"{}\": method '{}' cannot use it: {why}",
+                model.hyper.kernel,
+                method.name()
+            ),
+        ));
+    }
     method.check(model)
 }
 
@@ -310,6 +353,14 @@ impl RunSpec {
                     }
                 )));
             }
+        }
+        let kernel = self.options.kernel.unwrap_or_default();
+        if let Some(why) = method.refuses_kernel(kernel) {
+            return Err(Error::input(format!(
+                "kernel = {kernel}{}: method '{}' cannot use it: {why}",
+                naming.flag("kernel"),
+                method.name()
+            )));
         }
         method.check_options(&self.options, data, naming)?;
         Ok(ValidRunSpec {

@@ -110,6 +110,7 @@ impl Method for Nystrom {
             exact::hyper_from_subset(
                 data,
                 n_sub,
+                hyper.kernel,
                 spec.iters,
                 spec.options.lengthscale_start(),
                 ctx,

@@ -28,7 +28,7 @@ use crate::data::TrainData;
 use crate::error::Location;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
-use crate::kernel::SeArd;
+use crate::kernel::Kernel;
 use crate::likelihood::Adjoints;
 use crate::linalg;
 use crate::model_file::{
@@ -97,11 +97,12 @@ fn points(model: &ModelFile, g: usize) -> Result<DMatrix<f64>> {
     required_matrix(&points_at(), &model.require::<Inducing>()?.points, g)
 }
 
-/// The SE kernel of the projected space: σ0², unit lengthscales.
-fn kernel(model: &ModelFile, g: usize) -> SeArd {
-    SeArd {
-        signal_variance: model.hyper.signal_variance,
+/// The model's kernel on the projected space: σ0², unit lengthscales (the projection
+/// carries the scales).
+fn kernel(model: &ModelFile, g: usize) -> Kernel {
+    Kernel {
         lengthscales: vec![1.0; g],
+        ..model.kernel()
     }
 }
 
@@ -286,14 +287,14 @@ impl Family for Projected {
         let gf = k.grad(&z, &u, &parts.kuf, &adj.d_kuf, true, true, exec.par);
         let gu = k.grad(&z, &z, kuu, &adj.d_kuu, true, true, exec.par);
         let (g, d, m) = (z.ncols(), x.ncols(), z.nrows());
-        let mut grad = Vec::with_capacity(2 + g * (d + m) + m);
-        grad.push(
-            gf.log_signal_variance
-                + gu.log_signal_variance
-                + kdiag_grad(model, adj)
-                + jitter_grad(parts.jitter, adj.jitter, &adj.d_kuu),
+        // the head has no lengthscales (the projection carries the scales)
+        let mut grad = super::hyper::head_grad(
+            model,
+            &[&gf, &gu],
+            kdiag_grad(model, adj) + jitter_grad(parts.jitter, adj.jitter, &adj.d_kuu),
+            adj.d_noise,
         );
-        grad.push(super::hyper::noise_grad(model, adj.d_noise));
+        grad.reserve(g * (d + m) + m);
         let (Some(du), Some(dz_f), Some(dz_a), Some(dz_b)) = (gf.b, gf.a, gu.a, gu.b) else {
             return Err(Error::numerical(
                 "internal: the kernel's point gradients were asked for but not returned",

@@ -17,10 +17,12 @@ use crate::data::TrainData;
 use crate::error::Location;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
+use crate::kernel::Kernel;
 use crate::likelihood::Adjoints;
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, required_matrix};
 use crate::run_context::RunContext;
 use crate::run_spec::ApproxKind;
+use crate::scratch::Scratch;
 use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -150,6 +152,32 @@ pub fn pseudo_noise_sizes(signal_variance: f64, h: &[f64]) -> Vec<MarkerSize> {
         .collect()
 }
 
+/// [`inducing_points`] in memory from `scratch` (read from the stored table when it is
+/// well formed; otherwise the checked read says what is wrong).
+fn inducing_points_in(model: &ModelFile, scratch: &Scratch) -> Result<DMatrix<f64>> {
+    let d = model.hyper.lengthscales.len();
+    match model.stored_matrix_in::<Inducing>("points", d, scratch) {
+        Some(z) => Ok(z),
+        None => inducing_points(model),
+    }
+}
+
+/// The model's kernel with its lengthscales in memory from `scratch` (given back with
+/// `scratch.give(k.lengthscales)`): the family builds one on every evaluation.
+fn kernel_in(model: &ModelFile, scratch: &Scratch) -> Kernel {
+    let mut lengthscales = scratch.take(model.hyper.lengthscales.len());
+    lengthscales.copy_from_slice(&model.hyper.lengthscales);
+    Kernel {
+        kind: model.hyper.kernel,
+        signal_variance: model.hyper.signal_variance,
+        lengthscales,
+        rq_alpha: model
+            .hyper
+            .rq_alpha
+            .unwrap_or(crate::kernel::DEFAULT_RQ_ALPHA),
+    }
+}
+
 /// The starting pseudo-noise of SPGP+HS: h_j = 10⁻³·σ0² (small: the model starts
 /// as SPGP, and log h can move either way).
 pub fn initial_pseudo_noise(m: usize, signal_variance: f64) -> PseudoNoise {
@@ -192,7 +220,12 @@ pub fn pseudo_noise(model: &ModelFile, m: usize) -> Result<Vec<f64>> {
 /// `Kuu ← Kuu + diag(h)`; returns the kernel's Kuu as it was (what the kernel's
 /// derivatives are contracted with in the pull-back).
 pub fn add_pseudo_noise(kuu: &mut DMatrix<f64>, h: &[f64]) -> DMatrix<f64> {
-    let plain = kuu.clone();
+    add_pseudo_noise_in(kuu, h, &Scratch::default())
+}
+
+/// [`add_pseudo_noise`] with the copy in memory from `scratch`.
+fn add_pseudo_noise_in(kuu: &mut DMatrix<f64>, h: &[f64], scratch: &Scratch) -> DMatrix<f64> {
+    let plain = scratch.copy(kuu);
     for (j, v) in h.iter().enumerate() {
         kuu[(j, j)] += v;
     }
@@ -248,7 +281,13 @@ impl Family for PseudoInputs {
     }
 
     fn check(&self, model: &ModelFile) -> Result<usize> {
-        let m = inducing_points(model)?.nrows();
+        // the stored rows where they are well formed (no allocation: every evaluation
+        // checks), else the checked read and its located error
+        let d = model.hyper.lengthscales.len();
+        let m = match model.stored_rows::<Inducing>("points", d) {
+            Some(rows) => rows.len(),
+            None => inducing_points(model)?.nrows(),
+        };
         if self.hetero {
             pseudo_noise(model, m)?;
         }
@@ -269,9 +308,9 @@ impl Family for PseudoInputs {
             set_inducing_points(model, &z);
             return;
         }
-        // [hyper, Z (m×D), log h (m)]: m = (len − D − 2)/(D + 1)
+        // [hyper, Z (m×D), log h (m)]: m = (len − head)/(D + 1)
         let d = model.hyper.lengthscales.len();
-        let m = theta.len().saturating_sub(d + 2) / (d + 1);
+        let m = theta.len().saturating_sub(super::hyper::head_len(model)) / (d + 1);
         let (head, log_h) = theta.split_at(theta.len() - m);
         let z = unpack_hyper_and(head, model);
         set_inducing_points(model, &z);
@@ -320,6 +359,18 @@ impl Family for PseudoInputs {
         })
     }
 
+    fn feature_work(&self, model: &ModelFile, n: usize, builds: f64) -> Option<f64> {
+        use crate::kernel::{contract_ops, fill_ops};
+        let (m, d) = (
+            inducing_points(model).ok()?.nrows() as f64,
+            model.hyper.lengthscales.len(),
+        );
+        // Kuf (n×m) and Kuu (m×m) built, and both contracted (Kuu for both its sides)
+        let kuf = n as f64 * m * (builds * fill_ops(d) + contract_ops(d, false));
+        let kuu = m * m * (builds * fill_ops(d) + contract_ops(d, true));
+        Some(kuf + kuu)
+    }
+
     fn parts(
         &self,
         model: &ModelFile,
@@ -327,20 +378,28 @@ impl Family for PseudoInputs {
         _for_gradient: bool,
         exec: &Exec,
     ) -> Result<(Parts, PseudoExtra)> {
-        let z = inducing_points(model)?;
-        let k = model.kernel();
-        let mut kuu = k.gram(&z, exec.par);
+        let s = &exec.scratch;
+        let z = inducing_points_in(model, s)?;
+        let k = kernel_in(model, s);
+        let mut kuu = k.matrix_in(&z, &z, exec.par, s);
         let kernel_kuu = if self.hetero {
-            Some(add_pseudo_noise(&mut kuu, &pseudo_noise(model, z.nrows())?))
+            Some(add_pseudo_noise_in(
+                &mut kuu,
+                &pseudo_noise(model, z.nrows())?,
+                s,
+            ))
         } else {
             None
         };
+        let mut kdiag = s.take(x.nrows());
+        kdiag.fill(model.hyper.signal_variance);
         let parts = Parts {
-            kuf: k.matrix(&z, x, exec.par),
+            kuf: k.matrix_in(&z, x, exec.par, s),
             kuu: KuuMatrix::Dense(kuu),
-            kdiag: vec![model.hyper.signal_variance; x.nrows()],
+            kdiag,
             jitter: model.jitter_policy(),
         };
+        s.give(k.lengthscales);
         Ok((parts, PseudoExtra { z, kernel_kuu }))
     }
 
@@ -353,34 +412,82 @@ impl Family for PseudoInputs {
         adj: &Adjoints,
         exec: &Exec,
     ) -> Result<Vec<f64>> {
+        let mut grad = Vec::new();
+        self.pull_back_into(model, x, parts, extra, adj, exec, &mut grad)?;
+        Ok(grad)
+    }
+
+    fn pull_back_into(
+        &self,
+        model: &ModelFile,
+        x: &DMatrix<f64>,
+        parts: &Parts,
+        extra: PseudoExtra,
+        adj: &Adjoints,
+        exec: &Exec,
+        grad: &mut Vec<f64>,
+    ) -> Result<()> {
+        let s = &exec.scratch;
         let PseudoExtra { z, kernel_kuu } = extra;
         let kuu = match &kernel_kuu {
             Some(k) => k,
             None => parts.dense_kuu()?,
         };
-        let k = model.kernel();
-        let gf = k.grad(&z, x, &parts.kuf, &adj.d_kuf, true, false, exec.par);
-        let gu = k.grad(&z, &z, kuu, &adj.d_kuu, true, true, exec.par);
-        let mut grad = Vec::with_capacity(2 + model.hyper.lengthscales.len() * (z.nrows() + 1));
-        grad.push(
-            gf.log_signal_variance
-                + gu.log_signal_variance
-                + kdiag_grad(model, adj)
-                + jitter_grad(parts.jitter, adj.jitter, &adj.d_kuu),
-        );
-        grad.extend(
-            gf.log_lengthscales
-                .iter()
-                .zip(&gu.log_lengthscales)
-                .map(|(a, b)| a + b),
-        );
-        grad.push(super::hyper::noise_grad(model, adj.d_noise));
-        if let (Some(a), Some(b), Some(c)) = (gf.a, gu.a, gu.b) {
-            grad.extend_from_slice((a + b + c).as_slice());
+        let k = kernel_in(model, s);
+        let gf = k.grad_in(&z, x, &parts.kuf, &adj.d_kuf, true, false, exec.par, s);
+        let gu = k.grad_in(&z, &z, kuu, &adj.d_kuu, true, true, exec.par, s);
+        // D is the kernel's input space (pca-spgp projects the data first)
+        let (m, d) = (z.nrows(), z.ncols());
+        // [log σ0², log ℓ, log α (rq), log σ², X̄ (m×D, column-major), log h]
+        let head = super::hyper::head_len(model);
+        if grad.is_empty() {
+            grad.resize(head + m * d + if self.hetero { m } else { 0 }, 0.0);
+        }
+        grad[0] += gf.log_signal_variance
+            + gu.log_signal_variance
+            + kdiag_grad(model, adj)
+            + jitter_grad(parts.jitter, adj.jitter, &adj.d_kuu);
+        for ((g, a), b) in grad[1..=d]
+            .iter_mut()
+            .zip(&gf.log_lengthscales)
+            .zip(&gu.log_lengthscales)
+        {
+            *g += a + b;
+        }
+        for ((g, a), b) in grad[1 + d..head - 1]
+            .iter_mut()
+            .zip(&gf.log_shape)
+            .zip(&gu.log_shape)
+        {
+            *g += a + b;
+        }
+        grad[head - 1] += super::hyper::noise_grad(model, adj.d_noise);
+        if let (Some(a), Some(b), Some(c)) = (&gf.a, &gu.a, &gu.b) {
+            let points = a.iter().zip(b.iter()).zip(c.iter());
+            for (g, ((a, b), c)) in grad[head..head + m * d].iter_mut().zip(points) {
+                *g += a + b + c;
+            }
         }
         if self.hetero {
-            grad.extend(pseudo_noise_grad(&pseudo_noise(model, z.nrows())?, adj));
+            let h = pseudo_noise(model, m)?;
+            for (g, v) in grad[head + m * d..]
+                .iter_mut()
+                .zip(pseudo_noise_grad(&h, adj))
+            {
+                *g += v;
+            }
         }
-        Ok(grad)
+        gf.recycle(s);
+        gu.recycle(s);
+        s.give(k.lengthscales);
+        self.recycle(PseudoExtra { z, kernel_kuu }, s);
+        Ok(())
+    }
+
+    fn recycle(&self, extra: PseudoExtra, scratch: &Scratch) {
+        scratch.give_matrix(extra.z);
+        if let Some(k) = extra.kernel_kuu {
+            scratch.give_matrix(k);
+        }
     }
 }

@@ -17,8 +17,9 @@ use super::lowrank::{ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts
 use super::method::ValidRunSpec;
 use crate::data::TrainData;
 use crate::error::Location;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::exec::{Exec, Par};
+use crate::kernel::{KernelKind, spectral};
 use crate::likelihood::Adjoints;
 use crate::linalg::{self, Jitter};
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, required_matrix};
@@ -142,6 +143,42 @@ pub fn psds_points(r: usize, d: usize) -> DMatrix<f64> {
     hammersley(r, d).map(normal_quantile)
 }
 
+/// The fixed spectral points of a kernel (r×D, unscaled): for the SE kernel
+/// [`psds_points`]; for a Matérn kernel the Hammersley set in D + 1 dimensions, its
+/// first D coordinates mapped to a normal vector and scaled by the radial factor of
+/// the last (docs/methods.md, "Kernels"). None for a kernel without a sampler (rq).
+pub fn kernel_points(kind: KernelKind, r: usize, d: usize) -> Option<DMatrix<f64>> {
+    if kind.is_se() {
+        return Some(psds_points(r, d));
+    }
+    let h = hammersley(r, d + 1);
+    let mut s = DMatrix::from_fn(r, d, |i, k| normal_quantile(h[(i, k)]));
+    for i in 0..r {
+        let f = spectral::radial_factor(kind, h[(i, d)])?;
+        s.row_mut(i).scale_mut(f);
+    }
+    Some(s)
+}
+
+/// r spectral points drawn from a kernel's spectral density (unscaled); None for a
+/// kernel without a sampler (rq).
+pub fn draw_points(
+    kind: KernelKind,
+    r: usize,
+    d: usize,
+    rng: &mut ChaCha8Rng,
+) -> Option<DMatrix<f64>> {
+    let mut s = DMatrix::zeros(r, d);
+    for i in 0..r {
+        for k in 0..d {
+            s[(i, k)] = StandardNormal.sample(rng);
+        }
+        let f = spectral::draw_radial_factor(kind, rng)?;
+        s.row_mut(i).scale_mut(f);
+    }
+    Some(s)
+}
+
 // ---------------------------------------------------------------- features
 
 /// The absolute frequencies of a model (r×D).
@@ -245,10 +282,17 @@ impl Family for SpectralPoints {
         rng: &mut ChaCha8Rng,
     ) -> Result<ModelFile> {
         let (r, d) = (spec.m, data.x.ncols());
+        let kind = hyper.kernel;
         let s = match spec.options.init.unwrap_or(SpectralInit::Psds) {
-            SpectralInit::Psds => psds_points(r, d),
-            SpectralInit::Random => DMatrix::from_fn(r, d, |_, _| StandardNormal.sample(rng)),
-        };
+            SpectralInit::Psds => kernel_points(kind, r, d),
+            SpectralInit::Random if kind.is_se() => {
+                Some(DMatrix::from_fn(r, d, |_, _| StandardNormal.sample(rng)))
+            }
+            SpectralInit::Random => draw_points(kind, r, d, rng),
+        }
+        .ok_or_else(|| {
+            Error::input(spectral::refusal(kind).unwrap_or_else(|| format!("kernel {kind}")))
+        })?;
         let mut model = ModelFile::new(&spec.method, hyper);
         set_points(&mut model, &s);
         Ok(model)
@@ -256,6 +300,10 @@ impl Family for SpectralPoints {
 
     fn check(&self, model: &ModelFile) -> Result<usize> {
         Ok(2 * frequencies(model)?.nrows())
+    }
+
+    fn refuses_kernel(&self, kind: KernelKind) -> Option<String> {
+        spectral::refusal(kind)
     }
 
     fn tables(&self) -> &'static [&'static str] {
@@ -362,7 +410,7 @@ impl Family for SpectralPoints {
         let Some(stages) = &spec.options.stages else {
             return Vec::new();
         };
-        let n_hyper = model.hyper.lengthscales.len() + 2;
+        let n_hyper = super::hyper::head_len(model);
         let n_all = self.pack(model).len();
         stages
             .iter()

@@ -14,24 +14,27 @@ use rand_chacha::ChaCha8Rng;
 /// subset when `init_lengthscales_from_subset` is set (the inter-domain and PSDS
 /// papers' choice on pumadyn-32nm), else the defaults of docs/methods.md §0.4. Methods draw
 /// their features (frequencies, widths) from these, so the subset fit comes first.
+/// Either way with the run's kernel (`--kernel`).
 pub fn initial_hyper(
     data: &TrainData,
     spec: &ValidRunSpec,
     ctx: &RunContext,
     rng: &mut ChaCha8Rng,
 ) -> Result<Hyper> {
+    let kernel = spec.options.kernel.unwrap_or_default();
     match spec.options.init_lengthscales_from_subset {
         Some(n) => {
             ctx.enter(Phase::SubsetInit);
             super::exact::hyper_from_subset(
                 data,
                 n,
+                kernel,
                 spec.iters.min(200),
                 spec.options.lengthscale_start(),
                 ctx,
                 rng,
             )
         }
-        None => Ok(default_hyper(data, spec.options.lengthscale_start())),
+        None => Ok(default_hyper(data, spec.options.lengthscale_start()).with_kernel(kernel)),
     }
 }

@@ -372,7 +372,7 @@ impl Session {
     /// written; a standardized run's is raw if the result has the constant predictor's
     /// MNLP (written only by the code that also moved NLMLs to the raw scale), and
     /// otherwise unknown: results written before that change are in model units, and
-    /// `sgpw migrate --standardized-nlml` says which (see the README).
+    /// `sgpw migrate --standardized-nlml` says which (see docs/formats.md).
     fn mark_v1_scales(&mut self) {
         let scales: Vec<Option<NlmlScale>> = self
             .results

@@ -69,6 +69,35 @@ fn specs(session: &Session) -> BTreeMap<RunKey, RunSpec> {
     session.all_runs().into_iter().collect()
 }
 
+/// How `report` prints a session's results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    Markdown,
+    Csv,
+    Json,
+}
+
+/// The report as `sgpw report --format` prints it (and Python's `Session.report`):
+/// markdown [`tables`], one [`csv`] line per run, or the [`rows`] as JSON.
+pub fn render(
+    session: &Session,
+    format: ReportFormat,
+    merge_generations: bool,
+    mse: bool,
+) -> crate::error::Result<String> {
+    Ok(match format {
+        ReportFormat::Markdown => tables(session, merge_generations, mse),
+        ReportFormat::Csv => csv(session),
+        ReportFormat::Json => {
+            // straight to text, so the keys keep the order of the CSV columns
+            let mut rows = serde_json::to_string_pretty(&rows(session))
+                .map_err(|e| crate::error::Error::File(format!("JSON: {e}")))?;
+            rows.push('\n');
+            rows
+        }
+    })
+}
+
 /// Markdown tables of every finished result; `mse`: the test MSE instead of the NMSE.
 pub fn tables(session: &Session, merge_generations: bool, mse: bool) -> String {
     // group → label order (first appearance) and (m, label) → results
@@ -158,8 +187,27 @@ pub fn tables(session: &Session, merge_generations: bool, mse: bool) -> String {
     out
 }
 
-/// The footnotes of one table: the marks of runs worse than the constant predictor,
-/// and the labels whose result cannot depend on the seed or whose seeds repeated a
+/// Names joined by "; ", each once: a run named again (the same label, m and seed in
+/// several generations of a merged data set) says how many times, "(in 5 data sets)".
+fn counted(names: Vec<String>) -> String {
+    let mut once: Vec<(String, usize)> = Vec::new();
+    for n in names {
+        match once.iter_mut().find(|(o, _)| *o == n) {
+            Some((_, k)) => *k += 1,
+            None => once.push((n, 1)),
+        }
+    }
+    once.iter()
+        .map(|(n, k)| match k {
+            1 => n.clone(),
+            _ => format!("{n} (in {k} data sets)"),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The footnotes of one table: the marks of runs worse than the constant predictor
+/// or collapsed to it, and the labels whose result cannot depend on the seed or whose seeds repeated a
 /// result.
 fn notes(cells: &Cells, specs: &BTreeMap<RunKey, RunSpec>) -> String {
     let all = || {
@@ -178,7 +226,7 @@ fn notes(cells: &Cells, specs: &BTreeMap<RunKey, RunSpec>) -> String {
         out.push_str(&format!(
             "\n{WORSE_TEST} worse on the test set than the constant predictor (the training \
              mean and variance: NMSE above 1 or MNLP above its MNLP): {}\n",
-            test.join("; ")
+            counted(test)
         ));
     }
     let collapsed: Vec<String> = all()
@@ -191,7 +239,7 @@ fn notes(cells: &Cells, specs: &BTreeMap<RunKey, RunSpec>) -> String {
              the noise variance; {}): {}\n",
             crate::model_file::COLLAPSE_RATIO,
             crate::model_file::COLLAPSE_ADVICE,
-            collapsed.join("; ")
+            counted(collapsed)
         ));
     }
     let valid: Vec<String> = all()
@@ -202,7 +250,7 @@ fn notes(cells: &Cells, specs: &BTreeMap<RunKey, RunSpec>) -> String {
         out.push_str(&format!(
             "\n{WORSE_VALIDATION} worse on the validation set than predicting the training \
              mean (NMSE above 1): {}\n",
-            valid.join("; ")
+            counted(valid)
         ));
     }
     let mut fixed: Vec<String> = Vec::new();
@@ -510,6 +558,20 @@ fn csv_field(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_footnote_names_a_run_once_with_the_data_sets_it_covers() {
+        let names = [
+            "a m=10 seed 1",
+            "a m=10 seed 1",
+            "b m=20 seed 1",
+            "a m=10 seed 1",
+        ];
+        assert_eq!(
+            counted(names.iter().map(|s| s.to_string()).collect()),
+            "a m=10 seed 1 (in 3 data sets); b m=20 seed 1"
+        );
+    }
 
     #[test]
     fn generations_merge_and_cells_average() {

@@ -5,6 +5,7 @@
 //! their outcomes back as events. Producers: an input thread, the run pool, background
 //! loaders and a prediction worker (the newest request replaces queued ones).
 
+mod abort;
 pub mod form;
 pub mod format;
 pub mod forms;
@@ -335,6 +336,7 @@ struct Restore;
 
 impl Drop for Restore {
     fn drop(&mut self) {
+        abort::disarm();
         restore_terminal();
     }
 }
@@ -351,7 +353,7 @@ fn install_panic_hook() {
             .unwrap_or_default();
         if name.starts_with("sgpw-run-")
             || name.starts_with("sgpw-bg-")
-            || crate::data::load::in_guarded_reader()
+            || crate::data::guard::in_guarded_reader()
         {
             return;
         }
@@ -466,6 +468,7 @@ pub fn run(path: &Path, opened: Opened, jobs: usize, ascii: bool) -> Result<Endi
     require_terminal()?;
     install_panic_hook();
     watch_signals(rt.sender())?;
+    abort::install();
     let _restore = Restore;
     enable_raw_mode().map_err(term_err)?;
     TERMINAL_TAKEN.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -475,9 +478,13 @@ pub fn run(path: &Path, opened: Opened, jobs: usize, ascii: bool) -> Result<Endi
     spawn_input(rt.sender());
     rt.run_effects(&mut app, effects);
     terminal.draw(|f| view::draw(f, &app)).map_err(term_err)?;
-    // Hidden trigger for the test that the terminal is restored after a panic.
+    // Hidden triggers for the tests that the terminal is restored after a panic and
+    // after an abort.
     if std::env::var_os("SGPW_TEST_PANIC").is_some_and(|v| v == "1") {
         panic!("SGPW_TEST_PANIC=1: forced panic after the first draw");
+    }
+    if std::env::var_os("SGPW_TEST_ABORT").is_some_and(|v| v == "1") {
+        std::process::abort();
     }
     // A panic in the loop (a bug) or a terminal that fails still autosaves what
     // finished before the error ends the app.

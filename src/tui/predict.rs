@@ -172,14 +172,7 @@ mod tests {
     use crate::model_file::{Hyper, Standardize};
 
     fn model(method: &str, d: usize) -> ModelFile {
-        ModelFile::new(
-            method,
-            Hyper {
-                signal_variance: 2.0,
-                lengthscales: vec![1.0; d],
-                noise_variance: 0.1,
-            },
-        )
+        ModelFile::new(method, Hyper::se(2.0, vec![1.0; d], 0.1))
     }
 
     #[test]

@@ -373,6 +373,16 @@ impl App {
         self.selected_dataset().map(|d| d.name.clone())
     }
 
+    /// The session's labels in series order: a label's position is its colour in the
+    /// runs table and the comparison chart.
+    pub fn label_order(&self) -> Vec<String> {
+        crate::chart::label_order(
+            self.runs
+                .iter()
+                .map(|r| (r.spec.method.as_str(), r.key.label.as_str())),
+        )
+    }
+
     /// Runs the evidence chart shows: the marked ones, else every run with a curve on
     /// the selected data set (NLMLs of different data sets do not share a scale).
     pub fn evidence_runs(&self) -> Vec<&RunRow> {

@@ -1,7 +1,9 @@
-//! Colours and markers. Curves are coloured per run, in shades of their method's hue;
-//! with NO_COLOR every style is plain and each curve has its own glyph instead;
-//! `--ascii` swaps Braille for Dot and keeps glyphs ASCII.
+//! Colours and markers. Series k (a run, or a label) is drawn in the palette's hue k
+//! ([`crate::chart::palette`], shared with `sgpw plot`); with NO_COLOR every style is
+//! plain and each curve has glyph k instead; `--ascii` swaps Braille for Dot and keeps
+//! glyphs ASCII.
 
+use crate::chart::palette;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::symbols::Marker;
 
@@ -10,30 +12,6 @@ pub struct Theme {
     pub color: bool,
     pub ascii: bool,
 }
-
-/// One hue per method (by registry position, so a method keeps its colour), in four
-/// shades (256-colour indices), the method's own first: the curves of one method cycle
-/// through its shades, so fitc m = 10 and m = 25 differ and still read as fitc.
-const FAMILIES: &[[u8; 4]] = &[
-    [51, 31, 123, 38],    // cyan
-    [226, 136, 229, 178], // yellow
-    [207, 127, 219, 165], // magenta
-    [83, 28, 157, 34],    // green
-    [203, 124, 217, 160], // red
-    [75, 27, 153, 33],    // blue
-    [214, 130, 223, 172], // orange
-    [141, 61, 189, 99],   // violet
-    [252, 242, 255, 246], // grey
-    [86, 30, 158, 36],    // teal
-];
-
-/// Without colour, curve k is drawn with glyph k (after these, the letters).
-const GLYPHS: &[&str] = &["•", "+", "x", "o", "*", "#", "@", "%", "=", "~", "&", "$"];
-const ASCII_GLYPHS: &[&str] = &["+", "x", "o", "*", "#", "@", "%", "=", "~", "&", "$", ":"];
-const LETTERS: &[&str] = &[
-    "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "p", "q", "r", "s", "t",
-    "u", "v", "w", "y", "z",
-];
 
 impl Theme {
     /// Colour unless NO_COLOR is set to a non-empty value (no-color.org).
@@ -58,23 +36,13 @@ impl Theme {
         if self.color { c } else { Color::Reset }
     }
 
-    /// A method's own colour.
-    pub fn method_color(&self, index: usize) -> Color {
-        self.run_color(index, 0)
+    /// The colour of series `k` (Reset without colour).
+    pub fn series_color(&self, k: usize) -> Color {
+        self.canvas(Color::Indexed(palette::hue(k).xterm))
     }
 
-    pub fn method_style(&self, index: usize) -> Style {
-        self.fg(self.run_color(index, 0))
-    }
-
-    /// The colour of a method's `shade`-th curve (cycling through its four shades).
-    pub fn run_color(&self, method: usize, shade: usize) -> Color {
-        let family = FAMILIES[method % FAMILIES.len()];
-        self.canvas(Color::Indexed(family[shade % family.len()]))
-    }
-
-    pub fn run_style(&self, method: usize, shade: usize) -> Style {
-        self.fg(self.run_color(method, shade))
+    pub fn series_style(&self, k: usize) -> Style {
+        self.fg(self.series_color(k))
     }
 
     /// The plotting marker: Braille, or Dot for fonts without braille.
@@ -92,12 +60,7 @@ impl Theme {
         if self.color {
             return None;
         }
-        let own = if self.ascii { ASCII_GLYPHS } else { GLYPHS };
-        Some(
-            own.get(k)
-                .copied()
-                .unwrap_or_else(|| LETTERS[(k - own.len()) % LETTERS.len()]),
-        )
+        Some(palette::glyph(k, self.ascii))
     }
 
     /// A curve's mark in a legend: a line in its colour, or its glyph.

@@ -52,6 +52,42 @@ pub fn wrap(text: &str, w: usize) -> Vec<String> {
     wrap_first(text, w, w)
 }
 
+/// A label (no spaces) in lines of at most `w` columns, broken before a `-`, `_`, `.`
+/// or `/` where it can be and cut where it cannot: `fitc-std-val0.1` in 8 columns is
+/// `fitc-std` and `-val0.1`, so it never reads as `fitc-std`.
+pub fn wrap_label(label: &str, w: usize) -> Vec<String> {
+    let w = w.max(1);
+    let mut pieces: Vec<String> = Vec::new();
+    for c in label.chars() {
+        match pieces.last_mut() {
+            Some(p) if !matches!(c, '-' | '_' | '.' | '/') => p.push(c),
+            _ => pieces.push(c.to_string()),
+        }
+    }
+    let mut lines: Vec<String> = vec![String::new()];
+    for mut piece in pieces {
+        while !piece.is_empty() {
+            let line = lines.last_mut().expect("at least one line");
+            if width(line) + width(&piece) <= w {
+                line.push_str(&piece);
+                break;
+            }
+            if !line.is_empty() {
+                lines.push(String::new());
+                continue;
+            }
+            let cut = cut_to(&piece, w);
+            piece = piece[cut.len()..].to_string();
+            *line = cut;
+            lines.push(String::new());
+        }
+    }
+    if lines.len() > 1 && lines.last().is_some_and(String::is_empty) {
+        lines.pop();
+    }
+    lines
+}
+
 /// The longest prefix of `s` at most `w` columns wide (at least one character).
 fn cut_to(s: &str, w: usize) -> String {
     let mut out = String::new();
@@ -93,5 +129,21 @@ mod tests {
         assert_eq!(wrap("σ² ≥ 0 ok", 4), ["σ² ≥", "0 ok"]);
         let long = at_most(wrap("a b c d e f", 3), 2, 5, "…m");
         assert_eq!(long, ["a b", "c d…m"]);
+    }
+
+    /// Labels break before their separators, so a longer label never reads as a shorter
+    /// one cut; a piece longer than a line is cut; nothing of the label is lost.
+    #[test]
+    fn labels_wrap_whole() {
+        assert_eq!(wrap_label("fitc-std", 8), ["fitc-std"]);
+        assert_eq!(wrap_label("fitc-std-val0.1", 8), ["fitc-std", "-val0.1"]);
+        assert_eq!(wrap_label("abcdefghijk", 4), ["abcd", "efgh", "ijk"]);
+        assert_eq!(wrap_label("a-bcdefghij", 4), ["a", "-bcd", "efgh", "ij"]);
+        assert_eq!(wrap_label("", 4), [""]);
+        for (label, w) in [("spgp-hs-m20-val0.25-es", 6), ("x_y.z/w", 2)] {
+            let lines = wrap_label(label, w);
+            assert_eq!(lines.concat(), label);
+            assert!(lines.iter().all(|l| width(l) <= w), "{lines:?}");
+        }
     }
 }

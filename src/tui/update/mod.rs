@@ -510,11 +510,7 @@ mod tests {
         let mut r = done(&k, 0.5);
         r.model = Some(crate::model_file::ModelFile::new(
             "fitc",
-            crate::model_file::Hyper {
-                signal_variance: 1.0,
-                lengthscales: vec![1.0],
-                noise_variance: 0.1,
-            },
+            crate::model_file::Hyper::se(1.0, vec![1.0], 0.1),
         ));
         a.session.set_result(r);
         let e = a.update(Event::Resize(80, 24));

@@ -1,12 +1,14 @@
 //! Comparison: test NMSE (log scale) or MNLP against m (log scale), one line per run
-//! label (the labels of one method in its shades, or each with its own glyph without
-//! colour), for the selected data set, with the numbers in a table beside it.
+//! label (label k of the session in the palette's hue k, as in the runs table, or
+//! glyph k without colour), for the selected data set, with the numbers in a table
+//! beside it that shows each label whole (wrapped when long).
 
-use super::{method_index, pane};
+use super::pane;
 use crate::session::Status;
 use crate::tui::format::{fmt_nmse, fmt_opt, short};
 use crate::tui::state::{App, ChartTab, Metric};
 use crate::tui::widgets::{Curve, LineChart};
+use crate::tui::wrap::{width, wrap_label};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style};
@@ -88,30 +90,37 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         );
         return;
     }
-    let [chart_area, table_area] =
-        Layout::horizontal([Constraint::Min(16), Constraint::Length(33)])
-            .spacing(1)
-            .areas(inner);
+    // One line per label, in the session's label order (its palette index); labels
+    // only in results (merged from elsewhere) after the rest.
+    let mut order = app.label_order();
+    for p in &pts {
+        if !order.contains(&p.label) {
+            order.push(p.label.clone());
+        }
+    }
+    let labels: Vec<(usize, String)> = order
+        .into_iter()
+        .enumerate()
+        .filter(|(_, l)| pts.iter().any(|p| &p.label == l))
+        .collect();
+    // The label column is as wide as the longest label where the chart keeps 16
+    // columns, and at least 8; a longer label wraps in its row.
+    let longest = labels.iter().map(|(_, l)| width(l)).max().unwrap_or(0);
+    let room = (inner.width as usize).saturating_sub(16 + 1 + OTHER_COLUMNS);
+    let label_width = longest.min(room).max(8);
+    let [chart_area, table_area] = Layout::horizontal([
+        Constraint::Min(16),
+        Constraint::Length((OTHER_COLUMNS + label_width) as u16),
+    ])
+    .spacing(1)
+    .areas(inner);
     let value = |p: &Point| match app.metric {
         Metric::Nmse => p.nmse.max(1e-300).log10(),
         Metric::Mnlp => p.mnlp,
     };
-    // One line per label, in registry order of their methods; the labels of one
-    // method in its shades (or, without colour, each with its own glyph).
-    let mut labels: Vec<(usize, String)> = Vec::new();
-    for p in &pts {
-        if !labels.iter().any(|(_, l)| *l == p.label) {
-            labels.push((method_index(&p.method), p.label.clone()));
-        }
-    }
-    labels.sort();
     let looks: Vec<(Color, Option<&'static str>, &'static str)> = labels
         .iter()
-        .enumerate()
-        .map(|(k, (i, _))| {
-            let shade = labels[..k].iter().filter(|(j, _)| j == i).count();
-            (t.run_color(*i, shade), t.curve_glyph(k), t.curve_mark(k))
-        })
+        .map(|(k, _)| (t.series_color(*k), t.curve_glyph(*k), t.curve_mark(*k)))
         .collect();
     let series: Vec<Vec<(f64, f64)>> = labels
         .iter()
@@ -190,20 +199,23 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
                 } else {
                     Style::new()
                 };
+                let label = wrap_label(&p.label, label_width);
+                let height = label.len() as u16;
                 Row::new([
                     Cell::from(*mark).style(style),
-                    Cell::from(p.label.clone()).style(style),
+                    Cell::from(label.join("\n")).style(style),
                     Cell::from(p.m.to_string()),
                     Cell::from(fmt_nmse(Some(p.nmse))).style(bold(Metric::Nmse)),
                     Cell::from(fmt_opt(Some(p.mnlp), 3)).style(bold(Metric::Mnlp)),
                 ])
+                .height(height)
             })
         });
     let table = Table::new(
         rows,
         [
             Constraint::Length(1),
-            Constraint::Length(8),
+            Constraint::Length(label_width as u16),
             Constraint::Length(4),
             Constraint::Length(9),
             Constraint::Min(6),
@@ -213,6 +225,9 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     .column_spacing(1);
     frame.render_widget(table, table_area);
 }
+
+/// Columns of the table besides the label: mark, m, NMSE, MNLP and the spacing.
+const OTHER_COLUMNS: usize = 1 + 4 + 9 + 6 + 4;
 
 fn pad(a: f64, b: f64, f: f64) -> (f64, f64) {
     let w = (b - a).abs().max(0.1);

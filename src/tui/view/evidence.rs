@@ -1,10 +1,12 @@
-//! Evidence: NLML against iteration, live, one curve per run — in a shade of its
-//! method's hue, or without colour with its own glyph — and a legend of label and m.
+//! Evidence: NLML against iteration, live, one curve per run — run k in the palette's
+//! hue k, or without colour with glyph k — and a legend of label and m that says how
+//! many runs it leaves out when it does not fit.
 //! When shown runs score a validation set, their validation MNLP (or NMSE: v) is drawn
 //! under it against the same iterations, so overfitting shows as it happens. During a
 //! replay, the replayed run's curves up to the animation's position.
 
-use super::{method_index, pane};
+use super::pane;
+use crate::chart::method_index;
 use crate::tui::format::short;
 use crate::tui::state::{App, ChartTab, Metric, RunRow, SPEEDS};
 use crate::tui::theme::Theme;
@@ -34,8 +36,8 @@ struct Shown {
     validation: Vec<(f64, f64)>,
 }
 
-/// The shown runs in legend order (method, label, m, seed), each with its colour (the
-/// method's shades in turn) or glyph, and its points.
+/// The shown runs in legend order (method, label, m, seed), run k with hue k (or glyph
+/// k), and its points.
 fn shown(app: &App, width: u16) -> Vec<Shown> {
     let mut rows: Vec<&RunRow> = app.evidence_runs();
     rows.sort_by_key(|r| {
@@ -47,7 +49,6 @@ fn shown(app: &App, width: u16) -> Vec<Shown> {
         )
     });
     let t = &app.theme;
-    let mut shades: Vec<(usize, usize)> = Vec::new(); // (method, curves so far)
     let mut out = Vec::new();
     for row in rows {
         let mut trace = app.trace_of(row);
@@ -87,23 +88,12 @@ fn shown(app: &App, width: u16) -> Vec<Shown> {
         if nlml.is_empty() && validation.is_empty() {
             continue;
         }
-        let method = method_index(&row.spec.method);
-        let shade = match shades.iter_mut().find(|(m, _)| *m == method) {
-            Some((_, n)) => {
-                *n += 1;
-                *n - 1
-            }
-            None => {
-                shades.push((method, 1));
-                0
-            }
-        };
         let k = out.len();
         out.push(Shown {
             label: row.key.label.clone(),
             m: row.key.m,
             seed: row.key.seed,
-            color: t.run_color(method, shade),
+            color: t.series_color(k),
             glyph: t.curve_glyph(k),
             mark: t.curve_mark(k),
             nlml,
@@ -113,14 +103,17 @@ fn shown(app: &App, width: u16) -> Vec<Shown> {
     out
 }
 
+/// A piece of the legend and how many runs it names (a mark names one, a label none).
+type Item = (Span<'static>, usize);
+
 /// The legend: per label, "label m: ━5 ━10", each mark in its curve's colour; a seed
-/// is added where one (label, m) has several ("━5s2"). One span group per label.
-fn legend(shown: &[Shown], t: &Theme) -> Vec<Vec<Span<'static>>> {
-    let mut groups: Vec<Vec<Span<'static>>> = Vec::new();
+/// is added where one (label, m) has several ("━5s2"). One item group per label.
+fn legend(shown: &[Shown], t: &Theme) -> Vec<Vec<Item>> {
+    let mut groups: Vec<Vec<Item>> = Vec::new();
     let mut last_label: Option<&str> = None;
     for s in shown {
         if last_label != Some(&s.label) {
-            groups.push(vec![Span::raw(format!(" {} m:", s.label))]);
+            groups.push(vec![(Span::raw(format!(" {} m:", s.label)), 0)]);
             last_label = Some(&s.label);
         }
         let seeds = shown
@@ -133,24 +126,28 @@ fn legend(shown: &[Shown], t: &Theme) -> Vec<Vec<Span<'static>>> {
             String::new()
         };
         if let Some(g) = groups.last_mut() {
-            g.push(Span::styled(
-                format!(" {}{}{seed}", s.mark, s.m),
-                ratatui::style::Style::new().fg(t.canvas(s.color)),
+            g.push((
+                Span::styled(
+                    format!(" {}{}{seed}", s.mark, s.m),
+                    ratatui::style::Style::new().fg(t.canvas(s.color)),
+                ),
+                1,
             ));
         }
     }
     groups
 }
 
-/// Legend groups laid into lines of at most `width` columns.
-fn wrap_legend(groups: Vec<Vec<Span<'static>>>, width: usize) -> Vec<Line<'static>> {
-    let mut lines: Vec<Vec<Span<'static>>> = vec![Vec::new()];
+/// Legend groups laid into lines of at most `width` columns, each line with the number
+/// of runs it names.
+fn wrap_legend(groups: Vec<Vec<Item>>, width: usize) -> Vec<(Vec<Span<'static>>, usize)> {
+    let mut lines: Vec<(Vec<Span<'static>>, usize)> = vec![(Vec::new(), 0)];
     let mut used = 0;
     for group in groups {
-        for (i, span) in group.into_iter().enumerate() {
+        for (i, (span, runs)) in group.into_iter().enumerate() {
             let w = span.width();
             if used + w + 1 > width && used > 0 {
-                lines.push(Vec::new());
+                lines.push((Vec::new(), 0));
                 used = 0;
             }
             let span = if i == 0 && used > 0 {
@@ -160,17 +157,50 @@ fn wrap_legend(groups: Vec<Vec<Span<'static>>>, width: usize) -> Vec<Line<'stati
             };
             used += span.width();
             if let Some(l) = lines.last_mut() {
-                l.push(span);
+                l.0.push(span);
+                l.1 += runs;
             }
         }
     }
     lines
-        .into_iter()
-        .map(|mut l| {
-            l.push(Span::raw(" "));
-            Line::from(l)
-        })
-        .collect()
+}
+
+/// At most `rows` legend lines of at most `width` columns. When the legend is longer,
+/// the last line shown ends in "+N more" (runs whose curves are drawn but not named),
+/// dropping its own last marks as needed to make room.
+fn fit_legend(
+    mut lines: Vec<(Vec<Span<'static>>, usize)>,
+    rows: usize,
+    width: usize,
+) -> Vec<Line<'static>> {
+    let finish = |mut l: Vec<Span<'static>>| {
+        l.push(Span::raw(" "));
+        Line::from(l)
+    };
+    if lines.len() <= rows {
+        return lines.into_iter().map(|(l, _)| finish(l)).collect();
+    }
+    if rows == 0 {
+        return Vec::new();
+    }
+    let mut hidden: usize = lines[rows..].iter().map(|l| l.1).sum();
+    lines.truncate(rows);
+    let (last, _) = lines.last_mut().expect("rows > 0");
+    loop {
+        let more = format!(" +{hidden} more");
+        let used: usize = last.iter().map(|s| s.width()).sum();
+        if used + more.chars().count() < width || last.is_empty() {
+            last.push(Span::raw(more));
+            break;
+        }
+        // a mark names a run; a label head (" label m:" or " · label m:") names none
+        if let Some(span) = last.pop()
+            && !span.content.ends_with(" m:")
+        {
+            hidden += 1;
+        }
+    }
+    lines.into_iter().map(|(l, _)| finish(l)).collect()
 }
 
 pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
@@ -209,9 +239,11 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let inner = block.inner(area);
     let shown = shown(app, inner.width);
     // The legend goes in the bottom border when it fits there, else inside.
-    let mut legend = wrap_legend(legend(&shown, t), area.width.saturating_sub(2) as usize);
-    let block = if legend.len() == 1 {
-        block.title_bottom(legend.remove(0))
+    let legend_width = area.width.saturating_sub(2) as usize;
+    let lines = wrap_legend(legend(&shown, t), legend_width);
+    let in_border = lines.len() == 1;
+    let block = if in_border {
+        block.title_bottom(fit_legend(lines.clone(), 1, legend_width).remove(0))
     } else {
         block
     };
@@ -228,7 +260,12 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         );
         return;
     }
-    let legend_rows = (legend.len() as u16).min(inner.height / 3);
+    let legend_rows = if in_border {
+        0
+    } else {
+        (lines.len() as u16).min(inner.height / 3).max(1)
+    };
+    let legend = fit_legend(lines, legend_rows as usize, inner.width as usize);
     let [charts, legend_area] =
         Layout::vertical([Constraint::Min(0), Constraint::Length(legend_rows)]).areas(inner);
     frame.render_widget(Paragraph::new(legend), legend_area);
@@ -399,4 +436,55 @@ fn y_range(curves: &[&[(f64, f64)]], full: Option<&[f64]>) -> (f64, f64) {
     }
     let pad = ((hi - lo) * 0.05).max(1e-9 * lo.abs().max(1.0));
     (lo - pad, hi + pad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(line: &Line) -> String {
+        line.spans.iter().map(|s| s.content.as_ref()).collect()
+    }
+
+    fn group(label: &str, ms: &[usize]) -> Vec<Item> {
+        let mut g = vec![(Span::raw(format!(" {label} m:")), 0)];
+        g.extend(ms.iter().map(|m| (Span::raw(format!(" ━{m}")), 1)));
+        g
+    }
+
+    /// A legend that fits is shown whole; one that does not ends in "+N more", and the
+    /// runs it names plus N are all the runs.
+    #[test]
+    fn a_cut_legend_counts_the_runs_it_leaves_out() {
+        let groups = || {
+            vec![
+                group("fitc-std", &[5, 10, 20]),
+                group("fitc-std-val0.1", &[5, 10, 20]),
+                group("vfe", &[5, 10, 20]),
+                group("ssgp", &[5, 10, 20]),
+            ]
+        };
+        let whole = fit_legend(wrap_legend(groups(), 200), 3, 200);
+        assert_eq!(whole.len(), 1);
+        assert!(!text(&whole[0]).contains("more"), "{}", text(&whole[0]));
+        let lines = wrap_legend(groups(), 30);
+        assert!(lines.len() > 2, "{lines:?}");
+        let shown = fit_legend(lines, 2, 30);
+        assert_eq!(shown.len(), 2);
+        let last = text(&shown[1]);
+        let named = shown
+            .iter()
+            .map(|l| text(l).matches('━').count())
+            .sum::<usize>();
+        let more: usize = last
+            .split(" +")
+            .nth(1)
+            .and_then(|s| s.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no \"+N more\" in {last:?}"));
+        assert_eq!(named + more, 12, "{last:?}");
+        assert!(shown.iter().all(|l| l.width() <= 30), "{shown:?}");
+        // no room at all: nothing, rather than a cut line
+        assert!(fit_legend(wrap_legend(groups(), 30), 0, 30).is_empty());
+    }
 }

@@ -131,11 +131,3 @@ pub fn pane<'a>(app: &App, title: impl Into<Line<'a>>, focused: bool) -> Block<'
         .border_style(app.theme.border(focused))
         .title(title.into().style(app.theme.title()))
 }
-
-/// Registry position of a method (its colour index); unknown methods after the rest.
-pub fn method_index(method: &str) -> usize {
-    let reg = crate::methods::registry();
-    reg.iter()
-        .position(|m| m.name() == method)
-        .unwrap_or(reg.len())
-}

@@ -2,7 +2,7 @@
 //! NLML, NMSE, MNLP and time, and "!" where it predicts worse than a constant; the
 //! selected run's details (why "!", failure message, re-run verdict) at the bottom.
 
-use super::{method_index, pane};
+use super::pane;
 use crate::run_context::Phase;
 use crate::tui::format::{fmt_nmse, fmt_opt};
 use crate::tui::state::{Activity, App, Focus, RunStatus, Verdict};
@@ -39,6 +39,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         "", "status", "data", "method", "std", "m", "seed", "iter", "NLML", "NMSE", "MNLP", "time",
     ])
     .style(t.title());
+    let labels = app.label_order();
     let rows = app.runs.iter().map(|row| {
         let status = app.status_of(row);
         let result = app.result_of(row);
@@ -100,7 +101,12 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             })
             .style(status_style),
             Cell::from(row.key.dataset.clone()),
-            Cell::from(row.key.label.clone()).style(t.method_style(method_index(&row.spec.method))),
+            Cell::from(row.key.label.clone()).style(
+                labels
+                    .iter()
+                    .position(|l| *l == row.key.label)
+                    .map_or(Style::new(), |k| t.series_style(k)),
+            ),
             Cell::from(if row.spec.standardize { "std" } else { "raw" }),
             Cell::from(row.key.m.to_string()),
             Cell::from(row.key.seed.to_string()),

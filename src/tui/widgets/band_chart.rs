@@ -157,12 +157,7 @@ impl Widget for BandChart<'_> {
             }
             let glyph = marker_glyph(c.marker_sizes.get(k).copied(), t.ascii);
             let col = ((x - x0) / (x1 - x0) * (w - 1.0)).round() as u16;
-            buf.set_string(
-                markers.x + col,
-                markers.y,
-                glyph,
-                t.method_style(0).patch(t.warn()),
-            );
+            buf.set_string(markers.x + col, markers.y, glyph, t.warn());
         }
         let left = short(x0);
         let right_label = short(x1);

@@ -1,0 +1,321 @@
+"""sgpw — the sparse Gaussian-process workbench, from Python.
+
+numpy in, numpy out: ``sgpw.fit`` trains one model exactly as ``sgpw fit`` does (the
+same Rust code, the same checks and messages), ``Model.predict`` predicts as ``sgpw
+predict`` does, models are the command line's model files, and ``sgpw.Session`` runs
+and reports session files as ``sgpw run`` and ``sgpw report`` do.
+
+    import numpy as np, sgpw
+    X = np.random.default_rng(0).uniform(-3, 3, (500, 1))
+    y = np.sin(2 * X[:, 0]) + 0.1 * np.random.default_rng(1).normal(size=500)
+    model = sgpw.fit(X, y, method="vfe", m=20)
+    mean, var = model.predict(np.linspace(-3, 3, 7)[:, None])
+
+Every option of ``sgpw fit --help`` is a keyword of the same name (underscores for
+dashes): ``restarts=5``, ``alpha=0.5``, ``select="dmax"``; see ``sgpw.keywords()``.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import warnings
+
+import numpy as np
+
+from . import _sgpw
+from ._sgpw import NumericalError, __version__
+
+__all__ = [
+    "Model",
+    "NumericalError",
+    "Session",
+    "fit",
+    "keywords",
+    "load",
+    "methods",
+    "__version__",
+]
+
+
+def _matrix(X, name):
+    """A 2-d float64 array: read in place when it already is one (any strides),
+    converted otherwise (float32, integers, lists, a DataFrame's values)."""
+    a = np.asarray(X, dtype=np.float64)
+    if a.ndim != 2:
+        raise ValueError(
+            f"{name} must be a 2-d array of shape (n_samples, n_features), not one of "
+            f"shape {a.shape}; a single input column is {name}.reshape(-1, 1)"
+        )
+    return a
+
+
+def _vector(y, name):
+    a = np.asarray(y, dtype=np.float64)
+    if a.ndim == 2 and a.shape[1] == 1:
+        a = a[:, 0]
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be a 1-d array of targets, not one of shape {a.shape}")
+    return a
+
+
+def _columns(X):
+    """The column names of a DataFrame, else None."""
+    cols = getattr(X, "columns", None)
+    return None if cols is None else [str(c) for c in cols]
+
+
+def fit(
+    X,
+    y,
+    method=None,
+    m=None,
+    seed=None,
+    iterations=None,
+    standardize=None,
+    X_test=None,
+    y_test=None,
+    *,
+    threads=None,
+    callback=None,
+    **options,
+):
+    """Train one model on (X, y), as ``sgpw fit`` does.
+
+    method, m, seed, iterations, standardize and every keyword in ``options`` are the
+    settings of ``sgpw fit`` by their names (``sgpw.keywords()`` lists them with their
+    help); None (the default) leaves a setting at the command line's default. They are
+    parsed and checked by the command line's code: a bad one raises ValueError with its
+    message. X is (n, D), y is (n,); X_test and y_test, if given, are scored (NMSE,
+    MNLP). Constant input columns are dropped with a warning, as the command line drops
+    them. The fit runs with the GIL released on ``threads`` threads (None: every core;
+    1: one); Ctrl-C raises KeyboardInterrupt. ``callback(iteration, objective)`` is
+    called for each iteration of the fit (objective on the raw target scale); an
+    exception from it stops the fit and is raised.
+    """
+    names = _columns(X)
+    X = _matrix(X, "X")
+    y = _vector(y, "y")
+    if (X_test is None) != (y_test is None):
+        raise ValueError("give both X_test and y_test, or neither")
+    if X_test is not None:
+        X_test = _matrix(X_test, "X_test")
+        y_test = _vector(y_test, "y_test")
+    settings = dict(method=method, m=m, seed=seed, iterations=iterations, standardize=standardize)
+    settings.update(options)
+    core, info = _sgpw.fit(
+        X, y, X_test, y_test, names, list(settings.items()), threads=threads, callback=callback
+    )
+    for note in info["notes"]:
+        warnings.warn(f"sgpw: {note}", UserWarning, stacklevel=2)
+    columns = names if names is not None else [f"x{j}" for j in range(X.shape[1])]
+    model = Model(core, info=info, columns=columns)
+    if not core.stores_posterior:
+        # prediction conditions on the training data again after pickling
+        model._train = (model._select(X), y)
+    return model
+
+
+def load(path, X=None, y=None):
+    """Read a model file written by ``sgpw fit --save-model`` or ``Model.save``.
+
+    A model without a stored posterior (``full``, ``nystrom``) needs the training data it
+    was fitted on, as ``sgpw predict --train`` does."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path}: no such model file")
+    train = None
+    if X is not None or y is not None:
+        train = (_matrix(X, "X"), _vector(y, "y"))
+        core = _sgpw.load(path, *train)
+    else:
+        core = _sgpw.load(path)
+    model = Model(core)
+    if not core.stores_posterior:
+        model._train = train
+    return model
+
+
+def methods():
+    """Every method: name, aliases, summary, what m counts (``m``), what the seed does
+    (``seed``), and the options it reads."""
+    return _sgpw.methods()
+
+
+def keywords():
+    """Every keyword ``fit`` takes, from the command line's declaration: name, the
+    session key and flag it is, help, choices, whether a switch or a list, default."""
+    return _sgpw.keywords()
+
+
+def _from_state(text, train, info, columns):
+    core = _sgpw.from_toml(text, *train) if train is not None else _sgpw.from_toml(text)
+    model = Model(core, info=info, columns=columns)
+    model._train = train
+    return model
+
+
+class Model:
+    """A fitted (or loaded) model: ``predict``, ``save``, ``params`` and the fit's record
+    (``nlml``, ``trace``, ``iterations``, test ``nmse``/``mnlp`` when a test set was
+    given, …)."""
+
+    def __init__(self, core, info=None, columns=None):
+        self._core = core
+        self._info = dict(info) if info else {}
+        self._columns = columns
+        self._train = None
+
+    # the fit's record ---------------------------------------------------------------
+    @property
+    def method(self):
+        return self._core.method
+
+    @property
+    def inputs(self):
+        """The input columns the model takes, in order."""
+        return self._core.inputs
+
+    @property
+    def dim(self):
+        return self._core.dim
+
+    @property
+    def nlml(self):
+        """The objective at the fitted parameters on the raw target scale (the NLML; the
+        negative ELBO for vfe, the power-EP energy for pep), as ``sgpw fit`` reports it."""
+        if "nlml" in self._info:
+            return self._info["nlml"]
+        fit = self._core.fit_info
+        return None if fit is None else fit["nlml"]
+
+    @property
+    def objective(self):
+        return self._core.objective_name
+
+    @property
+    def trace(self):
+        """The objective after each iteration, from the initial value (raw target scale);
+        None for a loaded model."""
+        return self._info.get("trace")
+
+    @property
+    def info(self):
+        """Everything the fit reported: iterations, evaluations, stop, train_seconds,
+        jitter, collapsed, nmse, mnlp, mse, constant_mnlp, validation, notes, …"""
+        return dict(self._info)
+
+    def __getattr__(self, name):
+        info = self.__dict__.get("_info", {})
+        if name in info:
+            return info[name]
+        raise AttributeError(f"'Model' object has no attribute '{name}'")
+
+    @property
+    def params(self):
+        """The parameters as numpy arrays: the hyperparameters (signal_variance,
+        lengthscales, noise_variance) by name, the method's tables as
+        ``table.key`` (``inducing.points`` is m×D), the standardisation as
+        ``standardize.key``."""
+        out = {}
+        for key, value in self._core.tables().items():
+            if key in ("method", "inputs"):
+                continue
+            if key == "hyper":
+                for k, v in value.items():
+                    out[k] = _param(v)
+            elif isinstance(value, dict):
+                for k, v in value.items():
+                    out[f"{key}.{k}"] = _param(v)
+            else:
+                out[key] = _param(value)
+        return out
+
+    # prediction ---------------------------------------------------------------------
+    def _select(self, X):
+        """The model's input columns of X: by name from a DataFrame; from an array with
+        the columns the fit was given (constant ones dropped), by position."""
+        inputs = self.inputs
+        names = _columns(X)
+        if names is not None and inputs and all(c in names for c in inputs):
+            X = X[inputs]
+        X = _matrix(X, "X")
+        cols = self._columns
+        if (
+            X.shape[1] != self.dim
+            and cols is not None
+            and inputs
+            and X.shape[1] == len(cols)
+            and all(c in cols for c in inputs)
+        ):
+            X = X[:, [cols.index(c) for c in inputs]]
+        return X
+
+    def predict(self, X, noisy=False, threads=None):
+        """Predictive mean and variance at the rows of X, in the target's units: the
+        latent function's variance, or with ``noisy=True`` that of a new observation
+        (latent + noise), as ``sgpw predict``'s var_latent and var_noisy."""
+        mean, latent, noisy_var = self._core.predict(self._select(X), threads=threads)
+        return mean, (noisy_var if noisy else latent)
+
+    # files --------------------------------------------------------------------------
+    def save(self, path):
+        """Write the model file, as ``sgpw fit --save-model`` does."""
+        self._core.save(os.fspath(path))
+
+    def to_toml(self):
+        return self._core.to_toml()
+
+    def __reduce__(self):
+        return (_from_state, (self.to_toml(), self._train, self._info, self._columns))
+
+    def __repr__(self):
+        nlml = self.nlml
+        return (
+            f"<sgpw.Model {self.method} on {self.dim} input(s)"
+            + ("" if nlml is None else f", {self.objective} {nlml:.6g}")
+            + ">"
+        )
+
+
+def _param(v):
+    if isinstance(v, list):
+        return np.asarray(v, dtype=np.float64)
+    return v
+
+
+class Session:
+    """A session file: ``run`` its runs as ``sgpw run`` does, read its ``results`` as
+    ``sgpw report --format csv`` writes them, or its ``report``."""
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+        if not os.path.exists(self.path):
+            raise FileNotFoundError(f"{self.path}: no such session file")
+
+    def run(self, jobs=0, force=False, callback=None):
+        """Run the unfinished runs (all with ``force``) on ``jobs`` workers (0: one per
+        core), saving each result into the file as it finishes; ``callback(result)``
+        sees each (a dict). Ctrl-C cancels the running runs (recorded as cancelled),
+        keeps the finished ones and raises KeyboardInterrupt. Returns counts: ran,
+        done, failed, cancelled, not_started."""
+        return _sgpw.session_run(self.path, jobs=jobs, force=force, callback=callback)
+
+    def report(self, format="markdown", merge_generations=False, mse=False):
+        """The results as ``sgpw report --format FORMAT`` prints them (markdown, csv or
+        json)."""
+        return _sgpw.session_report(
+            self.path, format=format, merge_generations=merge_generations, mse=mse
+        )
+
+    def results(self):
+        """One row per run, the columns of ``sgpw report --format csv``, as a pandas
+        DataFrame."""
+        import pandas as pd
+
+        # exact doubles: pandas 3 parses them so by default, older pandas when asked
+        exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
+        return pd.read_csv(io.StringIO(self.report("csv")), **exact)
+
+    def __repr__(self):
+        return f"<sgpw.Session {self.path}>"

@@ -1,0 +1,296 @@
+//! `fit`, `load` and the fitted model: the same library calls as `sgpw fit` (the run
+//! parsed from the command line's declaration and checked with its messages, then
+//! `train::fit`), `sgpw predict` (`Predictor`) and `--save-model` (`ModelFile`).
+
+use crate::convert::{array, matrix, setting_text, toml_to_py, vector};
+use crate::detached::run_detached;
+use crate::errors::OrPy;
+use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use sgpw::data::arrays::{self, Arrays};
+use sgpw::exec::{CancelToken, Exec, Par};
+use sgpw::model_file::ModelFile;
+use sgpw::run_context::{Phase, Progress, RunContext};
+use sgpw::train::{self, Predictor};
+use std::path::PathBuf;
+
+/// One column of predictions (mean, latent or noisy variance) for Python.
+type Column<'py> = Bound<'py, PyArray1<f64>>;
+
+/// A fitted model with its posterior: predictions, its file, its parameters.
+#[pyclass(module = "sgpw._sgpw", frozen)]
+pub struct Model {
+    predictor: Predictor,
+}
+
+/// Threads and a fresh cancel token for one call: `threads` of rayon's pool (None or
+/// 0: every core, as the command line uses; 1: this thread only).
+fn exec(threads: Option<usize>) -> (Exec, CancelToken) {
+    let token = CancelToken::new();
+    (
+        Exec::new(Par::from_threads(threads.unwrap_or(0)), token.clone()),
+        token,
+    )
+}
+
+#[pymethods]
+impl Model {
+    /// The method's registry name.
+    #[getter]
+    fn method(&self) -> String {
+        self.predictor.model().method.clone()
+    }
+
+    /// The number of input columns the model takes.
+    #[getter]
+    fn dim(&self) -> usize {
+        self.predictor.dim()
+    }
+
+    /// The names of the input columns it was fitted on, in order.
+    #[getter]
+    fn inputs(&self) -> Option<Vec<String>> {
+        self.predictor.model().inputs.clone()
+    }
+
+    /// Whether the model file holds everything prediction needs (else, like `full`, it
+    /// is conditioned on its training data again when loaded).
+    #[getter]
+    fn stores_posterior(&self) -> bool {
+        self.predictor.method().stores_posterior()
+    }
+
+    /// What its objective is called ("NLML", "negative ELBO", …).
+    #[getter]
+    fn objective_name(&self) -> &'static str {
+        self.predictor
+            .method()
+            .objective_name(self.predictor.model())
+    }
+
+    /// What the fit recorded in the model file (`[fit]`: nlml, jitter_used, iterations,
+    /// train_seconds, n_train), if it has it.
+    #[getter]
+    fn fit_info<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let Some(info) = &self.predictor.model().fit else {
+            return Ok(None);
+        };
+        let value = toml::Value::try_from(info)
+            .map_err(|e| PyValueError::new_err(format!("the model's [fit]: {e}")))?;
+        toml_to_py(py, &value).map(Some)
+    }
+
+    /// The model file's tables (hyperparameters, inducing points, spectral points, the
+    /// standardisation, …) as dicts and lists, without the cached posterior and the
+    /// fit's record.
+    fn tables<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let model = ModelFile {
+            posterior: None,
+            fit: None,
+            ..self.predictor.model().clone()
+        };
+        let value = toml::Value::try_from(&model)
+            .map_err(|e| PyValueError::new_err(format!("the model: {e}")))?;
+        toml_to_py(py, &value)
+    }
+
+    /// Predictive mean, latent variance and noisy variance at the rows of `x` (in the
+    /// model's inputs), computed with the GIL released; Ctrl-C stops it.
+    #[pyo3(signature = (x, threads=None))]
+    fn predict<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f64>,
+        threads: Option<usize>,
+    ) -> PyResult<(Column<'py>, Column<'py>, Column<'py>)> {
+        let x = matrix(&x);
+        arrays::check_finite_inputs("X", &x).or_py()?;
+        let (exec, token) = exec(threads);
+        let predictor = &self.predictor;
+        let p = run_detached(
+            py,
+            || token.cancel(),
+            |_, ()| Ok(()),
+            move |_| predictor.predict_with(&x, &exec),
+        )?
+        .or_py()?;
+        p.check_finite(|i| format!("row {i} of X")).or_py()?;
+        Ok((
+            array(py, p.mean),
+            array(py, p.var_latent),
+            array(py, p.var_noisy),
+        ))
+    }
+
+    /// The model file, as `sgpw fit --save-model` writes it.
+    fn to_toml(&self) -> PyResult<String> {
+        self.predictor.model().to_toml().or_py()
+    }
+
+    /// Write the model file (atomically), as `sgpw fit --save-model` does.
+    fn save(&self, path: PathBuf) -> PyResult<()> {
+        self.predictor.model().write(&path).or_py()
+    }
+}
+
+/// The model as the command line would read it from a file: checked against its
+/// method, conditioned on training data where it stores no posterior.
+fn predictor(
+    model: ModelFile,
+    x: Option<PyReadonlyArray2<'_, f64>>,
+    y: Option<PyReadonlyArray1<'_, f64>>,
+) -> PyResult<Model> {
+    let method = model.check().or_py()?;
+    let stored = model.posterior.is_some() && method.stores_posterior();
+    let train = match (x, y) {
+        (Some(x), Some(y)) => Some((matrix(&x), vector(&y))),
+        (None, None) => None,
+        _ => return Err(PyValueError::new_err("give both X and y, or neither")),
+    };
+    if train.is_none() && !stored {
+        return Err(PyValueError::new_err(format!(
+            "this {} model has no stored [posterior]; pass the training data it was fitted \
+             on: sgpw.load(path, X, y)",
+            model.method
+        )));
+    }
+    let train = if stored { None } else { train };
+    Predictor::new(model, train.as_ref().map(|(x, y)| (x, y.as_slice())))
+        .map(|predictor| Model { predictor })
+        .or_py()
+}
+
+/// Read a model file, as `sgpw predict --model` does (its errors name the file and line).
+#[pyfunction]
+#[pyo3(signature = (path, x=None, y=None))]
+pub fn load(
+    path: PathBuf,
+    x: Option<PyReadonlyArray2<'_, f64>>,
+    y: Option<PyReadonlyArray1<'_, f64>>,
+) -> PyResult<Model> {
+    let (model, _) = sgpw::methods::read_model(&path).or_py()?;
+    predictor(model, x, y)
+}
+
+/// A model from the text of its file (unpickling).
+#[pyfunction]
+#[pyo3(signature = (text, x=None, y=None))]
+pub fn from_toml(
+    text: &str,
+    x: Option<PyReadonlyArray2<'_, f64>>,
+    y: Option<PyReadonlyArray1<'_, f64>>,
+) -> PyResult<Model> {
+    let model = ModelFile::parse(text).map_err(PyValueError::new_err)?;
+    predictor(model, x, y)
+}
+
+/// Train one model, as `sgpw fit` does: `options` are (keyword, value) pairs parsed by
+/// the command line's parser of the run declaration and checked with its messages
+/// before the data, the arrays then checked as a loaded file is, and the fit run by
+/// `train::fit` with the GIL released. `callback(iteration, objective)` sees every
+/// iteration of the main fit (objective on the raw target scale, as the trace).
+#[pyfunction]
+#[pyo3(signature = (x, y, x_test, y_test, feature_names, options, threads=None, callback=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn fit<'py>(
+    py: Python<'py>,
+    x: PyReadonlyArray2<'py, f64>,
+    y: PyReadonlyArray1<'py, f64>,
+    x_test: Option<PyReadonlyArray2<'py, f64>>,
+    y_test: Option<PyReadonlyArray1<'py, f64>>,
+    feature_names: Option<Vec<String>>,
+    options: Vec<(String, Bound<'py, PyAny>)>,
+    threads: Option<usize>,
+    callback: Option<Bound<'py, PyAny>>,
+) -> PyResult<(Model, Bound<'py, PyDict>)> {
+    let mut pairs = Vec::new();
+    for (name, value) in &options {
+        if !value.is_none() {
+            pairs.push((name.clone(), setting_text(name, value)?));
+        }
+    }
+    let entry = sgpw::run_spec::parse_run(&pairs).map_err(PyValueError::new_err)?;
+    let spec = entry.single().map_err(PyValueError::new_err)?;
+    // method, m's upper bound and options before the data; m ≤ n after (as `fit`)
+    spec.check(usize::MAX).or_py()?;
+    let test = match (x_test, y_test) {
+        (Some(x), Some(y)) => Some((matrix(&x), vector(&y))),
+        (None, None) => None,
+        _ => {
+            return Err(PyValueError::new_err(
+                "give both X_test and y_test, or neither",
+            ));
+        }
+    };
+    let data = arrays::dataset(Arrays {
+        x_train: matrix(&x),
+        y_train: vector(&y),
+        test,
+        feature_names,
+        target_name: None,
+    })
+    .or_py()?;
+    let valid = spec.check(data.n_train()).or_py()?;
+    let (exec, token) = exec(threads);
+    let report = callback.is_some();
+    let result = run_detached(
+        py,
+        || token.cancel(),
+        |_, (iteration, objective): (usize, f64)| match &callback {
+            Some(f) => f.call1((iteration, objective)).map(|_| ()),
+            None => Ok(()),
+        },
+        |tx| {
+            let sink = |p: &Progress| {
+                if let (true, Phase::Fit { .. }, Some(v), None) =
+                    (report, p.phase, p.nlml, p.validation)
+                {
+                    let _ = tx.send((p.iteration, v));
+                }
+            };
+            let ctx = RunContext::new(exec, &sink);
+            train::fit(&data, &valid, &ctx)
+        },
+    )?
+    .or_py()?;
+    let info = PyDict::new(py);
+    let test = result.test.as_ref();
+    info.set_item("method", &result.model.method)?;
+    info.set_item("label", entry.label())?;
+    info.set_item("m", spec.m)?;
+    info.set_item("seed", spec.seed)?;
+    info.set_item("standardize", spec.standardize)?;
+    info.set_item("objective", valid.method().objective_name(&result.model))?;
+    info.set_item("nlml", result.nlml)?;
+    info.set_item("trace", array(py, result.trace.clone()))?;
+    info.set_item("iterations", result.iterations)?;
+    info.set_item("evaluations", result.evaluations)?;
+    info.set_item("stop", result.stop.word())?;
+    info.set_item("train_seconds", result.train_seconds)?;
+    info.set_item("jitter", result.jitter)?;
+    info.set_item("collapsed", result.model.hyper.collapsed().is_some())?;
+    info.set_item("n_train", data.n_train())?;
+    info.set_item("n_test", data.n_test())?;
+    info.set_item("nmse", test.and_then(|t| t.nmse))?;
+    info.set_item("mnlp", test.map(|t| t.mnlp))?;
+    info.set_item("mse", test.map(|t| t.mse))?;
+    info.set_item("constant_mnlp", result.constant_mnlp)?;
+    info.set_item(
+        "validation",
+        result
+            .validation
+            .iter()
+            .map(|v| (v.iteration, v.nmse, v.mnlp))
+            .collect::<Vec<_>>(),
+    )?;
+    info.set_item("best_iteration", result.best_iteration)?;
+    info.set_item("notes", data.notes.clone())?;
+    Ok((
+        Model {
+            predictor: result.predictor,
+        },
+        info,
+    ))
+}

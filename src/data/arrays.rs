@@ -1,0 +1,180 @@
+//! A data set handed over in memory (numpy arrays from Python) instead of read from a
+//! file: the checks the loader makes on a file — finite values, matching shapes, a
+//! target a fit can use, constant inputs dropped with a note — with messages that name
+//! the array, and the row and column as Python indexes them.
+
+use super::Dataset;
+use super::load::{drop_constant_features, is_constant};
+use crate::error::{Error, Result};
+use nalgebra::{DMatrix, DVector};
+
+/// Training inputs and targets, and optionally a test set, as given.
+pub struct Arrays {
+    pub x_train: DMatrix<f64>,
+    pub y_train: Vec<f64>,
+    pub test: Option<(DMatrix<f64>, Vec<f64>)>,
+    /// Names of the input columns (a DataFrame's); default x0, x1, …
+    pub feature_names: Option<Vec<String>>,
+    /// Name of the target (a Series'); default y.
+    pub target_name: Option<String>,
+}
+
+/// The names arrays get when nothing names them: `x0, x1, …` (Python counts from 0).
+pub fn default_feature_names(d: usize) -> Vec<String> {
+    (0..d).map(|j| format!("x{j}")).collect()
+}
+
+/// The data set a fit trains on, checked as a loaded file is.
+pub fn dataset(a: Arrays) -> Result<Dataset> {
+    let (n, d) = a.x_train.shape();
+    if n == 0 || d == 0 {
+        return Err(Error::input(format!(
+            "X has shape ({n}, {d}): a fit needs at least one row and one column"
+        )));
+    }
+    check_targets("y", &a.y_train, "X", n)?;
+    check_finite_inputs("X", &a.x_train)?;
+    let names = match a.feature_names {
+        Some(names) if names.len() != d => {
+            return Err(Error::input(format!(
+                "{} feature names for the {d} columns of X",
+                names.len()
+            )));
+        }
+        Some(names) => names,
+        None => default_feature_names(d),
+    };
+    let target_name = a.target_name.unwrap_or_else(|| "y".to_string());
+    if let Some(why) = super::moments::target_problem(&a.y_train) {
+        return Err(Error::input(format!("the target y {why}")));
+    }
+    if let Some((x, y)) = &a.test {
+        if x.ncols() != d {
+            return Err(Error::input(format!(
+                "X_test has {} columns but X has {d}",
+                x.ncols()
+            )));
+        }
+        check_targets("y_test", y, "X_test", x.nrows())?;
+        check_finite_inputs("X_test", x)?;
+    }
+    let mut notes = Vec::new();
+    let kept = drop_constant_features(
+        &names,
+        |j| is_constant(a.x_train.column(j).iter()),
+        &mut notes,
+        |msg| Error::input(format!("X: {msg}")),
+    )?;
+    let pick = |x: &DMatrix<f64>| DMatrix::from_fn(x.nrows(), kept.len(), |i, j| x[(i, kept[j])]);
+    let (x_test, y_test) = match &a.test {
+        Some((x, y)) => (Some(pick(x)), Some(DVector::from_column_slice(y))),
+        None => (None, None),
+    };
+    let x_train = if kept.len() == d {
+        a.x_train
+    } else {
+        pick(&a.x_train)
+    };
+    Ok(Dataset {
+        feature_names: kept.iter().map(|&j| names[j].clone()).collect(),
+        target_name,
+        x_train,
+        y_train: DVector::from_vec(a.y_train),
+        x_test,
+        y_test,
+        notes,
+    })
+}
+
+/// One target per input row, every one finite.
+fn check_targets(name: &str, y: &[f64], x_name: &str, rows: usize) -> Result<()> {
+    if y.len() != rows {
+        return Err(Error::input(format!(
+            "{name} has {} values but {x_name} has {rows} rows",
+            y.len()
+        )));
+    }
+    if let Some((i, v)) = y.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        return Err(Error::input(format!(
+            "{name}[{i}] is {v}: sgpw needs finite values (drop or impute the rows with \
+             missing values first)"
+        )));
+    }
+    Ok(())
+}
+
+/// Inputs for a fit or a prediction: every value finite (named `X[i, j]`).
+pub fn check_finite_inputs(name: &str, x: &DMatrix<f64>) -> Result<()> {
+    // row by row, so the first bad row is the one named
+    for i in 0..x.nrows() {
+        for j in 0..x.ncols() {
+            let v = x[(i, j)];
+            if !v.is_finite() {
+                return Err(Error::input(format!(
+                    "{name}[{i}, {j}] is {v}: sgpw needs finite values (drop or impute the \
+                     rows with missing values first)"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arrays(x: DMatrix<f64>, y: Vec<f64>) -> Arrays {
+        Arrays {
+            x_train: x,
+            y_train: y,
+            test: None,
+            feature_names: None,
+            target_name: None,
+        }
+    }
+
+    #[test]
+    fn arrays_are_checked_as_files_are() {
+        let x = DMatrix::from_row_slice(3, 2, &[1.0, 5.0, 2.0, 5.0, 3.0, 5.0]);
+        let d = dataset(Arrays {
+            test: Some((DMatrix::from_row_slice(1, 2, &[4.0, 6.0]), vec![1.0])),
+            ..arrays(x.clone(), vec![1.0, 2.0, 4.0])
+        })
+        .expect("fits");
+        // the constant column goes, with the loader's note, from the test set too
+        assert_eq!(d.feature_names, ["x0"]);
+        assert_eq!(d.x_test.as_ref().map(|x| x[(0, 0)]), Some(4.0));
+        assert!(
+            d.notes[0].contains("dropped constant column(s) x1"),
+            "{:?}",
+            d.notes
+        );
+        let e = dataset(arrays(x.clone(), vec![1.0, 2.0])).expect_err("short y");
+        assert!(
+            e.to_string().contains("y has 2 values but X has 3 rows"),
+            "{e}"
+        );
+        let mut bad = x.clone();
+        bad[(1, 0)] = f64::NAN;
+        let e = dataset(arrays(bad, vec![1.0, 2.0, 3.0])).expect_err("NaN");
+        assert!(e.to_string().contains("X[1, 0] is NaN"), "{e}");
+        let e = dataset(arrays(x.clone(), vec![2.0, 2.0, 2.0])).expect_err("constant");
+        assert!(e.to_string().contains("the target y is constant"), "{e}");
+        let flat = DMatrix::from_element(3, 1, 1.0);
+        let e = dataset(arrays(flat, vec![1.0, 2.0, 3.0])).expect_err("all constant");
+        assert!(
+            e.to_string().contains("every feature column is constant"),
+            "{e}"
+        );
+        let e = dataset(Arrays {
+            test: Some((DMatrix::zeros(2, 3), vec![1.0, 2.0])),
+            ..arrays(x, vec![1.0, 2.0, 4.0])
+        })
+        .expect_err("columns");
+        assert!(
+            e.to_string().contains("X_test has 3 columns but X has 2"),
+            "{e}"
+        );
+    }
+}

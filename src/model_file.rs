@@ -99,12 +99,53 @@ impl Hyper {
         }
     }
 
+    /// The kernel these hyperparameters describe (rq at its default α when the
+    /// model has none).
+    pub fn kernel(&self) -> Kernel {
+        Kernel {
+            kind: self.kernel,
+            signal_variance: self.signal_variance,
+            lengthscales: self.lengthscales.clone(),
+            rq_alpha: self.rq_alpha.unwrap_or(crate::kernel::DEFAULT_RQ_ALPHA),
+        }
+    }
+
     /// The same hyperparameters with the kernel `kind` (rq starts at its default α).
     pub fn with_kernel(mut self, kind: KernelKind) -> Hyper {
         self.kernel = kind;
         self.rq_alpha = (kind == KernelKind::Rq)
             .then(|| self.rq_alpha.unwrap_or(crate::kernel::DEFAULT_RQ_ALPHA));
         self
+    }
+}
+
+/// A fit whose signal variance ended below this fraction of its noise variance has
+/// collapsed to the constant predictor: its predictive mean varies by less than a
+/// thirtieth of the noise's standard deviation, whatever the inputs (docs/methods.md §0.4).
+pub const COLLAPSE_RATIO: f64 = 1e-3;
+
+/// What to try after a collapsed fit, in the words of the command line.
+/// (Measured in docs/results/starts.md: a start fitted on a subset gets vfe and pep out of
+/// the basin on pumadyn-32nm; another inducing init or lengthscale start does not.)
+pub const COLLAPSE_ADVICE: &str = "try --init-lengthscales-from-subset 1000 (start from a \
+     GP fitted on 1000 training points), or --method fitc";
+
+impl Hyper {
+    /// σ0²/σ² when it is below [`COLLAPSE_RATIO`]: the fit explains the targets as
+    /// noise around their mean (the all-noise basin of VFE and power EP).
+    pub fn collapsed(&self) -> Option<f64> {
+        let ratio = self.signal_variance / self.noise_variance;
+        (ratio < COLLAPSE_RATIO).then_some(ratio)
+    }
+
+    /// The flag of a collapsed fit in a sentence, with what to try; None if it is not.
+    pub fn collapse_note(&self) -> Option<String> {
+        self.collapsed().map(|r| {
+            format!(
+                "collapsed to a constant predictor: the signal variance is {r:.1e} of the \
+                 noise variance; {COLLAPSE_ADVICE}"
+            )
+        })
     }
 }
 
@@ -458,15 +499,7 @@ impl ModelFile {
     /// The model's kernel: k(X, Z) is `kernel().matrix(x, z, par)`, diag k(X) is
     /// `kernel().diag(n)`.
     pub fn kernel(&self) -> Kernel {
-        Kernel {
-            kind: self.hyper.kernel,
-            signal_variance: self.hyper.signal_variance,
-            lengthscales: self.hyper.lengthscales.clone(),
-            rq_alpha: self
-                .hyper
-                .rq_alpha
-                .unwrap_or(crate::kernel::DEFAULT_RQ_ALPHA),
-        }
+        self.hyper.kernel()
     }
 
     /// The jitter policy for this model.

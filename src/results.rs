@@ -138,6 +138,15 @@ impl RunResult {
         }
     }
 
+    /// σ0²/σ² of a finished fit that collapsed to the constant predictor
+    /// ([`crate::model_file::Hyper::collapsed`]), None otherwise.
+    pub fn collapsed(&self) -> Option<f64> {
+        if self.status != Status::Done {
+            return None;
+        }
+        self.model.as_ref().and_then(|m| m.hyper.collapsed())
+    }
+
     /// Whether the test predictions are worse than the constant predictor's: NMSE
     /// above 1 (worse than the training mean) or MNLP above the constant's.
     pub fn worse_than_constant(&self) -> bool {

@@ -45,6 +45,40 @@ pub enum Centres {
     Subset,
 }
 
+/// Where inducing inputs (pseudo-inputs) start (docs/methods.md §0.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum InducingInit {
+    /// A seeded random subset of the training inputs.
+    Subset,
+    /// Seeded k-means centres of the training inputs.
+    Kmeans,
+    /// Greedy: each next point the training point with the largest variance given those
+    /// chosen, under the starting kernel (Burt, Rasmussen & van der Wilk 2020).
+    Variance,
+}
+
+impl InducingInit {
+    pub fn name(self) -> &'static str {
+        match self {
+            InducingInit::Subset => "subset",
+            InducingInit::Kmeans => "kmeans",
+            InducingInit::Variance => "variance",
+        }
+    }
+}
+
+/// How the starting lengthscales follow from the training inputs (docs/methods.md §0.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum LengthscaleStart {
+    /// Half the range of each input.
+    Range,
+    /// Half the range of each input times √D, so the prior correlation of two typical
+    /// inputs does not vanish as the number of inputs D grows.
+    Scaled,
+}
+
 /// The likelihood approximation a low-rank method uses (docs/methods.md §1.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -107,6 +141,7 @@ pub const GENERAL_OPTIONS: &[&str] = &[
     "restarts",
     "validation",
     "early_stop",
+    "lengthscale_start",
 ];
 
 /// Every option a run can carry. Keys a method does not read are rejected when the
@@ -213,6 +248,16 @@ pub struct MethodOptions {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub early_stop: bool,
+    /// fitc, vfe, dtc, pep, spgp-hs, spgp-dr, pca-spgp: where the inducing inputs start
+    /// (default subset).
+    #[arg(long, value_enum)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inducing_init: Option<InducingInit>,
+    /// Any method: the starting lengthscales, half the range of each input (range, the
+    /// default) or that times √D (scaled); also the start of a subset fit.
+    #[arg(long, value_enum)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lengthscale_start: Option<LengthscaleStart>,
 }
 
 impl MethodOptions {
@@ -221,12 +266,30 @@ impl MethodOptions {
         self.noise_floor.unwrap_or(DEFAULT_NOISE_FLOOR)
     }
 
+    /// Where a run's inducing inputs start: its own choice, else
+    /// [`DEFAULT_INDUCING_INIT`].
+    pub fn inducing_init(&self) -> InducingInit {
+        self.inducing_init.unwrap_or(DEFAULT_INDUCING_INIT)
+    }
+
+    /// How a run's starting lengthscales are set: its own choice, else
+    /// [`DEFAULT_LENGTHSCALE_START`].
+    pub fn lengthscale_start(&self) -> LengthscaleStart {
+        self.lengthscale_start.unwrap_or(DEFAULT_LENGTHSCALE_START)
+    }
+
     /// The same options with every setting that equals its default written as not set,
     /// so two runs of one setup compare equal however each was written.
     pub fn canonical(&self) -> MethodOptions {
         let mut o = self.clone();
         if o.noise_floor == Some(DEFAULT_NOISE_FLOOR) {
             o.noise_floor = None;
+        }
+        if o.inducing_init == Some(DEFAULT_INDUCING_INIT) {
+            o.inducing_init = None;
+        }
+        if o.lengthscale_start == Some(DEFAULT_LENGTHSCALE_START) {
+            o.lengthscale_start = None;
         }
         if o.kernel.is_some_and(|k| k.is_se()) {
             o.kernel = None;
@@ -589,6 +652,18 @@ pub struct RunSpec {
 /// one setup.
 pub const DEFAULT_NOISE_FLOOR: f64 = 1e-6;
 
+/// Where inducing inputs start unless a run says otherwise: a random subset of the
+/// training inputs. The measurements of docs/results/starts.md found neither k-means nor
+/// greedy conditional variance better on average over seeds on every bundled set, so the
+/// default stays what every session so far ran.
+pub const DEFAULT_INDUCING_INIT: InducingInit = InducingInit::Subset;
+
+/// How starting lengthscales are set unless a run says otherwise: half the input
+/// ranges. The √D scaling did not keep vfe out of the all-noise basin on pumadyn-32nm
+/// and was not better on average (docs/results/starts.md), so the default stays what
+/// every session so far ran.
+pub const DEFAULT_LENGTHSCALE_START: LengthscaleStart = LengthscaleStart::Range;
+
 /// The iteration budget every run has unless it says otherwise: L-BFGS stops earlier
 /// once it converges, and 500 iterations let the methods with many parameters (m
 /// pseudo-inputs of D values each) get there on the problems of the papers.
@@ -767,6 +842,16 @@ impl RunSpec {
                 t.get(&f.key).map_or_else(
                     || match f.key.as_str() {
                         "noise_floor" => format!("{DEFAULT_NOISE_FLOOR:e} (the default)"),
+                        "inducing_init" => {
+                            format!("\"{}\" (the default)", DEFAULT_INDUCING_INIT.name())
+                        }
+                        "lengthscale_start" => format!(
+                            "\"{}\" (the default)",
+                            match DEFAULT_LENGTHSCALE_START {
+                                LengthscaleStart::Range => "range",
+                                LengthscaleStart::Scaled => "scaled",
+                            }
+                        ),
                         _ => "(not set)".to_string(),
                     },
                     |v| v.to_string(),
@@ -784,7 +869,9 @@ impl RunSpec {
     /// points), the stages (`-hyper+points`), `-subset` (centres), `-rounds3`,
     /// `-sub2000` (subset), `-init1024` (start from a subset fit), `-nf1e-4` (a noise
     /// floor other than the default; `-nf0` none), `-r5` (restarts), `-val0.1` (validation split),
-    /// `-es` (early stop), the kernel when it is not se (`-matern52`). m and the seed are not in it: they have their own columns.
+    /// `-es` (early stop), `-zkmeans` / `-zvariance` (an inducing init other than the
+    /// default), `-lsscaled` (a lengthscale start other than the default), the kernel when
+    /// it is not se (`-matern52`). m and the seed are not in it: they have their own columns.
     pub fn default_label(&self) -> String {
         let o = &self.options;
         let mut label = self.method.clone();
@@ -850,6 +937,22 @@ impl RunSpec {
         if o.early_stop {
             tag("es".into());
         }
+        if let Some(z) = o.inducing_init.filter(|z| *z != DEFAULT_INDUCING_INIT) {
+            tag(format!("z{}", z.name()));
+        }
+        match o.lengthscale_start {
+            Some(LengthscaleStart::Range)
+                if DEFAULT_LENGTHSCALE_START != LengthscaleStart::Range =>
+            {
+                tag("lsrange".into())
+            }
+            Some(LengthscaleStart::Scaled)
+                if DEFAULT_LENGTHSCALE_START != LengthscaleStart::Scaled =>
+            {
+                tag("lsscaled".into())
+            }
+            _ => {}
+        }
         label
     }
 }
@@ -895,12 +998,14 @@ mod tests {
                 "noise_floor",
                 "restarts",
                 "validation",
-                "early_stop"
+                "early_stop",
+                "inducing_init",
+                "lengthscale_start"
             ]
         );
         let hetero = &fields[9];
         assert!(hetero.switch && hetero.choices.is_empty() && !fields[8].switch);
-        let early = fields.last().expect("early_stop");
+        let early = &fields[18];
         assert!(early.switch && early.default.is_none());
         assert_eq!(fields[15].key, "noise_floor");
         assert!(fields[15].help.contains("Default 1e-6"));

@@ -465,7 +465,10 @@ fn adaptation_alternates_selection_and_hyperparameter_fits() {
     // the second selection starts from the empty basis again: the evidence jumps up
     assert!(r.trace[11..].windows(2).any(|w| w[1] > w[0] + 1.0));
     let fitted = r.model.hyper.clone();
-    let start = methods::hyper::default_hyper(&sgpw::train::prepare(&ds, false).0);
+    let start = methods::hyper::default_hyper(
+        &sgpw::train::prepare(&ds, false).0,
+        sgpw::run_spec::DEFAULT_LENGTHSCALE_START,
+    );
     assert_ne!(fitted, start, "the hyperparameters moved");
     assert!(rel(r.nlml, *r.trace.last().expect("trace")) < 1e-10);
     assert!(

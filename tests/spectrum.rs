@@ -436,7 +436,7 @@ fn fits_run_and_options_are_checked() {
     assert!((s - psds_points(8, 2)).abs().max() < 1e-12);
     let pts = run("ssgp", only("points")).0.expect("fits").model;
     let td = train::prepare(&ds, false).0;
-    let start = methods::hyper::default_hyper(&td);
+    let start = methods::hyper::default_hyper(&td, sgpw::run_spec::DEFAULT_LENGTHSCALE_START);
     assert!(rel(pts.hyper.signal_variance, start.signal_variance) < 1e-14);
     assert!(rel(pts.hyper.noise_variance, start.noise_variance) < 1e-14);
     assert_close("ℓ", &pts.hyper.lengthscales, &start.lengthscales, 1e-14);

@@ -202,7 +202,7 @@ class Model:
     @property
     def info(self):
         """Everything the fit reported: iterations, evaluations, stop, train_seconds,
-        jitter, nmse, mnlp, mse, constant_mnlp, validation, notes, …"""
+        jitter, collapsed, nmse, mnlp, mse, constant_mnlp, validation, notes, …"""
         return dict(self._info)
 
     def __getattr__(self, name):

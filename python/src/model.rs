@@ -270,6 +270,7 @@ pub fn fit<'py>(
     info.set_item("stop", result.stop.word())?;
     info.set_item("train_seconds", result.train_seconds)?;
     info.set_item("jitter", result.jitter)?;
+    info.set_item("collapsed", result.model.hyper.collapsed().is_some())?;
     info.set_item("n_train", data.n_train())?;
     info.set_item("n_test", data.n_test())?;
     info.set_item("nmse", test.and_then(|t| t.nmse))?;

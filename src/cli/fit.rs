@@ -84,6 +84,7 @@ pub fn run(args: FitArgs) -> Result<()> {
             "stop": r.stop.word(),
             "train_seconds": r.train_seconds,
             "jitter": r.jitter,
+            "collapsed": r.model.hyper.collapsed().is_some(),
             "notes": data.notes,
         }))?;
     } else {
@@ -126,6 +127,9 @@ pub fn run(args: FitArgs) -> Result<()> {
         )?;
         crate::outln!("time        {:.3} s", r.train_seconds)?;
         crate::outln!("jitter      {:e}", r.jitter)?;
+        if let Some(note) = r.model.hyper.collapse_note() {
+            crate::outln!("warning     {note}")?;
+        }
         if let Some(p) = &args.save_model {
             crate::outln!("model       {}", p.display())?;
         }

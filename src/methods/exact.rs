@@ -12,7 +12,7 @@ use crate::likelihood::{LatentPrior, Posterior};
 use crate::linalg::{self, Jitter};
 use crate::model_file::{Hyper, ModelFile};
 use crate::run_context::{Phase, RunContext};
-use crate::run_spec::MethodOptions;
+use crate::run_spec::{LengthscaleStart, MethodOptions};
 use nalgebra::{DMatrix, DVector};
 use rand_chacha::ChaCha8Rng;
 use std::f64::consts::PI;
@@ -208,11 +208,12 @@ pub fn hyper_from_subset(
     n_sub: usize,
     kernel: KernelKind,
     iters: usize,
+    start: LengthscaleStart,
     ctx: &RunContext,
     rng: &mut ChaCha8Rng,
 ) -> Result<Hyper> {
     let sub = subset(data, n_sub, rng);
-    let model = ModelFile::new("full", default_hyper(&sub).with_kernel(kernel));
+    let model = ModelFile::new("full", default_hyper(&sub, start).with_kernel(kernel));
     let n = Exact.pack(&model).len();
     let (fitted, outcome) = fit_free(
         &Exact,

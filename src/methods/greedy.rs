@@ -1153,7 +1153,15 @@ impl Method for Greedy {
         let hyper = match o.hyper_from_subset.or(default_subset) {
             Some(n_sub) => {
                 ctx.enter(Phase::SubsetInit);
-                exact::hyper_from_subset(data, n_sub, hyper.kernel, SUBSET_ITERS, ctx, rng)?
+                exact::hyper_from_subset(
+                    data,
+                    n_sub,
+                    hyper.kernel,
+                    SUBSET_ITERS,
+                    spec.options.lengthscale_start(),
+                    ctx,
+                    rng,
+                )?
             }
             None => hyper,
         };

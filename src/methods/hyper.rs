@@ -9,20 +9,27 @@ use crate::kernel::KernelGrad;
 use crate::model_file::{Hyper, ModelFile};
 use crate::optim::{self, Outcome};
 use crate::run_context::{Phase, RunContext};
+use crate::run_spec::LengthscaleStart;
 use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
 use std::ops::Range;
 
 /// Default hyperparameters of docs/methods.md §0.4: σ0² = mean(y²) (y centred),
-/// σ² = σ0²/4, ℓ_d = half the range of input d.
-pub fn default_hyper(data: &TrainData) -> Hyper {
+/// σ² = σ0²/4, and ℓ_d as `start` says: half the range of input d, times √D when
+/// scaled (§0.4: the typical scaled distance between two inputs then stays of order one
+/// however many inputs there are, instead of growing as √D).
+pub fn default_hyper(data: &TrainData, start: LengthscaleStart) -> Hyper {
     let n = data.y.len().max(1) as f64;
     let sf2 = (data.y.iter().map(|v| v * v).sum::<f64>() / n).max(1e-12);
+    let scale = match start {
+        LengthscaleStart::Range => 1.0,
+        LengthscaleStart::Scaled => (data.x.ncols().max(1) as f64).sqrt(),
+    };
     let lengthscales = (0..data.x.ncols())
         .map(|d| {
             let c = data.x.column(d);
             let half = 0.5 * (c.max() - c.min());
-            if half > 0.0 { half } else { 1.0 }
+            scale * if half > 0.0 { half } else { 1.0 }
         })
         .collect();
     Hyper::se(sf2, lengthscales, sf2 / 4.0)

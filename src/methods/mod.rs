@@ -12,6 +12,7 @@ pub mod eigen;
 pub mod exact;
 pub mod greedy;
 pub mod hyper;
+pub mod inducing;
 pub mod interdomain;
 pub mod kmeans;
 pub mod lowrank;

@@ -107,7 +107,15 @@ impl Method for Nystrom {
                 .init_lengthscales_from_subset
                 .unwrap_or(n.min(DEFAULT_SUBSET));
             ctx.enter(Phase::SubsetInit);
-            exact::hyper_from_subset(data, n_sub, hyper.kernel, spec.iters, ctx, rng)?
+            exact::hyper_from_subset(
+                data,
+                n_sub,
+                hyper.kernel,
+                spec.iters,
+                spec.options.lengthscale_start(),
+                ctx,
+                rng,
+            )?
         };
         let b = kmeans::centres(&data.x, spec.m, rng)?;
         let mut model = ModelFile::new(self.name(), hyper);
@@ -263,7 +271,7 @@ impl Method for Nystrom {
 pub fn default_model(data: &TrainData, b: &DMatrix<f64>, optimise: bool) -> ModelFile {
     let mut m = ModelFile::new(
         if optimise { "nystrom-opt" } else { "nystrom" },
-        default_hyper(data),
+        default_hyper(data, crate::run_spec::DEFAULT_LENGTHSCALE_START),
     );
     set_basis_points(&mut m, b);
     m

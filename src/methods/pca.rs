@@ -47,7 +47,7 @@ pub const PCA_SPGP: LowRankMethod<PcaPseudo> = LowRankMethod {
     summary: "PCA+SPGP: SPGP on the top G principal components of the training inputs \
               (--dims G), the unsupervised baseline of SPGP+DR (Snelson & Ghahramani, UAI 2006)",
     m_meaning: "inducing points",
-    options: &["dims"],
+    options: &["dims", "inducing_init"],
     approx: ApproxChoice::Fixed(ApproxKind::Fitc),
     max_m: MaxM::TrainingSize,
     family: PcaPseudo,

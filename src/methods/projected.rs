@@ -11,7 +11,8 @@
 //! (`P = V_Gᵀ diag(1/ℓ)`, V_G from the PCA of X diag(1/ℓ)), so that at G = D the model
 //! starts as the ARD one (PᵀP = diag(1/ℓ²)); X̄ starts at P·(a random subset).
 
-use super::hyper::{pack_hyper, random_rows, unpack_hyper};
+use super::hyper::{pack_hyper, unpack_hyper};
+use super::inducing::initial_points;
 use super::lowrank::{
     ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad, kdiag_grad,
 };
@@ -61,7 +62,7 @@ pub const SPGP_DR: LowRankMethod<Projected> = LowRankMethod {
               pseudo-inputs in G dimensions; --hetero adds SPGP+HS's pseudo-noise \
               (Snelson & Ghahramani, UAI 2006)",
     m_meaning: "inducing points",
-    options: &["dims", "hetero"],
+    options: &["dims", "hetero", "inducing_init"],
     approx: ApproxChoice::Fixed(ApproxKind::Fitc),
     max_m: MaxM::TrainingSize,
     family: Projected,
@@ -139,7 +140,7 @@ impl Family for Projected {
         let g = required_dims(&spec.method, &spec.options, Naming::Flags)?;
         check_dims(&spec.method, g, data.x.ncols(), Naming::Flags)?;
         let p = initial_projection(&data.x, &hyper.lengthscales, g);
-        let subset = random_rows(&data.x, spec.m, rng);
+        let subset = initial_points(&data.x, spec.m, spec.options.inducing_init(), &hyper, rng)?;
         let z = project_rows(&subset, &p, None);
         let mut model = ModelFile::new(
             &spec.method,

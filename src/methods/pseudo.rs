@@ -7,7 +7,8 @@
 //! core treats the addition like the jitter, as part of Kuu (so FITC's λ_i uses the
 //! modified Kuu), and its adjoint gives `∂NLML/∂h_j = ∂NLML/∂Kuu_jj`.
 
-use super::hyper::{pack_hyper_and, random_rows, unpack_hyper_and};
+use super::hyper::{pack_hyper_and, unpack_hyper_and};
+use super::inducing::initial_points;
 use super::lowrank::{
     ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad, kdiag_grad,
 };
@@ -71,7 +72,7 @@ pub const FITC: LowRankMethod<PseudoInputs> = LowRankMethod {
     aliases: &["spgp"],
     summary: "SPGP/FITC: m learned pseudo-inputs (Snelson & Ghahramani 2006)",
     m_meaning: M_MEANING,
-    options: &[],
+    options: &["inducing_init"],
     approx: ApproxChoice::Fixed(ApproxKind::Fitc),
     max_m: MaxM::TrainingSize,
     family: PLAIN,
@@ -83,7 +84,7 @@ pub const VFE: LowRankMethod<PseudoInputs> = LowRankMethod {
     summary: "VFE/SGPR: m learned inducing inputs under Titsias's collapsed bound (Titsias 2009); \
               the objective is the negative ELBO",
     m_meaning: M_MEANING,
-    options: &[],
+    options: &["inducing_init"],
     approx: ApproxChoice::Fixed(ApproxKind::Vfe),
     max_m: MaxM::TrainingSize,
     family: PLAIN,
@@ -95,7 +96,7 @@ pub const DTC: LowRankMethod<PseudoInputs> = LowRankMethod {
     summary: "DTC/projected process: m learned inducing inputs, no diagonal correction \
               (Seeger, Williams & Lawrence 2003)",
     m_meaning: M_MEANING,
-    options: &[],
+    options: &["inducing_init"],
     approx: ApproxChoice::Fixed(ApproxKind::Dtc),
     max_m: MaxM::TrainingSize,
     family: PLAIN,
@@ -107,7 +108,7 @@ pub const PEP: LowRankMethod<PseudoInputs> = LowRankMethod {
     summary: "power EP: m learned inducing inputs, --alpha a in (0, 1] between VFE (a → 0) \
               and FITC (a = 1) (Bui, Yan & Turner 2017)",
     m_meaning: M_MEANING,
-    options: &["alpha"],
+    options: &["alpha", "inducing_init"],
     approx: ApproxChoice::Fixed(ApproxKind::Pep),
     max_m: MaxM::TrainingSize,
     family: PLAIN,
@@ -119,7 +120,7 @@ pub const SPGP_HS: LowRankMethod<PseudoInputs> = LowRankMethod {
     summary: "SPGP+HS: SPGP with a learned uncertainty h_j per pseudo-input on Kuu's diagonal, \
               for input-dependent noise (Snelson & Ghahramani, UAI 2006)",
     m_meaning: M_MEANING,
-    options: &[],
+    options: &["inducing_init"],
     approx: ApproxChoice::Fixed(ApproxKind::Fitc),
     max_m: MaxM::TrainingSize,
     family: PseudoInputs { hetero: true },
@@ -254,7 +255,7 @@ pub struct PseudoExtra {
 
 impl Family for PseudoInputs {
     fn seed_help(&self) -> &'static str {
-        "the pseudo-inputs start at m random training inputs drawn with the seed"
+        "the pseudo-inputs start at m training inputs (or k-means centres) chosen with the seed"
     }
 
     type Extra = PseudoExtra;
@@ -267,7 +268,7 @@ impl Family for PseudoInputs {
         _ctx: &RunContext,
         rng: &mut ChaCha8Rng,
     ) -> Result<ModelFile> {
-        let z = random_rows(&data.x, spec.m, rng);
+        let z = initial_points(&data.x, spec.m, spec.options.inducing_init(), &hyper, rng)?;
         let mut model = ModelFile::new(&spec.method, hyper);
         set_inducing_points(&mut model, &z);
         if self.hetero {

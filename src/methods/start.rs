@@ -25,8 +25,16 @@ pub fn initial_hyper(
     match spec.options.init_lengthscales_from_subset {
         Some(n) => {
             ctx.enter(Phase::SubsetInit);
-            super::exact::hyper_from_subset(data, n, kernel, spec.iters.min(200), ctx, rng)
+            super::exact::hyper_from_subset(
+                data,
+                n,
+                kernel,
+                spec.iters.min(200),
+                spec.options.lengthscale_start(),
+                ctx,
+                rng,
+            )
         }
-        None => Ok(default_hyper(data).with_kernel(kernel)),
+        None => Ok(default_hyper(data, spec.options.lengthscale_start()).with_kernel(kernel)),
     }
 }

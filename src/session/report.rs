@@ -13,6 +13,9 @@ use std::collections::{BTreeMap, BTreeSet};
 pub const WORSE_TEST: &str = "†";
 /// Marks a cell with a run whose validation predictions are worse than the mean's.
 pub const WORSE_VALIDATION: &str = "‡";
+/// Marks a cell with a run that collapsed to the constant predictor (signal variance
+/// below [`crate::model_file::COLLAPSE_RATIO`] of the noise).
+pub const COLLAPSED: &str = "§";
 
 /// The results of one cell that are distinct: a result equal in every score to an
 /// earlier one (a seed-independent run repeated under another seed) counts once.
@@ -203,8 +206,8 @@ fn counted(names: Vec<String>) -> String {
         .join("; ")
 }
 
-/// The footnotes of one table: the marks of runs worse than the constant predictor,
-/// and the labels whose result cannot depend on the seed or whose seeds repeated a
+/// The footnotes of one table: the marks of runs worse than the constant predictor
+/// or collapsed to it, and the labels whose result cannot depend on the seed or whose seeds repeated a
 /// result.
 fn notes(cells: &Cells, specs: &BTreeMap<RunKey, RunSpec>) -> String {
     let all = || {
@@ -224,6 +227,19 @@ fn notes(cells: &Cells, specs: &BTreeMap<RunKey, RunSpec>) -> String {
             "\n{WORSE_TEST} worse on the test set than the constant predictor (the training \
              mean and variance: NMSE above 1 or MNLP above its MNLP): {}\n",
             counted(test)
+        ));
+    }
+    let collapsed: Vec<String> = all()
+        .filter(|r| r.collapsed().is_some())
+        .map(|r| name(r))
+        .collect();
+    if !collapsed.is_empty() {
+        out.push_str(&format!(
+            "\n{COLLAPSED} collapsed to the constant predictor (signal variance below {:e} of \
+             the noise variance; {}): {}\n",
+            crate::model_file::COLLAPSE_RATIO,
+            crate::model_file::COLLAPSE_ADVICE,
+            counted(collapsed)
         ));
     }
     let valid: Vec<String> = all()
@@ -367,6 +383,9 @@ fn cell(rs: Option<&Vec<&RunResult>>, mse: bool) -> String {
             if finished.iter().any(|r| r.validation_worse_than_constant()) {
                 marks.push_str(WORSE_VALIDATION);
             }
+            if finished.iter().any(|r| r.collapsed().is_some()) {
+                marks.push_str(COLLAPSED);
+            }
             let se = std_error(&nmse).map_or(String::new(), |e| format!(" ± {}", fmt(e)));
             let negative: usize = done.iter().map(|r| r.negative_var_latent).sum();
             let negative = if negative > 0 {
@@ -420,6 +439,9 @@ pub struct Row {
     pub mnlp: Option<f64>,
     pub constant_mnlp: Option<f64>,
     pub worse_than_constant: bool,
+    /// Whether the fit collapsed to the constant predictor (signal variance below
+    /// [`crate::model_file::COLLAPSE_RATIO`] of the noise).
+    pub collapsed: bool,
     pub validation_nmse: Option<f64>,
     pub validation_mnlp: Option<f64>,
     pub best_iteration: Option<usize>,
@@ -443,6 +465,7 @@ pub const COLUMNS: &[&str] = &[
     "mnlp",
     "constant_mnlp",
     "worse_than_constant",
+    "collapsed",
     "validation_nmse",
     "validation_mnlp",
     "best_iteration",
@@ -490,6 +513,7 @@ pub fn rows(session: &Session) -> Vec<Row> {
                 mnlp: r.mnlp,
                 constant_mnlp: r.constant_mnlp,
                 worse_than_constant: r.worse_than_constant(),
+                collapsed: r.collapsed().is_some(),
                 validation_nmse: kept.map(|v| v.nmse),
                 validation_mnlp: kept.map(|v| v.mnlp),
                 best_iteration: r.best_iteration,

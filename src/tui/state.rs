@@ -320,6 +320,15 @@ impl App {
         self.result_of(row).map_or(&[][..], |r| &r.validation)
     }
 
+    /// A finished run that collapsed to the constant predictor, in a sentence with
+    /// what to try.
+    pub fn collapsed(&self, row: &RunRow) -> Option<String> {
+        self.result_of(row)
+            .filter(|r| row.activity == Activity::Idle && r.collapsed().is_some())
+            .and_then(|r| r.model.as_ref())
+            .and_then(|m| m.hyper.collapse_note())
+    }
+
     /// Why a run predicts worse than a constant predictor (the training mean and
     /// variance), in a few words, if it does: a finished run's test NMSE above 1 or test MNLP above the
     /// constant's; or the validation NMSE above 1 (worse than the mean) at its latest

@@ -394,6 +394,9 @@ impl App {
                      predicts better than this run."
                 ));
             }
+            if let Some(why) = self.collapsed(row) {
+                parts.push(format!("! {why}."));
+            }
             if let Some(msg) = self.result_of(row).and_then(|r| r.message.as_ref()) {
                 parts.push(format!("Run message: {msg}"));
             }

@@ -97,7 +97,9 @@ impl App {
                     Some(Verdict::Differs(_)) => " · re-run DIFFERS from the earlier result",
                     None => "",
                 };
-                let worse = if result.worse_than_constant() {
+                let worse = if result.collapsed().is_some() {
+                    " · ! collapsed to a constant predictor"
+                } else if result.worse_than_constant() {
                     " · ! worse than a constant predictor"
                 } else {
                     ""

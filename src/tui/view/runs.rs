@@ -75,8 +75,9 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             RunStatus::Running | RunStatus::Queued => t.warn(),
             RunStatus::NotRun | RunStatus::Cancelled => t.dim(),
         };
-        // "*": marked for the evidence chart; "!": worse than a constant predictor
-        let flag = if app.worse_than_constant(row).is_some() {
+        // "*": marked for the evidence chart; "!": worse than a constant predictor, or
+        // collapsed to one
+        let flag = if app.worse_than_constant(row).is_some() || app.collapsed(row).is_some() {
             "!"
         } else {
             " "
@@ -182,6 +183,9 @@ fn details(app: &App) -> Line<'static> {
     let mut spans = Vec::new();
     // first, so that it shows however narrow the pane (m shows everything)
     if let Some(why) = app.worse_than_constant(row) {
+        spans.push(Span::styled(format!(" ! {why} ·"), t.error()));
+    }
+    if let Some(why) = app.collapsed(row) {
         spans.push(Span::styled(format!(" ! {why} ·"), t.error()));
     }
     spans.push(Span::raw(format!(

@@ -309,5 +309,5 @@ fn bad_requests_say_why() {
         "--out",
         dir.path().join("x.pdf").to_str().expect("utf-8"),
     ]);
-    assert!(String::from_utf8_lossy(&o.stderr).contains("must end in .svg"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("give a file ending in .svg"));
 }

@@ -42,7 +42,7 @@ pub fn write(path: &Path, svg: &str) -> Result<()> {
         .map(str::to_ascii_lowercase);
     if ext.as_deref() != Some("svg") {
         return Err(Error::input(format!(
-            "{}: the figure's file must end in .svg (PNG output is not built yet)",
+            "{}: sgpw plot writes SVG; give a file ending in .svg (for PNG, convert it, e.g. rsvg-convert FIG.svg -o FIG.png)",
             path.display()
         )));
     }

@@ -47,6 +47,28 @@ pub struct Curves {
     pub negative: usize,
 }
 
+impl Curves {
+    /// The y range the app and the figures plot: the ±2σ noisy band and the data,
+    /// padded by 4 % (−1..1 when there is nothing finite to show).
+    pub fn y_range(&self) -> (f64, f64) {
+        let mut lo = f64::INFINITY;
+        let mut hi = f64::NEG_INFINITY;
+        for i in 0..self.grid.len() {
+            lo = lo.min(self.mean[i] - 2.0 * self.sd_noisy[i]);
+            hi = hi.max(self.mean[i] + 2.0 * self.sd_noisy[i]);
+        }
+        for (_, y) in self.train.iter().chain(&self.test) {
+            lo = lo.min(*y);
+            hi = hi.max(*y);
+        }
+        if !(lo.is_finite() && hi.is_finite()) {
+            return (-1.0, 1.0);
+        }
+        let pad = ((hi - lo) * 0.04).max(1e-9);
+        (lo - pad, hi + pad)
+    }
+}
+
 /// What `method` marks along `input` for `model`, in the data's original units (the
 /// method gives them in model units: the standardisation is undone here). Nothing when
 /// the method marks nothing or its markers cannot be read.

@@ -218,20 +218,7 @@ impl LineFigure {
         let legend_w = (longest * char_w + 48).min(w * 2 / 5).max(80);
         let per_line = ((legend_w - 44) / char_w).max(4) as usize;
         let (plot_area, legend_area) = root.split_horizontally(w - legend_w);
-        let (title_area, body) =
-            plot_area.split_vertically(if self.note.is_some() { 48 } else { 30 });
-        title_area
-            .draw(&Text::new(self.title.clone(), (60, 8), text))
-            .map_err(drawing)?;
-        if let Some(note) = &self.note {
-            title_area
-                .draw(&Text::new(
-                    note.clone(),
-                    (60, 28),
-                    small.clone().color(&REFERENCE),
-                ))
-                .map_err(drawing)?;
-        }
+        let body = title_and_note(&plot_area, &self.title, self.note.as_deref(), text, &small)?;
         let ((x0, x1), (y0, y1)) = self.ranges();
         let (xl, yl) = (self.x_log, self.y_log);
         let mut chart = ChartBuilder::on(&body)
@@ -376,4 +363,29 @@ mod tests {
         assert_eq!(tick(-2.220446049250313e-16, false), "0");
         assert_eq!(tick(-16.0, true), "1.0e-16");
     }
+}
+
+/// Draw a figure's title, and under it its note (what was left out or thinned) in the
+/// reference colour, at the top of `area`; the rest of the area, for the plot.
+pub fn title_and_note<'a>(
+    area: &DrawingArea<SVGBackend<'a>, Shift>,
+    title: &str,
+    note: Option<&str>,
+    text: FontDesc<'_>,
+    small: &FontDesc<'_>,
+) -> Result<DrawingArea<SVGBackend<'a>, Shift>> {
+    let (title_area, body) = area.split_vertically(if note.is_some() { 48 } else { 30 });
+    title_area
+        .draw(&Text::new(title.to_string(), (60, 8), text))
+        .map_err(drawing)?;
+    if let Some(note) = note {
+        title_area
+            .draw(&Text::new(
+                note.to_string(),
+                (60, 28),
+                small.clone().color(&REFERENCE),
+            ))
+            .map_err(drawing)?;
+    }
+    Ok(body)
 }

@@ -3,7 +3,7 @@
 //! as the app sizes them: SPGP+HS by pseudo-noise) along one input, from the same
 //! [`Curves`] the app's prediction pane draws.
 
-use super::lines::REFERENCE;
+use super::lines::title_and_note;
 use super::{FONT, drawing};
 use crate::chart::palette;
 use crate::chart::prediction::Curves;
@@ -25,24 +25,9 @@ fn rgb(role: palette::Hue) -> RGBColor {
 }
 
 impl PredictionFigure<'_> {
-    /// The plotted y range: bands and data, padded by 4 %.
+    /// The plotted y range: bands and data, padded by 4 % ([`Curves::y_range`]).
     pub fn y_range(&self) -> (f64, f64) {
-        let c = self.curves;
-        let mut lo = f64::INFINITY;
-        let mut hi = f64::NEG_INFINITY;
-        for i in 0..c.grid.len() {
-            lo = lo.min(c.mean[i] - 2.0 * c.sd_noisy[i]);
-            hi = hi.max(c.mean[i] + 2.0 * c.sd_noisy[i]);
-        }
-        for (_, y) in c.train.iter().chain(&c.test) {
-            lo = lo.min(*y);
-            hi = hi.max(*y);
-        }
-        if !(lo.is_finite() && hi.is_finite()) {
-            return (-1.0, 1.0);
-        }
-        let pad = ((hi - lo) * 0.04).max(1e-9);
-        (lo - pad, hi + pad)
+        self.curves.y_range()
     }
 
     pub fn svg(&self, size: (u32, u32)) -> Result<String> {
@@ -63,20 +48,7 @@ impl PredictionFigure<'_> {
         let small = (FONT, 12).into_font();
         let legend_w = (w / 4).clamp(120, 220);
         let (plot_area, legend_area) = root.split_horizontally(w - legend_w);
-        let (title_area, body) =
-            plot_area.split_vertically(if self.note.is_some() { 48 } else { 30 });
-        title_area
-            .draw(&Text::new(self.title.clone(), (60, 8), text))
-            .map_err(drawing)?;
-        if let Some(note) = &self.note {
-            title_area
-                .draw(&Text::new(
-                    note.clone(),
-                    (60, 28),
-                    small.clone().color(&REFERENCE),
-                ))
-                .map_err(drawing)?;
-        }
+        let body = title_and_note(&plot_area, &self.title, self.note.as_deref(), text, &small)?;
         let n = c.grid.len();
         if n < 2 {
             return Ok(());

@@ -41,24 +41,9 @@ pub const TRAIN: Color = Color::LightRed;
 pub const TEST: Color = Color::LightGreen;
 
 impl BandChart<'_> {
-    /// The plotted y range: bands and data, padded.
+    /// The plotted y range: bands and data, padded by 4 % ([`Curves::y_range`]).
     pub fn y_bounds(&self) -> (f64, f64) {
-        let c = self.curves;
-        let mut lo = f64::INFINITY;
-        let mut hi = f64::NEG_INFINITY;
-        for i in 0..c.grid.len() {
-            lo = lo.min(c.mean[i] - 2.0 * c.sd_noisy[i]);
-            hi = hi.max(c.mean[i] + 2.0 * c.sd_noisy[i]);
-        }
-        for (_, y) in c.train.iter().chain(&c.test) {
-            lo = lo.min(*y);
-            hi = hi.max(*y);
-        }
-        if !(lo.is_finite() && hi.is_finite()) {
-            return (-1.0, 1.0);
-        }
-        let pad = ((hi - lo) * 0.04).max(1e-9);
-        (lo - pad, hi + pad)
+        self.curves.y_range()
     }
 }
 

@@ -348,23 +348,6 @@ impl LineFigure {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ticks_read_as_values() {
-        assert_eq!(tick(1.0, true), "10.0");
-        assert_eq!(tick(2.0, true), "100");
-        assert_eq!(tick(-2.0, true), "0.0100");
-        assert_eq!(tick(0.25, false), "0.250");
-        assert_eq!(tick(1234.0, false), "1234");
-        assert_eq!(tick(0.0, false), "0");
-        assert_eq!(tick(-2.220446049250313e-16, false), "0");
-        assert_eq!(tick(-16.0, true), "1.0e-16");
-    }
-}
-
 /// Draw a figure's title, and under it its note (what was left out or thinned) in the
 /// reference colour, at the top of `area`; the rest of the area, for the plot.
 pub fn title_and_note<'a>(
@@ -388,4 +371,21 @@ pub fn title_and_note<'a>(
             .map_err(drawing)?;
     }
     Ok(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_read_as_values() {
+        assert_eq!(tick(1.0, true), "10.0");
+        assert_eq!(tick(2.0, true), "100");
+        assert_eq!(tick(-2.0, true), "0.0100");
+        assert_eq!(tick(0.25, false), "0.250");
+        assert_eq!(tick(1234.0, false), "1234");
+        assert_eq!(tick(0.0, false), "0");
+        assert_eq!(tick(-2.220446049250313e-16, false), "0");
+        assert_eq!(tick(-16.0, true), "1.0e-16");
+    }
 }

@@ -1,9 +1,11 @@
 //! Figures: the app's charts drawn for a paper or a colleague, from the same series
 //! ([`crate::chart`]) and palette, as SVG drawn by plotters (its SVG backend writes
-//! text as text, so no font is read to draw one).
+//! text as text, so no font is read to draw one), and as PNG rendered from that SVG
+//! ([`png`]) with a bundled font.
 
 pub mod figures;
 pub mod lines;
+pub mod png;
 pub mod prediction;
 
 use crate::error::{Error, Result};
@@ -34,19 +36,24 @@ pub fn parse_size(s: &str) -> std::result::Result<(u32, u32), String> {
 /// The default figure size in pixels.
 pub const SIZE: (u32, u32) = (800, 500);
 
-/// Write `svg` to `path`, which must end in `.svg`.
+/// Write the figure to `path`: the SVG itself for `.svg`, rendered to pixels for `.png`.
 pub fn write(path: &Path, svg: &str) -> Result<()> {
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
-    if ext.as_deref() != Some("svg") {
-        return Err(Error::input(format!(
-            "{}: sgpw plot writes SVG; give a file ending in .svg (for PNG, convert it, e.g. rsvg-convert FIG.svg -o FIG.png)",
-            path.display()
-        )));
-    }
-    std::fs::write(path, svg)
+    let bytes = match ext.as_deref() {
+        Some("svg") => svg.as_bytes().to_vec(),
+        Some("png") => png::render(svg)
+            .map_err(|e| Error::file(path, format!("cannot render the PNG: {e}")))?,
+        _ => {
+            return Err(Error::input(format!(
+                "{}: sgpw plot writes SVG or PNG; give a file ending in .svg or .png",
+                path.display()
+            )));
+        }
+    };
+    std::fs::write(path, bytes)
         .map_err(|e| Error::file(path, format!("cannot write the figure: {e}")))
 }
 

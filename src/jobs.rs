@@ -6,6 +6,7 @@ use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::exec::{CancelToken, Exec, Par};
 use crate::methods::ValidRunSpec;
+use crate::model_file::ModelFile;
 use crate::results::{NlmlScale, RunKey, RunResult, Status};
 use crate::run_context::{Phase, Progress, RunContext};
 use crate::train::{self, FitResult};
@@ -196,6 +197,11 @@ fn execute(task: Task, par: Par, fit: FitFn, tx: &Sender<JobEvent>) -> RunResult
         )))
     });
     let mut r = outcome(key, &spec.method, fit);
+    if let Some(model) = r.model.as_mut()
+        && !keeps_posterior(model, data.n_train() * (data.dim() + 1))
+    {
+        model.posterior = None;
+    }
     if r.status == Status::Cancelled && r.train_seconds == 0.0 {
         // cancelled before the fit iterated (e.g. in the subset pre-fit): the time spent
         r.train_seconds = started.elapsed().as_secs_f64();
@@ -210,7 +216,22 @@ fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
         .unwrap_or_else(|| "unknown panic".into())
 }
 
-/// A session result from a fit's outcome.
+/// Whether a finished run keeps its posterior (the m-vector and m×m matrix) in the
+/// session: only where it is at most 1% of the `train_values` it saves re-reading, so a
+/// figure of a large data set needs a sample of it rather than all of it, and sessions
+/// of small data sets stay small (there it is recomputed on replay in O(n·m²)). Never
+/// for a method whose posterior is not storable (the exact GP's is n×n).
+pub fn keeps_posterior(model: &ModelFile, train_values: usize) -> bool {
+    let Some(p) = model.posterior.as_ref() else {
+        return false;
+    };
+    let size = p.mean_weights.len() + p.var_matrix.len();
+    crate::methods::get(&model.method).is_ok_and(|m| m.stores_posterior())
+        && size * 100 <= train_values
+}
+
+/// A session result from a fit's outcome (with the model's posterior as the fit
+/// computed it: see [`keeps_posterior`]).
 pub fn outcome(key: RunKey, method: &str, fit: Result<FitResult>) -> RunResult {
     let mut r = RunResult::new(key, method, Status::Done);
     match fit {
@@ -230,11 +251,7 @@ pub fn outcome(key: RunKey, method: &str, fit: Result<FitResult>) -> RunResult {
             r.validation = f.validation;
             r.best_iteration = f.best_iteration;
             r.constant_mnlp = f.constant_mnlp;
-            // The posterior (m-vector and m×m matrix) is recomputed from the data on
-            // replay in O(n·m²); storing it would make sessions tens of megabytes.
-            let mut model = f.model;
-            model.posterior = None;
-            r.model = Some(model);
+            r.model = Some(f.model);
         }
         Err(Error::Cancelled) => {
             r.status = Status::Cancelled;

@@ -268,6 +268,123 @@ fn prediction_draws_bands_data_and_inducing_points() {
     assert!(polygons >= 2 + 10, "{polygons} polygons");
 }
 
+/// Every chart kind as PNG: the size asked for, drawn (not blank), with its text (the
+/// bundled font: without it the renderer drops every text silently), and the same
+/// pixels each time.
+#[test]
+fn png_is_drawn_in_process_with_the_bundled_font() {
+    use resvg::tiny_skia::Pixmap;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let session = repo("sessions/demo.toml");
+    let validation = repo("sessions/validation.toml");
+    let cases: [(&Path, &str, &[&str]); 4] = [
+        (&session, "evidence", &[]),
+        (&session, "comparison", &[]),
+        (&session, "prediction", &["--runs", "fitc", "--m", "10"]),
+        (&validation, "validation", &[]),
+    ];
+    for (session, kind, args) in cases {
+        let mut all = args.to_vec();
+        all.extend_from_slice(&["--size", "640x400"]);
+        let out = dir.path().join(format!("{kind}.png"));
+        let png = plot(session, kind, &all, &out);
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{kind}: not a PNG");
+        let image = Pixmap::decode_png(&png).expect("decodes");
+        assert_eq!((image.width(), image.height()), (640, 400), "{kind}");
+        let inked = |rows: std::ops::Range<u32>| {
+            rows.flat_map(|y| (0..image.width()).map(move |x| (x, y)))
+                .filter(|&(x, y)| {
+                    let p = image.pixel(x, y).expect("in the image");
+                    p.red() < 200 || p.green() < 200 || p.blue() < 200
+                })
+                .count()
+        };
+        let all_ink = inked(0..image.height());
+        let total = (image.width() * image.height()) as usize;
+        assert!(
+            all_ink * 100 > total && all_ink * 2 < total,
+            "{kind}: {all_ink} of {total} pixels drawn"
+        );
+        // the title is text, in the top 24 rows, above the plotting area
+        assert!(
+            inked(0..24) > 100,
+            "{kind}: no title drawn: {}",
+            inked(0..24)
+        );
+        let again = plot(session, kind, &all, &out);
+        assert_eq!(png, again, "{kind}: the same figure drew different pixels");
+    }
+}
+
+/// A run on a large data set keeps its posterior in the session (it is under 1% of the
+/// training values), so its prediction chart reads a sample of the file, not all of it;
+/// a run whose posterior would be larger than that does not keep it.
+#[test]
+fn large_data_prediction_reads_a_sample() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let folder = dir.path().to_str().expect("utf-8");
+    let o = sgpw(&[
+        "gen", "big", "--n", "20000", "--d", "2", "--format", "parquet", "--out", folder,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let session = dir.path().join("big.toml");
+    std::fs::write(
+        &session,
+        r#"schema_version = 3
+name = "big"
+
+[[datasets]]
+name = "big"
+train = "big_20000_2.parquet"
+split = 0.99
+
+[[runs]]
+dataset = "big"
+method = "fitc"
+m = [10, 100]
+seeds = [1]
+iterations = 3
+"#,
+    )
+    .expect("writes");
+    let o = sgpw(&["run", session.to_str().expect("utf-8")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let saved = Session::read(&session).expect("reads back");
+    let kept: Vec<(usize, bool)> = saved
+        .results
+        .iter()
+        .map(|r| {
+            let model = r.model.as_ref().expect("a model");
+            (r.key.m, model.posterior.is_some())
+        })
+        .collect();
+    // 19800 rows x 3 values: 594 numbers at most; m = 10 keeps 110, m = 100 would be 10100
+    assert_eq!(kept, vec![(10, true), (100, false)]);
+    let svg = String::from_utf8(plot(
+        &session,
+        "prediction",
+        &["--m", "10"],
+        &dir.path().join("p.svg"),
+    ))
+    .expect("utf-8");
+    let t = texts(&svg);
+    assert!(
+        t.iter()
+            .any(|x| x.contains("of 20000 rows drawn, read from 40 places")),
+        "{t:?}"
+    );
+    // without the posterior the file is read whole (and thinned evenly)
+    let svg = String::from_utf8(plot(
+        &session,
+        "prediction",
+        &["--m", "100"],
+        &dir.path().join("q.svg"),
+    ))
+    .expect("utf-8");
+    let t = texts(&svg);
+    assert!(t.iter().any(|x| x.contains("evenly spaced")), "{t:?}");
+}
+
 /// Bad requests name what is wrong.
 #[test]
 fn bad_requests_say_why() {

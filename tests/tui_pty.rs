@@ -740,3 +740,41 @@ fn terminal_is_restored_after_an_abort() {
         "the terminal is still raw"
     );
 }
+
+/// `P` writes the chart on screen beside the session file, for each of the three
+/// charts (`1`, `2`, `3` choose them), as a whole SVG; the status line says so.
+#[test]
+fn p_writes_the_chart_on_screen_beside_the_session() {
+    let (dir, session) = demo_copy();
+    let path = session.to_str().expect("utf-8 path");
+    let mut app = App::start(&["open", path, "--jobs", "1"], dir.path(), &[]);
+    app.wait_for("the demo's data", |s| {
+        (s.contains("✓ xsinx3") && s.contains("Runs (")).then_some(())
+    });
+    for (key, name) in [("1", "evidence"), ("2", "comparison"), ("3", "prediction")] {
+        let figure = session.with_file_name(format!("demo-{name}.svg"));
+        app.keys(key);
+        // the prediction is computed in the background: P again until it is drawn
+        let end = Instant::now() + WAIT;
+        while !figure.exists() {
+            assert!(
+                Instant::now() < end,
+                "no {name} figure; the screen:\n{}",
+                app.text()
+            );
+            app.keys("P");
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        app.wait_for("the message", |s| {
+            s.contains("wrote the chart to").then_some(())
+        });
+        let svg = std::fs::read_to_string(&figure).expect("reads the figure");
+        assert!(
+            svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"),
+            "{name}: not a whole SVG"
+        );
+        assert!(svg.contains("<polyline"), "{name}: nothing drawn");
+    }
+    app.keys("q");
+    assert!(app.wait_exit().success());
+}

@@ -12,6 +12,7 @@ use crate::chart::palette::{self, Shape};
 use crate::error::Result;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// One curve.
 #[derive(Clone, Debug, PartialEq)]
@@ -86,25 +87,47 @@ fn log(v: f64) -> f64 {
     v.max(1e-300).log10()
 }
 
-/// A tick label: the value itself (10^v on a log axis), to about three digits.
-fn tick(v: f64, is_log: bool) -> String {
+/// A tick label: the value itself (10^v on a log axis), to four significant digits
+/// without trailing zeros, so one axis reads 0, 0.2, 0.4 … 1 and 5, 10, 20, 50.
+pub(super) fn tick(v: f64, is_log: bool) -> String {
     let v = if is_log { 10f64.powf(v) } else { v };
     let a = v.abs();
     // a linear axis's tick at zero comes out of the tick arithmetic as ±2e-16
     if a == 0.0 || (!is_log && a < 1e-12) {
-        "0".into()
-    } else if !(1e-3..1e5).contains(&a) {
-        format!("{v:.1e}")
-    } else if a >= 100.0 {
-        format!("{v:.0}")
-    } else if a >= 10.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        let digits = (-a.log10()).ceil() as usize + 2;
-        format!("{v:.digits$}")
+        return "0".into();
     }
+    if !(1e-3..1e5).contains(&a) {
+        return format!("{v:.1e}");
+    }
+    let digits = (3 - a.log10().floor() as i64).max(0) as usize;
+    let s = format!("{v:.digits$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// Ticks of a log axis spanning log10 values `lo..hi`: 1, 2 and 5 times the powers of
+/// ten in it, or the powers alone when those are too many; None when fewer than two
+/// fall inside (a narrow axis keeps evenly spaced ticks).
+fn log_ticks(lo: f64, hi: f64) -> Option<Vec<f64>> {
+    if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+        return None;
+    }
+    let inside = |mantissas: &[f64]| -> Vec<f64> {
+        (lo.floor() as i32..=hi.ceil() as i32)
+            .flat_map(|k| mantissas.iter().map(move |m| (m * 10f64.powi(k)).log10()))
+            .filter(|t| (lo - 1e-9..=hi + 1e-9).contains(t))
+            .collect()
+    };
+    let fine = inside(&[1.0, 2.0, 5.0]);
+    let ticks = if fine.len() > 10 {
+        inside(&[1.0])
+    } else {
+        fine
+    };
+    (ticks.len() >= 2).then_some(ticks)
 }
 
 impl LineFigure {
@@ -227,18 +250,47 @@ impl LineFigure {
             .y_label_area_size(60)
             .build_cartesian_2d(x0..x1, y0..y1)
             .map_err(drawing)?;
-        chart
-            .configure_mesh()
-            .x_desc(self.x_desc.as_str())
+        // a log axis gets its ticks at 1, 2, 5 × 10^k, drawn here rather than by the mesh
+        let x_ticks = if xl { log_ticks(x0, x1) } else { None };
+        let y_ticks = if yl { log_ticks(y0, y1) } else { None };
+        let grid = RGBColor(0xdd, 0xdd, 0xdd);
+        let (x_format, y_format) = (|v: &f64| tick(*v, xl), |v: &f64| tick(*v, yl));
+        let mut mesh = chart.configure_mesh();
+        mesh.x_desc(self.x_desc.as_str())
             .y_desc(self.y_desc.as_str())
             .label_style(small.clone())
             .axis_desc_style(small.clone())
-            .x_label_formatter(&|v| tick(*v, xl))
-            .y_label_formatter(&|v| tick(*v, yl))
+            .x_label_formatter(&x_format)
+            .y_label_formatter(&y_format)
             .light_line_style(RGBColor(0xee, 0xee, 0xee))
-            .bold_line_style(RGBColor(0xdd, 0xdd, 0xdd))
-            .draw()
-            .map_err(drawing)?;
+            .bold_line_style(grid);
+        if x_ticks.is_some() {
+            mesh.x_labels(0).disable_x_mesh();
+        }
+        if y_ticks.is_some() {
+            mesh.y_labels(0).disable_y_mesh();
+        }
+        mesh.draw().map_err(drawing)?;
+        let plotting = chart.plotting_area().clone();
+        let label = |pos: (i32, i32), v: f64, anchor: Pos| -> Result<()> {
+            let style = TextStyle::from(small.clone()).pos(anchor);
+            root.draw(&Text::new(tick(v, true), pos, style))
+                .map_err(drawing)
+        };
+        for &t in x_ticks.iter().flatten() {
+            plotting
+                .draw(&PathElement::new(vec![(t, y0), (t, y1)], grid))
+                .map_err(drawing)?;
+            let (px, py) = plotting.map_coordinate(&(t, y0));
+            label((px, py + 6), t, Pos::new(HPos::Center, VPos::Top))?;
+        }
+        for &t in y_ticks.iter().flatten() {
+            plotting
+                .draw(&PathElement::new(vec![(x0, t), (x1, t)], grid))
+                .map_err(drawing)?;
+            let (px, py) = plotting.map_coordinate(&(x0, t));
+            label((px - 6, py), t, Pos::new(HPos::Right, VPos::Center))?;
+        }
         if let Some((_, r)) = &self.reference {
             let y = self.y_at(*r);
             if y.is_finite() {
@@ -379,13 +431,36 @@ mod tests {
 
     #[test]
     fn ticks_read_as_values() {
-        assert_eq!(tick(1.0, true), "10.0");
+        assert_eq!(tick(1.0, true), "10");
         assert_eq!(tick(2.0, true), "100");
-        assert_eq!(tick(-2.0, true), "0.0100");
-        assert_eq!(tick(0.25, false), "0.250");
+        assert_eq!(tick(-2.0, true), "0.01");
+        assert_eq!(tick(0.25, false), "0.25");
+        assert_eq!(tick(0.6000000000000001, false), "0.6");
+        assert_eq!(tick(-0.2, false), "-0.2");
         assert_eq!(tick(1234.0, false), "1234");
+        assert_eq!(tick(12.5, false), "12.5");
         assert_eq!(tick(0.0, false), "0");
         assert_eq!(tick(-2.220446049250313e-16, false), "0");
         assert_eq!(tick(-16.0, true), "1.0e-16");
+    }
+
+    #[test]
+    fn log_axes_tick_at_one_two_five() {
+        let values = |lo: f64, hi: f64| -> Option<Vec<String>> {
+            log_ticks(lo.log10(), hi.log10()).map(|t| t.iter().map(|v| tick(*v, true)).collect())
+        };
+        assert_eq!(
+            values(5.0, 200.0),
+            Some(
+                vec!["5", "10", "20", "50", "100", "200"]
+                    .into_iter()
+                    .map(String::from)
+                    .collect()
+            )
+        );
+        // many decades: the powers of ten alone
+        assert_eq!(values(0.001, 1000.0).map(|t| t.len()), Some(7));
+        // too narrow for two of them: the mesh's evenly spaced ticks instead
+        assert_eq!(values(0.3, 0.45), None);
     }
 }

@@ -3,7 +3,7 @@
 //! as the app sizes them: SPGP+HS by pseudo-noise) along one input, from the same
 //! [`Curves`] the app's prediction pane draws.
 
-use super::lines::title_and_note;
+use super::lines::{tick, title_and_note};
 use super::{FONT, drawing};
 use crate::chart::palette;
 use crate::chart::prediction::Curves;
@@ -67,6 +67,8 @@ impl PredictionFigure<'_> {
             .y_desc("y")
             .label_style(small.clone())
             .axis_desc_style(small.clone())
+            .x_label_formatter(&|v| tick(*v, false))
+            .y_label_formatter(&|v| tick(*v, false))
             .light_line_style(RGBColor(0xee, 0xee, 0xee))
             .bold_line_style(RGBColor(0xdd, 0xdd, 0xdd))
             .draw()

@@ -326,3 +326,65 @@ fn ci_runs_the_readme_test_command_and_the_readme_stays_short() {
         "README.md has {n} lines; keep it a guide of at most 300 and move detail into docs/"
     );
 }
+
+/// Every figure in the docs is what its command makes today: each indented
+/// `sgpw plot … --out docs/…` line is run (with `--out` in a temporary folder) and its
+/// file compared byte for byte with the committed one, so a re-run session or a change
+/// to the drawing cannot leave a stale figure behind.
+#[test]
+fn figures_in_the_docs_are_what_their_commands_draw() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut checked = 0;
+    for file in markdown_files() {
+        let text = std::fs::read_to_string(&file).expect("reads");
+        for line in text.lines() {
+            let Some(cmd) = line.trim_start().strip_prefix("sgpw plot ") else {
+                continue;
+            };
+            if !line.starts_with("    ") {
+                continue;
+            }
+            let args: Vec<&str> = cmd.split_whitespace().collect();
+            let Some(k) = args.iter().position(|a| *a == "--out") else {
+                continue;
+            };
+            let Some(committed) = args.get(k + 1).filter(|o| o.starts_with("docs/")) else {
+                continue;
+            };
+            let out = dir.path().join(format!("figure-{checked}-{}", {
+                Path::new(committed)
+                    .file_name()
+                    .expect("a file name")
+                    .to_string_lossy()
+            }));
+            let mut run: Vec<String> = vec!["plot".into()];
+            run.extend(args.iter().map(|a| a.to_string()));
+            run[k + 2] = out.to_string_lossy().into_owned();
+            let o = Command::new(env!("CARGO_BIN_EXE_sgpw"))
+                .args(&run)
+                .current_dir(root())
+                .output()
+                .expect("runs sgpw");
+            assert!(
+                o.status.success(),
+                "{}: `sgpw {}` failed: {}",
+                file.display(),
+                run.join(" "),
+                String::from_utf8_lossy(&o.stderr)
+            );
+            let made = std::fs::read(&out).expect("the figure was written");
+            let kept = std::fs::read(root().join(committed))
+                .unwrap_or_else(|e| panic!("{}: {committed}: {e}", file.display()));
+            assert!(
+                made == kept,
+                "{}: {committed} is not what `sgpw plot {cmd}` draws now; run the command",
+                file.display()
+            );
+            checked += 1;
+        }
+    }
+    assert!(
+        checked >= 10,
+        "only {checked} figure commands found in the docs"
+    );
+}

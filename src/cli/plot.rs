@@ -1,4 +1,4 @@
-//! `sgpw plot`: one of the app's charts of a session's results, as SVG. The
+//! `sgpw plot`: one of the app's charts of a session's results, as SVG or PNG. The
 //! series are computed by [`crate::chart`] as the app computes them and drawn by
 //! [`crate::plot`].
 
@@ -57,7 +57,7 @@ pub struct PlotArgs {
     /// Figure size in pixels, WIDTHxHEIGHT.
     #[arg(long, value_parser = plot::parse_size, default_value = "800x500")]
     pub size: (u32, u32),
-    /// Output file (.svg).
+    /// Output file: .svg, or .png (rendered in-process with the bundled font).
     #[arg(long)]
     pub out: PathBuf,
 }

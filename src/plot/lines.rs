@@ -238,8 +238,9 @@ impl LineFigure {
             .map(|(l, _)| l.chars().count())
             .max()
             .unwrap_or(0) as u32;
-        let legend_w = (longest * char_w + 48).min(w * 2 / 5).max(80);
-        let per_line = ((legend_w - 44) / char_w).max(4) as usize;
+        // 10 % over the estimate: the SVG backend only estimates widths without the font
+        let legend_w = (longest * char_w * 11 / 10 + 48).min(w * 2 / 5).max(80);
+        let per_line = ((legend_w - 44) * 10 / 11 / char_w).max(4) as usize;
         let (plot_area, legend_area) = root.split_horizontally(w - legend_w);
         let body = title_and_note(&plot_area, &self.title, self.note.as_deref(), text, &small)?;
         let ((x0, x1), (y0, y1)) = self.ranges();
@@ -358,8 +359,23 @@ impl LineFigure {
         }
         // the legend: a line and the shape, then the label (wrapped, whole)
         let mut y = 40;
-        for (label, index) in rows {
+        let bottom = root.dim_in_pixel().1 as i32 - 8;
+        let count = rows.len();
+        for (k, (label, index)) in rows.into_iter().enumerate() {
             let lines = crate::chart::wrap_label(&label, per_line);
+            // what does not fit is counted, never cut: a row needs 16 px a line and 4
+            // more, and a "+N more" line must fit below it unless it is the last row
+            let need = 16 * lines.len() as i32 + if k + 1 < count { 24 } else { 4 };
+            if y + need > bottom {
+                legend_area
+                    .draw(&Text::new(
+                        format!("+{} more", count - k),
+                        (8, y),
+                        small.clone(),
+                    ))
+                    .map_err(drawing)?;
+                break;
+            }
             let mid = y + 7;
             match index {
                 Some(k) => {

@@ -118,6 +118,23 @@ fn evidence_has_a_curve_and_a_legend_row_per_run() {
     ))
     .expect("utf-8");
     assert!(!texts(&svg).iter().any(|x| x.starts_with("ssgp")));
+    // --log-x: the iteration axis ticks at 1, 2, 5 × 10^k, the start is said to be off it
+    let svg = String::from_utf8(plot(
+        &session,
+        "evidence",
+        &["--log-x"],
+        &dir.path().join("g.svg"),
+    ))
+    .expect("utf-8");
+    let t = texts(&svg);
+    assert!(
+        t.iter().any(|x| x.contains("is not on the log axis")),
+        "{t:?}"
+    );
+    assert!(t.iter().any(|x| x == "iteration (log)"), "{t:?}");
+    for want in ["1", "10", "100"] {
+        assert!(t.iter().any(|x| x == want), "no tick {want}: {t:?}");
+    }
 }
 
 /// The comparison with two seeds per fitc point: mean ± standard error bars (three

@@ -54,6 +54,10 @@ pub struct PlotArgs {
     /// prediction: the input varied, 1-based (the others are held at their medians).
     #[arg(long, default_value_t = 1)]
     pub input: usize,
+    /// evidence and validation: the iteration axis on a log scale, where most of the
+    /// change is in the first iterations (iteration 0, the start, is not drawn on it).
+    #[arg(long)]
+    pub log_x: bool,
     /// Figure size in pixels, WIDTHxHEIGHT.
     #[arg(long, value_parser = plot::parse_size, default_value = "800x500")]
     pub size: (u32, u32),
@@ -164,6 +168,15 @@ pub fn svg(args: &PlotArgs, session: &Session) -> Result<String> {
                 }
                 plot::figures::validation(&curves, &dataset, metric, None)
             };
+            let mut fig = fig;
+            if args.log_x {
+                fig.x_log = true;
+                fig.x_desc = format!("{} (log)", fig.x_desc);
+                fig.note = Some(format!(
+                    "the start ({} 0) is not on the log axis",
+                    fig.x_desc.trim_end_matches(" (log)")
+                ));
+            }
             fig.svg(args.size)
         }
         Kind::Comparison => {

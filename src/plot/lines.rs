@@ -83,8 +83,10 @@ fn draw_shape<DB: DrawingBackend>(
     r.map_err(drawing)
 }
 
+/// log10 of a value on a log axis; not a number (so not drawn) for one that is not
+/// positive, as iteration 0 on a log iteration axis.
 fn log(v: f64) -> f64 {
-    v.max(1e-300).log10()
+    if v > 0.0 { v.log10() } else { f64::NAN }
 }
 
 /// A tick label: the value itself (10^v on a log axis), to four significant digits
@@ -353,7 +355,11 @@ impl LineFigure {
             }
         }
         for m in &self.marks {
-            let c = chart.plotting_area().map_coordinate(&self.at(*m));
+            let at = self.at(*m);
+            if !(at.0.is_finite() && at.1.is_finite()) {
+                continue;
+            }
+            let c = chart.plotting_area().map_coordinate(&at);
             root.draw(&Circle::new(c, 8, REFERENCE.stroke_width(2)))
                 .map_err(drawing)?;
         }

@@ -3,11 +3,15 @@
 //! q(v) = N(μ, Σ), Σ = R Rᵀ, R lower-triangular. With A = L⁻¹ Kub for a batch of B
 //! points, the marginals of q(f_i) are
 //!
-//!     mean_i = A_iᵀ μ,   var_i = k_ii − ‖A_i‖² + ‖Rᵀ A_i‖²,
+//! ```text
+//! mean_i = A_iᵀ μ,   var_i = k_ii − ‖A_i‖² + ‖Rᵀ A_i‖²,
+//! ```
 //!
 //! the expected log-likelihood of a Gaussian likelihood is closed-form,
 //!
-//!     E_q[log N(y_i | f_i, σ²)] = −½ log 2πσ² − ((y_i − mean_i)² + var_i) / 2σ²,
+//! ```text
+//! E_q[log N(y_i | f_i, σ²)] = −½ log 2πσ² − ((y_i − mean_i)² + var_i) / 2σ²,
+//! ```
 //!
 //! and ELBO = c Σ_batch E_q[…] − KL(q(v) ‖ N(0, I)) with c = n/B (the unbiased
 //! minibatch estimate; c = 1 on the whole data) and

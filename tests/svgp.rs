@@ -363,6 +363,7 @@ fn training_is_reproducible_and_improves_the_bound() {
         assert_eq!(a.trace.len(), 22);
         let record: svgp::SvgpRecord = a.model.require().expect("[svgp]");
         assert_eq!(record.steps, 21);
+        assert_eq!(record.epochs, 3.0);
         assert_eq!(record.full_at, [0, 7, 14, 21]);
         assert!(
             record.full_neg_elbo[3] < record.full_neg_elbo[0],

@@ -11,7 +11,7 @@ pub mod adam;
 pub mod elbo;
 
 use self::adam::Adam;
-use self::elbo::{Factor, Prior, Terms, Variational, Want};
+use self::elbo::{Factor, Prior, Rows, Terms, Variational, Want};
 use super::hyper::{head_grad, head_len, pack_hyper, unpack_hyper};
 use super::inducing::initial_points;
 use super::lowrank::jitter_grad;
@@ -207,7 +207,7 @@ pub fn evaluate<'a>(
     for (x, y) in blocks {
         exec.check()?;
         let (t, kub): (Terms, DMatrix<f64>) =
-            elbo::expected_loglik(&prior, &factor, &q, &x, y, c, want, par);
+            elbo::expected_loglik(&prior, &factor, &q, Rows { x: &x, y, c }, want, par);
         lik += t.expected_loglik;
         if want == Want::Value {
             continue;
@@ -561,6 +561,8 @@ fn train(
     let mut evaluations = 1;
     let phase = Phase::Fit { stage: 0 };
     let mut step = 0;
+    // rows visited, for the epochs the record reports (a pass's last batch may be short)
+    let mut seen = 0usize;
     while step < s.steps {
         if ctx.is_cancelled() {
             stop = Stop::Cancelled;
@@ -577,6 +579,7 @@ fn train(
         } else {
             n as f64 / (end - at) as f64
         };
+        seen += end - at;
         at = end;
         let block = || std::iter::once((x.clone(), y.as_slice()));
         let value = match s.optimizer {
@@ -644,7 +647,7 @@ fn train(
         }
     };
     record.steps = step;
-    record.epochs = (step * s.batch) as f64 / n as f64;
+    record.epochs = seen as f64 / n as f64;
     model.set(&record);
     let x = method.pack(&model);
     Ok((

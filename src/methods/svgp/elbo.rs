@@ -131,18 +131,25 @@ pub struct Terms {
     pub d_noise: f64,
 }
 
-/// The likelihood term on the batch `(x, y)` with scale `c` (n/B): value and, as
-/// `want` says, gradients. `kub` = k(Z, x) is returned for the kernel's pull-back.
+/// A block of rows and the scale its likelihood term gets: c = n/B for a minibatch of
+/// B rows, 1 for a chunk of the whole data.
+pub struct Rows<'a> {
+    pub x: &'a DMatrix<f64>,
+    pub y: &'a [f64],
+    pub c: f64,
+}
+
+/// The likelihood term on the rows: value and, as `want` says, gradients.
+/// `kub` = k(Z, x) is returned for the kernel's pull-back.
 pub fn expected_loglik(
     prior: &Prior,
     factor: &Factor,
     q: &Variational,
-    x: &DMatrix<f64>,
-    y: &[f64],
-    c: f64,
+    rows: Rows,
     want: Want,
     par: Par,
 ) -> (Terms, DMatrix<f64>) {
+    let Rows { x, y, c } = rows;
     let m = q.len();
     let b = y.len();
     let s2 = prior.noise;

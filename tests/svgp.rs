@@ -116,6 +116,7 @@ fn every_gradient_matches_finite_differences() {
                     std::iter::once((x.clone(), y.as_slice())),
                     c,
                     want,
+                    None,
                     &ex(),
                 )
                 .expect("batch")
@@ -165,7 +166,8 @@ fn one_full_step_lands_on_the_collapsed_bound() {
             &model,
             std::iter::once((data.x.clone(), data.y.as_slice())),
             1.0,
-            Want::Variational,
+            Want::Natural,
+            None,
             &ex(),
         )
         .expect("evaluate");
@@ -188,7 +190,8 @@ fn one_full_step_lands_on_the_collapsed_bound() {
             &opt,
             std::iter::once((data.x.clone(), data.y.as_slice())),
             1.0,
-            Want::Variational,
+            Want::Natural,
+            None,
             &ex(),
         )
         .expect("evaluate");
@@ -262,6 +265,7 @@ fn natural_gradient_is_the_fisher_preconditioned_gradient() {
             std::iter::once((x.clone(), y.as_slice())),
             c,
             Want::Value,
+            None,
             &ex(),
         )
         .expect("elbo")
@@ -292,7 +296,8 @@ fn natural_gradient_is_the_fisher_preconditioned_gradient() {
         &mm,
         std::iter::once((x.clone(), y.as_slice())),
         c,
-        Want::Variational,
+        Want::Natural,
+        None,
         &ex(),
     )
     .expect("evaluate");
@@ -422,4 +427,39 @@ fn bad_options_are_refused_by_name() {
     assert!(e.contains("--epochs"), "{e}");
     let _ = methods::get("svgp").expect("registered");
     let _ = RunContext::quiet(ex());
+}
+
+/// What the training loop's natural-gradient step evaluates is the full evaluation's:
+/// `Want::Natural` gives `Want::All`'s gradients in μ and Σ, and `Want::Model` with the
+/// projections kept from it gives `Want::All`'s value and its gradient in σ0², ℓ, σ², Z,
+/// to the bit.
+#[test]
+fn the_training_step_s_evaluations_are_the_full_one_s() {
+    let data = toy_data(50, 2, 8);
+    let model = model_for(&data, 6, KernelKind::Matern52);
+    let (x, y) = rows_block(&data, &(0..20).collect::<Vec<_>>());
+    let c = 2.5;
+    let eval = |want, cache: Option<&mut Vec<_>>| {
+        evaluate(
+            &model,
+            std::iter::once((x.clone(), y.as_slice())),
+            c,
+            want,
+            cache,
+            &ex(),
+        )
+        .expect("evaluate")
+    };
+    let all = eval(Want::All, None);
+    let mut cache = Vec::new();
+    let nat = eval(Want::Natural, Some(&mut cache));
+    assert_eq!(cache.len(), 1);
+    assert!(nat.elbo.is_nan() && nat.grad.is_empty());
+    assert_eq!(nat.d_mean_lik, all.d_mean_lik);
+    assert_eq!(nat.d_sigma_lik, all.d_sigma_lik);
+    let part = eval(Want::Model, Some(&mut cache));
+    assert_eq!(part.elbo, all.elbo);
+    let head = SVGP.pack(&model).len() - 6 - 21;
+    assert_eq!(part.grad.len(), head);
+    assert_eq!(part.grad[..], all.grad[..head]);
 }

@@ -11,7 +11,7 @@ pub mod adam;
 pub mod elbo;
 
 use self::adam::Adam;
-use self::elbo::{Factor, Prior, Rows, Terms, Variational, Want};
+use self::elbo::{Factor, Prior, Projected, Rows, Terms, Variational, Want};
 use super::hyper::{head_grad, head_len, pack_hyper, unpack_hyper};
 use super::inducing::initial_points;
 use super::lowrank::jitter_grad;
@@ -177,12 +177,18 @@ pub struct Evaluation {
 
 /// The ELBO on the rows `blocks` yields (each a block of inputs and targets), with the
 /// likelihood term scaled by `c`: c = 1 on the whole data, n/B on a minibatch. Sums
-/// run in the blocks' order, so the result does not depend on the threads.
+/// run in the blocks' order, so the result does not depend on the threads. With
+/// `Want::Model` the gradient holds the head and Z only; with `Want::Natural` there is
+/// no value (NaN) and no gradient, only `d_mean_lik` and `d_sigma_lik`. `cache` keeps
+/// each block's projection for an evaluation at the same Z and hyperparameters (the
+/// second of a natural-gradient step): block k uses `cache[k]` if it is there and
+/// stores it otherwise.
 pub fn evaluate<'a>(
     model: &ModelFile,
     blocks: impl Iterator<Item = (DMatrix<f64>, &'a [f64])>,
     c: f64,
     want: Want,
+    mut cache: Option<&mut Vec<Projected>>,
     exec: &Exec,
 ) -> Result<Evaluation> {
     let z = inducing_points(model)?;
@@ -204,10 +210,22 @@ pub fn evaluate<'a>(
     let mut d_kuu = DMatrix::zeros(m, m);
     let mut head: Option<Vec<f64>> = None;
     let mut d_z = DMatrix::zeros(m, z.ncols());
-    for (x, y) in blocks {
+    for (k, (x, y)) in blocks.enumerate() {
         exec.check()?;
-        let (t, kub): (Terms, DMatrix<f64>) =
-            elbo::expected_loglik(&prior, &factor, &q, Rows { x: &x, y, c }, want, par);
+        let fresh;
+        let proj = match cache.as_deref_mut() {
+            Some(kept) => {
+                if kept.len() <= k {
+                    kept.push(elbo::project(&prior, &factor, &x, par));
+                }
+                &kept[k]
+            }
+            None => {
+                fresh = elbo::project(&prior, &factor, &x, par);
+                &fresh
+            }
+        };
+        let t: Terms = elbo::expected_loglik(&prior, &factor, &q, proj, Rows { y, c }, want, par);
         lik += t.expected_loglik;
         if want == Want::Value {
             continue;
@@ -218,7 +236,7 @@ pub fn evaluate<'a>(
             d_kdiag_sum += t.d_kdiag_sum;
             d_noise += t.d_noise;
             d_kuu += dkuu;
-            let g = kernel.grad(&z, &x, &kub, dkub, true, false, par);
+            let g = kernel.grad(&z, &x, &proj.kub, dkub, true, false, par);
             if let Some(a) = &g.a {
                 d_z += a;
             }
@@ -231,7 +249,7 @@ pub fn evaluate<'a>(
     }
     let elbo = lik - q.kl();
     let mut grad = Vec::new();
-    if want == Want::All {
+    if matches!(want, Want::Model | Want::All) {
         let gu = kernel.grad(&z, &z, &factor.kuu, &d_kuu, true, true, par);
         let extra = model.hyper.signal_variance * d_kdiag_sum
             + jitter_grad(prior.jitter, factor.jitter, &d_kuu);
@@ -245,6 +263,8 @@ pub fn evaluate<'a>(
             d_z += b;
         }
         grad.extend_from_slice(d_z.as_slice());
+    }
+    if want == Want::All {
         grad.extend((&d_mean_lik - &q.mean).iter());
         let d_chol = elbo::d_chol(&q, &d_sigma_lik, par);
         grad.extend(lower_entries(&d_chol));
@@ -290,7 +310,7 @@ fn gather(data: &TrainData, idx: &[usize]) -> (DMatrix<f64>, Vec<f64>) {
 /// The negative full-data ELBO and, when asked, its gradient (the objective).
 fn full(model: &ModelFile, data: &TrainData, want: Want, exec: &Exec) -> Result<Evaluation> {
     let m = inducing_points(model)?.nrows();
-    let mut e = evaluate(model, chunks(data, m, exec), 1.0, want, exec)?;
+    let mut e = evaluate(model, chunks(data, m, exec), 1.0, want, None, exec)?;
     e.elbo = -e.elbo;
     e.grad.iter_mut().for_each(|g| *g = -*g);
     Ok(e)
@@ -584,22 +604,31 @@ fn train(
         let block = || std::iter::once((x.clone(), y.as_slice()));
         let value = match s.optimizer {
             SvgpOptimizer::Natgrad => {
-                let e = evaluate(&model, block(), scale, Want::Variational, exec)?;
+                // both evaluations at this Z and these hyperparameters: one projection
+                let mut cache = Vec::with_capacity(1);
+                let e = evaluate(
+                    &model,
+                    block(),
+                    scale,
+                    Want::Natural,
+                    Some(&mut cache),
+                    exec,
+                )?;
                 let m = inducing_points(&model)?.nrows();
                 let q = variational(&model, m)?;
                 let q =
                     elbo::natural_step(&q, &e.d_mean_lik, &e.d_sigma_lik, s.nat_step, exec.par)?;
                 set_variational(&mut model, &q);
-                let e = evaluate(&model, block(), scale, Want::All, exec)?;
+                let e = evaluate(&model, block(), scale, Want::Model, Some(&mut cache), exec)?;
                 evaluations += 2;
                 let mut theta = method.pack(&model);
-                let neg: Vec<f64> = e.grad[..adam_len].iter().map(|g| -g).collect();
+                let neg: Vec<f64> = e.grad.iter().map(|g| -g).collect();
                 adam.step(&mut theta[..adam_len], &neg);
                 method.unpack(&theta, &mut model);
                 -e.elbo
             }
             SvgpOptimizer::Adam => {
-                let e = evaluate(&model, block(), scale, Want::All, exec)?;
+                let e = evaluate(&model, block(), scale, Want::All, None, exec)?;
                 evaluations += 1;
                 let mut theta = method.pack(&model);
                 let neg: Vec<f64> = e.grad.iter().map(|g| -g).collect();

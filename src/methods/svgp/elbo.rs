@@ -101,15 +101,33 @@ impl Factor {
     }
 }
 
-/// What to differentiate.
+/// What to compute.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Want {
     /// The value only.
     Value,
-    /// The value and the gradients in μ, R and Σ (a natural-gradient step).
-    Variational,
-    /// Everything: also the adjoints of Kub, Kuu, the prior diagonal and σ².
+    /// The likelihood's gradients in μ and Σ only, what a natural-gradient step needs
+    /// (the value is not computed: NaN).
+    Natural,
+    /// The value and the adjoints of Kub, Kuu, the prior diagonal and σ² (and ∂/∂μ),
+    /// not ∂/∂Σ: what Adam on σ0², ℓ, σ², Z needs after a natural-gradient step.
+    Model,
+    /// Everything.
     All,
+}
+
+/// A block's k(Z, x) and A = L⁻¹ k(Z, x): they depend on Z and the hyperparameters
+/// only, so the two evaluations of a natural-gradient step share them.
+pub struct Projected {
+    pub kub: DMatrix<f64>,
+    pub a: DMatrix<f64>,
+}
+
+pub fn project(prior: &Prior, factor: &Factor, x: &DMatrix<f64>, par: Par) -> Projected {
+    let kub = prior.kernel.matrix(prior.z, x, par);
+    let mut a = kub.clone();
+    linalg::solve_lower(&factor.l, &mut a, par);
+    Projected { kub, a }
 }
 
 /// The ELBO's terms on one batch (or on the whole data) and its gradients.
@@ -131,46 +149,46 @@ pub struct Terms {
     pub d_noise: f64,
 }
 
-/// A block of rows and the scale its likelihood term gets: c = n/B for a minibatch of
-/// B rows, 1 for a chunk of the whole data.
+/// A block's targets and the scale its likelihood term gets: c = n/B for a minibatch
+/// of B rows, 1 for a chunk of the whole data.
 pub struct Rows<'a> {
-    pub x: &'a DMatrix<f64>,
     pub y: &'a [f64],
     pub c: f64,
 }
 
-/// The likelihood term on the rows: value and, as `want` says, gradients.
-/// `kub` = k(Z, x) is returned for the kernel's pull-back.
+/// The likelihood term on the rows projected as `proj`: value and, as `want` says,
+/// gradients.
 pub fn expected_loglik(
     prior: &Prior,
     factor: &Factor,
     q: &Variational,
+    proj: &Projected,
     rows: Rows,
     want: Want,
     par: Par,
-) -> (Terms, DMatrix<f64>) {
-    let Rows { x, y, c } = rows;
+) -> Terms {
+    let Rows { y, c } = rows;
     let m = q.len();
     let b = y.len();
     let s2 = prior.noise;
-    let kub = prior.kernel.matrix(prior.z, x, par);
-    let mut a = kub.clone();
-    linalg::solve_lower(&factor.l, &mut a, par);
-    // Rᵀ A: the columns' norms are A_iᵀ Σ A_i
-    let rta = linalg::mul(&q.chol, true, &a, false, par);
+    let a = &proj.a;
     let kdiag = prior.kernel.diag(b);
     let mut resid = vec![0.0; b];
-    let mut sum = 0.0;
-    let mut d_noise = 0.0;
+    let (mut sum, mut d_noise) = (0.0, 0.0);
+    // Rᵀ A: the columns' norms are A_iᵀ Σ A_i (not needed by a natural-gradient step)
+    let rta = (want != Want::Natural).then(|| linalg::mul(&q.chol, true, a, false, par));
     for i in 0..b {
         let ai = a.column(i);
-        let mean = ai.dot(&q.mean);
-        let var = kdiag[i] - ai.norm_squared() + rta.column(i).norm_squared();
-        let r = y[i] - mean;
-        resid[i] = r;
-        let sq = r * r + var;
-        sum += -0.5 * (2.0 * PI * s2).ln() - sq / (2.0 * s2);
-        d_noise += -0.5 / s2 + sq / (2.0 * s2 * s2);
+        resid[i] = y[i] - ai.dot(&q.mean);
+        if let Some(rta) = &rta {
+            let var = kdiag[i] - ai.norm_squared() + rta.column(i).norm_squared();
+            let sq = resid[i] * resid[i] + var;
+            sum += -0.5 * (2.0 * PI * s2).ln() - sq / (2.0 * s2);
+            d_noise += -0.5 / s2 + sq / (2.0 * s2 * s2);
+        }
+    }
+    if rta.is_none() {
+        sum = f64::NAN;
     }
     let mut terms = Terms {
         expected_loglik: c * sum,
@@ -182,21 +200,23 @@ pub fn expected_loglik(
         d_noise: c * d_noise,
     };
     if want == Want::Value {
-        return (terms, kub);
+        return terms;
     }
     let r = DVector::from_vec(resid);
-    terms.d_mean_lik = (&a * &r) * (c / s2);
-    let mut aat = DMatrix::zeros(m, m);
-    linalg::gemm(&mut aat, false, &a, false, &a, true, 1.0, par);
-    terms.d_sigma_lik = aat * (-c / (2.0 * s2));
-    if want == Want::All {
+    terms.d_mean_lik = (a * &r) * (c / s2);
+    if want != Want::Model {
+        let mut aat = DMatrix::zeros(m, m);
+        linalg::gemm(&mut aat, false, a, false, a, true, 1.0, par);
+        terms.d_sigma_lik = aat * (-c / (2.0 * s2));
+    }
+    if let (Want::Model | Want::All, Some(rta)) = (want, &rta) {
         // Ā = (c/σ²)(μ rᵀ + A − R (Rᵀ A))
         let mut abar = a.clone();
-        linalg::gemm(&mut abar, true, &q.chol, false, &rta, false, -1.0, par);
+        linalg::gemm(&mut abar, true, &q.chol, false, rta, false, -1.0, par);
         abar.ger(1.0, &q.mean, &r, 1.0);
         abar *= c / s2;
         // K̄uu = −sym(L⁻ᵀ Φ(Ā Aᵀ) L⁻¹)
-        let mut phi = linalg::mul(&abar, false, &a, true, par);
+        let mut phi = linalg::mul(&abar, false, a, true, par);
         for j in 0..m {
             phi[(j, j)] *= 0.5;
             for i in 0..j {
@@ -213,7 +233,7 @@ pub fn expected_loglik(
         terms.d_kub = Some(d_kub);
         terms.d_kuu = Some(d_kuu);
     }
-    (terms, kub)
+    terms
 }
 
 /// ∂KL/∂R = R − diag(1/R_jj) (lower-triangular).

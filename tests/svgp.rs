@@ -180,6 +180,7 @@ fn one_full_step_lands_on_the_collapsed_bound() {
         vfe.tables.remove("variational");
         let vfe_bound = pseudo::VFE.nlml(&vfe, &data, &ex()).expect("vfe");
         let rel = (svgp_bound - vfe_bound).abs() / vfe_bound.abs();
+        eprintln!("{kind:?}: svgp after one step {svgp_bound}, vfe {vfe_bound}, rel {rel:e}");
         assert!(
             rel < 1e-9,
             "{kind:?}: svgp {svgp_bound} vs vfe {vfe_bound} (rel {rel:e})"

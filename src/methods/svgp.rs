@@ -188,16 +188,79 @@ pub fn evaluate<'a>(
     blocks: impl Iterator<Item = (DMatrix<f64>, &'a [f64])>,
     c: f64,
     want: Want,
+    cache: Option<&mut Vec<Projected>>,
+    exec: &Exec,
+) -> Result<Evaluation> {
+    evaluate_at(model, &Params::of(model)?, blocks, c, want, cache, exec)
+}
+
+/// Z and q(v) as matrices: what training holds between steps (a model file keeps them
+/// as TOML tables, converted on every read and write).
+pub struct Params {
+    pub z: DMatrix<f64>,
+    pub q: Variational,
+}
+
+impl Params {
+    pub fn of(model: &ModelFile) -> Result<Params> {
+        let z = inducing_points(model)?;
+        let q = variational(model, z.nrows())?;
+        Ok(Params { z, q })
+    }
+
+    pub fn write(&self, model: &mut ModelFile) {
+        set_inducing_points(model, &self.z);
+        set_variational(model, &self.q);
+    }
+}
+
+/// [log σ0², log ℓ, (log α), noise] of `model`, then Z, μ and R's lower triangle.
+fn pack_params(model: &ModelFile, p: &Params) -> Vec<f64> {
+    let mut theta = Vec::new();
+    pack_hyper(model, &mut theta);
+    theta.extend_from_slice(p.z.as_slice());
+    theta.extend(p.q.mean.iter());
+    theta.extend(lower_entries(&p.q.chol));
+    theta
+}
+
+/// Inverse of [`pack_params`]: the head into `model`, then as much of Z, μ, R as
+/// `theta` holds (the head and Z only, for Adam beside natural-gradient steps).
+fn unpack_params(theta: &[f64], model: &mut ModelFile, p: &mut Params) {
+    let mut k = unpack_hyper(theta, model);
+    let (m, d) = p.z.shape();
+    if theta.len() >= k + m * d {
+        p.z.as_mut_slice().copy_from_slice(&theta[k..k + m * d]);
+        k += m * d;
+    }
+    if theta.len() > k {
+        p.q.mean.as_mut_slice().copy_from_slice(&theta[k..k + m]);
+        k += m;
+        for j in 0..m {
+            for i in j..m {
+                p.q.chol[(i, j)] = theta[k];
+                k += 1;
+            }
+        }
+    }
+}
+
+/// [`evaluate`] at the inducing inputs and q(v) of `p` (the model gives the rest).
+fn evaluate_at<'a>(
+    model: &ModelFile,
+    p: &Params,
+    blocks: impl Iterator<Item = (DMatrix<f64>, &'a [f64])>,
+    c: f64,
+    want: Want,
     mut cache: Option<&mut Vec<Projected>>,
     exec: &Exec,
 ) -> Result<Evaluation> {
-    let z = inducing_points(model)?;
+    let (z, q) = (&p.z, &p.q);
     let m = z.nrows();
-    let q = variational(model, m)?;
     let kernel = model.kernel();
     let prior = Prior {
         kernel: &kernel,
-        z: &z,
+        z,
         noise: model.hyper.noise_variance,
         jitter: model.jitter_policy(),
     };
@@ -236,7 +299,7 @@ pub fn evaluate<'a>(
             d_kdiag_sum += t.d_kdiag_sum;
             d_noise += t.d_noise;
             d_kuu += dkuu;
-            let g = kernel.grad(&z, &x, &proj.kub, dkub, true, false, par);
+            let g = kernel.grad(z, &x, &proj.kub, dkub, true, false, par);
             if let Some(a) = &g.a {
                 d_z += a;
             }
@@ -250,7 +313,7 @@ pub fn evaluate<'a>(
     let elbo = lik - q.kl();
     let mut grad = Vec::new();
     if matches!(want, Want::Model | Want::All) {
-        let gu = kernel.grad(&z, &z, &factor.kuu, &d_kuu, true, true, par);
+        let gu = kernel.grad(z, z, &factor.kuu, &d_kuu, true, true, par);
         let extra = model.hyper.signal_variance * d_kdiag_sum
             + jitter_grad(prior.jitter, factor.jitter, &d_kuu);
         let hu = head_grad(model, &[&gu], extra, d_noise);
@@ -266,7 +329,7 @@ pub fn evaluate<'a>(
     }
     if want == Want::All {
         grad.extend((&d_mean_lik - &q.mean).iter());
-        let d_chol = elbo::d_chol(&q, &d_sigma_lik, par);
+        let d_chol = elbo::d_chol(q, &d_sigma_lik, par);
         grad.extend(lower_entries(&d_chol));
     }
     Ok(Evaluation {
@@ -309,8 +372,19 @@ fn gather(data: &TrainData, idx: &[usize]) -> (DMatrix<f64>, Vec<f64>) {
 
 /// The negative full-data ELBO and, when asked, its gradient (the objective).
 fn full(model: &ModelFile, data: &TrainData, want: Want, exec: &Exec) -> Result<Evaluation> {
-    let m = inducing_points(model)?.nrows();
-    let mut e = evaluate(model, chunks(data, m, exec), 1.0, want, None, exec)?;
+    full_at(model, &Params::of(model)?, data, want, exec)
+}
+
+/// [`full`] at the inducing inputs and q(v) of `p`.
+fn full_at(
+    model: &ModelFile,
+    p: &Params,
+    data: &TrainData,
+    want: Want,
+    exec: &Exec,
+) -> Result<Evaluation> {
+    let m = p.z.nrows();
+    let mut e = evaluate_at(model, p, chunks(data, m, exec), 1.0, want, None, exec)?;
     e.elbo = -e.elbo;
     e.grad.iter_mut().for_each(|g| *g = -*g);
     Ok(e)
@@ -456,39 +530,33 @@ impl Method for Svgp {
     /// [log σ0², log ℓ, (log α), σ², Z (m×D, column-major), μ (m), R's lower triangle
     /// (column by column)].
     fn pack(&self, model: &ModelFile) -> Vec<f64> {
-        let mut theta = Vec::new();
-        pack_hyper(model, &mut theta);
-        if let Ok(z) = inducing_points(model) {
-            theta.extend_from_slice(z.as_slice());
-            if let Ok(q) = variational(model, z.nrows()) {
-                theta.extend(q.mean.iter());
-                theta.extend(lower_entries(&q.chol));
+        match Params::of(model) {
+            Ok(p) => pack_params(model, &p),
+            Err(_) => {
+                let mut theta = Vec::new();
+                pack_hyper(model, &mut theta);
+                theta
             }
         }
-        theta
     }
 
     fn unpack(&self, theta: &[f64], model: &mut ModelFile) {
-        let used = unpack_hyper(theta, model);
+        let head = head_len(model);
         let d = model.hyper.lengthscales.len().max(1);
-        // m·D + m + m(m+1)/2 entries follow: solve for m
-        let rest = theta.len() - used;
+        // m·D + m + m(m+1)/2 entries follow the head: solve for m
+        let rest = theta.len().saturating_sub(head);
         let m = (0..=rest)
             .find(|&m| m * d + m + m * (m + 1) / 2 >= rest)
             .unwrap_or(0);
-        let z = DMatrix::from_column_slice(m, d, &theta[used..used + m * d]);
-        set_inducing_points(model, &z);
-        let at = used + m * d;
-        let mean = DVector::from_column_slice(&theta[at..at + m]);
-        let mut chol = DMatrix::zeros(m, m);
-        let mut k = at + m;
-        for j in 0..m {
-            for i in j..m {
-                chol[(i, j)] = theta[k];
-                k += 1;
-            }
-        }
-        set_variational(model, &Variational { mean, chol });
+        let mut p = Params {
+            z: DMatrix::zeros(m, d),
+            q: Variational {
+                mean: DVector::zeros(m),
+                chol: DMatrix::zeros(m, m),
+            },
+        };
+        unpack_params(theta, model, &mut p);
+        p.write(model);
     }
 
     fn objective(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<Objective> {
@@ -532,7 +600,7 @@ impl Method for Svgp {
         spec: &ValidRunSpec,
         ctx: &RunContext,
     ) -> Result<(ModelFile, Outcome)> {
-        train(self, model, data, spec, ctx)
+        train(model, data, spec, ctx)
     }
 }
 
@@ -543,7 +611,6 @@ impl Method for Svgp {
 /// estimate of the negative ELBO; `[svgp]` the full-data value every `--elbo-every`
 /// steps.
 fn train(
-    method: &Svgp,
     model: ModelFile,
     data: &TrainData,
     spec: &ValidRunSpec,
@@ -555,10 +622,11 @@ fn train(
     let mut model = model;
     let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
     rng.set_stream(SHUFFLE_STREAM + ctx.restart_index().unwrap_or(0) as u64);
-    let theta = method.pack(&model);
+    let mut p = Params::of(&model)?;
+    let theta = pack_params(&model, &p);
     // natgrad: Adam on the head and Z only; adam: on everything
     let adam_len = match s.optimizer {
-        SvgpOptimizer::Natgrad => head_len(&model) + inducing_points(&model)?.len(),
+        SvgpOptimizer::Natgrad => head_len(&model) + p.z.len(),
         SvgpOptimizer::Adam => theta.len(),
     };
     let mut adam = Adam::new(adam_len, s.lr);
@@ -566,7 +634,7 @@ fn train(
     let mut order: Vec<usize> = (0..n).collect();
     let mut at = n; // position in the current epoch's order: start by shuffling
     let mut trace = Vec::with_capacity(s.steps + 1);
-    let start = full(&model, data, Want::Value, exec)?.elbo;
+    let start = full_at(&model, &p, data, Want::Value, exec)?.elbo;
     let mut record = SvgpRecord {
         optimizer: s.optimizer,
         batch: s.batch,
@@ -606,34 +674,41 @@ fn train(
             SvgpOptimizer::Natgrad => {
                 // both evaluations at this Z and these hyperparameters: one projection
                 let mut cache = Vec::with_capacity(1);
-                let e = evaluate(
+                let e = evaluate_at(
                     &model,
+                    &p,
                     block(),
                     scale,
                     Want::Natural,
                     Some(&mut cache),
                     exec,
                 )?;
-                let m = inducing_points(&model)?.nrows();
-                let q = variational(&model, m)?;
-                let q =
-                    elbo::natural_step(&q, &e.d_mean_lik, &e.d_sigma_lik, s.nat_step, exec.par)?;
-                set_variational(&mut model, &q);
-                let e = evaluate(&model, block(), scale, Want::Model, Some(&mut cache), exec)?;
+                p.q =
+                    elbo::natural_step(&p.q, &e.d_mean_lik, &e.d_sigma_lik, s.nat_step, exec.par)?;
+                let e = evaluate_at(
+                    &model,
+                    &p,
+                    block(),
+                    scale,
+                    Want::Model,
+                    Some(&mut cache),
+                    exec,
+                )?;
                 evaluations += 2;
-                let mut theta = method.pack(&model);
+                let mut theta = pack_params(&model, &p);
+                theta.truncate(adam_len);
                 let neg: Vec<f64> = e.grad.iter().map(|g| -g).collect();
-                adam.step(&mut theta[..adam_len], &neg);
-                method.unpack(&theta, &mut model);
+                adam.step(&mut theta, &neg);
+                unpack_params(&theta, &mut model, &mut p);
                 -e.elbo
             }
             SvgpOptimizer::Adam => {
-                let e = evaluate(&model, block(), scale, Want::All, None, exec)?;
+                let e = evaluate_at(&model, &p, block(), scale, Want::All, None, exec)?;
                 evaluations += 1;
-                let mut theta = method.pack(&model);
+                let mut theta = pack_params(&model, &p);
                 let neg: Vec<f64> = e.grad.iter().map(|g| -g).collect();
                 adam.step(&mut theta, &neg);
-                method.unpack(&theta, &mut model);
+                unpack_params(&theta, &mut model, &mut p);
                 -e.elbo
             }
         };
@@ -647,13 +722,15 @@ fn train(
         trace.push(value);
         ctx.report(phase, step, value);
         if step % s.full_every == 0 || step == s.steps {
-            let f = full(&model, data, Want::Value, exec)?.elbo;
+            let f = full_at(&model, &p, data, Want::Value, exec)?.elbo;
             evaluations += 1;
             record.full_at.push(step);
             record.full_neg_elbo.push(f);
         }
         if ctx.observes(phase, step) {
-            match ctx.observe(step, &model) {
+            let mut reached = model.clone();
+            p.write(&mut reached);
+            match ctx.observe(step, &reached) {
                 Control::Continue => {}
                 Control::Stop => {
                     stop = Stop::Cancelled;
@@ -669,7 +746,7 @@ fn train(
     let f = match record.full_at.last() {
         Some(&last) if last == step => *record.full_neg_elbo.last().unwrap_or(&f64::NAN),
         _ => {
-            let f = full(&model, data, Want::Value, exec)?.elbo;
+            let f = full_at(&model, &p, data, Want::Value, exec)?.elbo;
             record.full_at.push(step);
             record.full_neg_elbo.push(f);
             f
@@ -677,8 +754,9 @@ fn train(
     };
     record.steps = step;
     record.epochs = seen as f64 / n as f64;
+    p.write(&mut model);
     model.set(&record);
-    let x = method.pack(&model);
+    let x = pack_params(&model, &p);
     Ok((
         model,
         Outcome {

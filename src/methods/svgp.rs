@@ -288,7 +288,7 @@ fn evaluate_at<'a>(
                 &fresh
             }
         };
-        let t: Terms = elbo::expected_loglik(&prior, &factor, &q, proj, Rows { y, c }, want, par);
+        let t: Terms = elbo::expected_loglik(&prior, &factor, q, proj, Rows { y, c }, want, par);
         lik += t.expected_loglik;
         if want == Want::Value {
             continue;

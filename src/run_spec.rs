@@ -132,6 +132,25 @@ impl Select {
     }
 }
 
+/// How svgp trains q(u) (docs/methods.md §8.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum SvgpOptimizer {
+    /// Natural-gradient steps on q(u), alternated with Adam on σ0², ℓ, σ² and Z.
+    Natgrad,
+    /// Adam on everything, q(u)'s mean and Cholesky factor included.
+    Adam,
+}
+
+impl SvgpOptimizer {
+    pub fn name(self) -> &'static str {
+        match self {
+            SvgpOptimizer::Natgrad => "natgrad",
+            SvgpOptimizer::Adam => "adam",
+        }
+    }
+}
+
 /// Options that apply to every method; the others are read by some methods only.
 pub const GENERAL_OPTIONS: &[&str] = &[
     "kernel",
@@ -258,6 +277,34 @@ pub struct MethodOptions {
     #[arg(long, value_enum)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lengthscale_start: Option<LengthscaleStart>,
+    /// svgp: points per minibatch B (default min(n, 256)); each step's ELBO estimate is
+    /// n/B times the batch's sum.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<usize>,
+    /// svgp: passes over the shuffled training data (default: the iteration budget
+    /// counts minibatch steps instead).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epochs: Option<usize>,
+    /// svgp: natgrad (default: natural-gradient steps on q(u), Adam on σ0², ℓ, σ², Z)
+    /// or adam (Adam on everything).
+    #[arg(long, value_enum)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub optimizer: Option<SvgpOptimizer>,
+    /// svgp: the natural-gradient step γ in (0, 1] (default 0.1).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nat_step: Option<f64>,
+    /// svgp: Adam's learning rate (default 0.01).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lr: Option<f64>,
+    /// svgp: evaluate the full-data ELBO every K steps for the record (default: once
+    /// per epoch).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elbo_every: Option<usize>,
 }
 
 impl MethodOptions {
@@ -404,6 +451,32 @@ impl MethodOptions {
                 "stages{} is empty; give e.g. {}",
                 flag("stages"),
                 naming.setting("stages", "hyper,points")
+            ));
+        }
+        for (key, v) in [
+            ("batch", self.batch),
+            ("epochs", self.epochs),
+            ("elbo_every", self.elbo_every),
+        ] {
+            if v == Some(0) {
+                return Err(format!("{key} = 0{}: must be at least 1", flag(key)));
+            }
+        }
+        if let Some(g) = self.nat_step
+            && !(g > 0.0 && g <= 1.0)
+        {
+            return Err(format!(
+                "nat_step = {g}{}: the natural-gradient step must be in (0, 1] (1 on the \
+                 whole data jumps to the optimal q(u))",
+                flag("nat_step")
+            ));
+        }
+        if let Some(r) = self.lr
+            && !(r.is_finite() && r > 0.0)
+        {
+            return Err(format!(
+                "lr = {r}{}: Adam's learning rate must be positive",
+                flag("lr")
             ));
         }
         if self.dims == Some(0) {
@@ -953,6 +1026,21 @@ impl RunSpec {
             }
             _ => {}
         }
+        if let Some(b) = o.batch {
+            tag(format!("b{b}"));
+        }
+        if let Some(e) = o.epochs {
+            tag(format!("e{e}"));
+        }
+        if let Some(opt) = o.optimizer {
+            tag(opt.name().into());
+        }
+        if let Some(g) = o.nat_step {
+            tag(format!("ng{g}"));
+        }
+        if let Some(r) = o.lr {
+            tag(format!("lr{r}"));
+        }
         label
     }
 }
@@ -1000,7 +1088,13 @@ mod tests {
                 "validation",
                 "early_stop",
                 "inducing_init",
-                "lengthscale_start"
+                "lengthscale_start",
+                "batch",
+                "epochs",
+                "optimizer",
+                "nat_step",
+                "lr",
+                "elbo_every"
             ]
         );
         let hetero = &fields[9];

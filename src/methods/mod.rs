@@ -24,6 +24,7 @@ pub mod projected;
 pub mod pseudo;
 pub mod spectrum;
 pub mod start;
+pub mod svgp;
 
 pub use method::{MarkerSize, Markers, Method, Objective, ValidRunSpec};
 
@@ -53,6 +54,7 @@ pub fn registry() -> &'static [&'static dyn Method] {
         &nystrom::NYSTROM,
         &nystrom::NYSTROM_OPT,
         &greedy::GREEDY,
+        &svgp::SVGP,
     ]
 }
 

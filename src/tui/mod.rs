@@ -155,7 +155,7 @@ impl Runtime {
                     key,
                     data,
                     spec,
-                } => self.jobs.submit(id, key, data, spec),
+                } => self.jobs.submit(id, key, data, *spec),
                 Effect::Cancel(id) => self.jobs.cancel(id),
                 Effect::CancelAll => self.jobs.cancel_all(),
                 Effect::Save { path, session } => {

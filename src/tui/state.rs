@@ -210,7 +210,8 @@ pub enum Effect {
         id: RunId,
         key: RunKey,
         data: Arc<Dataset>,
-        spec: ValidRunSpec,
+        /// Boxed: a spec carries every option, and the other effects are small.
+        spec: Box<ValidRunSpec>,
     },
     Cancel(RunId),
     CancelAll,

@@ -230,7 +230,7 @@ impl App {
                         id,
                         key: row.key.clone(),
                         data,
-                        spec,
+                        spec: Box::new(spec),
                     }]
                 }
                 Err(e) => {

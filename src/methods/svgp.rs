@@ -1,0 +1,772 @@
+//! SVGP: the stochastic variational GP of Hensman, Fusi & Lawrence (*Gaussian processes
+//! for big data*, UAI 2013), docs/methods.md §8. An explicit Gaussian q(u) over the
+//! outputs at m inducing inputs Z, whitened (u = L v, q(v) = N(μ, RRᵀ)), trained on
+//! minibatches: each step costs O(B·m² + m³) whatever n is. The bound and its gradients
+//! are in [`elbo`]; this file is the method — its model tables, the full-data objective
+//! (a chunk of rows at a time), the posterior, and the training loop (natural-gradient
+//! steps on q(u) alternated with Adam on σ0², ℓ, σ², Z, as GPflow's `NaturalGradient`
+//! recipe; or Adam on everything).
+
+pub mod adam;
+pub mod elbo;
+
+use self::adam::Adam;
+use self::elbo::{Factor, Prior, Projected, Rows, Terms, Variational, Want};
+use super::hyper::{head_grad, head_len, pack_hyper, unpack_hyper};
+use super::inducing::initial_points;
+use super::lowrank::jitter_grad;
+use super::method::{Markers, Method, Objective, ValidRunSpec};
+use super::pseudo::{Inducing, inducing_points, set_inducing_points};
+use crate::data::TrainData;
+use crate::error::{Error, Location, Result};
+use crate::exec::Exec;
+use crate::likelihood::{LatentPrior, Posterior};
+use crate::linalg;
+use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, rows_to_matrix};
+use crate::optim::{Control, Outcome, Stop};
+use crate::run_context::{Phase, RunContext};
+use crate::run_spec::{DataShape, MethodOptions, Naming, SvgpOptimizer};
+use nalgebra::{DMatrix, DVector};
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+/// Minibatch size without `--batch` (capped at n).
+pub const DEFAULT_BATCH: usize = 256;
+/// Natural-gradient step γ without `--nat-step` (GPflow's SVGP notebook's).
+pub const DEFAULT_NAT_STEP: f64 = 0.1;
+/// Adam's learning rate without `--lr` (GPflow's SVGP notebook's).
+pub const DEFAULT_LR: f64 = 0.01;
+
+/// The shuffling's random stream: the run's seed on a stream of its own, so the
+/// initialisation's draws do not move the batches.
+const SHUFFLE_STREAM: u64 = 0x7376_6770;
+
+/// `[variational]`: q(v) = N(mean, chol·cholᵀ) over the whitened inducing outputs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VariationalTable {
+    pub mean: Vec<f64>,
+    /// R, lower-triangular, m rows of m values.
+    pub chol: Vec<Vec<f64>>,
+}
+
+impl ModelTable for VariationalTable {
+    const NAME: &'static str = "variational";
+}
+
+/// `[svgp]`: how the model was trained, and the full-data negative ELBO every
+/// `full_every` steps (the noisy minibatch estimates are the run's trace).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SvgpRecord {
+    pub optimizer: SvgpOptimizer,
+    pub batch: usize,
+    pub steps: usize,
+    pub epochs: f64,
+    /// Steps after which the full negative ELBO was evaluated (0: the start).
+    pub full_at: Vec<usize>,
+    pub full_neg_elbo: Vec<f64>,
+}
+
+impl ModelTable for SvgpRecord {
+    const NAME: &'static str = "svgp";
+}
+
+pub struct Svgp;
+
+pub const SVGP: Svgp = Svgp;
+
+/// q(v) of a model, checked: m means and an m×m lower-triangular factor with a
+/// non-zero diagonal.
+pub fn variational(model: &ModelFile, m: usize) -> Result<Variational> {
+    let t = model.require::<VariationalTable>()?;
+    let at = Location::key(VariationalTable::NAME);
+    if t.mean.len() != m {
+        return Err(Error::at(
+            at.then("mean"),
+            format!(
+                "[variational] mean has {} values, expected {m} (one per inducing point)",
+                t.mean.len()
+            ),
+        ));
+    }
+    if let Some(v) = t.mean.iter().find(|v| !v.is_finite()) {
+        return Err(Error::at(
+            at.then("mean"),
+            format!("[variational] mean must be finite, not {v}"),
+        ));
+    }
+    let cat = at.then("chol");
+    if t.chol.len() != m {
+        return Err(Error::at(
+            cat,
+            format!(
+                "[variational] chol has {} rows, expected {m} (R, m×m lower-triangular)",
+                t.chol.len()
+            ),
+        ));
+    }
+    let chol = rows_to_matrix(&cat, &t.chol, m)?;
+    for i in 0..m {
+        for j in 0..m {
+            let v = chol[(i, j)];
+            if !v.is_finite() || (j > i && v != 0.0) || (j == i && v == 0.0) {
+                return Err(Error::at(
+                    cat.clone().index(i),
+                    format!(
+                        "[variational] chol row {}: R must be lower-triangular with a \
+                         non-zero diagonal and finite entries (entry {} is {v})",
+                        i + 1,
+                        j + 1
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(Variational {
+        mean: DVector::from_vec(t.mean),
+        chol,
+    })
+}
+
+pub fn set_variational(model: &mut ModelFile, q: &Variational) {
+    model.set(&VariationalTable {
+        mean: q.mean.iter().copied().collect(),
+        chol: matrix_to_rows(&q.chol),
+    });
+}
+
+/// The settings of one training run, defaults filled in.
+#[derive(Clone, Copy, Debug)]
+struct Settings {
+    optimizer: SvgpOptimizer,
+    batch: usize,
+    steps: usize,
+    nat_step: f64,
+    lr: f64,
+    full_every: usize,
+}
+
+impl Settings {
+    fn of(o: &MethodOptions, n: usize, iters: usize) -> Settings {
+        let batch = o.batch.unwrap_or(DEFAULT_BATCH).min(n).max(1);
+        let per_epoch = n.div_ceil(batch);
+        Settings {
+            optimizer: o.optimizer.unwrap_or(SvgpOptimizer::Natgrad),
+            batch,
+            steps: o.epochs.map_or(iters, |e| e * per_epoch),
+            nat_step: o.nat_step.unwrap_or(DEFAULT_NAT_STEP),
+            lr: o.lr.unwrap_or(DEFAULT_LR),
+            full_every: o.elbo_every.unwrap_or(per_epoch).max(1),
+        }
+    }
+}
+
+/// One evaluation of the ELBO (to be maximised) over some rows.
+pub struct Evaluation {
+    pub elbo: f64,
+    /// The gradient in [`Method::pack`]'s order (of the ELBO), when asked.
+    pub grad: Vec<f64>,
+    /// The likelihood term's gradients in μ and Σ (natural-gradient steps).
+    pub d_mean_lik: DVector<f64>,
+    pub d_sigma_lik: DMatrix<f64>,
+    pub jitter: f64,
+}
+
+/// The ELBO on the rows `blocks` yields (each a block of inputs and targets), with the
+/// likelihood term scaled by `c`: c = 1 on the whole data, n/B on a minibatch. Sums
+/// run in the blocks' order, so the result does not depend on the threads. With
+/// `Want::Model` the gradient holds the head and Z only; with `Want::Natural` there is
+/// no value (NaN) and no gradient, only `d_mean_lik` and `d_sigma_lik`. `cache` keeps
+/// each block's projection for an evaluation at the same Z and hyperparameters (the
+/// second of a natural-gradient step): block k uses `cache[k]` if it is there and
+/// stores it otherwise.
+pub fn evaluate<'a>(
+    model: &ModelFile,
+    blocks: impl Iterator<Item = (DMatrix<f64>, &'a [f64])>,
+    c: f64,
+    want: Want,
+    cache: Option<&mut Vec<Projected>>,
+    exec: &Exec,
+) -> Result<Evaluation> {
+    evaluate_at(model, &Params::of(model)?, blocks, c, want, cache, exec)
+}
+
+/// Z and q(v) as matrices: what training holds between steps (a model file keeps them
+/// as TOML tables, converted on every read and write).
+pub struct Params {
+    pub z: DMatrix<f64>,
+    pub q: Variational,
+}
+
+impl Params {
+    pub fn of(model: &ModelFile) -> Result<Params> {
+        let z = inducing_points(model)?;
+        let q = variational(model, z.nrows())?;
+        Ok(Params { z, q })
+    }
+
+    pub fn write(&self, model: &mut ModelFile) {
+        set_inducing_points(model, &self.z);
+        set_variational(model, &self.q);
+    }
+}
+
+/// [log σ0², log ℓ, (log α), noise] of `model`, then Z, μ and R's lower triangle.
+fn pack_params(model: &ModelFile, p: &Params) -> Vec<f64> {
+    let mut theta = Vec::new();
+    pack_hyper(model, &mut theta);
+    theta.extend_from_slice(p.z.as_slice());
+    theta.extend(p.q.mean.iter());
+    theta.extend(lower_entries(&p.q.chol));
+    theta
+}
+
+/// Inverse of [`pack_params`]: the head into `model`, then as much of Z, μ, R as
+/// `theta` holds (the head and Z only, for Adam beside natural-gradient steps).
+fn unpack_params(theta: &[f64], model: &mut ModelFile, p: &mut Params) {
+    let mut k = unpack_hyper(theta, model);
+    let (m, d) = p.z.shape();
+    if theta.len() >= k + m * d {
+        p.z.as_mut_slice().copy_from_slice(&theta[k..k + m * d]);
+        k += m * d;
+    }
+    if theta.len() > k {
+        p.q.mean.as_mut_slice().copy_from_slice(&theta[k..k + m]);
+        k += m;
+        for j in 0..m {
+            for i in j..m {
+                p.q.chol[(i, j)] = theta[k];
+                k += 1;
+            }
+        }
+    }
+}
+
+/// [`evaluate`] at the inducing inputs and q(v) of `p` (the model gives the rest).
+fn evaluate_at<'a>(
+    model: &ModelFile,
+    p: &Params,
+    blocks: impl Iterator<Item = (DMatrix<f64>, &'a [f64])>,
+    c: f64,
+    want: Want,
+    mut cache: Option<&mut Vec<Projected>>,
+    exec: &Exec,
+) -> Result<Evaluation> {
+    let (z, q) = (&p.z, &p.q);
+    let m = z.nrows();
+    let kernel = model.kernel();
+    let prior = Prior {
+        kernel: &kernel,
+        z,
+        noise: model.hyper.noise_variance,
+        jitter: model.jitter_policy(),
+    };
+    let par = exec.par;
+    let factor = Factor::new(&prior, par)?;
+    let mut lik = 0.0;
+    let mut d_mean_lik = DVector::zeros(m);
+    let mut d_sigma_lik = DMatrix::zeros(m, m);
+    let (mut d_kdiag_sum, mut d_noise) = (0.0, 0.0);
+    let mut d_kuu = DMatrix::zeros(m, m);
+    let mut head: Option<Vec<f64>> = None;
+    let mut d_z = DMatrix::zeros(m, z.ncols());
+    for (k, (x, y)) in blocks.enumerate() {
+        exec.check()?;
+        let fresh;
+        let proj = match cache.as_deref_mut() {
+            Some(kept) => {
+                if kept.len() <= k {
+                    kept.push(elbo::project(&prior, &factor, &x, par));
+                }
+                &kept[k]
+            }
+            None => {
+                fresh = elbo::project(&prior, &factor, &x, par);
+                &fresh
+            }
+        };
+        let t: Terms = elbo::expected_loglik(&prior, &factor, q, proj, Rows { y, c }, want, par);
+        lik += t.expected_loglik;
+        if want == Want::Value {
+            continue;
+        }
+        d_mean_lik += &t.d_mean_lik;
+        d_sigma_lik += &t.d_sigma_lik;
+        if let (Some(dkub), Some(dkuu)) = (&t.d_kub, &t.d_kuu) {
+            d_kdiag_sum += t.d_kdiag_sum;
+            d_noise += t.d_noise;
+            d_kuu += dkuu;
+            let g = kernel.grad(z, &x, &proj.kub, dkub, true, false, par);
+            if let Some(a) = &g.a {
+                d_z += a;
+            }
+            let h = head_grad(model, &[&g], 0.0, 0.0);
+            match head.as_mut() {
+                None => head = Some(h),
+                Some(acc) => acc.iter_mut().zip(&h).for_each(|(a, b)| *a += b),
+            }
+        }
+    }
+    let elbo = lik - q.kl();
+    let mut grad = Vec::new();
+    if matches!(want, Want::Model | Want::All) {
+        let gu = kernel.grad(z, z, &factor.kuu, &d_kuu, true, true, par);
+        let extra = model.hyper.signal_variance * d_kdiag_sum
+            + jitter_grad(prior.jitter, factor.jitter, &d_kuu);
+        let hu = head_grad(model, &[&gu], extra, d_noise);
+        grad = match head {
+            Some(h) => h.iter().zip(&hu).map(|(a, b)| a + b).collect(),
+            None => hu,
+        };
+        if let (Some(a), Some(b)) = (&gu.a, &gu.b) {
+            d_z += a;
+            d_z += b;
+        }
+        grad.extend_from_slice(d_z.as_slice());
+    }
+    if want == Want::All {
+        grad.extend((&d_mean_lik - &q.mean).iter());
+        let d_chol = elbo::d_chol(q, &d_sigma_lik, par);
+        grad.extend(lower_entries(&d_chol));
+    }
+    Ok(Evaluation {
+        elbo,
+        grad,
+        d_mean_lik,
+        d_sigma_lik,
+        jitter: factor.jitter,
+    })
+}
+
+/// The lower triangle of a square matrix, column by column (how R is packed).
+fn lower_entries(r: &DMatrix<f64>) -> impl Iterator<Item = f64> + '_ {
+    let m = r.nrows();
+    (0..m).flat_map(move |j| (j..m).map(move |i| r[(i, j)]))
+}
+
+/// The whole data a chunk of rows at a time (`Exec::chunk_rows`).
+fn chunks<'a>(
+    data: &'a TrainData,
+    m: usize,
+    exec: &Exec,
+) -> impl Iterator<Item = (DMatrix<f64>, &'a [f64])> {
+    let n = data.y.len();
+    let rows = exec.chunk_rows(m).min(n.max(1));
+    (0..n.div_ceil(rows)).map(move |k| {
+        let (start, end) = (k * rows, ((k + 1) * rows).min(n));
+        (
+            data.x.rows(start, end - start).into_owned(),
+            &data.y[start..end],
+        )
+    })
+}
+
+/// The rows `idx` of the training data as one block.
+fn gather(data: &TrainData, idx: &[usize]) -> (DMatrix<f64>, Vec<f64>) {
+    let x = DMatrix::from_fn(idx.len(), data.x.ncols(), |i, d| data.x[(idx[i], d)]);
+    (x, idx.iter().map(|&i| data.y[i]).collect())
+}
+
+/// The negative full-data ELBO and, when asked, its gradient (the objective).
+fn full(model: &ModelFile, data: &TrainData, want: Want, exec: &Exec) -> Result<Evaluation> {
+    full_at(model, &Params::of(model)?, data, want, exec)
+}
+
+/// [`full`] at the inducing inputs and q(v) of `p`.
+fn full_at(
+    model: &ModelFile,
+    p: &Params,
+    data: &TrainData,
+    want: Want,
+    exec: &Exec,
+) -> Result<Evaluation> {
+    let m = p.z.nrows();
+    let mut e = evaluate_at(model, p, chunks(data, m, exec), 1.0, want, None, exec)?;
+    e.elbo = -e.elbo;
+    e.grad.iter_mut().for_each(|g| *g = -*g);
+    Ok(e)
+}
+
+/// The posterior of q: with u = L v, mean(x*) = k*ᵀ L⁻ᵀ μ and
+/// var(x*) = k** − k*ᵀ L⁻ᵀ (I − Σ) L⁻¹ k*.
+pub fn posterior_of(model: &ModelFile, exec: &Exec) -> Result<Posterior> {
+    let z = inducing_points(model)?;
+    let m = z.nrows();
+    let q = variational(model, m)?;
+    let kernel = model.kernel();
+    let prior = Prior {
+        kernel: &kernel,
+        z: &z,
+        noise: model.hyper.noise_variance,
+        jitter: model.jitter_policy(),
+    };
+    let factor = Factor::new(&prior, exec.par)?;
+    let mut w = DMatrix::from_column_slice(m, 1, q.mean.as_slice());
+    linalg::solve_lower_transpose(&factor.l, &mut w, exec.par);
+    let mut s = DMatrix::<f64>::identity(m, m) - q.covariance();
+    linalg::solve_lower_transpose(&factor.l, &mut s, exec.par);
+    let mut st = s.transpose();
+    linalg::solve_lower_transpose(&factor.l, &mut st, exec.par);
+    let var_matrix = (&st + st.transpose()) * 0.5;
+    Ok(Posterior {
+        mean_weights: w.as_slice().to_vec(),
+        var_matrix,
+        latent_prior: LatentPrior::Kernel,
+    })
+}
+
+impl Method for Svgp {
+    fn name(&self) -> &'static str {
+        "svgp"
+    }
+    fn summary(&self) -> &'static str {
+        "SVGP: an explicit Gaussian q(u) at m learned inducing inputs, trained on minibatches \
+         (--batch, --epochs) by natural-gradient steps and Adam (Hensman, Fusi & Lawrence 2013; \
+         Salimbeni et al. 2018); the objective is the negative ELBO"
+    }
+    fn progress_unit(&self) -> &'static str {
+        "minibatch step"
+    }
+    fn options(&self) -> &'static [&'static str] {
+        &[
+            "inducing_init",
+            "batch",
+            "epochs",
+            "optimizer",
+            "nat_step",
+            "lr",
+            "elbo_every",
+        ]
+    }
+    fn model_tables(&self) -> &'static [&'static str] {
+        &[Inducing::NAME, VariationalTable::NAME, SvgpRecord::NAME]
+    }
+    fn input_dims(&self, model: &ModelFile) -> Vec<Witness> {
+        let mut w = vec![Witness::lengthscales(model)];
+        w.extend(Witness::rows(model, Inducing::NAME, "points"));
+        w
+    }
+    fn markers(&self, model: &ModelFile, input: usize) -> Result<Markers> {
+        let z = inducing_points(model)?;
+        if input >= z.ncols() {
+            return Ok(Markers::default());
+        }
+        Ok(Markers {
+            at: z.column(input).iter().copied().collect(),
+            sizes: Vec::new(),
+            caption: "inducing points".into(),
+        })
+    }
+    fn seed_help(&self) -> &'static str {
+        "the inducing inputs start at m training inputs (or k-means centres) chosen with the \
+         seed, and the seed shuffles the minibatches"
+    }
+    fn objective_name(&self, _model: &ModelFile) -> &'static str {
+        "negative ELBO"
+    }
+    fn chunked(&self) -> std::result::Result<(), &'static str> {
+        Ok(())
+    }
+
+    fn check_options(
+        &self,
+        options: &MethodOptions,
+        data: DataShape,
+        naming: Naming,
+    ) -> Result<()> {
+        if options.optimizer == Some(SvgpOptimizer::Adam) && options.nat_step.is_some() {
+            return Err(Error::input(format!(
+                "nat_step{} applies to optimizer natgrad; with adam, Adam trains q(u) as well \
+                 ({} sets its rate)",
+                naming.flag("nat_step"),
+                naming.setting("lr", "0.01")
+            )));
+        }
+        if let Some(b) = options.batch
+            && data.n_train != usize::MAX
+            && b > data.n_train
+        {
+            return Err(Error::input(format!(
+                "batch = {b}{}: larger than the training set ({} points)",
+                naming.flag("batch"),
+                data.n_train
+            )));
+        }
+        Ok(())
+    }
+
+    fn init(
+        &self,
+        data: &TrainData,
+        spec: &ValidRunSpec,
+        hyper: Hyper,
+        _ctx: &RunContext,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<ModelFile> {
+        let z = initial_points(&data.x, spec.m, spec.options.inducing_init(), &hyper, rng)?;
+        let mut model = ModelFile::new(self.name(), hyper);
+        set_inducing_points(&mut model, &z);
+        set_variational(&mut model, &Variational::prior(z.nrows()));
+        Ok(model)
+    }
+
+    fn check(&self, model: &ModelFile) -> Result<()> {
+        let m = inducing_points(model)?.nrows();
+        variational(model, m)?;
+        if let Some(p) = &model.posterior {
+            p.check(m)?;
+        }
+        if model.approx.is_some() || model.alpha.is_some() {
+            return Err(Error::input(
+                "an svgp model has no approx or alpha (its bound is SVGP's ELBO): remove the key",
+            ));
+        }
+        Ok(())
+    }
+
+    /// [log σ0², log ℓ, (log α), σ², Z (m×D, column-major), μ (m), R's lower triangle
+    /// (column by column)].
+    fn pack(&self, model: &ModelFile) -> Vec<f64> {
+        match Params::of(model) {
+            Ok(p) => pack_params(model, &p),
+            Err(_) => {
+                let mut theta = Vec::new();
+                pack_hyper(model, &mut theta);
+                theta
+            }
+        }
+    }
+
+    fn unpack(&self, theta: &[f64], model: &mut ModelFile) {
+        let head = head_len(model);
+        let d = model.hyper.lengthscales.len().max(1);
+        // m·D + m + m(m+1)/2 entries follow the head: solve for m
+        let rest = theta.len().saturating_sub(head);
+        let m = (0..=rest)
+            .find(|&m| m * d + m + m * (m + 1) / 2 >= rest)
+            .unwrap_or(0);
+        let mut p = Params {
+            z: DMatrix::zeros(m, d),
+            q: Variational {
+                mean: DVector::zeros(m),
+                chol: DMatrix::zeros(m, m),
+            },
+        };
+        unpack_params(theta, model, &mut p);
+        p.write(model);
+    }
+
+    fn objective(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<Objective> {
+        let e = full(model, data, Want::All, exec)?;
+        Ok(Objective {
+            nlml: e.elbo,
+            grad: e.grad,
+            jitter: e.jitter,
+        })
+    }
+
+    fn nlml(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<f64> {
+        Ok(full(model, data, Want::Value, exec)?.elbo)
+    }
+
+    fn posterior(
+        &self,
+        model: &ModelFile,
+        _data: &TrainData,
+        exec: &Exec,
+    ) -> Result<(Posterior, Option<DMatrix<f64>>)> {
+        Ok((posterior_of(model, exec)?, None))
+    }
+
+    fn cross(
+        &self,
+        model: &ModelFile,
+        _basis: Option<&DMatrix<f64>>,
+        x: &DMatrix<f64>,
+        exec: &Exec,
+    ) -> Result<(DMatrix<f64>, Vec<f64>)> {
+        let z = inducing_points(model)?;
+        let k = model.kernel();
+        Ok((k.matrix(&z, x, exec.par), k.diag(x.nrows())))
+    }
+
+    fn fit(
+        &self,
+        model: ModelFile,
+        data: &TrainData,
+        spec: &ValidRunSpec,
+        ctx: &RunContext,
+    ) -> Result<(ModelFile, Outcome)> {
+        train(model, data, spec, ctx)
+    }
+}
+
+/// The training loop (docs/methods.md §8.2): seeded shuffles, one minibatch per step.
+/// natgrad: a natural-gradient step γ on q(u) from the batch's gradient, then an Adam
+/// step on σ0², ℓ, σ², Z from the batch's gradient at the new q(u) (GPflow's recipe);
+/// adam: one Adam step on every parameter. The trace holds each step's minibatch
+/// estimate of the negative ELBO; `[svgp]` the full-data value every `--elbo-every`
+/// steps.
+fn train(
+    model: ModelFile,
+    data: &TrainData,
+    spec: &ValidRunSpec,
+    ctx: &RunContext,
+) -> Result<(ModelFile, Outcome)> {
+    let n = data.y.len();
+    let s = Settings::of(&spec.options, n, spec.iters);
+    let exec = &ctx.exec;
+    let mut model = model;
+    let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
+    rng.set_stream(SHUFFLE_STREAM + ctx.restart_index().unwrap_or(0) as u64);
+    let mut p = Params::of(&model)?;
+    let theta = pack_params(&model, &p);
+    // natgrad: Adam on the head and Z only; adam: on everything
+    let adam_len = match s.optimizer {
+        SvgpOptimizer::Natgrad => head_len(&model) + p.z.len(),
+        SvgpOptimizer::Adam => theta.len(),
+    };
+    let mut adam = Adam::new(adam_len, s.lr);
+    let c = n as f64 / s.batch as f64;
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut at = n; // position in the current epoch's order: start by shuffling
+    let mut trace = Vec::with_capacity(s.steps + 1);
+    let start = full_at(&model, &p, data, Want::Value, exec)?.elbo;
+    let mut record = SvgpRecord {
+        optimizer: s.optimizer,
+        batch: s.batch,
+        steps: 0,
+        epochs: 0.0,
+        full_at: vec![0],
+        full_neg_elbo: vec![start],
+    };
+    trace.push(start);
+    ctx.report(Phase::Fit { stage: 0 }, 0, start);
+    let mut stop = Stop::Budget;
+    let mut evaluations = 1;
+    let phase = Phase::Fit { stage: 0 };
+    let mut step = 0;
+    // rows visited, for the epochs the record reports (a pass's last batch may be short)
+    let mut seen = 0usize;
+    while step < s.steps {
+        if ctx.is_cancelled() {
+            stop = Stop::Cancelled;
+            break;
+        }
+        if at >= n {
+            order.shuffle(&mut rng);
+            at = 0;
+        }
+        let end = (at + s.batch).min(n);
+        let (x, y) = gather(data, &order[at..end]);
+        let scale = if end - at == s.batch {
+            c
+        } else {
+            n as f64 / (end - at) as f64
+        };
+        seen += end - at;
+        at = end;
+        let block = || std::iter::once((x.clone(), y.as_slice()));
+        let value = match s.optimizer {
+            SvgpOptimizer::Natgrad => {
+                // both evaluations at this Z and these hyperparameters: one projection
+                let mut cache = Vec::with_capacity(1);
+                let e = evaluate_at(
+                    &model,
+                    &p,
+                    block(),
+                    scale,
+                    Want::Natural,
+                    Some(&mut cache),
+                    exec,
+                )?;
+                p.q =
+                    elbo::natural_step(&p.q, &e.d_mean_lik, &e.d_sigma_lik, s.nat_step, exec.par)?;
+                let e = evaluate_at(
+                    &model,
+                    &p,
+                    block(),
+                    scale,
+                    Want::Model,
+                    Some(&mut cache),
+                    exec,
+                )?;
+                evaluations += 2;
+                let mut theta = pack_params(&model, &p);
+                theta.truncate(adam_len);
+                let neg: Vec<f64> = e.grad.iter().map(|g| -g).collect();
+                adam.step(&mut theta, &neg);
+                unpack_params(&theta, &mut model, &mut p);
+                -e.elbo
+            }
+            SvgpOptimizer::Adam => {
+                let e = evaluate_at(&model, &p, block(), scale, Want::All, None, exec)?;
+                evaluations += 1;
+                let mut theta = pack_params(&model, &p);
+                let neg: Vec<f64> = e.grad.iter().map(|g| -g).collect();
+                adam.step(&mut theta, &neg);
+                unpack_params(&theta, &mut model, &mut p);
+                -e.elbo
+            }
+        };
+        step += 1;
+        if !value.is_finite() {
+            return Err(Error::numerical(format!(
+                "svgp: the minibatch ELBO at step {step} is {value}; try a smaller --lr or \
+                 --nat-step"
+            )));
+        }
+        trace.push(value);
+        ctx.report(phase, step, value);
+        if step % s.full_every == 0 || step == s.steps {
+            let f = full_at(&model, &p, data, Want::Value, exec)?.elbo;
+            evaluations += 1;
+            record.full_at.push(step);
+            record.full_neg_elbo.push(f);
+        }
+        if ctx.observes(phase, step) {
+            let mut reached = model.clone();
+            p.write(&mut reached);
+            match ctx.observe(step, &reached) {
+                Control::Continue => {}
+                Control::Stop => {
+                    stop = Stop::Cancelled;
+                    break;
+                }
+                Control::Finish => {
+                    stop = Stop::EarlyStop;
+                    break;
+                }
+            }
+        }
+    }
+    let f = match record.full_at.last() {
+        Some(&last) if last == step => *record.full_neg_elbo.last().unwrap_or(&f64::NAN),
+        _ => {
+            let f = full_at(&model, &p, data, Want::Value, exec)?.elbo;
+            record.full_at.push(step);
+            record.full_neg_elbo.push(f);
+            f
+        }
+    };
+    record.steps = step;
+    record.epochs = seen as f64 / n as f64;
+    p.write(&mut model);
+    model.set(&record);
+    let x = pack_params(&model, &p);
+    Ok((
+        model,
+        Outcome {
+            x,
+            f,
+            grad: Vec::new(),
+            iterations: step,
+            evaluations,
+            trace,
+            stop,
+        },
+    ))
+}

@@ -22,6 +22,8 @@ pub mod online;
 pub mod pca;
 pub mod projected;
 pub mod pseudo;
+pub mod rvm;
+pub mod sparse_bayes;
 pub mod spectrum;
 pub mod start;
 
@@ -53,6 +55,7 @@ pub fn registry() -> &'static [&'static dyn Method] {
         &nystrom::NYSTROM,
         &nystrom::NYSTROM_OPT,
         &greedy::GREEDY,
+        &rvm::RVM,
     ]
 }
 

@@ -13,7 +13,7 @@ use sgpw::data::{Dataset, TrainData};
 use sgpw::kernel::Kernel;
 use sgpw::methods::rvm::{Relevance, RvmFit};
 use sgpw::methods::sparse_bayes::{Action, Candidates, FastRvm};
-use sgpw::methods::{self, Method};
+use sgpw::methods;
 use sgpw::model_file::ModelFile;
 use sgpw::optim::Stop;
 use sgpw::run_spec::RunSpec;
@@ -157,7 +157,7 @@ fn every_step_equals_the_dense_computation_and_the_evidence_never_falls() {
             assert!(rel_err(&q, &r.q) < 1e-9, "{what}: q");
             let st = fast.step(&ex()).expect("steps");
             assert!(
-                fast.log_ml() >= last - 1e-12 * last.abs().max(1.0),
+                fast.log_ml() >= last - 1e-10 * last.abs().max(1.0),
                 "{what}: log ML fell from {last} to {}",
                 fast.log_ml()
             );

@@ -295,6 +295,11 @@ impl Family for RelevanceVectors {
         Ok(grad)
     }
 
+    /// One addition, re-estimation or deletion (and every fifth a σ² re-estimate).
+    fn progress_unit(&self) -> &'static str {
+        "step"
+    }
+
     fn degenerate(&self) -> bool {
         true
     }

@@ -23,10 +23,10 @@
 //! (O(n²) kernel evaluations, O(block·n) memory). What is kept is Φᵀφ_j for the M
 //! active j (N×M), never an n×n matrix.
 //!
-//! Every few steps σ² is re-estimated, `σ² = ‖y − Φ_A μ‖² / (n − Σ_j γ_j)` with
-//! `γ_j = 1 − α_j Σ_jj` (Tipping 2001), and Σ, μ, S, Q, L are recomputed at the new σ²
-//! from the kept products (O(N·M² + M³)), which also clears the rounding of the rank-one
-//! updates; a re-estimate that would lower L is not taken, so L never decreases.
+//! Every few steps Σ, μ, S, Q, L are recomputed from the kept products (O(N·M² + M³)),
+//! which clears the rounding of the rank-one updates, and σ² is re-estimated,
+//! `σ² = ‖y − Φ_A μ‖² / (n − Σ_j γ_j)` with `γ_j = 1 − α_j Σ_jj` (Tipping 2001); a
+//! re-estimate that would lower L is not taken, so L never decreases (to rounding).
 
 use crate::error::{Error, Result};
 use crate::exec::Exec;
@@ -45,6 +45,13 @@ pub const MIN_DELTA_LOG_ALPHA: f64 = 1e-3;
 /// duplicate input: its column would make Σ⁻¹ numerically singular; SparseBayes'
 /// alignment test).
 pub const ALIGNMENT_ZERO: f64 = 1e-3;
+
+/// A candidate is not added while its S_m is below this fraction of β φ_mᵀφ_m (its
+/// largest value): S_m is then a difference of two numbers that agree to more digits
+/// than the rank-one updates keep, i.e. φ_m lies numerically in the span of the model,
+/// and the gain `(Q² − S)/S + log(S/Q²)` of adding it would be rounding divided by
+/// rounding.
+pub const MIN_RELATIVE_S: f64 = 1e-8;
 
 /// The candidate basis functions at the training inputs.
 pub struct Candidates<'a> {
@@ -417,25 +424,33 @@ impl<'a> FastRvm<'a> {
         }
         for m in 0..self.cands.len() {
             let theta = q[m] * q[m] - s[m];
-            let (bs, bq) = (self.big_s[m], self.big_q[m]);
             if pos[m] != usize::MAX {
-                let a = self.alpha[pos[m]];
+                let (p, a) = (pos[m], self.alpha[pos[m]]);
                 if theta > 0.0 {
+                    // ℓ(α) = ½[log α − log(α + s) + q²/(α + s)] is L's part in α_m
                     let new = s[m] * s[m] / theta;
-                    let delta = 1.0 / new - 1.0 / a;
-                    let dl = 0.5 * (delta * bq * bq / (delta * bs + 1.0) - (delta * bs).ln_1p());
+                    let dl = 0.5
+                        * ((new / a).ln() - ((new + s[m]) / (a + s[m])).ln()
+                            + q[m] * q[m] * (1.0 / (new + s[m]) - 1.0 / (a + s[m])));
                     if (new / a).ln().abs() > MIN_DELTA_LOG_ALPHA {
                         settled = false;
                     }
                     consider(Action::Reestimate { m, alpha: new }, dl, &mut best);
                 } else if self.active.len() > 1 {
-                    // the last function is never deleted (the model would be empty)
+                    // the last function is never deleted (the model would be empty);
+                    // −ℓ(α) with α + s = 1/Σ_mm and q = μ_m/Σ_mm
                     settled = false;
-                    let dl = 0.5 * (bq * bq / (bs - a) - (-bs / a).ln_1p());
+                    let spp = self.sigma[(p, p)];
+                    let dl = 0.5 * (-(a * spp).ln() - self.mu[p] * self.mu[p] / spp);
                     consider(Action::Delete { m }, dl, &mut best);
                 }
-            } else if theta > 0.0 && self.active.len() < self.cap && !self.aligned(m) {
+            } else if theta > 0.0
+                && self.active.len() < self.cap
+                && self.big_s[m] > MIN_RELATIVE_S * self.beta * self.phi_sq[m]
+                && !self.aligned(m)
+            {
                 settled = false;
+                let (bs, bq) = (self.big_s[m], self.big_q[m]);
                 let dl = 0.5 * ((bq * bq - bs) / bs + (bs / (bq * bq)).ln());
                 consider(
                     Action::Add {
@@ -550,9 +565,11 @@ impl<'a> FastRvm<'a> {
             .expect("internal: the action names an active candidate")
     }
 
-    /// Re-estimate σ² (Tipping 2001's fixed point, floored), recompute everything at
-    /// it, and keep it only if L did not decrease. Returns |Δ log σ²| when taken.
+    /// Recompute everything from scratch, re-estimate σ² (Tipping 2001's fixed point,
+    /// floored), and keep the re-estimate only if L at it is not below L recomputed
+    /// at the old σ². Returns |Δ log σ²| when taken.
     fn update_noise(&mut self) -> Result<Option<f64>> {
+        self.refresh()?;
         let n = self.cands.n() as f64;
         let k = self.active.len();
         let gaa = DMatrix::from_fn(k, k, |a, b| self.gram[b][self.active[a]]);
@@ -598,6 +615,8 @@ impl<'a> FastRvm<'a> {
         exec.check()?;
         self.steps += 1;
         let (best, settled) = self.best_action();
+        // nothing raises L: α is at a (coordinate-wise) maximum as well
+        let settled = settled || best.is_none();
         let mut action = None;
         if let Some((a, dl)) = best
             && !settled
@@ -607,7 +626,8 @@ impl<'a> FastRvm<'a> {
         }
         let mut noise_updated = false;
         let mut noise_settled = !self.learn_noise;
-        if self.learn_noise && (settled || self.steps.is_multiple_of(NOISE_EVERY)) {
+        let due = self.steps.is_multiple_of(NOISE_EVERY);
+        if self.learn_noise && (settled || due) {
             match self.update_noise()? {
                 Some(change) => {
                     noise_updated = change > 0.0;
@@ -615,6 +635,9 @@ impl<'a> FastRvm<'a> {
                 }
                 None => noise_settled = true,
             }
+        } else if due {
+            // clear the rank-one updates' rounding as often without σ²
+            self.refresh()?;
         }
         Ok(Step {
             action,

@@ -490,10 +490,10 @@ impl<'a> FastRvm<'a> {
                     .zip(&sp)
                     .for_each(|(u, s)| *u -= kappa * mu_p * s);
                 let v = self.gram_times(&sp);
-                for mm in 0..v.len() {
-                    let w = beta * v[mm];
-                    self.big_s[mm] += kappa * w * w;
-                    self.big_q[mm] += kappa * mu_p * w;
+                for ((bs, bq), vm) in self.big_s.iter_mut().zip(&mut self.big_q).zip(&v) {
+                    let w = beta * vm;
+                    *bs += kappa * w * w;
+                    *bq += kappa * mu_p * w;
                 }
                 self.alpha[p] = alpha;
             }
@@ -535,10 +535,10 @@ impl<'a> FastRvm<'a> {
                 let sp: Vec<f64> = self.sigma.column(p).iter().copied().collect();
                 let (spp, mu_p) = (sp[p], self.mu[p]);
                 let v = self.gram_times(&sp);
-                for mm in 0..v.len() {
-                    let w = beta * v[mm];
-                    self.big_s[mm] += w * w / spp;
-                    self.big_q[mm] += mu_p * w / spp;
+                for ((bs, bq), vm) in self.big_s.iter_mut().zip(&mut self.big_q).zip(&v) {
+                    let w = beta * vm;
+                    *bs += w * w / spp;
+                    *bq += mu_p * w / spp;
                 }
                 self.sigma -= DVector::from_column_slice(&sp)
                     * DVector::from_column_slice(&sp).transpose()

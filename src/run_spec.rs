@@ -233,9 +233,10 @@ pub struct MethodOptions {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adapt: Option<usize>,
-    /// greedy: σ0², ℓ, σ² from a full GP fitted on this many random training points (up
-    /// to 200 iterations), then fixed unless --adapt: the paper's FIXED baselines
-    /// (default min(n, 2000) unless --adapt or --init-lengthscales-from-subset).
+    /// greedy, rvm: σ0², ℓ, σ² from a full GP fitted on this many random training points
+    /// (up to 200 iterations); greedy keeps them fixed unless --adapt (the paper's FIXED
+    /// baselines), rvm keeps σ0², ℓ and starts σ² there (default min(n, 2000) unless
+    /// greedy's --adapt or --init-lengthscales-from-subset).
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hyper_from_subset: Option<usize>,
@@ -244,6 +245,11 @@ pub struct MethodOptions {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub discard_cache: Option<usize>,
+    /// rvm: add a constant basis function (a bias) to the candidates, beside the kernel
+    /// centred on each training input.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bias: bool,
     /// Any method: keep σ² above this fraction of the training targets' variance (σ² is
     /// fitted as floor + e^θ), so noiseless data cannot drive it to zero; 0 turns it off.
     /// Default 1e-6, from the command line, the app and a session alike (sessions of
@@ -1083,6 +1089,7 @@ mod tests {
                 "adapt",
                 "hyper_from_subset",
                 "discard_cache",
+                "bias",
                 "noise_floor",
                 "restarts",
                 "validation",
@@ -1099,10 +1106,10 @@ mod tests {
         );
         let hetero = &fields[9];
         assert!(hetero.switch && hetero.choices.is_empty() && !fields[8].switch);
-        let early = &fields[18];
+        let early = &fields[19];
         assert!(early.switch && early.default.is_none());
-        assert_eq!(fields[15].key, "noise_floor");
-        assert!(fields[15].help.contains("Default 1e-6"));
+        assert_eq!(fields[16].key, "noise_floor");
+        assert!(fields[16].help.contains("Default 1e-6"));
         let init = &fields[3];
         assert_eq!(init.choices, ["psds", "random"]);
         assert!(fields[4].list && !init.list);

@@ -52,8 +52,8 @@ use super::eigen::{Basis, basis_dims, basis_markers, basis_points, set_basis_poi
 use super::hyper::{pack_hyper, random_rows, stage_budget, unpack_hyper};
 use super::method::Markers;
 use super::method::{Method, Objective, ValidRunSpec};
+use super::pseudo;
 use super::pseudo::Inducing;
-use super::{exact, pseudo};
 use crate::data::TrainData;
 use crate::error::Location;
 use crate::error::{Error, Result};
@@ -79,14 +79,6 @@ use std::time::Instant;
 /// Candidates per step of SB and fresh kernel rows per step of KAPPA / DMAX
 /// (Smola & Bartlett's κ = 59, which the paper keeps).
 pub const KAPPA: usize = 59;
-
-/// Iteration budget of the full GP of `--hyper-from-subset` (whatever the run's budget,
-/// so that fixed and adapted runs of one seed start from the same hyperparameters).
-pub const SUBSET_ITERS: usize = 200;
-
-/// `--hyper-from-subset` when a run gives no source of σ0², ℓ, σ² and no `--adapt`:
-/// min(n, this).
-pub const DEFAULT_SUBSET: usize = 2000;
 
 /// The selection's random stream: the run's seed on a stream of its own, so the draws
 /// of the subset fit (in init) and of the selection do not overlap.
@@ -1106,14 +1098,7 @@ impl Method for Greedy {
         // with min(iterations, 200) iterations as for every method, --hyper-from-subset
         // with 200 whatever the budget (the paper's FIXED runs and adapted runs with a
         // smaller budget then start from the same hyperparameters)
-        if options.init_lengthscales_from_subset.is_some() && options.hyper_from_subset.is_some() {
-            return Err(Error::input(format!(
-                "give greedy either {} or {}, not both: each fits a full GP on a random \
-                 subset for the starting σ0², ℓ, σ²",
-                naming.setting("hyper_from_subset", "N"),
-                naming.setting("init_lengthscales_from_subset", "N")
-            )));
-        }
+        super::start::check_one_subset_fit("greedy", options, naming)?;
         if let Some(a @ (ApproxKind::Fitc | ApproxKind::Pep)) = options.approx {
             return Err(Error::input(format!(
                 "--approx {} does not apply to greedy: its objective is vfe (the default: \
@@ -1148,23 +1133,8 @@ impl Method for Greedy {
         // from a full GP on min(n, 2000) random points (the paper's FIXED setting), not
         // from the §0 defaults, which would stay as they are
         let o = &spec.options;
-        let default_subset = (o.adapt.is_none() && o.init_lengthscales_from_subset.is_none())
-            .then(|| data.y.len().min(DEFAULT_SUBSET));
-        let hyper = match o.hyper_from_subset.or(default_subset) {
-            Some(n_sub) => {
-                ctx.enter(Phase::SubsetInit);
-                exact::hyper_from_subset(
-                    data,
-                    n_sub,
-                    hyper.kernel,
-                    SUBSET_ITERS,
-                    spec.options.lengthscale_start(),
-                    ctx,
-                    rng,
-                )?
-            }
-            None => hyper,
-        };
+        let hyper =
+            super::start::hyper_for_fixed_kernel(data, spec, hyper, o.adapt.is_none(), ctx, rng)?;
         let mut model = ModelFile::new(self.name(), hyper);
         // the default (vfe) is not written, as for the other methods with --approx
         model.approx = o.approx.filter(|a| *a == ApproxKind::Dtc);

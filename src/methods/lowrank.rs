@@ -165,6 +165,10 @@ pub trait Family: Send + Sync + 'static {
     /// Give what [`Family::parts`] built on the way back to `scratch` when it is not
     /// pulled back (families that build theirs from it).
     fn recycle(&self, _extra: Self::Extra, _scratch: &Scratch) {}
+    /// What one step of the fit counts ([`Method::progress_unit`]).
+    fn progress_unit(&self) -> &'static str {
+        "iteration"
+    }
     /// A degenerate model (SSGP, EigenGP): the prior variance is k*ᵀKuu⁻¹k*.
     fn degenerate(&self) -> bool {
         false
@@ -570,6 +574,9 @@ impl<F: Family> Method for LowRankMethod<F> {
     }
     fn options(&self) -> &'static [&'static str] {
         self.options
+    }
+    fn progress_unit(&self) -> &'static str {
+        self.family.progress_unit()
     }
     fn uses_lengthscales(&self) -> bool {
         self.family.uses_lengthscales()

@@ -22,6 +22,8 @@ pub mod online;
 pub mod pca;
 pub mod projected;
 pub mod pseudo;
+pub mod rvm;
+pub mod sparse_bayes;
 pub mod spectrum;
 pub mod start;
 pub mod svgp;
@@ -55,6 +57,7 @@ pub fn registry() -> &'static [&'static dyn Method] {
         &nystrom::NYSTROM_OPT,
         &greedy::GREEDY,
         &svgp::SVGP,
+        &rvm::RVM,
     ]
 }
 

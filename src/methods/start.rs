@@ -5,10 +5,20 @@
 use super::hyper::default_hyper;
 use super::method::ValidRunSpec;
 use crate::data::TrainData;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::model_file::Hyper;
 use crate::run_context::{Phase, RunContext};
+use crate::run_spec::{MethodOptions, Naming};
 use rand_chacha::ChaCha8Rng;
+
+/// Iteration budget of the full GP of `--hyper-from-subset` (whatever the run's budget,
+/// so that runs of one seed with different budgets start from the same
+/// hyperparameters).
+pub const SUBSET_ITERS: usize = 200;
+
+/// `--hyper-from-subset` when a method that does not fit σ0², ℓ by gradient (greedy
+/// without `--adapt`, rvm) is given no source for them: min(n, this).
+pub const DEFAULT_SUBSET: usize = 2000;
 
 /// The hyperparameters a run starts from: those of a full GP fitted on a random
 /// subset when `init_lengthscales_from_subset` is set (the inter-domain and PSDS
@@ -37,4 +47,52 @@ pub fn initial_hyper(
         }
         None => Ok(default_hyper(data, spec.options.lengthscale_start()).with_kernel(kernel)),
     }
+}
+
+/// σ0², ℓ, σ² of a method whose own training does not fit σ0² and ℓ (greedy without
+/// `--adapt`, rvm): a full GP on `--hyper-from-subset N` random training points
+/// ([`SUBSET_ITERS`] iterations); when neither that nor
+/// `--init-lengthscales-from-subset` is given and `default_subset`, the same on
+/// min(n, [`DEFAULT_SUBSET`]) points — never the §0.4 defaults, which nothing would
+/// move; otherwise `hyper` (what [`initial_hyper`] chose) as it is.
+pub fn hyper_for_fixed_kernel(
+    data: &TrainData,
+    spec: &ValidRunSpec,
+    hyper: Hyper,
+    default_subset: bool,
+    ctx: &RunContext,
+    rng: &mut ChaCha8Rng,
+) -> Result<Hyper> {
+    let o = &spec.options;
+    let fallback = (default_subset && o.init_lengthscales_from_subset.is_none())
+        .then(|| data.y.len().min(DEFAULT_SUBSET));
+    match o.hyper_from_subset.or(fallback) {
+        Some(n_sub) => {
+            ctx.enter(Phase::SubsetInit);
+            super::exact::hyper_from_subset(
+                data,
+                n_sub,
+                hyper.kernel,
+                SUBSET_ITERS,
+                o.lengthscale_start(),
+                ctx,
+                rng,
+            )
+        }
+        None => Ok(hyper),
+    }
+}
+
+/// `--hyper-from-subset` and `--init-lengthscales-from-subset` together: each fits a
+/// full GP on a random subset for the starting σ0², ℓ, σ², so `method` takes one.
+pub fn check_one_subset_fit(method: &str, options: &MethodOptions, naming: Naming) -> Result<()> {
+    if options.init_lengthscales_from_subset.is_some() && options.hyper_from_subset.is_some() {
+        return Err(Error::input(format!(
+            "give {method} either {} or {}, not both: each fits a full GP on a random \
+             subset for the starting σ0², ℓ, σ²",
+            naming.setting("hyper_from_subset", "N"),
+            naming.setting("init_lengthscales_from_subset", "N")
+        )));
+    }
+    Ok(())
 }

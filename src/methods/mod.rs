@@ -22,6 +22,7 @@ pub mod online;
 pub mod pca;
 pub mod projected;
 pub mod pseudo;
+pub mod shared_rows;
 pub mod spectrum;
 pub mod start;
 

@@ -8,6 +8,7 @@
 
 use crate::error::{Error, Result};
 use crate::scratch::Scratch;
+use std::any::Any;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -160,6 +161,37 @@ pub struct Exec {
     /// The buffers its evaluations reuse (shared by clones: the evaluations of one run
     /// take what the previous one gave back).
     pub scratch: Scratch,
+    /// The processes whose rows an evaluation sums over besides this one's (`sgpw fit
+    /// --distributed`); None: this process holds every row.
+    pub share: Option<Arc<dyn RowShare>>,
+}
+
+/// What the root asks the other processes of a shared evaluation to evaluate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Evaluation {
+    /// The objective and its gradient.
+    Gradient,
+    /// The objective alone.
+    Value,
+    /// The posterior.
+    Posterior,
+}
+
+/// Training rows spread over several processes (one fit over MPI, src/distributed.rs):
+/// what the likelihood core needs to add its sums over rows across them. Every process
+/// evaluates the same model on its own rows, and the sums are added with
+/// [`RowShare::all_sum`] in the same order on every process. The transport is not
+/// named here.
+pub trait RowShare: Send + Sync + std::fmt::Debug {
+    /// Replace `buf` with the entrywise sum of every process's `buf` (the same length on
+    /// each), the same bits on every process.
+    fn all_sum(&self, buf: &mut [f64]) -> Result<()>;
+    /// Whether this is the root: the process that adds the terms that are not sums over
+    /// rows (exactly one does), runs the optimiser and announces each evaluation.
+    fn is_root(&self) -> bool;
+    /// On the root, before an evaluation over every process's rows: have the others
+    /// evaluate `what` at `model` (a `ModelFile`, which this layer cannot name).
+    fn announce(&self, what: Evaluation, model: &dyn Any) -> Result<()>;
 }
 
 impl Default for Exec {
@@ -177,6 +209,15 @@ impl Exec {
             chunk_entries: CHUNK_ENTRIES,
             memory_budget: default_memory_budget(),
             scratch: Scratch::default(),
+            share: None,
+        }
+    }
+
+    /// The same, evaluating over the rows of every process of `share`.
+    pub fn with_share(self, share: Arc<dyn RowShare>) -> Exec {
+        Exec {
+            share: Some(share),
+            ..self
         }
     }
 

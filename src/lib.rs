@@ -9,6 +9,8 @@ pub mod arg_values;
 pub mod chart;
 pub mod cli;
 pub mod data;
+#[cfg(feature = "mpi")]
+pub mod distributed;
 pub mod error;
 pub mod exec;
 pub mod jobs;

@@ -112,6 +112,22 @@ impl Predictor {
         })
     }
 
+    /// From a fitted model and its posterior, computed elsewhere (a distributed fit).
+    pub fn from_posterior(
+        method: &'static dyn Method,
+        model: ModelFile,
+        posterior: Posterior,
+        basis: Option<DMatrix<f64>>,
+    ) -> Predictor {
+        Predictor {
+            method,
+            dim: method.input_dim(&model),
+            model,
+            posterior,
+            basis,
+        }
+    }
+
     pub fn model(&self) -> &ModelFile {
         &self.model
     }
@@ -374,7 +390,7 @@ pub fn prepare(data: &Dataset, standardize: bool) -> (TrainData, f64, Option<Sta
 
 /// A result with an infinite or NaN number in it is an error saying which, never a
 /// number printed or saved as if it were one.
-fn check_finite(nlml: f64, trace: &[f64], test: Option<&TestMetrics>) -> Result<()> {
+pub(crate) fn check_finite(nlml: f64, trace: &[f64], test: Option<&TestMetrics>) -> Result<()> {
     let advice = "the data may be too extreme for double precision (rescale the target or \
                   the inputs), or the method failed numerically (try --seed, a smaller m, or \
                   standardized data)";

@@ -571,3 +571,33 @@ fn bench_needs_a_repetition() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("--reps 0"), "{}", stderr(&out));
 }
+
+/// Built without the `mpi` feature, `--distributed` says how to get it and touches no
+/// data.
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn distributed_without_mpi_says_how_to_get_it() {
+    let train = repo("datasets/snelson1d/train.csv.gz");
+    for args in [
+        vec!["fit", "--distributed", "--train", &train, "--m", "5"],
+        vec![
+            "nlml",
+            "--distributed",
+            "--model",
+            "none.toml",
+            "--train",
+            &train,
+        ],
+    ] {
+        let o = sgpw(&args);
+        assert!(!o.status.success());
+        let err = stderr(&o);
+        if args[0] == "fit" {
+            assert!(err.contains("--features mpi"), "{err}");
+            assert!(err.contains("mpirun -np"), "{err}");
+        } else {
+            // nlml reads its model first: the missing file is named
+            assert!(err.contains("none.toml"), "{err}");
+        }
+    }
+}

@@ -23,17 +23,51 @@ pub struct FitArgs {
     /// Write the fitted model (TOML) here.
     #[arg(long)]
     pub save_model: Option<PathBuf>,
+    /// One fit over the processes of an MPI job (`mpirun -np K sgpw fit --distributed
+    /// …`): each reads its own share of the training rows; low-rank methods only
+    /// (docs/distributed.md). Needs sgpw built with `--features mpi`.
+    #[arg(long)]
+    pub distributed: bool,
+}
+
+/// The shape of the data a fit trained on, as the report prints it.
+struct Shape {
+    n_train: usize,
+    n_test: usize,
+    dim: usize,
+    notes: Vec<String>,
 }
 
 pub fn run(args: FitArgs) -> Result<()> {
     let spec = args.run.spec()?;
     // method, m's upper bound and options before reading any data; m ≤ n after
     spec.check(usize::MAX)?;
+    if args.distributed {
+        return distributed(&args, &spec);
+    }
     let data = crate::data::load(&args.data.spec(spec.seed))?;
     let valid = spec.check(data.n_train())?;
     for note in &data.notes {
         crate::noteln!("note: {note}");
     }
+    let bar = progress_bar(&spec);
+    let sink = |p: &Progress| show(&bar, p);
+    let exec = Exec::default().with_memory_budget(args.memory.memory_budget);
+    let ctx = RunContext::new(exec, &sink);
+    let result = train::fit(&data, &valid, &ctx);
+    bar.finish_and_clear();
+    let r = result?;
+    let shape = Shape {
+        n_train: data.n_train(),
+        n_test: data.n_test(),
+        dim: data.dim(),
+        notes: data.notes.clone(),
+    };
+    report(&args, &spec, &r, &shape)
+}
+
+/// The progress bar of a fit.
+fn progress_bar(spec: &crate::run_spec::RunSpec) -> ProgressBar {
     let bar = ProgressBar::new(spec.iters as u64);
     if let Ok(style) =
         ProgressStyle::with_template("{spinner} {prefix} [{bar:30}] {pos}/{len} {msg} ({elapsed})")
@@ -41,35 +75,90 @@ pub fn run(args: FitArgs) -> Result<()> {
         bar.set_style(style.progress_chars("=> "));
     }
     bar.set_prefix(format!("{} m={}", spec.method, spec.m));
-    let sink = |p: &Progress| match p.nlml {
+    bar
+}
+
+fn show(bar: &ProgressBar, p: &Progress) {
+    match p.nlml {
         Some(v) => {
             bar.set_position(p.iteration as u64);
             bar.set_message(format!("{}: objective {v:.4}", p.phase.word()));
         }
         None => bar.set_message(p.phase.word()),
+    }
+}
+
+/// `fit --distributed` without the `mpi` feature: how to get it.
+#[cfg(not(feature = "mpi"))]
+fn distributed(_args: &FitArgs, _spec: &crate::run_spec::RunSpec) -> Result<()> {
+    Err(crate::error::Error::input(super::NO_MPI))
+}
+
+/// `fit --distributed`: every process fits; the root (rank 0) reports and saves.
+#[cfg(feature = "mpi")]
+fn distributed(args: &FitArgs, spec: &crate::run_spec::RunSpec) -> Result<()> {
+    let procs = crate::distributed::start()?;
+    let root = procs.share.rank == 0;
+    let valid = spec.check(usize::MAX)?;
+    let bar = if root {
+        progress_bar(spec)
+    } else {
+        ProgressBar::hidden()
     };
+    let sink = |p: &Progress| show(&bar, p);
     let exec = Exec::default().with_memory_budget(args.memory.memory_budget);
-    let ctx = RunContext::new(exec, &sink);
-    let result = train::fit(&data, &valid, &ctx);
+    let fitted = crate::distributed::fit(&procs, &args.data.spec(spec.seed), &valid, exec, &sink);
     bar.finish_and_clear();
-    let r = result?;
+    let Some(f) = fitted? else {
+        return Ok(());
+    };
+    for note in &f.notes {
+        crate::noteln!("note: {note}");
+    }
+    let t = f.traffic;
+    crate::noteln!(
+        "note: {} processes; {} evaluations; per evaluation and process: {} bytes summed \
+         after the first pass, {} after the second (gradient), {} bytes of parameters \
+         broadcast on average",
+        f.processes,
+        t.evaluations,
+        t.first_pass,
+        t.second_pass,
+        t.announced / t.evaluations.max(1)
+    );
+    let shape = Shape {
+        n_train: f.n_train,
+        n_test: f.n_test,
+        dim: f.dim,
+        notes: f.notes,
+    };
+    report(args, spec, &f.result, &shape)
+}
+
+/// Print what a fit produced (and save the model).
+fn report(
+    args: &FitArgs,
+    spec: &crate::run_spec::RunSpec,
+    r: &train::FitResult,
+    data: &Shape,
+) -> Result<()> {
     if let Some(path) = &args.save_model {
         r.model.write(path)?;
     }
     let (nmse, mnlp, mse) = r
         .test
         .map_or((None, None, None), |t| (t.nmse, Some(t.mnlp), Some(t.mse)));
-    let negative = r.test.and_then(|t| t.negative_note(data.n_test()));
-    let objective = valid.method().objective_name(&r.model);
+    let negative = r.test.and_then(|t| t.negative_note(data.n_test));
+    let objective = crate::methods::get(&r.model.method)?.objective_name(&r.model);
     if args.json {
         print_json(&serde_json::json!({
             "method": r.model.method,
             "label": args.run.run.label(),
             "m": spec.m,
             "seed": spec.seed,
-            "n_train": data.n_train(),
-            "n_test": data.n_test(),
-            "dim": data.dim(),
+            "n_train": data.n_train,
+            "n_test": data.n_test,
+            "dim": data.dim,
             "nlml": r.nlml,
             "nlml_scale": "raw",
             "objective": objective,
@@ -92,9 +181,9 @@ pub fn run(args: FitArgs) -> Result<()> {
         crate::outln!("method      {} (m = {} {counts})", r.model.method, spec.m)?;
         crate::outln!(
             "data        {} train / {} test points, {} inputs",
-            data.n_train(),
-            data.n_test(),
-            data.dim()
+            data.n_train,
+            data.n_test,
+            data.dim
         )?;
         // on the raw target scale whether or not the fit was standardized, so the
         // NLMLs of two setups on one data set compare

@@ -70,6 +70,12 @@ pub enum Command {
 }
 
 /// Where the data come from (shared by fit and the data-reading commands).
+/// What `--distributed` says in a build without MPI.
+pub const NO_MPI: &str = "--distributed needs sgpw built with MPI: install an MPI library \
+     (Debian: apt-get install libopenmpi-dev openmpi-bin libclang-dev), rebuild with \
+     `cargo build --release --features mpi`, and start it with `mpirun -np K sgpw fit \
+     --distributed …` (docs/distributed.md)";
+
 #[derive(Args, Clone, Debug)]
 pub struct DataArgs {
     /// Training data: CSV (with a header row) or Parquet.

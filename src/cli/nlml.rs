@@ -27,10 +27,18 @@ pub struct NlmlArgs {
     pub json: bool,
     #[command(flatten)]
     pub memory: super::MemoryArgs,
+    /// Over the processes of an MPI job (`mpirun -np K sgpw nlml --distributed --json
+    /// …`): each reads its own share of the rows; low-rank methods only. Needs sgpw
+    /// built with `--features mpi`.
+    #[arg(long)]
+    pub distributed: bool,
 }
 
 pub fn run(args: NlmlArgs) -> Result<()> {
     let (model, method) = crate::methods::read_model(&args.model)?;
+    if args.distributed {
+        return distributed(&args, &model);
+    }
     let (x, y) = training_data(&model, &args.train, args.target.clone())?;
     let data = model_data(&model, &x, &y)?;
     let exec = Exec::default().with_memory_budget(args.memory.memory_budget);
@@ -66,4 +74,51 @@ pub fn run(args: NlmlArgs) -> Result<()> {
         crate::outln!("{v}")?;
         Ok(())
     }
+}
+
+/// `nlml --distributed` without the `mpi` feature: how to get it.
+#[cfg(not(feature = "mpi"))]
+fn distributed(_args: &NlmlArgs, _model: &crate::model_file::ModelFile) -> Result<()> {
+    Err(crate::error::Error::input(super::NO_MPI))
+}
+
+/// `nlml --distributed --json`: the objective and gradient over every process's rows,
+/// printed by the root.
+#[cfg(feature = "mpi")]
+fn distributed(args: &NlmlArgs, model: &crate::model_file::ModelFile) -> Result<()> {
+    if !args.json {
+        return Err(crate::error::Error::input(
+            "nlml --distributed prints JSON: add --json",
+        ));
+    }
+    let procs = crate::distributed::start()?;
+    let load = crate::data::LoadSpec {
+        train: args.train.clone(),
+        test: None,
+        split: None,
+        seed: 0,
+        target: args.target.clone(),
+        features: model.inputs.clone(),
+        drop_missing: false,
+    };
+    let exec = Exec::default().with_memory_budget(args.memory.memory_budget);
+    let Some((o, n, seconds)) = crate::distributed::objective(&procs, model, &load, exec)? else {
+        return Ok(());
+    };
+    let method = crate::methods::get(&model.method)?;
+    let offset = raw_scale_offset(model.standardize.as_ref(), n);
+    let nlml = super::finite(method.objective_name(model), o.nlml + offset)?;
+    super::print_json(&serde_json::json!({
+        "method": model.method,
+        "objective": method.objective_name(model),
+        "n_train": n,
+        "nlml": nlml,
+        "nlml_scale": "raw",
+        "jitter": o.jitter,
+        "gradient": o.grad,
+        "processes": procs.share.size,
+        "evaluation_seconds": seconds,
+        "bytes_summed": procs.share.traffic().summed,
+        "bytes_announced": procs.share.traffic().announced,
+    }))
 }

@@ -142,6 +142,89 @@ fn read_dataset(
     })
 }
 
+/// Rows of a CSV file dealt to the processes of [`load_stripe`] in turn.
+pub const STRIPE_BLOCK: usize = 1 << 10;
+
+/// One process's share of the training rows of a fit spread over `parts` processes
+/// (`sgpw fit --distributed`), every feature column the file offers (constant ones are
+/// dropped by all processes together: one stripe cannot tell).
+pub struct Stripe {
+    pub x: DMatrix<f64>,
+    pub y: Vec<f64>,
+    pub feature_names: Vec<String>,
+    pub target_name: String,
+    pub notes: Vec<String>,
+}
+
+/// The training rows of process `part` of `parts`, so that no process holds the whole
+/// file: of a Parquet file the contiguous rows ⌊part·n/parts⌋.. (polars reads only the
+/// row groups they touch); of a CSV file the blocks of [`STRIPE_BLOCK`] rows dealt in
+/// turn (block k to process k mod parts), each process reading through the file and
+/// keeping its own. Rows are checked as [`load`] checks them, errors naming the rows of
+/// the file. A test file or split is not read here.
+pub fn load_stripe(spec: &LoadSpec, part: usize, parts: usize) -> Result<Stripe> {
+    let path = &spec.train;
+    let mut cols: Columns = Vec::new();
+    let mut names: Option<(String, Vec<String>)> = None;
+    let mut notes = Vec::new();
+    let mut take = |table: Table, notes: &mut Vec<String>| -> Result<()> {
+        let (target, features) = choose_columns(&table, spec)?;
+        let mut used = features.clone();
+        used.push(target.clone());
+        let part_cols = table.complete_columns(&used, spec.drop_missing, notes)?;
+        if cols.is_empty() {
+            cols = vec![Vec::new(); part_cols.len()];
+        }
+        for (c, p) in cols.iter_mut().zip(part_cols) {
+            c.extend(p);
+        }
+        names.get_or_insert((target, features));
+        Ok(())
+    };
+    if is_parquet(path) {
+        let checked = parquet_check::check(path, &open(path)?)?;
+        let n = checked.rows;
+        let (first, last) = (n * part / parts, n * (part + 1) / parts);
+        if last > first {
+            let file = open(path)?;
+            let frame = guarded(|| checked.read(file, Some((first, last - first))))
+                .map_err(|p| {
+                    Error::data(
+                        path,
+                        format!("cannot read as Parquet: the file is damaged ({p})"),
+                    )
+                })?
+                .map_err(|e| Error::data(path, polars_failure(false, &e)))?;
+            take(Table::new(path, Some(&checked), frame, first)?, &mut notes)?;
+        }
+    } else {
+        super::stream::for_each_frame(path, None, STRIPE_BLOCK, &mut |chunk| {
+            if (chunk.first / STRIPE_BLOCK) % parts == part {
+                take(
+                    Table::new(path, None, chunk.frame, chunk.first)?,
+                    &mut notes,
+                )?;
+            }
+            Ok(())
+        })?;
+    }
+    let (target_name, feature_names) = names.ok_or_else(|| {
+        Error::data(
+            path,
+            format!("process {part} of {parts} has no rows: give fewer processes than rows"),
+        )
+    })?;
+    let kept: Vec<usize> = (0..feature_names.len()).collect();
+    let (x, y) = to_matrices(&cols, &kept);
+    Ok(Stripe {
+        x,
+        y: y.as_slice().to_vec(),
+        feature_names,
+        target_name,
+        notes,
+    })
+}
+
 /// The training targets must vary, and their variance must fit in f64
 /// ([`super::moments::target_problem`]); `part` says which rows were checked.
 fn check_target(table: &Table, target: &str, y: &[f64], part: &str) -> Result<()> {

@@ -543,6 +543,11 @@ impl Family for EigenBasis {
         !self.plus
     }
 
+    /// The sequential schedule fits a tied method on the way.
+    fn shares_rows(&self) -> bool {
+        self.joint
+    }
+
     fn fit(
         &self,
         method: &LowRankMethod<Self>,

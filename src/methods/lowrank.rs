@@ -9,9 +9,10 @@
 
 use super::hyper;
 use super::method::{Markers, Method, Objective, ValidRunSpec};
+use super::shared_rows::SharedEval;
 use crate::data::TrainData;
 use crate::error::{Error, Result};
-use crate::exec::Exec;
+use crate::exec::{Evaluation, Exec};
 use crate::kernel::KernelKind;
 use crate::likelihood::{
     self, Accumulator, Adjoints, Approx, Backward, ChunkValues, Kuu, LowRank, Posterior, Summary,
@@ -191,6 +192,11 @@ pub trait Family: Send + Sync + 'static {
     fn uses_lengthscales(&self) -> bool {
         true
     }
+    /// Whether its fit only evaluates the method's objective (see
+    /// [`Method::shares_rows`]): not where a schedule fits another method on the way.
+    fn shares_rows(&self) -> bool {
+        true
+    }
     /// The names of the family's own tables: each a [`ModelTable`](crate::model_file::ModelTable) it declares, reads
     /// and writes (see [`Method::model_tables`]).
     fn tables(&self) -> &'static [&'static str];
@@ -321,12 +327,41 @@ impl<F: Family> LowRankMethod<F> {
         chunks: Chunks,
         approx: Approx,
         exec: &Exec,
+        shared: Option<&SharedEval>,
     ) -> Result<Summary> {
         let mut acc: Option<Accumulator> = None;
         for k in 0..chunks.len() {
             self.first_pass(model, data, chunks.get(k), approx, exec, &mut acc)?;
         }
-        acc.ok_or_else(|| Error::input("no data"))?.finish(exec)
+        let mut acc = acc.ok_or_else(|| Error::input("no data"))?;
+        if let Some(shared) = shared {
+            shared.first(&mut acc)?;
+        }
+        acc.finish(exec)
+    }
+
+    /// The first pass over the rows of every process of `exec.share`, announced by the
+    /// root as `what`: the summary of all the rows.
+    fn shared_summary(
+        &self,
+        model: &ModelFile,
+        data: &TrainData,
+        approx: Approx,
+        exec: &Exec,
+        what: Evaluation,
+    ) -> Result<Summary> {
+        let share = exec
+            .share
+            .as_deref()
+            .ok_or_else(|| Error::input("internal: no processes to share the rows with"))?;
+        let (m, params) = (self.family.check(model)?, self.family.pack(model).len());
+        if share.is_root() {
+            share.announce(what, model)?;
+        }
+        let shared = SharedEval::new(share, m, params, approx);
+        let chunks = Chunks::of(data.y.len(), exec, m);
+        self.summary_in_chunks(model, data, chunks, approx, exec, Some(&shared))
+            .map_err(|e| shared.failed(e, 1))
     }
 
     /// One chunk's first pass, building and dropping its parts.
@@ -345,7 +380,7 @@ impl<F: Family> LowRankMethod<F> {
         let lr = parts.low_rank(model.hyper.noise_variance, approx);
         let acc = match acc {
             Some(a) => a,
-            None => acc.insert(Accumulator::new(lr.kuu, lr.jitter, approx, lr.noise, exec)?),
+            None => acc.insert(new_accumulator(&lr, approx, exec)?),
         };
         acc.add(&lr, &data.y[rows], exec, false)?;
         self.family.recycle(extra, s);
@@ -367,7 +402,9 @@ impl<F: Family> LowRankMethod<F> {
     /// same bits, so the budget changes the time, never the result. (The kept chunks
     /// live in the frames of [`LowRankMethod::kept_passes`], not in a list: an
     /// evaluation allocates nothing of its own.) Returns the objective and the jitter;
-    /// the gradient goes into `grad`.
+    /// the gradient goes into `grad`. With `shared`, the sums of each pass are added
+    /// across processes before the pass finishes.
+    #[allow(clippy::too_many_arguments)] // the evaluation's inputs and where its sums go
     fn objective_in_chunks(
         &self,
         model: &ModelFile,
@@ -376,6 +413,7 @@ impl<F: Family> LowRankMethod<F> {
         approx: Approx,
         exec: &Exec,
         grad: &mut Vec<f64>,
+        shared: Option<&SharedEval>,
     ) -> Result<(f64, f64)> {
         let s = &exec.scratch;
         let m = self.family.check(model)?;
@@ -386,7 +424,7 @@ impl<F: Family> LowRankMethod<F> {
         }
         let mut back = None;
         self.kept_passes(
-            kept_from, chunks, model, data, approx, exec, &mut acc, &mut back, grad,
+            kept_from, chunks, model, data, approx, exec, &mut acc, &mut back, grad, shared,
         )?;
         let (mut back, nlml) = back.ok_or_else(|| Error::input("no data"))?;
         let jitter = back.summary().jitter();
@@ -398,6 +436,9 @@ impl<F: Family> LowRankMethod<F> {
                 model, data, rows, &x, parts, extra, None, nlml, &mut back, exec, grad,
             )?;
             s.give_matrix(x);
+        }
+        if let Some(shared) = shared {
+            shared.second(&mut back, grad)?;
         }
         let (d_kuu, d_noise) = back.finish(exec);
         let none = s.matrix(0, data.x.ncols());
@@ -434,13 +475,15 @@ impl<F: Family> LowRankMethod<F> {
         acc: &mut Option<Accumulator>,
         back: &mut Option<(Backward, f64)>,
         grad: &mut Vec<f64>,
+        shared: Option<&SharedEval>,
     ) -> Result<()> {
         let s = &exec.scratch;
         if k == chunks.len() {
-            let summary = acc
-                .take()
-                .ok_or_else(|| Error::input("no data"))?
-                .finish(exec)?;
+            let mut acc = acc.take().ok_or_else(|| Error::input("no data"))?;
+            if let Some(shared) = shared {
+                shared.first(&mut acc)?;
+            }
+            let summary = acc.finish(exec)?;
             let nlml = summary.nlml_in(s);
             if !nlml.is_finite() {
                 summary.recycle(s);
@@ -456,11 +499,22 @@ impl<F: Family> LowRankMethod<F> {
             let lr = parts.low_rank(model.hyper.noise_variance, approx);
             let acc = match acc {
                 Some(a) => a,
-                None => acc.insert(Accumulator::new(lr.kuu, lr.jitter, approx, lr.noise, exec)?),
+                None => acc.insert(new_accumulator(&lr, approx, exec)?),
             };
             acc.add(&lr, &data.y[rows.clone()], exec, true)?
         };
-        self.kept_passes(k + 1, chunks, model, data, approx, exec, acc, back, grad)?;
+        self.kept_passes(
+            k + 1,
+            chunks,
+            model,
+            data,
+            approx,
+            exec,
+            acc,
+            back,
+            grad,
+            shared,
+        )?;
         let (b, nlml) = back.as_mut().ok_or_else(|| Error::input("no data"))?;
         let nlml = *nlml;
         self.second_pass(
@@ -515,6 +569,14 @@ struct Chunks {
 }
 
 impl Chunks {
+    /// n rows in chunks of `exec.chunk_rows(m)`.
+    fn of(n: usize, exec: &Exec, m: usize) -> Chunks {
+        Chunks {
+            n,
+            rows: exec.chunk_rows(m),
+        }
+    }
+
     fn len(&self) -> usize {
         self.n.div_ceil(self.rows)
     }
@@ -552,6 +614,16 @@ fn kept_chunks(chunks: Chunks, m: usize, d: usize, approx: Approx, exec: &Exec) 
     count.min(chunks.len())
 }
 
+/// A new accumulator for `lr`'s Kuu and settings; without A's identity on a process
+/// other than the root of a shared evaluation (the identity is counted once).
+fn new_accumulator(lr: &LowRank, approx: Approx, exec: &Exec) -> Result<Accumulator> {
+    let acc = Accumulator::new(lr.kuu, lr.jitter, approx, lr.noise, exec)?;
+    Ok(match exec.share.as_deref() {
+        Some(share) if !share.is_root() => acc.without_identity(),
+        _ => acc,
+    })
+}
+
 /// Rows `rows` of x as a matrix of their own, in memory from `scratch`.
 fn rows_in(x: &DMatrix<f64>, rows: &Range<usize>, scratch: &Scratch) -> DMatrix<f64> {
     let mut out = scratch.matrix(rows.len(), x.ncols());
@@ -580,6 +652,9 @@ impl<F: Family> Method for LowRankMethod<F> {
     }
     fn uses_lengthscales(&self) -> bool {
         self.family.uses_lengthscales()
+    }
+    fn shares_rows(&self) -> bool {
+        self.family.shares_rows()
     }
     fn model_tables(&self) -> &'static [&'static str] {
         self.family.tables()
@@ -680,8 +755,21 @@ impl<F: Family> Method for LowRankMethod<F> {
         let approx = self.approx_of(model)?;
         let s = &exec.scratch;
         grad.clear();
+        if let Some(share) = exec.share.as_deref() {
+            let (m, params) = (self.family.check(model)?, self.family.pack(model).len());
+            if share.is_root() {
+                share.announce(Evaluation::Gradient, model)?;
+            }
+            let shared = SharedEval::new(share, m, params, approx);
+            let chunks = Chunks::of(data.y.len(), exec, m);
+            return self
+                .objective_in_chunks(model, data, chunks, approx, exec, grad, Some(&shared))
+                .map_err(|e| shared.failed(e, 2));
+        }
         let (nlml, jitter) = match self.chunks(model, data.y.len(), exec)? {
-            Some(chunks) => self.objective_in_chunks(model, data, chunks, approx, exec, grad)?,
+            Some(chunks) => {
+                self.objective_in_chunks(model, data, chunks, approx, exec, grad, None)?
+            }
             None => {
                 let (parts, extra) = self.family.parts(model, &data.x, true, exec)?;
                 let lr = parts.low_rank(model.hyper.noise_variance, approx);
@@ -735,9 +823,19 @@ impl<F: Family> Method for LowRankMethod<F> {
 
     fn nlml(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<f64> {
         let approx = self.approx_of(model)?;
+        if exec.share.is_some() {
+            let nlml = self
+                .shared_summary(model, data, approx, exec, Evaluation::Value)?
+                .nlml();
+            return if nlml.is_finite() {
+                Ok(nlml)
+            } else {
+                Err(Error::numerical("the NLML is not finite"))
+            };
+        }
         if let Some(chunks) = self.chunks(model, data.y.len(), exec)? {
             let nlml = self
-                .summary_in_chunks(model, data, chunks, approx, exec)?
+                .summary_in_chunks(model, data, chunks, approx, exec, None)?
                 .nlml();
             return if nlml.is_finite() {
                 Ok(nlml)
@@ -761,8 +859,12 @@ impl<F: Family> Method for LowRankMethod<F> {
     ) -> Result<(Posterior, Option<DMatrix<f64>>)> {
         let approx = self.approx_of(model)?;
         let degenerate = self.family.degenerate();
+        if exec.share.is_some() {
+            let summary = self.shared_summary(model, data, approx, exec, Evaluation::Posterior)?;
+            return Ok((summary.posterior(degenerate, exec.par), None));
+        }
         if let Some(chunks) = self.chunks(model, data.y.len(), exec)? {
-            let summary = self.summary_in_chunks(model, data, chunks, approx, exec)?;
+            let summary = self.summary_in_chunks(model, data, chunks, approx, exec, None)?;
             return Ok((summary.posterior(degenerate, exec.par), None));
         }
         let (parts, _) = self.family.parts(model, &data.x, false, exec)?;

@@ -194,6 +194,11 @@ pub trait Method: Send + Sync {
     fn chunked(&self) -> std::result::Result<(), &'static str> {
         Ok(())
     }
+    /// Whether its objective, gradient and posterior add over rows held by several
+    /// processes (`sgpw fit --distributed`: the low-rank methods of the core).
+    fn shares_rows(&self) -> bool {
+        false
+    }
     /// Whether the posterior can be stored in a model file (not the exact GP's n×n one).
     fn stores_posterior(&self) -> bool {
         true

@@ -23,6 +23,7 @@ pub mod pca;
 pub mod projected;
 pub mod pseudo;
 pub mod rvm;
+pub mod shared_rows;
 pub mod sparse_bayes;
 pub mod spectrum;
 pub mod start;

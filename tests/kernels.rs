@@ -96,9 +96,9 @@ fn every_allowed_pair_has_gradients_that_match_finite_differences() {
             checked += 1;
         }
     }
-    // 15 methods with every kernel, psds and ssgp without rq, the inter-domain three
+    // 16 methods with every kernel, psds and ssgp without rq, the inter-domain three
     // with se only
-    assert_eq!(checked, 15 * 5 + 2 * 4 + 3, "pairs checked");
+    assert_eq!(checked, 16 * 5 + 2 * 4 + 3, "pairs checked");
 }
 
 #[test]

@@ -214,14 +214,7 @@ impl LineFigure {
 
     /// The figure as SVG, `size` pixels.
     pub fn svg(&self, size: (u32, u32)) -> Result<String> {
-        let mut out = String::new();
-        {
-            let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
-            root.fill(&WHITE).map_err(drawing)?;
-            self.draw(&root)?;
-            root.present().map_err(drawing)?;
-        }
-        Ok(out)
+        super::svg_page(size, |root| self.draw(root))
     }
 
     fn draw(&self, root: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<()> {

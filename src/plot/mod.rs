@@ -9,6 +9,8 @@ pub mod png;
 pub mod prediction;
 
 use crate::error::{Error, Result};
+use plotters::coord::Shift;
+use plotters::prelude::*;
 use std::path::Path;
 
 /// The font family every text of a figure names.
@@ -17,6 +19,22 @@ pub const FONT: &str = "DejaVu Sans, Helvetica, Arial, sans-serif";
 /// A plotters failure as an error of ours.
 fn drawing(e: impl std::fmt::Display) -> Error {
     Error::input(format!("cannot draw the figure: {e}"))
+}
+
+/// A white page of `size` pixels drawn by `draw`, as SVG text: what every figure does
+/// around its own drawing.
+fn svg_page(
+    size: (u32, u32),
+    draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> Result<()>,
+) -> Result<String> {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
+        root.fill(&WHITE).map_err(drawing)?;
+        draw(&root)?;
+        root.present().map_err(drawing)?;
+    }
+    Ok(out)
 }
 
 /// Width and height in pixels: "800x500" (or "800×500").

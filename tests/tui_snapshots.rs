@@ -844,3 +844,82 @@ fn legends_name_every_label_and_count_what_they_leave_out_at_80x24() {
     };
     assert_eq!(whole, "fitc-std-val0.1", "\n{}", screen(&b));
 }
+
+/// Issues 24 and 29 in the evidence pane at 80×24: an rvm run's legend gives its number
+/// of relevance vectors and the lower panel draws that number against step; an svgp
+/// run's periodic full-data ELBO is drawn as marked points beside its noisy trace, and
+/// the legend says what the marks are.
+#[test]
+fn evidence_shows_relevance_vectors_and_the_full_data_elbo_at_80x24() {
+    let text = "schema_version = 3\nname = \"marks\"\n[[datasets]]\nname = \"toy\"\ntrain = \"a.csv\"\n\
+        [[runs]]\ndataset = \"toy\"\nmethod = \"rvm\"\nm = [30]\n\
+        [[runs]]\ndataset = \"toy\"\nmethod = \"svgp\"\nm = [5]\n";
+    let session = Session::parse(text).expect("parses");
+    let (mut app, _) = App::new(PathBuf::from("/nowhere/marks.toml"), session, colour());
+    app.update(Event::DataLoaded {
+        name: "toy".into(),
+        epoch: 1,
+        result: Ok(toy()),
+    });
+    let table = |t: &str| -> toml::Table { toml::from_str(t).expect("a table") };
+    for row in app.runs.clone() {
+        let method = row.spec.method.clone();
+        let (trace, extra): (Vec<f64>, toml::Table) = if method == "rvm" {
+            // 1 basis function, then one more every 4 steps up to 7
+            let sizes: Vec<usize> = (0..40).map(|s| (1 + s / 4).min(7)).collect();
+            let trace = (0..40).map(|s| 100.0 - 2.0 * s as f64).collect();
+            let t = format!(
+                "[rvm]\nsteps = 39\nconverged = true\nseconds = 0.01\nrelevance_vectors = {sizes:?}\n"
+            );
+            (trace, table(&t))
+        } else {
+            let trace = (0..40)
+                .map(|s| 90.0 - s as f64 + if s % 2 == 0 { 6.0 } else { -6.0 })
+                .collect();
+            let t = "[svgp]\noptimizer = \"natgrad\"\nbatch = 10\nsteps = 39\nepochs = 10.0\n\
+                     full_at = [0, 10, 20, 30, 39]\nfull_neg_elbo = [90.0, 80.0, 70.0, 60.0, 51.0]\n";
+            (trace, table(t))
+        };
+        let mut model = ModelFile::new(&method, Hyper::se(1.0, vec![1.2], 0.04));
+        model.tables.extend(extra);
+        app.session.set_result(RunResult {
+            nlml: trace.last().copied(),
+            nlml_scale: Some(sgpw::results::NlmlScale::Raw),
+            iterations: 39,
+            trace,
+            model: Some(model),
+            ..RunResult::new(row.key.clone(), &method, Status::Done)
+        });
+    }
+    app.update(Event::Resize(80, 24));
+    let b = render(&app, (80, 24));
+    assert_has(&b, "(7 relevance vectors)");
+    assert_has(&b, "full-data objective");
+    // 80×24 has no room for a panel under the curves; 160×48 has
+    assert!(!has(&b, " relevance vectors "), "{}", screen(&b));
+    let big = render(&app, (160, 48));
+    assert_has(&big, " relevance vectors ");
+    // marking only the rvm run: no full-data legend item, the count still there
+    let rvm_row = app
+        .runs
+        .iter()
+        .position(|r| r.spec.method == "rvm")
+        .expect("rvm row");
+    app.runs[rvm_row].marked = true;
+    let b = render(&app, (80, 24));
+    assert_has(&b, "(7 relevance vectors)");
+    assert!(!has(&b, "full-data objective"), "{}", screen(&b));
+    // without the models' tables, neither appears
+    for r in app.session.results.iter_mut() {
+        if let Some(m) = r.model.as_mut() {
+            m.tables.clear();
+        }
+    }
+    app.runs[rvm_row].marked = false;
+    for size in SIZES {
+        let b = render(&app, size);
+        assert!(!has(&b, "(7 relevance vectors)"), "{}", screen(&b));
+        assert!(!has(&b, " relevance vectors "), "{}", screen(&b));
+        assert!(!has(&b, "full-data objective"), "{}", screen(&b));
+    }
+}

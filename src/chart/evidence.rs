@@ -5,10 +5,11 @@
 //! these.
 
 use super::{Metric, method_index};
-use crate::results::{RunKey, ValidationPoint};
+use crate::methods::TraceMarks;
+use crate::results::{NlmlScale, RunKey, RunResult, ValidationPoint};
 
 /// One run's recorded (or live) curves, as the chart's caller has them.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct RunTrace<'a> {
     pub key: &'a RunKey,
     pub method: &'a str,
@@ -17,6 +18,29 @@ pub struct RunTrace<'a> {
     pub validation: &'a [ValidationPoint],
     /// The iterate early stopping kept, if it stopped early.
     pub best_iteration: Option<usize>,
+    /// What its model adds (a full-data objective, the model's size), in the trace's
+    /// units ([`marks_of`]); only the iterations the trace reaches are drawn.
+    pub marks: TraceMarks,
+}
+
+/// What a recorded run's model adds to its evidence curve, the full-data objective
+/// moved to the scale of the run's trace (the raw targets' since schema 2).
+pub fn marks_of(result: &RunResult) -> TraceMarks {
+    let Some(model) = &result.model else {
+        return TraceMarks::default();
+    };
+    let Ok(method) = crate::methods::get(&result.method) else {
+        return TraceMarks::default();
+    };
+    let mut marks = method.trace_marks(model);
+    let offset = match result.nlml_scale {
+        Some(NlmlScale::Raw) => result.raw_offset().unwrap_or(0.0),
+        _ => 0.0,
+    };
+    for p in &mut marks.full {
+        p.1 += offset;
+    }
+    marks
 }
 
 /// One run's series.
@@ -31,6 +55,21 @@ pub struct RunCurve {
     /// (iteration, validation score in `metric`'s own units), finite values only.
     pub validation: Vec<(f64, f64)>,
     pub best_iteration: Option<usize>,
+    /// (iteration, objective on the whole training set) where the trace is a noisy
+    /// estimate (svgp's minibatch ELBO); empty otherwise.
+    pub full: Vec<(f64, f64)>,
+    /// (iteration, model size) where the fit grows or prunes its model (rvm), thinned
+    /// like the objective but keeping every change; empty otherwise.
+    pub sizes: Vec<(f64, f64)>,
+    /// What `sizes` counts ("relevance vectors").
+    pub size_name: &'static str,
+}
+
+impl RunCurve {
+    /// The model's size at the last iteration drawn.
+    pub fn last_size(&self) -> Option<usize> {
+        self.sizes.last().map(|p| p.1 as usize)
+    }
 }
 
 /// The curves of `runs` in legend order, each thinned to at most about `max_points`
@@ -67,6 +106,15 @@ pub fn curves(mut runs: Vec<RunTrace>, max_points: usize, metric: Metric) -> Vec
             .map(|p| (p.iteration as f64, metric.of_validation(p)))
             .filter(|p| p.1.is_finite())
             .collect();
+        let reached = r.trace.len();
+        let full: Vec<(f64, f64)> = r
+            .marks
+            .full
+            .iter()
+            .filter(|(i, v)| *i < reached && v.is_finite())
+            .map(|(i, v)| (*i as f64, *v))
+            .collect();
+        let sizes = sizes(&r.marks.sizes[..r.marks.sizes.len().min(reached)], stride);
         if objective.is_empty() && validation.is_empty() {
             continue;
         }
@@ -77,8 +125,29 @@ pub fn curves(mut runs: Vec<RunTrace>, max_points: usize, metric: Metric) -> Vec
             objective,
             validation,
             best_iteration: r.best_iteration,
+            full,
+            sizes,
+            size_name: r.marks.size_name,
         });
     }
+    out
+}
+
+/// The sizes as (iteration, size), every `stride`-th one and every change kept (a step
+/// drawn as a step), the last always.
+fn sizes(sizes: &[usize], stride: usize) -> Vec<(f64, f64)> {
+    let mut out: Vec<(f64, f64)> = Vec::new();
+    for (i, &s) in sizes.iter().enumerate() {
+        let changed = i > 0 && sizes[i - 1] != s;
+        if changed {
+            // the level before the change, so a line draws a step
+            out.push(((i - 1) as f64, sizes[i - 1] as f64));
+        }
+        if changed || i % stride == 0 || i + 1 == sizes.len() {
+            out.push((i as f64, s as f64));
+        }
+    }
+    out.dedup_by(|b, a| a.0 == b.0);
     out
 }
 
@@ -114,6 +183,7 @@ mod tests {
                 trace: &short,
                 validation: &val,
                 best_iteration: None,
+                marks: TraceMarks::default(),
             },
             RunTrace {
                 key: &b,
@@ -121,6 +191,7 @@ mod tests {
                 trace: &long,
                 validation: &[],
                 best_iteration: Some(3),
+                marks: TraceMarks::default(),
             },
             RunTrace {
                 key: &c,
@@ -128,6 +199,7 @@ mod tests {
                 trace: &[],
                 validation: &[],
                 best_iteration: None,
+                marks: TraceMarks::default(),
             },
         ];
         let got = curves(runs.clone(), 100, Metric::Nmse);
@@ -139,5 +211,52 @@ mod tests {
         assert_eq!(got[1].objective, vec![(0.0, 3.0), (2.0, 1.0)]);
         assert_eq!(got[1].validation, vec![(2.0, 0.5)]);
         assert!(curves(runs, 100, Metric::Mnlp)[1].validation.is_empty());
+    }
+
+    /// A model's size keeps every change (drawn as a step) however thin the stride, and
+    /// marks past the trace's end (a replay's position) are not drawn.
+    #[test]
+    fn sizes_keep_every_change_and_marks_stop_where_the_trace_does() {
+        let k = key("rvm", 50, 1);
+        let trace: Vec<f64> = (0..100).map(|i| 100.0 - i as f64).collect();
+        let mut sizes = vec![1; 100];
+        for (i, s) in sizes.iter_mut().enumerate().skip(37) {
+            *s = if i < 60 { 2 } else { 3 };
+        }
+        let marks = TraceMarks {
+            full: vec![(0, 101.0), (50, 49.0), (99, 2.0), (150, 0.0)],
+            sizes,
+            size_name: "relevance vectors",
+        };
+        let run = |trace: &'static [f64]| RunTrace {
+            key: &k,
+            method: "rvm",
+            trace,
+            validation: &[],
+            best_iteration: None,
+            marks: marks.clone(),
+        };
+        let trace: &'static [f64] = trace.leak();
+        let got = &curves(vec![run(trace)], 4, Metric::Nmse)[0];
+        for w in got.sizes.windows(2) {
+            assert!(w[0].0 < w[1].0, "iterations increase: {:?}", got.sizes);
+        }
+        for (i, s) in [
+            (36.0, 1.0),
+            (37.0, 2.0),
+            (59.0, 2.0),
+            (60.0, 3.0),
+            (99.0, 3.0),
+        ] {
+            assert!(got.sizes.contains(&(i, s)), "({i}, {s}) in {:?}", got.sizes);
+        }
+        assert!(got.sizes.len() < 20, "{}", got.sizes.len());
+        assert_eq!(got.last_size(), Some(3));
+        assert_eq!(got.full, vec![(0.0, 101.0), (50.0, 49.0), (99.0, 2.0)]);
+        // a replay at iteration 40
+        let partial = &curves(vec![run(&trace[..41])], 4, Metric::Nmse)[0];
+        assert_eq!(partial.full, vec![(0.0, 101.0)]);
+        assert_eq!(partial.last_size(), Some(2));
+        assert_eq!(partial.sizes.last(), Some(&(40.0, 2.0)));
     }
 }

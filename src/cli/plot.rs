@@ -153,6 +153,7 @@ pub fn svg(args: &PlotArgs, session: &Session) -> Result<String> {
                     trace: &r.trace,
                     validation: &r.validation,
                     best_iteration: r.best_iteration,
+                    marks: chart::evidence::marks_of(r),
                 })
                 .collect();
             // about two points per pixel column

@@ -8,7 +8,7 @@
 //! `likelihood.rs`, never through a copy.
 
 use super::hyper;
-use super::method::{Markers, Method, Objective, ValidRunSpec};
+use super::method::{Markers, Method, Objective, TraceMarks, ValidRunSpec};
 use super::shared_rows::SharedEval;
 use crate::data::TrainData;
 use crate::error::{Error, Result};
@@ -208,6 +208,10 @@ pub trait Family: Send + Sync + 'static {
     /// What the prediction chart marks along `input` (see [`Method::markers`]).
     fn markers(&self, _model: &ModelFile, _input: usize) -> Result<Markers> {
         Ok(Markers::default())
+    }
+    /// What a fitted model adds to its evidence curve ([`Method::trace_marks`]).
+    fn trace_marks(&self, _model: &ModelFile) -> TraceMarks {
+        TraceMarks::default()
     }
     /// Fit `method` (this family with its approximation) from `model`: one joint fit,
     /// or the stages of [`Family::stages`]. Families whose schedule changes the model's
@@ -664,6 +668,9 @@ impl<F: Family> Method for LowRankMethod<F> {
     }
     fn markers(&self, model: &ModelFile, input: usize) -> Result<Markers> {
         self.family.markers(model, input)
+    }
+    fn trace_marks(&self, model: &ModelFile) -> TraceMarks {
+        self.family.trace_marks(model)
     }
     fn max_m(&self, n_train: usize) -> usize {
         match self.max_m {

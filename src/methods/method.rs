@@ -120,6 +120,10 @@ pub trait Method: Send + Sync {
     fn objective_name(&self, _model: &ModelFile) -> &'static str {
         "NLML"
     }
+    /// What a fitted model adds to its evidence curve (model units); none by default.
+    fn trace_marks(&self, _model: &ModelFile) -> TraceMarks {
+        TraceMarks::default()
+    }
 
     /// Initial parameters around the starting hyperparameters `hyper` (which
     /// `start::initial_hyper` chose: docs/methods.md §0 defaults or a subset fit).
@@ -240,6 +244,18 @@ pub struct Markers {
     pub sizes: Vec<MarkerSize>,
     /// What they are, for the legend ("inducing points"); empty when none are drawn.
     pub caption: String,
+}
+
+/// What a fit recorded beside its per-iteration objective, for the evidence chart.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TraceMarks {
+    /// The objective on the whole training set at some iterations (iteration, value in
+    /// model units), where the trace itself is a noisy estimate (svgp's minibatches).
+    pub full: Vec<(usize, f64)>,
+    /// The model's size after each iteration (iteration 0 first) where the fit grows or
+    /// prunes it (rvm's relevance vectors), and what the size counts.
+    pub sizes: Vec<usize>,
+    pub size_name: &'static str,
 }
 
 /// The size a marker is drawn at (a glyph each).

@@ -17,7 +17,7 @@
 
 use super::hyper::{self, pack_hyper, unpack_hyper};
 use super::lowrank::{ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, kdiag_grad};
-use super::method::{Markers, Method, ValidRunSpec};
+use super::method::{Markers, Method, TraceMarks, ValidRunSpec};
 use super::sparse_bayes::{Candidates, FastRvm};
 use crate::data::TrainData;
 use crate::error::{Error, Location, Result};
@@ -217,6 +217,18 @@ impl Family for RelevanceVectors {
             sizes: Vec::new(),
             caption: format!("{} relevance vectors", p.nrows()),
         })
+    }
+
+    /// The number of basis functions after each step, beside the evidence curve.
+    fn trace_marks(&self, model: &ModelFile) -> TraceMarks {
+        TraceMarks {
+            sizes: model
+                .require::<RvmFit>()
+                .map(|f| f.relevance_vectors)
+                .unwrap_or_default(),
+            size_name: "relevance vectors",
+            ..TraceMarks::default()
+        }
     }
 
     /// [log σ0², log ℓ, (log rq α), log σ², log α_j (M), log α of the bias].

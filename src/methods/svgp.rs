@@ -15,7 +15,7 @@ use self::elbo::{Factor, Prior, Projected, Rows, Terms, Variational, Want};
 use super::hyper::{head_grad, head_len, pack_hyper, unpack_hyper};
 use super::inducing::initial_points;
 use super::lowrank::jitter_grad;
-use super::method::{Markers, Method, Objective, ValidRunSpec};
+use super::method::{Markers, Method, Objective, TraceMarks, ValidRunSpec};
 use super::pseudo::{Inducing, inducing_points, set_inducing_points};
 use crate::data::TrainData;
 use crate::error::{Error, Location, Result};
@@ -466,6 +466,18 @@ impl Method for Svgp {
     }
     fn objective_name(&self, _model: &ModelFile) -> &'static str {
         "negative ELBO"
+    }
+    /// The full-data negative ELBO every `elbo_every` steps, beside the noisy
+    /// minibatch estimates of the trace.
+    fn trace_marks(&self, model: &ModelFile) -> TraceMarks {
+        let full = model
+            .require::<SvgpRecord>()
+            .map(|r| r.full_at.into_iter().zip(r.full_neg_elbo).collect())
+            .unwrap_or_default();
+        TraceMarks {
+            full,
+            ..TraceMarks::default()
+        }
     }
     fn chunked(&self) -> std::result::Result<(), &'static str> {
         Ok(())

@@ -39,31 +39,85 @@ fn unit(curves: &[RunCurve]) -> String {
     }
 }
 
-/// Evidence: the objective against iteration, one curve per run.
+/// Evidence: the objective against iteration, one curve per run; beside a noisy trace
+/// (svgp) its full-data objective as a marked curve of the same hue, and along the
+/// curve of a run that grows or prunes its model (rvm) the model's size where it
+/// changes, at most about 8 times.
 pub fn evidence(curves: &[RunCurve], dataset: &str, note: Option<String>) -> LineFigure {
     let unit = unit(curves);
+    let mut series = Vec::new();
+    let mut annotations = Vec::new();
+    for c in curves.iter().filter(|c| !c.objective.is_empty()) {
+        let label = match c.last_size() {
+            Some(size) => format!("{} ({size} {})", run_label(c, curves), c.size_name),
+            None => run_label(c, curves),
+        };
+        let noisy = !c.full.is_empty();
+        series.push(Series {
+            label: if noisy {
+                format!("{label}: minibatch estimate")
+            } else {
+                label
+            },
+            index: c.series,
+            points: c.objective.clone(),
+            errors: Vec::new(),
+            mark_all: false,
+            faint: noisy,
+        });
+        if noisy {
+            series.push(Series {
+                label: format!("{}: on all the training data", run_label(c, curves)),
+                index: c.series,
+                points: c.full.clone(),
+                errors: Vec::new(),
+                mark_all: c.full.len() <= 30,
+                faint: false,
+            });
+        }
+        annotations.extend(size_annotations(c));
+    }
+    let note = match (note, annotations.is_empty()) {
+        (note, true) => note,
+        (None, false) => Some("numbers along a curve: the model's size there".into()),
+        (Some(n), false) => Some(format!("{n}; numbers along a curve: the model's size")),
+    };
     LineFigure {
         title: format!("Evidence on {dataset}: NLML vs {unit}"),
         x_desc: unit,
         y_desc: "NLML".into(),
         x_log: false,
         y_log: false,
-        series: curves
-            .iter()
-            .filter(|c| !c.objective.is_empty())
-            .map(|c| Series {
-                label: run_label(c, curves),
-                index: c.series,
-                points: c.objective.clone(),
-                errors: Vec::new(),
-                mark_all: false,
-            })
-            .collect(),
+        series,
         reference: None,
         marks: Vec::new(),
         marks_label: String::new(),
+        annotations,
+        y_skips_start: true,
         note,
     }
+}
+
+/// The model's size written on a run's objective curve at 8 evenly spaced iterations
+/// (the size reached there), where it differs from the one written before.
+fn size_annotations(c: &RunCurve) -> Vec<((f64, f64), String)> {
+    let Some(last) = c.objective.last().map(|p| p.0) else {
+        return Vec::new();
+    };
+    let mut out: Vec<((f64, f64), String)> = Vec::new();
+    let mut written = None;
+    for k in 0..8 {
+        let it = last * k as f64 / 7.0;
+        let size = c.sizes.iter().take_while(|p| p.0 <= it).last().map(|p| p.1);
+        let at = c.objective.iter().find(|p| p.0 >= it);
+        if let (Some(size), Some(at)) = (size, at)
+            && written != Some(size)
+        {
+            out.push((*at, format!("{size:.0}")));
+            written = Some(size);
+        }
+    }
+    out
 }
 
 /// Validation: the validation score against iteration per run that scored one, the
@@ -96,11 +150,14 @@ pub fn validation(
                 points: c.validation.clone(),
                 errors: Vec::new(),
                 mark_all: c.validation.len() <= 30,
+                faint: false,
             })
             .collect(),
         reference: None,
         marks,
         marks_label: "early stop: the iterate kept".into(),
+        annotations: Vec::new(),
+        y_skips_start: false,
         note,
     }
 }
@@ -138,12 +195,15 @@ pub fn comparison(
                         .collect(),
                     errors: mine.iter().map(|p| p.value(metric).1).collect(),
                     mark_all: true,
+                    faint: false,
                 }
             })
             .collect(),
         reference: constant.map(|v| ("constant predictor".to_string(), v)),
         marks: Vec::new(),
         marks_label: String::new(),
+        annotations: Vec::new(),
+        y_skips_start: false,
         note: note.or_else(|| {
             (seeds > 1).then(|| format!("mean over up to {seeds} seeds, bars ±1 standard error"))
         }),

@@ -25,6 +25,9 @@ pub struct Series {
     pub errors: Vec<f64>,
     /// Mark every point (few points), else a shape every so often along the line.
     pub mark_all: bool,
+    /// Drawn pale and thin, without shapes: a noisy estimate beside a series that
+    /// holds the exact values (svgp's minibatch ELBO beside its full-data one).
+    pub faint: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -41,6 +44,12 @@ pub struct LineFigure {
     /// legend text for them.
     pub marks: Vec<(f64, f64)>,
     pub marks_label: String,
+    /// Short texts written just above points (e.g. a model's size along its curve).
+    pub annotations: Vec<((f64, f64), String)>,
+    /// The y range leaves out the values of each series' first tenth of iterations
+    /// (above the rest), as the app's evidence pane does: a starting NLML far above
+    /// the optimum would otherwise flatten every curve; those points run off the top.
+    pub y_skips_start: bool,
     /// A line under the title (what is held fixed, what was left out).
     pub note: Option<String>,
 }
@@ -51,6 +60,12 @@ pub const REFERENCE: RGBColor = RGBColor(0x44, 0x44, 0x44);
 fn rgb(index: usize) -> RGBColor {
     let [r, g, b] = palette::hue(index).rgb;
     RGBColor(r, g, b)
+}
+
+/// `color` two thirds of the way to white.
+fn pale(color: RGBColor) -> RGBColor {
+    let mix = |c: u8| c + ((255 - c as u16) * 2 / 3) as u8;
+    RGBColor(mix(color.0), mix(color.1), mix(color.2))
 }
 
 /// Draw `shape` of `color` at pixel `c`.
@@ -151,27 +166,33 @@ impl LineFigure {
     pub fn ranges(&self) -> ((f64, f64), (f64, f64)) {
         let mut xs = (f64::INFINITY, f64::NEG_INFINITY);
         let mut ys = (f64::INFINITY, f64::NEG_INFINITY);
-        let mut cover = |(x, y): (f64, f64)| {
+        // `upper`: whether the value may raise the top of the y range
+        let mut cover_upto = |(x, y): (f64, f64), upper: bool| {
             if x.is_finite() {
                 xs = (xs.0.min(x), xs.1.max(x));
             }
             if y.is_finite() {
-                ys = (ys.0.min(y), ys.1.max(y));
+                ys = (ys.0.min(y), if upper { ys.1.max(y) } else { ys.1 });
             }
         };
         for s in &self.series {
+            let last_x = s.points.last().map_or(0.0, |p| p.0);
             for (k, p) in s.points.iter().enumerate() {
-                cover(self.at(*p));
+                let start = self.y_skips_start && p.0 < last_x / 10.0 && s.points.len() > 1;
+                cover_upto(self.at(*p), !start);
+                if start {
+                    continue;
+                }
                 if let Some(e) = s.errors.get(k).filter(|e| **e > 0.0) {
-                    cover(self.at((p.0, p.1 + e)));
+                    cover_upto(self.at((p.0, p.1 + e)), true);
                     if !self.y_log || p.1 - e > 0.0 {
-                        cover(self.at((p.0, p.1 - e)));
+                        cover_upto(self.at((p.0, p.1 - e)), true);
                     }
                 }
             }
         }
         for m in &self.marks {
-            cover(self.at(*m));
+            cover_upto(self.at(*m), true);
         }
         if let Some((_, r)) = &self.reference {
             let y = self.y_at(*r);
@@ -196,12 +217,13 @@ impl LineFigure {
         )
     }
 
-    /// The legend's rows: (label, palette index or None for the reference / marks).
-    fn legend(&self) -> Vec<(String, Option<usize>)> {
-        let mut rows: Vec<(String, Option<usize>)> = self
+    /// The legend's rows: (label, (palette index, faint) or None for the reference /
+    /// marks).
+    fn legend(&self) -> Vec<(String, Option<(usize, bool)>)> {
+        let mut rows: Vec<(String, Option<(usize, bool)>)> = self
             .series
             .iter()
-            .map(|s| (s.label.clone(), Some(s.index)))
+            .map(|s| (s.label.clone(), Some((s.index, s.faint))))
             .collect();
         if let Some((label, _)) = &self.reference {
             rows.push((label.clone(), None));
@@ -310,8 +332,13 @@ impl LineFigure {
                 .filter(|p| p.0.is_finite() && p.1.is_finite())
                 .collect();
             if pts.len() > 1 {
+                let style = if s.faint {
+                    pale(color).stroke_width(1)
+                } else {
+                    color.stroke_width(2)
+                };
                 chart
-                    .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+                    .draw_series(LineSeries::new(pts.clone(), style))
                     .map_err(drawing)?;
             }
             for (k, p) in s.points.iter().enumerate() {
@@ -342,7 +369,11 @@ impl LineFigure {
                 pts.len().div_ceil(8).max(1)
             };
             let plotting = chart.plotting_area();
-            for p in pts.iter().step_by(step) {
+            let inside = |p: &&(f64, f64)| (x0..=x1).contains(&p.0) && (y0..=y1).contains(&p.1);
+            for p in pts.iter().step_by(step).filter(inside) {
+                if s.faint {
+                    break;
+                }
                 let c = plotting.map_coordinate(p);
                 draw_shape(root, palette::shape(s.index), c, color)?;
             }
@@ -354,6 +385,18 @@ impl LineFigure {
             }
             let c = chart.plotting_area().map_coordinate(&at);
             root.draw(&Circle::new(c, 8, REFERENCE.stroke_width(2)))
+                .map_err(drawing)?;
+        }
+        for (p, text) in &self.annotations {
+            let at = self.at(*p);
+            if !((x0..=x1).contains(&at.0) && (y0..=y1).contains(&at.1)) {
+                continue;
+            }
+            let c = chart.plotting_area().map_coordinate(&at);
+            let style = TextStyle::from(small.clone())
+                .color(&REFERENCE)
+                .pos(Pos::new(HPos::Left, VPos::Bottom));
+            root.draw(&Text::new(text.clone(), (c.0 + 5, c.1 - 5), style))
                 .map_err(drawing)?;
         }
         // the legend: a line and the shape, then the label (wrapped, whole)
@@ -377,7 +420,15 @@ impl LineFigure {
             }
             let mid = y + 7;
             match index {
-                Some(k) => {
+                Some((k, true)) => {
+                    legend_area
+                        .draw(&PathElement::new(
+                            vec![(8, mid), (32, mid)],
+                            pale(rgb(k)).stroke_width(1),
+                        ))
+                        .map_err(drawing)?;
+                }
+                Some((k, false)) => {
                     let color = rgb(k);
                     legend_area
                         .draw(&PathElement::new(

@@ -410,6 +410,12 @@ impl App {
                     trace,
                     validation: points,
                     best_iteration: self.result_of(row).and_then(|r| r.best_iteration),
+                    // a recorded run's model; a live run has none yet
+                    marks: self
+                        .result_of(row)
+                        .filter(|_| row.activity == Activity::Idle)
+                        .map(crate::chart::evidence::marks_of)
+                        .unwrap_or_default(),
                 }
             })
             .collect();

@@ -4,6 +4,10 @@
 //! When shown runs score a validation set, their validation MNLP (or NMSE: v) is drawn
 //! under it against the same iterations, so overfitting shows as it happens. During a
 //! replay, the replayed run's curves up to the animation's position.
+//! A run whose trace is a noisy estimate (svgp's minibatch ELBO) also has its periodic
+//! full-data objective drawn as marked points in its hue; a run that grows or prunes
+//! its model (rvm) has its size in the legend and, when no run scores a validation
+//! set, drawn against the same steps under the evidence.
 
 use super::pane;
 use crate::tui::format::short;
@@ -26,6 +30,11 @@ struct Shown {
     mark: &'static str,
     nlml: Vec<(f64, f64)>,
     validation: Vec<(f64, f64)>,
+    /// The full-data objective at some iterations (svgp); empty otherwise.
+    full: Vec<(f64, f64)>,
+    /// The model's size against iteration (rvm), and what it counts.
+    sizes: Vec<(f64, f64)>,
+    size_name: &'static str,
 }
 
 /// The shown runs in legend order (method, label, m, seed) as [`App::evidence_curves`]
@@ -36,6 +45,9 @@ fn shown(app: &App, width: u16) -> Vec<Shown> {
     app.evidence_curves(width as usize * 2)
         .into_iter()
         .map(|c| Shown {
+            full: c.full,
+            sizes: c.sizes,
+            size_name: c.size_name,
             label: c.key.label,
             m: c.key.m,
             seed: c.key.seed,
@@ -77,15 +89,23 @@ fn legend(shown: &[Shown], t: &Theme) -> Vec<Vec<Item>> {
         } else {
             String::new()
         };
+        // the model's size where the fit chose it (rvm: "(7 relevance vectors)")
+        let size = match s.sizes.last() {
+            Some(p) => format!(" ({} {})", p.1, s.size_name),
+            None => String::new(),
+        };
         if let Some(g) = groups.last_mut() {
             g.push((
                 Span::styled(
-                    format!(" {}{}{seed}", s.mark, s.m),
+                    format!(" {}{}{seed}{size}", s.mark, s.m),
                     ratatui::style::Style::new().fg(t.canvas(s.color)),
                 ),
                 1,
             ));
         }
+    }
+    if shown.iter().any(|s| !s.full.is_empty()) {
+        groups.push(vec![(Span::raw(" ■ full-data objective"), 0)]);
     }
     groups
 }
@@ -251,12 +271,20 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     });
     let (lo, hi) = y_range(&nlml, replay_trace);
     let nlml_labels = vec![short(lo), short((lo + hi) / 2.0), short(hi)];
-    let with_validation = shown.iter().any(|s| !s.validation.is_empty()) && charts.height >= 9;
-    if !with_validation {
+    // Under the evidence: the validation score, else the models' sizes (rvm).
+    let lower_kind = if shown.iter().any(|s| !s.validation.is_empty()) {
+        Some(Lower::Validation)
+    } else if shown.iter().any(|s| !s.sizes.is_empty()) {
+        Some(Lower::Sizes)
+    } else {
+        None
+    };
+    let Some(lower_kind) = lower_kind.filter(|_| charts.height >= 9) else {
         frame.render_widget(
             chart(
                 &shown,
                 |s| &s.nlml,
+                |s| &s.full,
                 [0.0, x_max],
                 (lo, hi),
                 x_labels,
@@ -267,13 +295,30 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             charts,
         );
         return;
-    }
-    // NLML above, validation below, on one x axis (the labels only under the lower).
-    let valid: Vec<&[(f64, f64)]> = shown.iter().map(|s| &s.validation[..]).collect();
-    let (vlo, vhi) = y_range(&valid, None);
-    let vlabel = |v: f64| match app.validation_metric {
-        Metric::Mnlp => short(v),
-        Metric::Nmse => short(10f64.powf(v)),
+    };
+    // the objective above, the lower panel below, on one x axis (labels under the lower)
+    let pick = |s: &Shown| -> Vec<(f64, f64)> {
+        match lower_kind {
+            Lower::Validation => s.validation.clone(),
+            Lower::Sizes => s.sizes.clone(),
+        }
+    };
+    let lowers: Vec<Vec<(f64, f64)>> = shown.iter().map(pick).collect();
+    let lower_refs: Vec<&[(f64, f64)]> = lowers.iter().map(|v| &v[..]).collect();
+    let (vlo, vhi) = match lower_kind {
+        Lower::Validation => y_range(&lower_refs, None),
+        Lower::Sizes => {
+            let top = lower_refs
+                .iter()
+                .flat_map(|p| p.iter().map(|q| q.1))
+                .fold(1.0, f64::max);
+            (0.0, top * 1.05)
+        }
+    };
+    let vlabel = |v: f64| match (lower_kind, app.validation_metric) {
+        (Lower::Sizes, _) => format!("{:.0}", v),
+        (Lower::Validation, Metric::Mnlp) => short(v),
+        (Lower::Validation, Metric::Nmse) => short(10f64.powf(v)),
     };
     let valid_labels = vec![vlabel(vlo), vlabel(vhi)];
     let lw = LineChart::labels_width(&nlml_labels).max(LineChart::labels_width(&valid_labels));
@@ -283,6 +328,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         chart(
             &shown,
             |s| &s.nlml,
+            |s| &s.full,
             [0.0, x_max],
             (lo, hi),
             Vec::new(),
@@ -292,10 +338,23 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         ),
         upper,
     );
+    let lower_shown: Vec<Shown> = shown
+        .iter()
+        .zip(lowers)
+        .map(|(s, points)| Shown {
+            validation: points,
+            nlml: Vec::new(),
+            full: Vec::new(),
+            sizes: Vec::new(),
+            label: s.label.clone(),
+            ..*s
+        })
+        .collect();
     frame.render_widget(
         chart(
-            &shown,
+            &lower_shown,
             |s| &s.validation,
+            |s| &s.full,
             [0.0, x_max],
             (vlo, vhi),
             x_labels,
@@ -305,9 +364,17 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         ),
         lower,
     );
-    let name = match app.validation_metric {
-        Metric::Mnlp => " validation MNLP (v: NMSE) ",
-        Metric::Nmse => " validation NMSE, log (v: MNLP) ",
+    let name = match (lower_kind, app.validation_metric) {
+        (Lower::Sizes, _) => {
+            let names: Vec<&str> = shown
+                .iter()
+                .filter(|s| !s.sizes.is_empty())
+                .map(|s| s.size_name)
+                .collect();
+            format!(" {} ", names.first().copied().unwrap_or("size"))
+        }
+        (Lower::Validation, Metric::Mnlp) => " validation MNLP (v: NMSE) ".to_string(),
+        (Lower::Validation, Metric::Nmse) => " validation NMSE, log (v: MNLP) ".to_string(),
     };
     let w = name.chars().count() as u16;
     if lower.width > w + lw + 2 {
@@ -323,11 +390,19 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     }
 }
 
+/// What the lower panel shows.
+#[derive(Clone, Copy, PartialEq)]
+enum Lower {
+    Validation,
+    Sizes,
+}
+
 /// One panel of curves (`points` picks which of a run's).
 #[allow(clippy::too_many_arguments)]
 fn chart<'a>(
     shown: &'a [Shown],
     points: impl Fn(&'a Shown) -> &'a [(f64, f64)],
+    marked: impl Fn(&'a Shown) -> &'a [(f64, f64)],
     x_bounds: [f64; 2],
     (lo, hi): (f64, f64),
     x_labels: Vec<String>,
@@ -344,6 +419,18 @@ fn chart<'a>(
                 glyph: s.glyph,
                 mark_points: false,
             })
+            // the run's points marked on their own (svgp's full-data objective)
+            .chain(
+                shown
+                    .iter()
+                    .filter(|s| !marked(s).is_empty())
+                    .map(|s| Curve {
+                        points: marked(s),
+                        color: t.canvas(s.color),
+                        glyph: s.glyph,
+                        mark_points: true,
+                    }),
+            )
             .collect(),
         x_bounds,
         y_bounds: [lo, hi],

@@ -218,9 +218,10 @@ pub fn load_stripe(
         }
         Ok(counts)
     };
+    // the rows ⌊part·n/parts⌋..⌊(part+1)·n/parts⌋ of n, where n is known
+    let window = |n: usize| (n * part / parts, n * (part + 1) / parts);
     if is_parquet(path) {
         let checked = open(path).and_then(|f| parquet_check::check(path, &f));
-        let window = |n: usize| (n * part / parts, n * (part + 1) / parts);
         let counts = agree(
             checked
                 .as_ref()
@@ -261,10 +262,7 @@ pub fn load_stripe(
                 // every process decompresses the whole file twice: to count its rows,
                 // then to keep its window of them
                 let n = super::csv_range::count_gzip_records(path);
-                let window = n
-                    .as_ref()
-                    .ok()
-                    .map(|&n| (n * part / parts, n * (part + 1) / parts));
+                let window = n.as_ref().ok().map(|&n| window(n));
                 let counts = agree(window.map(|(a, b)| b - a), false);
                 n?;
                 counts?;

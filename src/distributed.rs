@@ -122,6 +122,18 @@ impl MpiShare {
         world().all_reduce_into(&send[..], high, SystemOperation::max());
     }
 
+    /// Every process's count in process order, from each its own (None: it failed);
+    /// None if any failed.
+    pub fn counts(&self, mine: Option<usize>) -> Option<Vec<usize>> {
+        let send = [u64::from(mine.is_some()), mine.unwrap_or(0) as u64];
+        let mut all = vec![0u64; 2 * self.size];
+        world().all_gather_into(&send[..], &mut all[..]);
+        let all: Vec<[u64; 2]> = all.chunks(2).map(|c| [c[0], c[1]]).collect();
+        all.iter()
+            .all(|[ok, _]| *ok == 1)
+            .then(|| all.iter().map(|[_, n]| *n as usize).collect())
+    }
+
     /// Tell the others that no more evaluations follow (root).
     pub fn stop(&self) {
         let mut header = [STOP, PACKED, 0.0];
@@ -283,7 +295,7 @@ fn read_and_agree(
     standardize: bool,
     seed: u64,
 ) -> Result<(Shared, Option<TrainData>)> {
-    let stripe = load_stripe(load, share.rank, share.size);
+    let stripe = load_stripe(load, share.rank, share.size, &mut |mine| share.counts(mine));
     let mut failed = [if stripe.is_err() { 1.0 } else { 0.0 }];
     share.sum(&mut failed);
     let stripe = match stripe {
@@ -333,7 +345,7 @@ fn read_and_agree(
     let raw = TrainData { x, y };
     let gathered = gather_start_rows(share, &raw, n_total, seed);
     // the standardisation: with every row on the root, as one process computes it
-    // (the same bits); else from sums over every process. The root's is broadcast.
+    // (the same bits); else merged from every process's moments. The root's is broadcast.
     let stats = match &gathered {
         Some(rows) if n_total <= START_ROWS => Some(root_stats(rows, standardize)),
         _ => None,
@@ -341,7 +353,7 @@ fn read_and_agree(
     let stats = if n_total <= START_ROWS {
         stats
     } else {
-        Some(sum_stats(share, &raw, n_total, standardize))
+        Some(merged_stats(share, &raw, n_total, standardize))
     };
     let mut packed = stats.map(|s| s.pack()).unwrap_or_default();
     let mut len = [packed.len() as f64];
@@ -448,22 +460,56 @@ fn root_stats(rows: &TrainData, standardize: bool) -> Stats {
     }
 }
 
-/// The statistics from sums over every process: means, then centred squares.
-fn sum_stats(share: &MpiShare, raw: &TrainData, n_total: usize, standardize: bool) -> Stats {
+/// The statistics of every row from each process's count, mean and centred sum of
+/// squares, merged in process order (Chan, Golub & LeVeque 1979), so that every
+/// process gets the same bits. Each column is first divided by a power of two near its
+/// largest magnitude over every process (as [`crate::data::moments`] does on one
+/// process), so neither the sums nor the squares overflow or underflow.
+fn merged_stats(share: &MpiShare, raw: &TrainData, n_total: usize, standardize: bool) -> Stats {
     let (x, y) = (&raw.x, &raw.y);
     let d = x.ncols();
-    let mut sums: Vec<f64> = (0..d).map(|j| x.column(j).sum()).collect();
-    sums.push(y.iter().sum());
-    share.sum(&mut sums);
-    let mean: Vec<f64> = sums.iter().map(|s| s / n_total as f64).collect();
-    let mut squares: Vec<f64> = (0..d)
-        .map(|j| x.column(j).iter().map(|v| (v - mean[j]).powi(2)).sum())
+    let column = |j: usize| -> Vec<f64> {
+        if j < d {
+            x.column(j).iter().copied().collect()
+        } else {
+            y.clone()
+        }
+    };
+    let mut largest: Vec<f64> = (0..=d)
+        .map(|j| column(j).iter().fold(0.0f64, |m, v| m.max(v.abs())))
         .collect();
-    squares.push(y.iter().map(|v| (v - mean[d]).powi(2)).sum());
-    share.sum(&mut squares);
-    let sd: Vec<f64> = squares
+    let mut unused = largest.clone();
+    share.min_max(&mut unused, &mut largest);
+    let scale: Vec<f64> = largest
         .iter()
-        .map(|s| (s / (n_total as f64 - 1.0).max(1.0)).sqrt())
+        .map(|&l| match l > 0.0 && l.is_finite() {
+            true => crate::data::moments::power_of_two_near(l),
+            false => 1.0,
+        })
+        .collect();
+    // this process's count, then per column its mean and centred sum of squares
+    let count = y.len() as f64;
+    let mut mine = vec![count];
+    for (j, s) in scale.iter().enumerate() {
+        let v = column(j);
+        let mean = v.iter().map(|x| x / s).sum::<f64>() / count.max(1.0);
+        let m2 = v.iter().map(|x| (x / s - mean).powi(2)).sum::<f64>();
+        mine.extend([mean, m2]);
+    }
+    let mut all = vec![0.0; mine.len() * share.size];
+    world().all_gather_into(&mine[..], &mut all[..]);
+    let mut merged: Option<Vec<f64>> = None;
+    for part in all.chunks(mine.len()) {
+        merged = Some(match merged {
+            None => part.to_vec(),
+            Some(acc) => merge_moments(&acc, part),
+        });
+    }
+    let merged = merged.unwrap_or(mine);
+    let n = n_total as f64;
+    let mean: Vec<f64> = (0..=d).map(|j| merged[1 + 2 * j] * scale[j]).collect();
+    let sd: Vec<f64> = (0..=d)
+        .map(|j| (merged[2 + 2 * j] / (n - 1.0).max(1.0)).sqrt() * scale[j])
         .collect();
     let unit = |s: f64| if s > 0.0 { s } else { 1.0 };
     let standardize = standardize.then(|| Standardize {
@@ -474,15 +520,34 @@ fn sum_stats(share: &MpiShare, raw: &TrainData, n_total: usize, standardize: boo
     let ys = standardize.as_ref().map_or(1.0, |s| s.target_scale);
     Stats {
         mean: mean[d],
-        sum_y2: squares[d] / (ys * ys),
+        sum_y2: merged[2 + 2 * d] * (scale[d] / ys).powi(2),
         target_sd: sd[d],
         standardize,
     }
 }
 
+/// Two sets of rows' [count, (mean, centred sum of squares) per column] merged into
+/// those of their union (Chan, Golub & LeVeque's pairwise update).
+fn merge_moments(a: &[f64], b: &[f64]) -> Vec<f64> {
+    let (na, nb) = (a[0], b[0]);
+    let n = na + nb;
+    if nb == 0.0 {
+        return a.to_vec();
+    }
+    if na == 0.0 {
+        return b.to_vec();
+    }
+    let mut out = vec![n];
+    for (ca, cb) in a[1..].chunks(2).zip(b[1..].chunks(2)) {
+        let delta = cb[0] - ca[0];
+        out.push(ca[0] + delta * (nb / n));
+        out.push(ca[1] + cb[1] + delta * delta * (na * (nb / n)));
+    }
+    out
+}
+
 /// The rows the start is computed from, on the root (as read): every row when there
-/// are at most [`START_ROWS`] (in the file's order for Parquet, whose stripes are
-/// contiguous), else a seeded sample of about that many, each process giving its share
+/// are at most [`START_ROWS`] (in the file's order: the stripes are contiguous), else a seeded sample of about that many, each process giving its share
 /// in proportion to its rows. None on the other processes.
 fn gather_start_rows(
     share: &MpiShare,
@@ -696,7 +761,7 @@ pub fn objective(
             method.name()
         )));
     }
-    let stripe = load_stripe(load, share.rank, share.size);
+    let stripe = load_stripe(load, share.rank, share.size, &mut |mine| share.counts(mine));
     let mut failed = [if stripe.is_err() { 1.0 } else { 0.0 }];
     share.sum(&mut failed);
     let stripe = stripe?;

@@ -142,7 +142,7 @@ fn read_dataset(
     })
 }
 
-/// Rows of a CSV file dealt to the processes of [`load_stripe`] in turn.
+/// Rows of a CSV file parsed at a time by [`load_stripe`].
 pub const STRIPE_BLOCK: usize = 1 << 10;
 
 /// One process's share of the training rows of a fit spread over `parts` processes
@@ -156,13 +156,26 @@ pub struct Stripe {
     pub notes: Vec<String>,
 }
 
+/// How the processes of [`load_stripe`] tell each other their row counts: each gives
+/// its own (None: it failed) and gets every process's back in process order (None if
+/// any failed). Every process calls it exactly once per [`load_stripe`].
+pub type CountRows<'a> = &'a mut dyn FnMut(Option<usize>) -> Option<Vec<usize>>;
+
 /// The training rows of process `part` of `parts`, so that no process holds the whole
 /// file: of a Parquet file the contiguous rows ⌊part·n/parts⌋.. (polars reads only the
-/// row groups they touch); of a CSV file the blocks of [`STRIPE_BLOCK`] rows dealt in
-/// turn (block k to process k mod parts), each process reading through the file and
-/// keeping its own. Rows are checked as [`load`] checks them, errors naming the rows of
-/// the file. A test file or split is not read here.
-pub fn load_stripe(spec: &LoadSpec, part: usize, parts: usize) -> Result<Stripe> {
+/// row groups they touch); of a plain CSV file the records that start in the part-th of
+/// equal byte ranges of its body ([`super::csv_range`]: the process reads only those
+/// bytes); of a gzip-compressed CSV file, which cannot be entered in the middle, the
+/// contiguous rows ⌊part·n/parts⌋.. as of a Parquet file, every process decompressing
+/// the whole file to count its rows and again to keep its own. Every process must
+/// get a row. Rows are checked as [`load`] checks them, errors naming the rows of the
+/// file. A test file or split is not read here.
+pub fn load_stripe(
+    spec: &LoadSpec,
+    part: usize,
+    parts: usize,
+    count_rows: CountRows,
+) -> Result<Stripe> {
     let path = &spec.train;
     let mut cols: Columns = Vec::new();
     let mut names: Option<(String, Vec<String>)> = None;
@@ -181,37 +194,105 @@ pub fn load_stripe(spec: &LoadSpec, part: usize, parts: usize) -> Result<Stripe>
         names.get_or_insert((target, features));
         Ok(())
     };
-    if is_parquet(path) {
-        let checked = parquet_check::check(path, &open(path)?)?;
-        let n = checked.rows;
-        let (first, last) = (n * part / parts, n * (part + 1) / parts);
-        if last > first {
-            let file = open(path)?;
-            let frame = guarded(|| checked.read(file, Some((first, last - first))))
-                .map_err(|p| {
-                    Error::data(
-                        path,
-                        format!("cannot read as Parquet: the file is damaged ({p})"),
-                    )
-                })?
-                .map_err(|e| Error::data(path, polars_failure(false, &e)))?;
-            take(Table::new(path, Some(&checked), frame, first)?, &mut notes)?;
-        }
-    } else {
-        super::stream::for_each_frame(path, None, STRIPE_BLOCK, &mut |chunk| {
-            if (chunk.first / STRIPE_BLOCK) % parts == part {
-                take(
-                    Table::new(path, None, chunk.frame, chunk.first)?,
-                    &mut notes,
-                )?;
-            }
-            Ok(())
+    // every process's rows before any reads them: the row numbers of a CSV part, and
+    // an error on every process if one has none
+    // (None: this process failed, and reports its own error; `bytes`: cut by bytes)
+    let mut agree = |mine: Option<usize>, bytes: bool| -> Result<Vec<usize>> {
+        let counts = count_rows(mine).ok_or_else(|| {
+            Error::data(path, "another process could not read its part of the file")
         })?;
+        if let Some(empty) = counts.iter().position(|&c| c == 0) {
+            let n: usize = counts.iter().sum();
+            return Err(Error::data(
+                path,
+                format!(
+                    "process {empty} of {parts} has no rows of the {n}: run fewer processes{}",
+                    if bytes {
+                        " (a plain CSV file is cut into equal byte ranges, each process \
+                         taking the records that start in its own)"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
+        Ok(counts)
+    };
+    // the rows ⌊part·n/parts⌋..⌊(part+1)·n/parts⌋ of n, where n is known
+    let window = |n: usize| (n * part / parts, n * (part + 1) / parts);
+    if is_parquet(path) {
+        let checked = open(path).and_then(|f| parquet_check::check(path, &f));
+        let counts = agree(
+            checked
+                .as_ref()
+                .ok()
+                .map(|c| window(c.rows).1 - window(c.rows).0),
+            false,
+        );
+        let checked = checked?;
+        counts?;
+        let (first, last) = window(checked.rows);
+        let file = open(path)?;
+        let frame = guarded(|| checked.read(file, Some((first, last - first))))
+            .map_err(|p| {
+                Error::data(
+                    path,
+                    format!("cannot read as Parquet: the file is damaged ({p})"),
+                )
+            })?
+            .map_err(|e| Error::data(path, polars_failure(false, &e)))?;
+        take(Table::new(path, Some(&checked), frame, first)?, &mut notes)?;
+    } else {
+        let range = super::csv_range::CsvRange::of(path, part, parts);
+        match range {
+            Ok(Some(range)) => {
+                let count = range.count_records();
+                let counts = agree(count.as_ref().ok().copied(), true);
+                count?;
+                let counts = counts?;
+                let first = counts[..part].iter().sum();
+                range.for_each_frame(first, STRIPE_BLOCK, &mut |chunk| {
+                    take(
+                        Table::new(path, None, chunk.frame, chunk.first)?,
+                        &mut notes,
+                    )
+                })?;
+            }
+            Ok(None) => {
+                // every process decompresses the whole file twice: to count its rows,
+                // then to keep its window of them
+                let n = super::csv_range::count_gzip_records(path);
+                let window = n.as_ref().ok().map(|&n| window(n));
+                let counts = agree(window.map(|(a, b)| b - a), false);
+                n?;
+                counts?;
+                let (low, high) = window.unwrap_or_default();
+                super::stream::for_each_frame(path, None, STRIPE_BLOCK, &mut |chunk| {
+                    let (first, last) = (chunk.first, chunk.first + chunk.frame.height());
+                    let (from, to) = (first.max(low), last.min(high));
+                    if from < to {
+                        let frame = chunk.frame.slice((from - first) as i64, to - from);
+                        take(Table::new(path, None, frame, from)?, &mut notes)?;
+                    }
+                    Ok(())
+                })?;
+                notes.push(
+                    "a gzip-compressed CSV file cannot be read from the middle: every process \
+                     decompressed all of it to keep its own rows (decompress it or convert it \
+                     to Parquet so that each process reads only its part)"
+                        .into(),
+                );
+            }
+            Err(e) => {
+                let _ = agree(None, false);
+                return Err(e);
+            }
+        }
     }
     let (target_name, feature_names) = names.ok_or_else(|| {
         Error::data(
             path,
-            format!("process {part} of {parts} has no rows: give fewer processes than rows"),
+            format!("process {part} of {parts} has no rows: run fewer processes"),
         )
     })?;
     let kept: Vec<usize> = (0..feature_names.len()).collect();

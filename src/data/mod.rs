@@ -3,6 +3,7 @@
 
 pub mod arrays;
 pub mod big;
+mod csv_range;
 pub mod guard;
 pub mod load;
 pub mod moments;

@@ -52,7 +52,7 @@ where
 
 /// 2^e with 2^e ≤ x < 2^(e+1) for a normal x (dividing by it is exact); x itself
 /// for a subnormal one.
-fn power_of_two_near(x: f64) -> f64 {
+pub fn power_of_two_near(x: f64) -> f64 {
     let exponent = (x.to_bits() >> 52) & 0x7ff;
     if exponent == 0 {
         x

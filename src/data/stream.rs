@@ -126,34 +126,9 @@ fn csv_chunks(
     };
     let mut header = Vec::new();
     let mut consumed = read_record(&mut lines, &mut header).map_err(read_err)? as u64;
-    if !header.ends_with(b"\n") {
-        header.push(b'\n');
-    }
     let mut first = 0;
-    loop {
-        let mut buf = header.clone();
-        let mut count = 0;
-        while count < rows {
-            let before = buf.len();
-            let got = read_record(&mut lines, &mut buf).map_err(read_err)?;
-            if got == 0 {
-                break;
-            }
-            consumed += got as u64;
-            if buf[before..].iter().all(|b| b.is_ascii_whitespace()) {
-                buf.truncate(before); // blank lines are not rows
-                continue;
-            }
-            if !buf.ends_with(b"\n") {
-                buf.push(b'\n');
-            }
-            count += 1;
-        }
-        if count == 0 {
-            break;
-        }
-        let frame = read_csv_from(Cursor::new(buf))
-            .map_err(|e| Error::data(path, csv_failure(path, &e)))?;
+    while let Some((frame, count, got)) = csv_block(path, &mut lines, &header, rows)? {
+        consumed += got;
         each(Chunk {
             first,
             frame,
@@ -172,10 +147,52 @@ fn csv_chunks(
     Ok(first)
 }
 
+/// The next block of at most `rows` records of `lines` (blank lines are not rows), as
+/// polars reads it under `header`: the frame, its rows and the bytes read; None at the
+/// end.
+pub(crate) fn csv_block(
+    path: &Path,
+    lines: &mut dyn BufRead,
+    header: &[u8],
+    rows: usize,
+) -> Result<Option<(DataFrame, usize, u64)>> {
+    let read_err = |e: std::io::Error| Error::data(path, format!("cannot read: {e}"));
+    let mut buf = header.to_vec();
+    if !buf.ends_with(b"\n") {
+        buf.push(b'\n');
+    }
+    let (mut count, mut consumed) = (0, 0u64);
+    while count < rows {
+        let before = buf.len();
+        let got = read_record(lines, &mut buf).map_err(read_err)?;
+        if got == 0 {
+            break;
+        }
+        consumed += got as u64;
+        if buf[before..].iter().all(|b| b.is_ascii_whitespace()) {
+            buf.truncate(before); // blank lines are not rows
+            continue;
+        }
+        if !buf.ends_with(b"\n") {
+            buf.push(b'\n');
+        }
+        count += 1;
+    }
+    if count == 0 {
+        return Ok(None);
+    }
+    let frame =
+        read_csv_from(Cursor::new(buf)).map_err(|e| Error::data(path, csv_failure(path, &e)))?;
+    Ok(Some((frame, count, consumed)))
+}
+
 /// Append one CSV record to `buf`: a line, or several while a quoted field holds
 /// line breaks (an odd number of `"` so far; an escaped quote `""` keeps the parity),
 /// so that a block never ends inside a field. Returns the bytes read (0 at the end).
-fn read_record(lines: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+pub(crate) fn read_record(
+    lines: &mut (impl BufRead + ?Sized),
+    buf: &mut Vec<u8>,
+) -> std::io::Result<usize> {
     let (start, mut total, mut open) = (buf.len(), 0, false);
     loop {
         let before = buf.len();

@@ -1,0 +1,194 @@
+//! One process's part of a plain CSV file for a fit spread over processes (`sgpw fit
+//! --distributed`): the body (after the header) is cut into equal byte ranges, and a
+//! process takes the records that start in its range — it seeks to the range's first
+//! byte, skips to the next line start and reads through the record that crosses the
+//! range's end, so it reads only its own bytes and every record has exactly one owner.
+//! A line start is a record start: a quoted field that holds a line break would be cut
+//! (such files are read whole by a single process, or converted to Parquet).
+//! A gzip-compressed file cannot be entered in the middle: [`CsvRange::of`] says None,
+//! and [`count_gzip_records`] counts its records so that a part can be taken by rows.
+
+use super::stream::{Chunk, Compression, csv_block, csv_compression, open, read_record};
+use crate::error::{Error, Result};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+/// The bytes `start..end` of a plain CSV file that hold the records of one part.
+pub(crate) struct CsvRange {
+    path: PathBuf,
+    header: Vec<u8>,
+    start: u64,
+    end: u64,
+    size: u64,
+}
+
+impl CsvRange {
+    /// Part `part` of `parts` of the plain CSV file `path`; None if it is compressed.
+    pub(crate) fn of(path: &Path, part: usize, parts: usize) -> Result<Option<CsvRange>> {
+        let mut file = open(path)?;
+        if csv_compression(path, &mut file)? != Compression::Plain {
+            return Ok(None);
+        }
+        let size = file
+            .metadata()
+            .map_err(|e| Error::data(path, format!("cannot read: {e}")))?
+            .len();
+        let mut header = Vec::new();
+        let body = read_record(&mut BufReader::new(&mut file), &mut header)
+            .map_err(|e| Error::data(path, format!("cannot read: {e}")))? as u64;
+        let cut = |k: usize| body + ((size - body) as u128 * k as u128 / parts as u128) as u64;
+        let start = record_start(path, &mut file, body, size, cut(part))?;
+        let end = record_start(path, &mut file, body, size, cut(part + 1))?;
+        Ok(Some(CsvRange {
+            path: path.to_path_buf(),
+            header,
+            start,
+            end,
+            size,
+        }))
+    }
+
+    /// This part's bytes, records whole.
+    fn reader(&self) -> Result<impl BufRead> {
+        let mut file = open(&self.path)?;
+        file.seek(SeekFrom::Start(self.start))
+            .map_err(|e| Error::data(&self.path, format!("cannot read: {e}")))?;
+        Ok(BufReader::new(file.take(self.end - self.start)))
+    }
+
+    /// The records (not blank lines) of this part, counted without parsing them.
+    pub(crate) fn count_records(&self) -> Result<usize> {
+        count_records(&self.path, &mut self.reader()?)
+    }
+
+    /// Call `each` for consecutive blocks of at most `rows` records of this part, the
+    /// first of which is data row `first` of the file (0-based; the rows of the parts
+    /// before, from [`CsvRange::count_records`] on each), as polars reads them.
+    pub(crate) fn for_each_frame(
+        &self,
+        first: usize,
+        rows: usize,
+        each: &mut dyn FnMut(Chunk) -> Result<()>,
+    ) -> Result<()> {
+        let mut lines = self.reader()?;
+        let (mut first, mut at) = (first, self.start);
+        while let Some((frame, count, got)) =
+            csv_block(&self.path, &mut lines, &self.header, rows.max(1))?
+        {
+            at += got;
+            each(Chunk {
+                first,
+                frame,
+                fraction: at as f64 / self.size.max(1) as f64,
+            })?;
+            first += count;
+        }
+        Ok(())
+    }
+}
+
+/// The records (not blank lines) of `lines`, counted without parsing them.
+fn count_records(path: &Path, lines: &mut dyn BufRead) -> Result<usize> {
+    let mut buf = Vec::new();
+    let mut count = 0;
+    loop {
+        buf.clear();
+        let got = read_record(lines, &mut buf)
+            .map_err(|e| Error::data(path, format!("cannot read: {e}")))?;
+        if got == 0 {
+            return Ok(count);
+        }
+        count += usize::from(!buf.iter().all(|b| b.is_ascii_whitespace()));
+    }
+}
+
+/// The data records of a gzip-compressed CSV file (the header not counted),
+/// decompressing all of it: such a file cannot be entered in the middle, so a part of
+/// it is found by counting first.
+pub(crate) fn count_gzip_records(path: &Path) -> Result<usize> {
+    let file = open(path)?;
+    let mut lines = BufReader::new(flate2::read::MultiGzDecoder::new(file));
+    let mut header = Vec::new();
+    read_record(&mut lines, &mut header)
+        .map_err(|e| Error::data(path, format!("cannot decompress (gzip): {e}")))?;
+    count_records(path, &mut lines)
+}
+
+/// The first record start at or after byte `at` of the body `body..size`: `at` itself
+/// if a line starts there, else the byte after the next line break (`size` if none).
+fn record_start(path: &Path, file: &mut File, body: u64, size: u64, at: u64) -> Result<u64> {
+    if at <= body {
+        return Ok(body);
+    }
+    if at >= size {
+        return Ok(size);
+    }
+    let fail = |e: std::io::Error| Error::data(path, format!("cannot read: {e}"));
+    file.seek(SeekFrom::Start(at - 1)).map_err(fail)?;
+    let mut skipped = Vec::new();
+    let got = BufReader::new(&mut *file)
+        .read_until(b'\n', &mut skipped)
+        .map_err(fail)?;
+    Ok((at - 1 + got as u64).min(size))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every record of a file belongs to exactly one part, in order, whatever the
+    /// number of parts (more parts than records included: some parts are empty), and
+    /// each part's first row is the count of the parts before.
+    #[test]
+    fn parts_cover_every_record_once() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("a.csv");
+        let mut text = String::from("x,y\n");
+        for i in 0..37 {
+            // lines of different lengths, a blank line and no final line break
+            text.push_str(&format!("{},{}\n", i * 1000 + i % 7, i));
+            if i == 20 {
+                text.push('\n');
+            }
+        }
+        text.pop();
+        std::fs::write(&path, text).expect("write");
+        for parts in [1, 2, 3, 5, 8, 40, 200] {
+            let mut seen = Vec::new();
+            for part in 0..parts {
+                let range = CsvRange::of(&path, part, parts)
+                    .expect("ok")
+                    .expect("plain");
+                let count = range.count_records().expect("count");
+                let mut rows = 0;
+                range
+                    .for_each_frame(seen.len(), 4, &mut |chunk| {
+                        assert_eq!(chunk.first, seen.len());
+                        let y = chunk.frame.column("y").expect("y").i64().expect("int");
+                        seen.extend(y.into_no_null_iter());
+                        rows += chunk.frame.height();
+                        Ok(())
+                    })
+                    .expect("read");
+                assert_eq!(rows, count, "{parts} parts, part {part}");
+            }
+            assert_eq!(seen, (0..37).collect::<Vec<i64>>(), "{parts} parts");
+        }
+    }
+
+    /// A gzip-compressed file cannot be entered in the middle; its records are counted
+    /// as a whole read finds them.
+    #[test]
+    fn gzip_has_no_byte_ranges() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/mcycle/data.csv.gz");
+        assert!(CsvRange::of(&path, 0, 2).expect("reads").is_none());
+        let rows = crate::data::load::load(&crate::data::LoadSpec {
+            train: path.clone(),
+            ..Default::default()
+        })
+        .expect("loads")
+        .n_train();
+        assert_eq!(count_gzip_records(&path).expect("counts"), rows);
+    }
+}

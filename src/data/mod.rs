@@ -6,7 +6,7 @@ pub mod big;
 pub mod guard;
 pub mod load;
 pub mod moments;
-mod parquet_check;
+pub(crate) mod parquet_check;
 mod parquet_pages;
 mod parquet_values;
 pub mod progress;

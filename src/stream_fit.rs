@@ -227,11 +227,10 @@ fn test_rows(
                 })
             })
             .collect::<Result<_>>()?;
-        let rows = cols.last().map_or(0, Vec::len);
-        for i in 0..rows {
-            x.extend(at.iter().map(|&j| cols[j][i]));
-        }
-        y.extend_from_slice(cols.last().map_or(&[][..], Vec::as_slice));
+        let targets = cols.last().map_or(&[][..], Vec::as_slice);
+        let cols = &cols;
+        x.extend((0..targets.len()).flat_map(|i| at.iter().map(move |&j| cols[j][i])));
+        y.extend_from_slice(targets);
         Ok(())
     })?;
     let d = features.len();

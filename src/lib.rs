@@ -28,5 +28,6 @@ pub mod run_context;
 pub mod run_spec;
 pub mod scratch;
 pub mod session;
+pub mod stream_fit;
 pub mod train;
 pub mod tui;

@@ -258,8 +258,9 @@ pub struct MethodOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise_floor: Option<f64>,
     /// Any method: K seeded starts (start 0 is the run's own seed), each optimised for a
-    /// tenth of the iteration budget (at least 10 iterations); the one with the best
-    /// objective continues with the rest of the budget.
+    /// tenth of the iteration budget (at least 10 iterations; svgp with --epochs: a tenth
+    /// of the epochs, at least one); the one with the best objective (svgp: the full
+    /// negative ELBO) continues with the rest of the budget.
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restarts: Option<usize>,

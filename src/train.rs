@@ -422,6 +422,40 @@ pub(crate) fn check_finite(nlml: f64, trace: &[f64], test: Option<&TestMetrics>)
     Ok(())
 }
 
+/// The noise floor in model units: a fraction of the training targets' variance.
+pub(crate) fn noise_floor(opts: &crate::run_spec::MethodOptions, td: &TrainData) -> Option<f64> {
+    Some(opts.noise_floor()).filter(|f| *f > 0.0).map(|f| {
+        let n = td.y.len().max(1) as f64;
+        f * td.y.iter().map(|v| v * v).sum::<f64>() / n
+    })
+}
+
+/// A start: hyperparameters, then the method's own initialisation, from `td` (the
+/// training data in model units, or a sample of it), with the transformation into
+/// model units and the noise floor recorded.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn start_model(
+    td: &TrainData,
+    spec: &ValidRunSpec,
+    target_mean: f64,
+    standardize: Option<Standardize>,
+    feature_names: &[String],
+    floor: Option<f64>,
+    rng: &mut ChaCha8Rng,
+    ctx: &RunContext,
+) -> Result<ModelFile> {
+    let hyper = methods::start::initial_hyper(td, spec, ctx, rng)?;
+    let mut model = spec.method().init(td, spec, hyper, ctx, rng)?;
+    model.target_mean = target_mean;
+    model.standardize = standardize;
+    model.inputs = Some(feature_names.to_vec());
+    if let Some(f) = floor {
+        model.noise_floor = Some(f);
+        model.hyper.noise_variance = model.hyper.noise_variance.max(2.0 * f);
+    }
+    Ok(model)
+}
+
 /// Run one fit. The context's cancel token ends it (→ `Error::Cancelled` before the
 /// fit iterates, `Error::CancelledAfter` with how far it got after); its sink
 /// sees every iteration and phase.
@@ -464,22 +498,18 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
     };
     let offset = raw_scale_offset(standardize.as_ref(), td.y.len());
     ctx.set_offset(offset);
-    // the noise floor in model units: a fraction of the training targets' variance
-    let floor = Some(opts.noise_floor()).filter(|f| *f > 0.0).map(|f| {
-        let n = td.y.len().max(1) as f64;
-        f * td.y.iter().map(|v| v * v).sum::<f64>() / n
-    });
+    let floor = noise_floor(opts, &td);
     let start = |rng: &mut ChaCha8Rng, ctx: &RunContext| -> Result<ModelFile> {
-        let hyper = methods::start::initial_hyper(&td, spec, ctx, rng)?;
-        let mut model = method.init(&td, spec, hyper, ctx, rng)?;
-        model.target_mean = target_mean;
-        model.standardize = standardize.clone();
-        model.inputs = Some(data.feature_names.clone());
-        if let Some(f) = floor {
-            model.noise_floor = Some(f);
-            model.hyper.noise_variance = model.hyper.noise_variance.max(2.0 * f);
-        }
-        Ok(model)
+        start_model(
+            &td,
+            spec,
+            target_mean,
+            standardize.clone(),
+            &data.feature_names,
+            floor,
+            rng,
+            ctx,
+        )
     };
     let validator = valid.as_ref().map(|(x, y)| Validator {
         data: &td,
@@ -506,8 +536,20 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
     };
     let (mut fitted, outcome) = match opts.restarts.unwrap_or(1) {
         k if k > 1 => {
-            // K seeded starts, a short fit each; the best continues
+            // K seeded starts, a short fit each; the best (by its objective at the end
+            // of its short fit) continues for the rest of the budget: a tenth of the
+            // iterations, or with --epochs a tenth of the epochs (at least one)
             let short = (spec.iters / 10).max(10).min(spec.iters);
+            let (short_spec, rest_spec) = match spec.options.epochs {
+                Some(e) => {
+                    let short_e = (e / 10).max(1).min(e);
+                    (spec.with_epochs(short_e), spec.with_epochs(e - short_e))
+                }
+                None => (
+                    spec.with_iters(short),
+                    spec.with_iters(spec.iters.saturating_sub(short)),
+                ),
+            };
             let mut best: Option<(ModelFile, crate::optim::Outcome)> = None;
             for r in 0..k {
                 let mut rng_r = if r == 0 {
@@ -518,7 +560,7 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
                 let rctx = ctx.restart(r);
                 rctx.enter(Phase::Restart { start: r });
                 let model = start(&mut rng_r, &rctx)?;
-                let (m, out) = method.fit(model, &td, &spec.with_iters(short), &rctx)?;
+                let (m, out) = method.fit(model, &td, &short_spec, &rctx)?;
                 if out.stop == Stop::Cancelled {
                     return Err(cancelled(out));
                 }
@@ -528,8 +570,7 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
             }
             let (model, first) = best.ok_or_else(|| Error::input("no restart ran"))?;
             fit_ctx.enter(Phase::Fit { stage: 0 });
-            let rest = spec.iters.saturating_sub(short);
-            let (m, more) = method.fit(model, &td, &spec.with_iters(rest), fit_ctx)?;
+            let (m, more) = method.fit(model, &td, &rest_spec, fit_ctx)?;
             let joined = crate::optim::Outcome {
                 iterations: first.iterations + more.iterations,
                 evaluations: first.evaluations + more.evaluations,

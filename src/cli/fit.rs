@@ -28,6 +28,13 @@ pub struct FitArgs {
     /// (docs/distributed.md). Needs sgpw built with `--features mpi`.
     #[arg(long)]
     pub distributed: bool,
+    /// svgp: read the training file a block at a time instead of loading it, so that a
+    /// file larger than memory trains in bounded memory (Parquet or plain CSV; the
+    /// default for svgp on a training file of 256 MiB or more). Minibatches are shuffled
+    /// by blocks; standardisation and the start come from a seeded sample of 50000 rows
+    /// (docs/methods.md §8.4).
+    #[arg(long, conflicts_with = "distributed")]
+    pub stream: bool,
 }
 
 /// The shape of the data a fit trained on, as the report prints it.
@@ -45,7 +52,11 @@ pub fn run(args: FitArgs) -> Result<()> {
     if args.distributed {
         return distributed(&args, &spec);
     }
-    let data = crate::data::load(&args.data.spec(spec.seed))?;
+    let load = args.data.spec(spec.seed);
+    if crate::stream_fit::streams(&spec.check(usize::MAX)?, &load.train, args.stream)? {
+        return streamed(&args, &spec, &load);
+    }
+    let data = crate::data::load(&load)?;
     let valid = spec.check(data.n_train())?;
     for note in &data.notes {
         crate::noteln!("note: {note}");
@@ -64,6 +75,36 @@ pub fn run(args: FitArgs) -> Result<()> {
         notes: data.notes.clone(),
     };
     report(&args, &spec, &r, &shape)
+}
+
+/// `fit` with the training file streamed ([`crate::stream_fit`]).
+fn streamed(
+    args: &FitArgs,
+    spec: &crate::run_spec::RunSpec,
+    load: &crate::data::LoadSpec,
+) -> Result<()> {
+    let valid = spec.check(usize::MAX)?;
+    crate::noteln!(
+        "note: streaming {} a block at a time (svgp; docs/methods.md §8.4)",
+        load.train.display()
+    );
+    let bar = progress_bar(spec);
+    let sink = |p: &Progress| show(&bar, p);
+    let exec = Exec::default().with_memory_budget(args.memory.memory_budget);
+    let ctx = RunContext::new(exec, &sink);
+    let result = crate::stream_fit::fit(load, &valid, &ctx);
+    bar.finish_and_clear();
+    let r = result?;
+    for note in &r.notes {
+        crate::noteln!("note: {note}");
+    }
+    let shape = Shape {
+        n_train: r.n_train,
+        n_test: r.n_test,
+        dim: r.dim,
+        notes: r.notes.clone(),
+    };
+    report(args, spec, &r.result, &shape)
 }
 
 /// The progress bar of a fit.

@@ -306,6 +306,26 @@ pub fn load_stripe(
     })
 }
 
+/// The training columns (features, then the target) of rows `offset..` of a file,
+/// already read by polars (a block of a training file streamed through a fit,
+/// `methods::svgp::file_rows`): chosen and checked as [`load`] chooses and checks a
+/// whole file's, errors naming the rows of the file. Missing values are an error
+/// (a streamed fit does not drop rows). Returns (feature names, target name, columns).
+pub(crate) fn training_columns_of_frame(
+    spec: &LoadSpec,
+    parquet: Option<&CheckedParquet>,
+    frame: DataFrame,
+    offset: usize,
+) -> Result<(Vec<String>, String, Vec<Vec<f64>>)> {
+    let path = &spec.train;
+    let table = Table::new(path, parquet, frame, offset)?;
+    let (target, features) = choose_columns(&table, spec)?;
+    let mut used = features.clone();
+    used.push(target.clone());
+    let cols = table.complete_columns(&used, false, &mut Vec::new())?;
+    Ok((features, target, cols))
+}
+
 /// The training targets must vary, and their variance must fit in f64
 /// ([`super::moments::target_problem`]); `part` says which rows were checked.
 fn check_target(table: &Table, target: &str, y: &[f64], part: &str) -> Result<()> {

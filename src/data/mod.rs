@@ -7,7 +7,7 @@ mod csv_range;
 pub mod guard;
 pub mod load;
 pub mod moments;
-mod parquet_check;
+pub(crate) mod parquet_check;
 mod parquet_pages;
 mod parquet_values;
 pub mod progress;

@@ -56,6 +56,15 @@ impl CheckedParquet {
         reader.finish()
     }
 
+    /// The rows of each row group, in file order (the blocks a streamed fit reads).
+    pub fn row_group_rows(&self) -> Vec<usize> {
+        self.metadata
+            .row_groups
+            .iter()
+            .map(|rg| rg.num_rows())
+            .collect()
+    }
+
     /// Refuse a file whose usable columns would not fit in the memory available now
     /// (loading converts them to numbers as well: twice what polars needs).
     pub fn check_memory(&self, path: &Path) -> Result<()> {

@@ -23,6 +23,9 @@ pub(crate) struct Chunk {
     /// How far through the file the block ends, in 0..=1 (rows of a Parquet file,
     /// bytes of a CSV file).
     pub fraction: f64,
+    /// Of a plain CSV file, the byte offset of the block's first record (where
+    /// [`csv_block_at`] reads it again); None for Parquet and compressed CSV.
+    pub at_byte: Option<u64>,
 }
 
 /// Call `each` for consecutive blocks of at most `rows` rows of a CSV or Parquet file,
@@ -71,38 +74,50 @@ fn parquet_chunks(
     rows: usize,
     each: &mut dyn FnMut(Chunk) -> Result<()>,
 ) -> Result<usize> {
-    let fail = |e: PolarsError| Error::data(path, polars_failure(false, &e));
-    let damaged = |what: String| {
-        Error::data(
-            path,
-            format!("cannot read as Parquet: the file is damaged ({what})"),
-        )
-    };
     let total = checked.rows;
     if total == 0 {
         return Err(Error::data(path, "the file has no data rows"));
     }
     for first in (0..total).step_by(rows) {
         let take = rows.min(total - first);
-        let file = open(path)?;
-        let frame = guarded(|| checked.read(file, Some((first, take))))
-            .map_err(damaged)?
-            .map_err(fail)?;
-        if frame.height() != take {
-            return Err(damaged(format!(
-                "rows {}..{} were asked for, {} were read",
-                first + 1,
-                first + take,
-                frame.height()
-            )));
-        }
+        let frame = parquet_rows(path, checked, first, take)?;
         each(Chunk {
             first,
             frame,
             fraction: (first + take) as f64 / total as f64,
+            at_byte: None,
         })?;
     }
     Ok(total)
+}
+
+/// Rows `first..first + take` of a checked Parquet file (polars reads only the row
+/// groups they touch); a damaged file is an error naming it, never a panic.
+pub(crate) fn parquet_rows(
+    path: &Path,
+    checked: &CheckedParquet,
+    first: usize,
+    take: usize,
+) -> Result<DataFrame> {
+    let damaged = |what: String| {
+        Error::data(
+            path,
+            format!("cannot read as Parquet: the file is damaged ({what})"),
+        )
+    };
+    let file = open(path)?;
+    let frame = guarded(|| checked.read(file, Some((first, take))))
+        .map_err(damaged)?
+        .map_err(|e| Error::data(path, polars_failure(false, &e)))?;
+    if frame.height() != take {
+        return Err(damaged(format!(
+            "rows {}..{} were asked for, {} were read",
+            first + 1,
+            first + take,
+            frame.height()
+        )));
+    }
+    Ok(frame)
 }
 
 fn csv_chunks(
@@ -127,7 +142,12 @@ fn csv_chunks(
     let mut header = Vec::new();
     let mut consumed = read_record(&mut lines, &mut header).map_err(read_err)? as u64;
     let mut first = 0;
-    while let Some((frame, count, got)) = csv_block(path, &mut lines, &header, rows)? {
+    loop {
+        // where this block starts, for reading it again (plain files only)
+        let at_byte = (!gzip).then_some(consumed);
+        let Some((frame, count, got)) = csv_block(path, &mut lines, &header, rows)? else {
+            break;
+        };
         consumed += got;
         each(Chunk {
             first,
@@ -135,6 +155,7 @@ fn csv_chunks(
             // a plain file: the bytes of the records read; a compressed one: the bytes
             // the decompressor has taken (it reads ahead, so this runs a little early)
             fraction: (if gzip { taken.get() } else { consumed } as f64 / size as f64).min(1.0),
+            at_byte,
         })?;
         first += count;
     }
@@ -184,6 +205,28 @@ pub(crate) fn csv_block(
     let frame =
         read_csv_from(Cursor::new(buf)).map_err(|e| Error::data(path, csv_failure(path, &e)))?;
     Ok(Some((frame, count, consumed)))
+}
+
+/// The `rows` rows of a plain CSV file from byte `at` (a block's `at_byte`, the start
+/// of a record), read as [`for_each_frame`] reads its blocks ([`csv_block`]); fewer
+/// rows there than before is an error (the file changed).
+pub(crate) fn csv_block_at(path: &Path, at: u64, rows: usize) -> Result<DataFrame> {
+    let read_err = |e: std::io::Error| Error::data(path, format!("cannot read: {e}"));
+    let mut lines = BufReader::new(open(path)?);
+    let mut header = Vec::new();
+    read_record(&mut lines, &mut header).map_err(read_err)?;
+    lines.seek(std::io::SeekFrom::Start(at)).map_err(read_err)?;
+    match csv_block(path, &mut lines, &header, rows)? {
+        Some((frame, count, _)) if count == rows => Ok(frame),
+        got => Err(Error::data(
+            path,
+            format!(
+                "the file changed while it was read: {rows} rows were expected from byte \
+                 {at}, {} were found",
+                got.map_or(0, |g| g.1)
+            ),
+        )),
+    }
 }
 
 /// Append one CSV record to `buf`: a line, or several while a quoted field holds

@@ -308,6 +308,13 @@ impl ValidRunSpec {
         v.checked.iters = iters;
         v
     }
+
+    /// The same spec with this many epochs (svgp's budget when `--epochs` is given).
+    pub fn with_epochs(&self, epochs: usize) -> ValidRunSpec {
+        let mut v = self.clone();
+        v.checked.options.epochs = Some(epochs);
+        v
+    }
 }
 
 impl Deref for ValidRunSpec {

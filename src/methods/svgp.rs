@@ -9,6 +9,7 @@
 
 pub mod adam;
 pub mod elbo;
+pub mod file_rows;
 
 use self::adam::Adam;
 use self::elbo::{Factor, Prior, Projected, Rows, Terms, Variational, Want};
@@ -255,90 +256,178 @@ fn evaluate_at<'a>(
     mut cache: Option<&mut Vec<Projected>>,
     exec: &Exec,
 ) -> Result<Evaluation> {
-    let (z, q) = (&p.z, &p.q);
-    let m = z.nrows();
-    let kernel = model.kernel();
-    let prior = Prior {
-        kernel: &kernel,
-        z,
-        noise: model.hyper.noise_variance,
-        jitter: model.jitter_policy(),
-    };
-    let par = exec.par;
-    let factor = Factor::new(&prior, par)?;
-    let mut lik = 0.0;
-    let mut d_mean_lik = DVector::zeros(m);
-    let mut d_sigma_lik = DMatrix::zeros(m, m);
-    let (mut d_kdiag_sum, mut d_noise) = (0.0, 0.0);
-    let mut d_kuu = DMatrix::zeros(m, m);
-    let mut head: Option<Vec<f64>> = None;
-    let mut d_z = DMatrix::zeros(m, z.ncols());
-    for (k, (x, y)) in blocks.enumerate() {
-        exec.check()?;
+    let mut sums = Sums::new(model, p, want, exec)?;
+    for (x, y) in blocks {
+        sums.add(&x, y, c, cache.as_deref_mut())?;
+    }
+    Ok(sums.finish())
+}
+
+/// The ELBO's sums over blocks of rows, added one block at a time (from memory, or
+/// from a file read a chunk at a time), in the blocks' order.
+pub(crate) struct Sums<'m> {
+    model: &'m ModelFile,
+    p: &'m Params,
+    want: Want,
+    exec: &'m Exec,
+    kernel: crate::kernel::Kernel,
+    factor: Factor,
+    /// Blocks added so far (the index of the next one in a cache).
+    blocks: usize,
+    lik: f64,
+    d_mean_lik: DVector<f64>,
+    d_sigma_lik: DMatrix<f64>,
+    d_kdiag_sum: f64,
+    d_noise: f64,
+    d_kuu: DMatrix<f64>,
+    head: Option<Vec<f64>>,
+    d_z: DMatrix<f64>,
+}
+
+impl<'m> Sums<'m> {
+    pub(crate) fn new(
+        model: &'m ModelFile,
+        p: &'m Params,
+        want: Want,
+        exec: &'m Exec,
+    ) -> Result<Sums<'m>> {
+        let (z, m) = (&p.z, p.z.nrows());
+        let kernel = model.kernel();
+        let factor = Factor::new(&Self::prior_of(model, &kernel, z), exec.par)?;
+        Ok(Sums {
+            model,
+            p,
+            want,
+            exec,
+            kernel,
+            factor,
+            blocks: 0,
+            lik: 0.0,
+            d_mean_lik: DVector::zeros(m),
+            d_sigma_lik: DMatrix::zeros(m, m),
+            d_kdiag_sum: 0.0,
+            d_noise: 0.0,
+            d_kuu: DMatrix::zeros(m, m),
+            head: None,
+            d_z: DMatrix::zeros(m, z.ncols()),
+        })
+    }
+
+    fn prior_of<'k>(
+        model: &ModelFile,
+        kernel: &'k crate::kernel::Kernel,
+        z: &'k DMatrix<f64>,
+    ) -> Prior<'k> {
+        Prior {
+            kernel,
+            z,
+            noise: model.hyper.noise_variance,
+            jitter: model.jitter_policy(),
+        }
+    }
+
+    /// Add one block of inputs and targets, its likelihood term scaled by `c`; with a
+    /// `cache`, block k's projection is `cache[k]` if there, else stored there.
+    pub(crate) fn add(
+        &mut self,
+        x: &DMatrix<f64>,
+        y: &[f64],
+        c: f64,
+        cache: Option<&mut Vec<Projected>>,
+    ) -> Result<()> {
+        self.exec.check()?;
+        let (k, par) = (self.blocks, self.exec.par);
+        self.blocks += 1;
+        let (model, p, kernel, want) = (self.model, self.p, &self.kernel, self.want);
+        let prior = Self::prior_of(model, kernel, &p.z);
         let fresh;
-        let proj = match cache.as_deref_mut() {
+        let proj = match cache {
             Some(kept) => {
                 if kept.len() <= k {
-                    kept.push(elbo::project(&prior, &factor, &x, par));
+                    kept.push(elbo::project(&prior, &self.factor, x, par));
                 }
                 &kept[k]
             }
             None => {
-                fresh = elbo::project(&prior, &factor, &x, par);
+                fresh = elbo::project(&prior, &self.factor, x, par);
                 &fresh
             }
         };
-        let t: Terms = elbo::expected_loglik(&prior, &factor, q, proj, Rows { y, c }, want, par);
-        lik += t.expected_loglik;
+        let t: Terms =
+            elbo::expected_loglik(&prior, &self.factor, &p.q, proj, Rows { y, c }, want, par);
+        self.lik += t.expected_loglik;
         if want == Want::Value {
-            continue;
+            return Ok(());
         }
-        d_mean_lik += &t.d_mean_lik;
-        d_sigma_lik += &t.d_sigma_lik;
+        self.d_mean_lik += &t.d_mean_lik;
+        self.d_sigma_lik += &t.d_sigma_lik;
         if let (Some(dkub), Some(dkuu)) = (&t.d_kub, &t.d_kuu) {
-            d_kdiag_sum += t.d_kdiag_sum;
-            d_noise += t.d_noise;
-            d_kuu += dkuu;
-            let g = kernel.grad(z, &x, &proj.kub, dkub, true, false, par);
+            self.d_kdiag_sum += t.d_kdiag_sum;
+            self.d_noise += t.d_noise;
+            self.d_kuu += dkuu;
+            let g = kernel.grad(&p.z, x, &proj.kub, dkub, true, false, par);
             if let Some(a) = &g.a {
-                d_z += a;
+                self.d_z += a;
             }
             let h = head_grad(model, &[&g], 0.0, 0.0);
-            match head.as_mut() {
-                None => head = Some(h),
+            match self.head.as_mut() {
+                None => self.head = Some(h),
                 Some(acc) => acc.iter_mut().zip(&h).for_each(|(a, b)| *a += b),
             }
         }
+        Ok(())
     }
-    let elbo = lik - q.kl();
-    let mut grad = Vec::new();
-    if matches!(want, Want::Model | Want::All) {
-        let gu = kernel.grad(z, z, &factor.kuu, &d_kuu, true, true, par);
-        let extra = model.hyper.signal_variance * d_kdiag_sum
-            + jitter_grad(prior.jitter, factor.jitter, &d_kuu);
-        let hu = head_grad(model, &[&gu], extra, d_noise);
-        grad = match head {
-            Some(h) => h.iter().zip(&hu).map(|(a, b)| a + b).collect(),
-            None => hu,
-        };
-        if let (Some(a), Some(b)) = (&gu.a, &gu.b) {
-            d_z += a;
-            d_z += b;
+
+    /// The ELBO (the likelihood sums less the KL term) and what `want` asked for.
+    pub(crate) fn finish(self) -> Evaluation {
+        let Sums {
+            model,
+            p,
+            want,
+            exec,
+            kernel,
+            factor,
+            lik,
+            d_mean_lik,
+            d_sigma_lik,
+            d_kdiag_sum,
+            d_noise,
+            d_kuu,
+            head,
+            mut d_z,
+            ..
+        } = self;
+        let (z, q, par) = (&p.z, &p.q, exec.par);
+        let elbo = lik - q.kl();
+        let mut grad = Vec::new();
+        if matches!(want, Want::Model | Want::All) {
+            let gu = kernel.grad(z, z, &factor.kuu, &d_kuu, true, true, par);
+            let extra = model.hyper.signal_variance * d_kdiag_sum
+                + jitter_grad(model.jitter_policy(), factor.jitter, &d_kuu);
+            let hu = head_grad(model, &[&gu], extra, d_noise);
+            grad = match head {
+                Some(h) => h.iter().zip(&hu).map(|(a, b)| a + b).collect(),
+                None => hu,
+            };
+            if let (Some(a), Some(b)) = (&gu.a, &gu.b) {
+                d_z += a;
+                d_z += b;
+            }
+            grad.extend_from_slice(d_z.as_slice());
         }
-        grad.extend_from_slice(d_z.as_slice());
+        if want == Want::All {
+            grad.extend((&d_mean_lik - &q.mean).iter());
+            let d_chol = elbo::d_chol(q, &d_sigma_lik, par);
+            grad.extend(lower_entries(&d_chol));
+        }
+        Evaluation {
+            elbo,
+            grad,
+            d_mean_lik,
+            d_sigma_lik,
+            jitter: factor.jitter,
+        }
     }
-    if want == Want::All {
-        grad.extend((&d_mean_lik - &q.mean).iter());
-        let d_chol = elbo::d_chol(q, &d_sigma_lik, par);
-        grad.extend(lower_entries(&d_chol));
-    }
-    Ok(Evaluation {
-        elbo,
-        grad,
-        d_mean_lik,
-        d_sigma_lik,
-        jitter: factor.jitter,
-    })
 }
 
 /// The lower triangle of a square matrix, column by column (how R is packed).
@@ -384,10 +473,76 @@ fn full_at(
     exec: &Exec,
 ) -> Result<Evaluation> {
     let m = p.z.nrows();
-    let mut e = evaluate_at(model, p, chunks(data, m, exec), 1.0, want, None, exec)?;
+    let e = evaluate_at(model, p, chunks(data, m, exec), 1.0, want, None, exec)?;
+    Ok(negated(e))
+}
+
+/// The negative ELBO and its gradient from the ELBO's.
+pub(crate) fn negated(mut e: Evaluation) -> Evaluation {
     e.elbo = -e.elbo;
     e.grad.iter_mut().for_each(|g| *g = -*g);
-    Ok(e)
+    e
+}
+
+/// Where training's rows come from: memory ([`InMemory`]), or a file read a block at a
+/// time ([`file_rows`]).
+pub trait TrainingRows {
+    /// The number of training rows.
+    fn n(&self) -> usize;
+    /// The next minibatch: up to `batch` rows of the current epoch's order, taken in
+    /// turn; a new seeded order (from `rng`) once the last is used up, so a batch
+    /// never runs past the end of an epoch.
+    fn next_batch(
+        &mut self,
+        batch: usize,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<(DMatrix<f64>, Vec<f64>)>;
+    /// The negative ELBO over every row, a chunk of `Exec::chunk_rows` rows at a time.
+    fn full(&self, model: &ModelFile, p: &Params, exec: &Exec) -> Result<f64>;
+}
+
+/// Training rows in memory: every epoch a seeded shuffle of the previous epoch's order.
+pub(crate) struct InMemory<'a> {
+    data: &'a TrainData,
+    order: Vec<usize>,
+    at: usize,
+}
+
+impl<'a> InMemory<'a> {
+    pub(crate) fn new(data: &'a TrainData) -> InMemory<'a> {
+        let n = data.y.len();
+        InMemory {
+            data,
+            order: (0..n).collect(),
+            at: n, // start by shuffling
+        }
+    }
+}
+
+impl TrainingRows for InMemory<'_> {
+    fn n(&self) -> usize {
+        self.data.y.len()
+    }
+
+    fn next_batch(
+        &mut self,
+        batch: usize,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<(DMatrix<f64>, Vec<f64>)> {
+        let n = self.n();
+        if self.at >= n {
+            self.order.shuffle(rng);
+            self.at = 0;
+        }
+        let end = (self.at + batch).min(n);
+        let rows = gather(self.data, &self.order[self.at..end]);
+        self.at = end;
+        Ok(rows)
+    }
+
+    fn full(&self, model: &ModelFile, p: &Params, exec: &Exec) -> Result<f64> {
+        Ok(full_at(model, p, self.data, Want::Value, exec)?.elbo)
+    }
 }
 
 /// The posterior of q: with u = L v, mean(x*) = k*ᵀ L⁻ᵀ μ and
@@ -612,7 +767,7 @@ impl Method for Svgp {
         spec: &ValidRunSpec,
         ctx: &RunContext,
     ) -> Result<(ModelFile, Outcome)> {
-        train(model, data, spec, ctx)
+        train(model, &mut InMemory::new(data), spec, ctx)
     }
 }
 
@@ -622,13 +777,13 @@ impl Method for Svgp {
 /// adam: one Adam step on every parameter. The trace holds each step's minibatch
 /// estimate of the negative ELBO; `[svgp]` the full-data value every `--elbo-every`
 /// steps.
-fn train(
+pub(crate) fn train(
     model: ModelFile,
-    data: &TrainData,
+    data: &mut dyn TrainingRows,
     spec: &ValidRunSpec,
     ctx: &RunContext,
 ) -> Result<(ModelFile, Outcome)> {
-    let n = data.y.len();
+    let n = data.n();
     let s = Settings::of(&spec.options, n, spec.iters);
     let exec = &ctx.exec;
     let mut model = model;
@@ -643,10 +798,8 @@ fn train(
     };
     let mut adam = Adam::new(adam_len, s.lr);
     let c = n as f64 / s.batch as f64;
-    let mut order: Vec<usize> = (0..n).collect();
-    let mut at = n; // position in the current epoch's order: start by shuffling
     let mut trace = Vec::with_capacity(s.steps + 1);
-    let start = full_at(&model, &p, data, Want::Value, exec)?.elbo;
+    let start = data.full(&model, &p, exec)?;
     let mut record = SvgpRecord {
         optimizer: s.optimizer,
         batch: s.batch,
@@ -668,19 +821,13 @@ fn train(
             stop = Stop::Cancelled;
             break;
         }
-        if at >= n {
-            order.shuffle(&mut rng);
-            at = 0;
-        }
-        let end = (at + s.batch).min(n);
-        let (x, y) = gather(data, &order[at..end]);
-        let scale = if end - at == s.batch {
+        let (x, y) = data.next_batch(s.batch, &mut rng)?;
+        let scale = if y.len() == s.batch {
             c
         } else {
-            n as f64 / (end - at) as f64
+            n as f64 / y.len() as f64
         };
-        seen += end - at;
-        at = end;
+        seen += y.len();
         let block = || std::iter::once((x.clone(), y.as_slice()));
         let value = match s.optimizer {
             SvgpOptimizer::Natgrad => {
@@ -734,7 +881,7 @@ fn train(
         trace.push(value);
         ctx.report(phase, step, value);
         if step % s.full_every == 0 || step == s.steps {
-            let f = full_at(&model, &p, data, Want::Value, exec)?.elbo;
+            let f = data.full(&model, &p, exec)?;
             evaluations += 1;
             record.full_at.push(step);
             record.full_neg_elbo.push(f);
@@ -758,7 +905,7 @@ fn train(
     let f = match record.full_at.last() {
         Some(&last) if last == step => *record.full_neg_elbo.last().unwrap_or(&f64::NAN),
         _ => {
-            let f = full_at(&model, &p, data, Want::Value, exec)?.elbo;
+            let f = data.full(&model, &p, exec)?;
             record.full_at.push(step);
             record.full_neg_elbo.push(f);
             f

@@ -1,0 +1,238 @@
+//! A fit whose training file is read a block at a time instead of loaded (`sgpw fit
+//! --method svgp` on a file of at least [`STREAM_FILE_BYTES`], or with `--stream`;
+//! docs/methods.md §8.4): one pass finds the file's blocks and a seeded sample, the
+//! standardisation and the start come from the sample, and svgp trains on minibatches
+//! streamed from the file ([`crate::methods::svgp::file_rows`]). The test file, if any,
+//! is loaded and scored as `fit` scores it.
+
+use crate::data::LoadSpec;
+use crate::data::stream::{Chunk, for_each_frame, is_parquet, open};
+use crate::error::{Error, Result};
+use crate::methods::ValidRunSpec;
+use crate::methods::svgp::file_rows::{FileRows, SAMPLE_ROWS};
+use crate::methods::svgp::{self, Params, Sums, elbo::Want};
+use crate::metrics;
+use crate::model_file::{FitInfo, raw_scale_offset};
+use crate::optim::Stop;
+use crate::run_context::{Phase, RunContext};
+use crate::train::{self, FitResult, Predictor};
+use nalgebra::DMatrix;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use std::path::Path;
+use std::time::Instant;
+
+/// svgp streams a training file at least this large without `--stream`.
+pub const STREAM_FILE_BYTES: u64 = 256 << 20;
+
+/// Whether `fit` streams the training file of `spec`: asked (`--stream`), or an svgp
+/// fit whose file is at least [`STREAM_FILE_BYTES`] on disk.
+pub fn streams(spec: &ValidRunSpec, path: &Path, asked: bool) -> Result<bool> {
+    if asked {
+        return Ok(true);
+    }
+    if spec.method != "svgp" {
+        return Ok(false);
+    }
+    let len = open(path)?.metadata().map_or(0, |m| m.len());
+    Ok(len >= STREAM_FILE_BYTES)
+}
+
+/// What a streamed fit cannot do, refused before any work.
+fn check(data: &LoadSpec, spec: &ValidRunSpec) -> Result<()> {
+    let refuse = |what: &str| {
+        Err(Error::input(format!(
+            "a streamed fit (--stream, or svgp on a training file of {} MiB or more) {what}",
+            STREAM_FILE_BYTES >> 20
+        )))
+    };
+    let o = &spec.options;
+    if spec.method != "svgp" {
+        return refuse(&format!(
+            "trains svgp only, not {}: its minibatches are what can be read a block at a time",
+            spec.method
+        ));
+    }
+    if data.split.is_some() {
+        return refuse("cannot --split the rows: give a separate --test file");
+    }
+    if data.drop_missing {
+        return refuse(
+            "does not drop rows (--drop-missing): remove rows with missing values first",
+        );
+    }
+    if o.validation.is_some() {
+        return refuse("cannot hold rows out (--validation): give a separate --test file");
+    }
+    if o.subset.is_some() {
+        return refuse("trains on every row (--subset does not apply)");
+    }
+    if o.restarts.is_some_and(|k| k > 1) {
+        return refuse(
+            "runs one start (--restarts would read the file once per start): leave it out",
+        );
+    }
+    Ok(())
+}
+
+/// A streamed fit's result and the shape of its data.
+pub struct Streamed {
+    pub result: FitResult,
+    pub n_train: usize,
+    pub n_test: usize,
+    pub dim: usize,
+    /// Remarks made while reading (dropped constant columns).
+    pub notes: Vec<String>,
+}
+
+/// Train svgp on `data.train` streamed, then score `data.test` (loaded).
+pub fn fit(data: &LoadSpec, spec: &ValidRunSpec, ctx: &RunContext) -> Result<Streamed> {
+    check(data, spec)?;
+    let method = spec.method();
+    let started = Instant::now();
+    let indexed = FileRows::index(data, spec.seed, SAMPLE_ROWS)?;
+    let mut rows = indexed.rows;
+    let sample = indexed.sample;
+    let n = svgp::TrainingRows::n(&rows);
+    spec.spec().check(n)?;
+    let (td, target_mean, standardize) = train::prepare(&sample, spec.standardize);
+    let offset = raw_scale_offset(standardize.as_ref(), n);
+    ctx.set_offset(offset);
+    let floor = train::noise_floor(&spec.options, &td);
+    let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
+    let model = train::start_model(
+        &td,
+        spec,
+        target_mean,
+        standardize,
+        &sample.feature_names,
+        floor,
+        &mut rng,
+        ctx,
+    )?;
+    let units_model = model.clone();
+    rows.set_units(Box::new(move |x: &DMatrix<f64>, y: &[f64]| {
+        train::model_data(&units_model, x, y)
+    }));
+    ctx.enter(Phase::Fit { stage: 0 });
+    let (fitted, outcome) = svgp::train(model, &mut rows, spec, ctx)?;
+    if outcome.stop == Stop::Cancelled {
+        return Err(Error::CancelledAfter(Box::new(crate::error::Partial {
+            iterations: outcome.iterations,
+            trace: outcome.trace.iter().map(|v| v + offset).collect(),
+            seconds: started.elapsed().as_secs_f64(),
+        })));
+    }
+    ctx.enter(Phase::Posterior);
+    let exec = &ctx.exec;
+    let mut fitted = fitted;
+    let nlml = outcome.f + offset;
+    let jitter = {
+        let p = Params::of(&fitted)?;
+        Sums::new(&fitted, &p, Want::Value, exec)?.finish().jitter
+    };
+    let posterior = svgp::posterior_of(&fitted, exec)?;
+    let train_seconds = started.elapsed().as_secs_f64();
+    fitted.posterior = method.stores_posterior().then(|| posterior.clone());
+    fitted.fit = Some(FitInfo {
+        nlml,
+        jitter_used: jitter,
+        iterations: outcome.iterations,
+        train_seconds,
+        n_train: n,
+    });
+    let predictor = Predictor::from_posterior(method, fitted.clone(), posterior, None);
+    let mut test_n = 0;
+    let (test, constant_mnlp) = match &data.test {
+        Some(path) => {
+            ctx.enter(Phase::Scoring);
+            let (x, y) = test_rows(data, path, &sample.feature_names, &sample.target_name)?;
+            test_n = y.len();
+            // the constant predictor's variance from the sample's targets
+            let train_y = sample.y_train.as_slice();
+            let (q, scale) =
+                crate::data::moments::sum_of_squares(train_y.iter().map(|v| v - target_mean));
+            let var = q / train_y.len().max(1) as f64 * scale * scale;
+            let constant = metrics::constant_mnlp(&y, target_mean, var);
+            (
+                Some(predictor.score_with(&x, &y, exec)?),
+                (var > 0.0 && constant.is_finite()).then_some(constant),
+            )
+        }
+        None => (None, None),
+    };
+    train::check_finite(nlml, &outcome.trace, test.as_ref())?;
+    let n_test = test_n;
+    let result = FitResult {
+        model: fitted,
+        predictor,
+        trace: outcome.trace.iter().map(|v| v + offset).collect(),
+        iterations: outcome.iterations,
+        evaluations: outcome.evaluations,
+        train_seconds,
+        nlml,
+        jitter,
+        stop: outcome.stop,
+        test,
+        validation: Vec::new(),
+        best_iteration: None,
+        constant_mnlp,
+    };
+    Ok(Streamed {
+        result,
+        n_train: n,
+        n_test,
+        dim: sample.feature_names.len(),
+        notes: sample.notes.clone(),
+    })
+}
+
+/// The test file's inputs (the training file's kept features, in its order) and
+/// targets, read a block at a time, checked as the training rows are.
+fn test_rows(
+    data: &LoadSpec,
+    path: &Path,
+    features: &[String],
+    target: &str,
+) -> Result<(DMatrix<f64>, Vec<f64>)> {
+    let spec = LoadSpec {
+        train: path.to_path_buf(),
+        target: Some(target.to_string()),
+        ..data.clone()
+    };
+    let parquet = match is_parquet(path) {
+        true => Some(crate::data::parquet_check::check(path, &open(path)?)?),
+        false => None,
+    };
+    let (mut x, mut y): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
+    for_each_frame(path, parquet.as_ref(), 1 << 16, &mut |c: Chunk| {
+        let (names, _, cols) = crate::data::load::training_columns_of_frame(
+            &spec,
+            parquet.as_ref(),
+            c.frame,
+            c.first,
+        )?;
+        let at: Vec<usize> = features
+            .iter()
+            .map(|f| {
+                names.iter().position(|n| n == f).ok_or_else(|| {
+                    Error::data(
+                        path,
+                        format!(
+                            "the test file has no column '{f}' (the training file's columns \
+                             are {}, {target})",
+                            features.join(", ")
+                        ),
+                    )
+                })
+            })
+            .collect::<Result<_>>()?;
+        let targets = cols.last().map_or(&[][..], Vec::as_slice);
+        let cols = &cols;
+        x.extend((0..targets.len()).flat_map(|i| at.iter().map(move |&j| cols[j][i])));
+        y.extend_from_slice(targets);
+        Ok(())
+    })?;
+    let d = features.len();
+    Ok((DMatrix::from_row_slice(y.len(), d, &x), y))
+}

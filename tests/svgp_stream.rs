@@ -1,0 +1,258 @@
+//! SVGP on a training file read a block at a time (docs/methods.md §8.4): a file of
+//! one block trains bit for bit as the loaded data do for an epoch; a file of several
+//! blocks (Parquet row groups, CSV blocks) serves every row exactly once per epoch, in
+//! an order fixed by the seed; the full ELBO read from the file is the in-memory one;
+//! a file damaged during training is an error naming it; `--restarts` with `--epochs`
+//! gives each start a tenth of the epochs.
+
+mod common;
+use common::*;
+use nalgebra::DMatrix;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use sgpw::data::big::{big_function, write_big};
+use sgpw::data::{LoadSpec, TrainData};
+use sgpw::methods::Method;
+use sgpw::methods::svgp::file_rows::{FileRows, SAMPLE_ROWS};
+use sgpw::methods::svgp::{Params, SVGP, TrainingRows};
+use sgpw::run_context::RunContext;
+use sgpw::run_spec::{MethodOptions, RunSpec};
+use std::path::Path;
+
+fn spec(m: usize, batch: usize, epochs: usize) -> RunSpec {
+    RunSpec {
+        method: "svgp".into(),
+        m,
+        seed: 3,
+        iters: 50,
+        standardize: true,
+        options: MethodOptions {
+            batch: Some(batch),
+            epochs: Some(epochs),
+            ..Default::default()
+        },
+    }
+}
+
+fn load_spec(path: &Path) -> LoadSpec {
+    LoadSpec {
+        train: path.to_path_buf(),
+        ..Default::default()
+    }
+}
+
+/// A file of one block: the streamed run of one epoch is the in-memory run, bit for
+/// bit (same sample = the whole file, same standardisation, start, minibatches and
+/// full ELBO chunks).
+#[test]
+fn a_one_block_file_trains_as_the_loaded_data_do() {
+    let dir = tempfile::tempdir().expect("tmp");
+    for parquet in [true, false] {
+        let path = dir
+            .path()
+            .join(if parquet { "one.parquet" } else { "one.csv" });
+        write_big(&path, 300, 2, 5, parquet).expect("writes");
+        let data = load_spec(&path);
+        let s = spec(8, 32, 1);
+        let valid = s.check(300).expect("valid");
+        let ctx = RunContext::quiet(ex());
+        let loaded = sgpw::data::load(&data).expect("loads");
+        let a = sgpw::train::fit(&loaded, &valid, &ctx).expect("in memory");
+        let b = sgpw::stream_fit::fit(&data, &valid, &ctx).expect("streamed");
+        assert_eq!(b.n_train, 300);
+        let b = b.result;
+        assert_eq!(a.model.tables, b.model.tables, "parquet {parquet}");
+        assert_eq!(a.model.hyper, b.model.hyper);
+        assert_eq!(a.model.standardize, b.model.standardize);
+        assert_eq!(a.model.target_mean.to_bits(), b.model.target_mean.to_bits());
+        assert_eq!(a.model.posterior, b.model.posterior);
+        assert_eq!(a.trace, b.trace);
+        assert_eq!(a.nlml.to_bits(), b.nlml.to_bits());
+    }
+}
+
+/// Rows in the file's units (no standardisation), for looking at the order itself.
+fn raw_units() -> sgpw::methods::svgp::file_rows::Units {
+    Box::new(|x: &DMatrix<f64>, y: &[f64]| {
+        Ok(TrainData {
+            x: x.clone(),
+            y: y.to_vec(),
+        })
+    })
+}
+
+/// The targets of two epochs of minibatches of 1000 rows, each minibatch checked
+/// against its inputs (y is the generator's function of x plus noise of sd 0.1).
+fn two_epochs(path: &Path, seed: u64) -> Vec<Vec<f64>> {
+    let mut rows = FileRows::index(&load_spec(path), 1, SAMPLE_ROWS)
+        .expect("indexes")
+        .rows;
+    assert!(
+        rows.blocks() >= 3,
+        "{}: {} blocks",
+        path.display(),
+        rows.blocks()
+    );
+    rows.set_units(raw_units());
+    let n = rows.n();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..2)
+        .map(|_| {
+            let mut epoch = Vec::with_capacity(n);
+            while epoch.len() < n {
+                let (x, y) = rows.next_batch(1000, &mut rng).expect("a batch");
+                assert!(!y.is_empty() && y.len() <= 1000 && epoch.len() + y.len() <= n);
+                for (i, v) in y.iter().enumerate() {
+                    let xi: Vec<f64> = x.row(i).iter().copied().collect();
+                    assert!((v - big_function(&xi)).abs() < 0.6, "row and target apart");
+                }
+                epoch.extend(y);
+            }
+            epoch
+        })
+        .collect()
+}
+
+/// Parquet row groups and CSV blocks: every row once per epoch, the epochs in
+/// different orders (not the file's), the same orders again from the same seed,
+/// others from another seed.
+#[test]
+fn every_row_is_served_once_per_epoch_in_an_order_fixed_by_the_seed() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let n = 150_000;
+    for parquet in [true, false] {
+        let path = dir
+            .path()
+            .join(if parquet { "many.parquet" } else { "many.csv" });
+        write_big(&path, n, 2, 7, parquet).expect("writes");
+        let file_y = sgpw::data::load(&load_spec(&path)).expect("loads").y_train;
+        let mut want: Vec<u64> = file_y.iter().map(|v| v.to_bits()).collect();
+        want.sort_unstable();
+        let epochs = two_epochs(&path, 11);
+        for e in &epochs {
+            let mut got: Vec<u64> = e.iter().map(|v| v.to_bits()).collect();
+            got.sort_unstable();
+            assert!(
+                got == want,
+                "parquet {parquet}: an epoch is not every row once"
+            );
+        }
+        assert_ne!(epochs[0], epochs[1], "a new order every epoch");
+        assert_ne!(&epochs[0][..1000], &file_y.as_slice()[..1000], "shuffled");
+        assert_eq!(
+            two_epochs(&path, 11),
+            epochs,
+            "the same seed, the same order"
+        );
+        assert_ne!(
+            two_epochs(&path, 12)[0],
+            epochs[0],
+            "another seed, another order"
+        );
+    }
+}
+
+/// The full negative ELBO read from a file of several blocks, a chunk at a time, is
+/// the in-memory evaluation of the loaded data at the same parameters.
+#[test]
+fn the_full_elbo_from_the_file_is_the_in_memory_one() {
+    let dir = tempfile::tempdir().expect("tmp");
+    for parquet in [true, false] {
+        let path = dir.path().join(if parquet { "f.parquet" } else { "f.csv" });
+        write_big(&path, 140_000, 3, 9, parquet).expect("writes");
+        let data = load_spec(&path);
+        let s = spec(6, 4096, 1);
+        let valid = s.check(140_000).expect("valid");
+        let ctx = RunContext::quiet(ex());
+        let fitted = sgpw::stream_fit::fit(&data, &valid, &ctx).expect("streamed");
+        let model = fitted.result.model;
+        let mut rows = FileRows::index(&data, 1, SAMPLE_ROWS)
+            .expect("indexes")
+            .rows;
+        let units = model.clone();
+        rows.set_units(Box::new(move |x: &DMatrix<f64>, y: &[f64]| {
+            sgpw::train::model_data(&units, x, y)
+        }));
+        let from_file = rows
+            .full(&model, &Params::of(&model).expect("params"), &ex())
+            .expect("reads");
+        let loaded = sgpw::data::load(&data).expect("loads");
+        let td = sgpw::train::model_data(&model, &loaded.x_train, loaded.y_train.as_slice())
+            .expect("units");
+        let in_memory = SVGP.nlml(&model, &td, &ex()).expect("evaluates");
+        let rel = (from_file - in_memory).abs() / in_memory.abs();
+        assert!(
+            rel <= 1e-12,
+            "parquet {parquet}: {from_file} vs {in_memory} ({rel:e})"
+        );
+    }
+}
+
+/// Serve epochs until an error: the file was damaged after its pass.
+fn error_while_training(path: &Path, damage: impl FnOnce(&Path)) -> String {
+    let mut rows = FileRows::index(&load_spec(path), 1, SAMPLE_ROWS)
+        .expect("indexes")
+        .rows;
+    rows.set_units(raw_units());
+    damage(path);
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    for _ in 0..1000 {
+        if let Err(e) = rows.next_batch(1000, &mut rng) {
+            return e.to_string();
+        }
+    }
+    panic!("{}: the damage went unnoticed", path.display());
+}
+
+/// A file damaged while training reads it: an error that names the file (and, for a
+/// CSV, the row), never a panic.
+#[test]
+fn a_file_damaged_during_training_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let csv = dir.path().join("hurt.csv");
+    write_big(&csv, 150_000, 2, 3, false).expect("writes");
+    let msg = error_while_training(&csv, |p| {
+        let mut text = std::fs::read(p).expect("read");
+        // a number in the middle of the file becomes text of the same length
+        let mid = text.len() / 2;
+        let start = mid + text[mid..].iter().position(|&b| b == b'\n').expect("line") + 1;
+        text[start] = b'z';
+        std::fs::write(p, text).expect("write");
+    });
+    assert!(msg.contains("hurt.csv") && msg.contains("row"), "{msg}");
+    let pq = dir.path().join("hurt.parquet");
+    write_big(&pq, 150_000, 2, 3, true).expect("writes");
+    let msg = error_while_training(&pq, |p| {
+        let len = std::fs::metadata(p).expect("meta").len();
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(p)
+            .expect("open");
+        f.set_len(len / 2).expect("truncate");
+    });
+    assert!(msg.contains("hurt.parquet"), "{msg}");
+}
+
+/// `--restarts K` with `--epochs E`: each start trains max(1, E/10) epochs and the
+/// best continues for the rest, so the run's steps are E epochs' (7 steps an epoch
+/// here), not (K + 1)·E epochs'.
+#[test]
+fn restarts_share_the_epochs() {
+    let d = toy_data(200, 2, 4);
+    let ds = sgpw::data::Dataset {
+        feature_names: vec!["a".into(), "b".into()],
+        target_name: "y".into(),
+        x_train: d.x,
+        y_train: nalgebra::DVector::from_vec(d.y),
+        x_test: None,
+        y_test: None,
+        notes: Vec::new(),
+    };
+    let mut s = spec(5, 32, 5);
+    s.options.restarts = Some(3);
+    let (r, _) = fit(&ds, &s);
+    let r = r.expect("fits");
+    assert_eq!(r.iterations, 35, "1 epoch per start, then 4");
+    let record: sgpw::methods::svgp::SvgpRecord = r.model.require().expect("[svgp]");
+    assert_eq!(record.steps, 28);
+}

@@ -464,6 +464,7 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
     };
     let offset = raw_scale_offset(standardize.as_ref(), td.y.len());
     ctx.set_offset(offset);
+    ctx.set_positive(spec.options.positive());
     // the noise floor in model units: a fraction of the training targets' variance
     let floor = Some(opts.noise_floor()).filter(|f| *f > 0.0).map(|f| {
         let n = td.y.len().max(1) as f64;

@@ -6,6 +6,7 @@
 use crate::exec::Exec;
 use crate::model_file::ModelFile;
 use crate::optim::{Control, IterInfo};
+use crate::run_spec::{DEFAULT_POSITIVE, Positive};
 use std::time::Instant;
 
 /// Where a run is.
@@ -64,6 +65,8 @@ pub struct RunContext<'a> {
     /// Added to every reported objective: n·log(target scale) for a standardised run,
     /// so that progress is on the raw target scale like the results.
     offset: std::cell::Cell<f64>,
+    /// How the optimiser parameterises σ0², ℓ, σ² (the run's `--positive`).
+    positive: std::cell::Cell<Positive>,
 }
 
 fn ignore(_: &Progress) {}
@@ -77,6 +80,7 @@ impl<'a> RunContext<'a> {
             observer: None,
             restart: None,
             offset: std::cell::Cell::new(0.0),
+            positive: std::cell::Cell::new(DEFAULT_POSITIVE),
         }
     }
 
@@ -89,7 +93,18 @@ impl<'a> RunContext<'a> {
             observer: None,
             restart: None,
             offset: std::cell::Cell::new(0.0),
+            positive: std::cell::Cell::new(DEFAULT_POSITIVE),
         }
+    }
+
+    /// Parameterise the positive hyperparameters as `positive` from now on.
+    pub fn set_positive(&self, positive: Positive) {
+        self.positive.set(positive);
+    }
+
+    /// How the optimiser parameterises σ0², ℓ, σ².
+    pub fn positive(&self) -> Positive {
+        self.positive.get()
     }
 
     /// Report objectives shifted by `offset` from now on (see the field).
@@ -108,6 +123,7 @@ impl<'a> RunContext<'a> {
             observer: None,
             restart: Some(k),
             offset: self.offset.clone(),
+            positive: self.positive.clone(),
         }
     }
 
@@ -125,6 +141,7 @@ impl<'a> RunContext<'a> {
             observer: Some((observer, every.max(1))),
             restart: self.restart,
             offset: self.offset.clone(),
+            positive: self.positive.clone(),
         }
     }
 

@@ -79,6 +79,26 @@ pub enum LengthscaleStart {
     Scaled,
 }
 
+/// How the optimiser sees the positive hyperparameters σ0², ℓ, rq's α and σ² − floor
+/// (docs/methods.md §0.4): as their logarithms, or through the softplus p = log(1 + eᵘ)
+/// (GPflow's choice), which is the logarithm below p ≈ 1 and p itself above it, so a
+/// lengthscale grows by steps, not by factors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Positive {
+    Log,
+    Softplus,
+}
+
+impl Positive {
+    pub fn name(self) -> &'static str {
+        match self {
+            Positive::Log => "log",
+            Positive::Softplus => "softplus",
+        }
+    }
+}
+
 /// The likelihood approximation a low-rank method uses (docs/methods.md §1.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -161,6 +181,7 @@ pub const GENERAL_OPTIONS: &[&str] = &[
     "validation",
     "early_stop",
     "lengthscale_start",
+    "positive",
 ];
 
 /// Every option a run can carry. Keys a method does not read are rejected when the
@@ -284,6 +305,11 @@ pub struct MethodOptions {
     #[arg(long, value_enum)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lengthscale_start: Option<LengthscaleStart>,
+    /// Any method fitted by L-BFGS: how the optimiser parameterises σ0², ℓ, σ² —
+    /// their logarithms (log, the default) or GPflow's softplus (softplus).
+    #[arg(long, value_enum)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub positive: Option<Positive>,
     /// svgp: points per minibatch B (default min(n, 256)); each step's ELBO estimate is
     /// n/B times the batch's sum.
     #[arg(long)]
@@ -332,6 +358,12 @@ impl MethodOptions {
         self.lengthscale_start.unwrap_or(DEFAULT_LENGTHSCALE_START)
     }
 
+    /// How the optimiser parameterises the positive hyperparameters: the run's own
+    /// choice, else [`DEFAULT_POSITIVE`].
+    pub fn positive(&self) -> Positive {
+        self.positive.unwrap_or(DEFAULT_POSITIVE)
+    }
+
     /// The same options with every setting that equals its default written as not set,
     /// so two runs of one setup compare equal however each was written.
     pub fn canonical(&self) -> MethodOptions {
@@ -344,6 +376,9 @@ impl MethodOptions {
         }
         if o.lengthscale_start == Some(DEFAULT_LENGTHSCALE_START) {
             o.lengthscale_start = None;
+        }
+        if o.positive == Some(DEFAULT_POSITIVE) {
+            o.positive = None;
         }
         if o.kernel.is_some_and(|k| k.is_se()) {
             o.kernel = None;
@@ -744,6 +779,10 @@ pub const DEFAULT_INDUCING_INIT: InducingInit = InducingInit::Subset;
 /// every session so far ran.
 pub const DEFAULT_LENGTHSCALE_START: LengthscaleStart = LengthscaleStart::Range;
 
+/// How the optimiser parameterises σ0², ℓ, σ² unless a run says otherwise: their
+/// logarithms, what every session so far ran (docs/results/starts.md measures softplus).
+pub const DEFAULT_POSITIVE: Positive = Positive::Log;
+
 /// The iteration budget every run has unless it says otherwise: L-BFGS stops earlier
 /// once it converges, and 500 iterations let the methods with many parameters (m
 /// pseudo-inputs of D values each) get there on the problems of the papers.
@@ -925,6 +964,9 @@ impl RunSpec {
                         "inducing_init" => {
                             format!("\"{}\" (the default)", DEFAULT_INDUCING_INIT.name())
                         }
+                        "positive" => {
+                            format!("\"{}\" (the default)", DEFAULT_POSITIVE.name())
+                        }
                         "lengthscale_start" => format!(
                             "\"{}\" (the default)",
                             match DEFAULT_LENGTHSCALE_START {
@@ -1033,6 +1075,9 @@ impl RunSpec {
             }
             _ => {}
         }
+        if let Some(p) = o.positive.filter(|p| *p != DEFAULT_POSITIVE) {
+            tag(p.name().to_string());
+        }
         if let Some(b) = o.batch {
             tag(format!("b{b}"));
         }
@@ -1097,6 +1142,7 @@ mod tests {
                 "early_stop",
                 "inducing_init",
                 "lengthscale_start",
+                "positive",
                 "batch",
                 "epochs",
                 "optimizer",

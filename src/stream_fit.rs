@@ -98,6 +98,7 @@ pub fn fit(data: &LoadSpec, spec: &ValidRunSpec, ctx: &RunContext) -> Result<Str
     let (td, target_mean, standardize) = train::prepare(&sample, spec.standardize);
     let offset = raw_scale_offset(standardize.as_ref(), n);
     ctx.set_offset(offset);
+    ctx.set_positive(spec.options.positive());
     let floor = train::noise_floor(&spec.options, &td);
     let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
     let model = train::start_model(

@@ -498,6 +498,7 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
     };
     let offset = raw_scale_offset(standardize.as_ref(), td.y.len());
     ctx.set_offset(offset);
+    ctx.set_positive(spec.options.positive());
     let floor = noise_floor(opts, &td);
     let start = |rng: &mut ChaCha8Rng, ctx: &RunContext| -> Result<ModelFile> {
         start_model(

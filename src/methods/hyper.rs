@@ -9,7 +9,7 @@ use crate::kernel::KernelGrad;
 use crate::model_file::{Hyper, ModelFile};
 use crate::optim::{self, Outcome};
 use crate::run_context::{Phase, RunContext};
-use crate::run_spec::LengthscaleStart;
+use crate::run_spec::{LengthscaleStart, Positive};
 use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
 use std::ops::Range;
@@ -159,18 +159,43 @@ pub fn fit_free<M: Method + ?Sized>(
     ctx: &RunContext,
 ) -> Result<(ModelFile, Outcome)> {
     let full = method.pack(&model);
+    // the optimiser's coordinates: the packed ones, with the log-packed head mapped to
+    // `--positive`'s parameterisation (only where the head is pack_hyper's)
+    let head = positive_head(&model, &full, free.clone());
+    let positive = ctx.positive();
+    let to_theta = |u: &[f64]| {
+        let mut theta = full.clone();
+        theta[free.clone()].copy_from_slice(u);
+        for i in head.clone() {
+            theta[i] = positive.log_of(theta[i]);
+        }
+        theta
+    };
+    let x0: Vec<f64> = free
+        .clone()
+        .map(|i| {
+            if head.contains(&i) {
+                positive.from_log(full[i])
+            } else {
+                full[i]
+            }
+        })
+        .collect();
     let mut scratch = model.clone();
     let objective = |sub: &[f64]| {
-        let mut theta = full.clone();
-        theta[free.clone()].copy_from_slice(sub);
+        let theta = to_theta(sub);
         // unpack from the starting model each time: psds reads its points back from
         // w ⊙ ℓ, and a reused scratch would let them drift by rounding, so the final
         // model would not be bitwise the point the line search accepted
         scratch.clone_from(&model);
         method.unpack(&theta, &mut scratch);
-        method
-            .objective(&scratch, data, &ctx.exec)
-            .map(|o| (o.nlml, o.grad[free.clone()].to_vec()))
+        method.objective(&scratch, data, &ctx.exec).map(|o| {
+            let mut g = o.grad[free.clone()].to_vec();
+            for i in head.clone() {
+                g[i - free.start] *= positive.dlog_du(sub[i - free.start]);
+            }
+            (o.nlml, g)
+        })
     };
     let options = optim::Options {
         max_iters: iters,
@@ -181,17 +206,15 @@ pub fn fit_free<M: Method + ?Sized>(
         let mut control = report(it);
         let at = it.iteration + continues.unwrap_or(0);
         if control == optim::Control::Continue && ctx.observes(phase, at) {
-            let mut theta = full.clone();
-            theta[free.clone()].copy_from_slice(&it.x);
+            let theta = to_theta(&it.x);
             let mut reached = model.clone();
             method.unpack(&theta, &mut reached);
             control = ctx.observe(at, &reached);
         }
         control
     };
-    let outcome = optim::minimize(objective, &full[free.clone()], &options, &mut on_iter)?;
-    let mut theta = full;
-    theta[free].copy_from_slice(&outcome.x);
+    let outcome = optim::minimize(objective, &x0, &options, &mut on_iter)?;
+    let theta = to_theta(&outcome.x);
     let mut fitted = model;
     method.unpack(&theta, &mut fitted);
     Ok((
@@ -201,6 +224,66 @@ pub fn fit_free<M: Method + ?Sized>(
             ..outcome
         },
     ))
+}
+
+/// The entries of `free` that hold the log-packed head [log σ0², log ℓ, log α,
+/// log(σ² − floor)]: those `--positive` reparameterises. Empty when the method's
+/// vector does not begin with [`pack_hyper`]'s head.
+fn positive_head(model: &ModelFile, full: &[f64], free: Range<usize>) -> Range<usize> {
+    let mut h = Vec::new();
+    pack_hyper(model, &mut h);
+    let starts_with_head = full.len() >= h.len()
+        && full[..h.len()]
+            .iter()
+            .zip(&h)
+            .all(|(a, b)| a.to_bits() == b.to_bits());
+    if starts_with_head {
+        free.start..free.end.min(h.len()).max(free.start)
+    } else {
+        0..0
+    }
+}
+
+impl Positive {
+    /// The optimiser's coordinate u of a positive value p = e^t given its logarithm t.
+    pub fn from_log(self, t: f64) -> f64 {
+        match self {
+            Positive::Log => t,
+            // u = log(e^p − 1): through expm1 for small p, as p + log(1 − e^−p) for
+            // large p (where e^p would overflow)
+            Positive::Softplus => {
+                let p = t.exp();
+                if p > 30.0 {
+                    p + (-(-p).exp()).ln_1p()
+                } else {
+                    p.exp_m1().ln()
+                }
+            }
+        }
+    }
+
+    /// The logarithm t of the positive value at coordinate u.
+    pub fn log_of(self, u: f64) -> f64 {
+        match self {
+            Positive::Log => u,
+            // softplus(u) = log(1 + e^u), whose logarithm is u to rounding below −30
+            Positive::Softplus if u < -30.0 => u,
+            Positive::Softplus => (u.max(0.0) + (-u.abs()).exp().ln_1p()).ln(),
+        }
+    }
+
+    /// dt/du, to carry a gradient with respect to t over to u.
+    pub fn dlog_du(self, u: f64) -> f64 {
+        match self {
+            Positive::Log => 1.0,
+            // σ(u) / softplus(u)
+            Positive::Softplus if u < -30.0 => 1.0,
+            Positive::Softplus => {
+                let sigmoid = 1.0 / (1.0 + (-u).exp());
+                sigmoid / (u.max(0.0) + (-u.abs()).exp().ln_1p())
+            }
+        }
+    }
 }
 
 /// Iteration budget of the next stage: what is left, split evenly over the stages
@@ -267,4 +350,33 @@ pub fn fit_stages<M: Method + ?Sized>(
     }
     let total = total.ok_or_else(|| Error::input("the stage schedule is empty"))?;
     Ok((model, total))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn softplus_coordinates_round_trip_and_carry_the_gradient() {
+        for t in [-40.0, -8.0, -1.0, 0.0, 0.5, 3.0, 12.0] {
+            for p in [Positive::Log, Positive::Softplus] {
+                let u = p.from_log(t);
+                assert!(
+                    (p.log_of(u) - t).abs() <= 1e-12 * t.abs().max(1.0),
+                    "{p:?} {t}"
+                );
+                // dt/du against a central difference
+                let h = 1e-6 * u.abs().max(1.0);
+                let fd = (p.log_of(u + h) - p.log_of(u - h)) / (2.0 * h);
+                let an = p.dlog_du(u);
+                assert!(
+                    (fd - an).abs() <= 1e-6 * an.abs().max(1e-12),
+                    "{p:?} {t}: {fd} {an}"
+                );
+            }
+        }
+        // softplus is the identity on large values: u ≈ p
+        let p = 50.0f64;
+        assert!((Positive::Softplus.from_log(p.ln()) - p).abs() < 1e-12);
+    }
 }

@@ -73,14 +73,19 @@ impl CsvRange {
     ) -> Result<()> {
         let mut lines = self.reader()?;
         let (mut first, mut at) = (first, self.start);
-        while let Some((frame, count, got)) =
-            csv_block(&self.path, &mut lines, &self.header, rows.max(1))?
-        {
+        loop {
+            let at_byte = Some(at);
+            let Some((frame, count, got)) =
+                csv_block(&self.path, &mut lines, &self.header, rows.max(1))?
+            else {
+                break;
+            };
             at += got;
             each(Chunk {
                 first,
                 frame,
                 fraction: at as f64 / self.size.max(1) as f64,
+                at_byte,
             })?;
             first += count;
         }

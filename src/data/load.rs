@@ -232,15 +232,7 @@ pub fn load_stripe(
         let checked = checked?;
         counts?;
         let (first, last) = window(checked.rows);
-        let file = open(path)?;
-        let frame = guarded(|| checked.read(file, Some((first, last - first))))
-            .map_err(|p| {
-                Error::data(
-                    path,
-                    format!("cannot read as Parquet: the file is damaged ({p})"),
-                )
-            })?
-            .map_err(|e| Error::data(path, polars_failure(false, &e)))?;
+        let frame = super::stream::parquet_rows(path, &checked, first, last - first)?;
         take(Table::new(path, Some(&checked), frame, first)?, &mut notes)?;
     } else {
         let range = super::csv_range::CsvRange::of(path, part, parts);

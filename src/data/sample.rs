@@ -5,12 +5,9 @@
 //! read after evenly spaced byte offsets. A gzipped CSV cannot be entered in the middle,
 //! and a small file is as quick to read whole: both are read whole (None here).
 
-use super::guard::guarded;
 use super::parquet_check::{self, CheckedParquet};
 use super::progress::{BLOCK_READ_BYTES, stack};
-use super::stream::{
-    Compression, csv_compression, csv_failure, is_parquet, open, polars_failure, read_csv_from,
-};
+use super::stream::{Compression, csv_compression, csv_failure, is_parquet, open, read_csv_from};
 use crate::error::{Error, Result};
 use polars::prelude::*;
 use std::io::{BufRead, BufReader, Cursor, Seek, SeekFrom};
@@ -49,16 +46,7 @@ pub(crate) fn sample_frame(
         let mut frames = Vec::with_capacity(WINDOWS);
         for k in 0..WINDOWS {
             let first = (total - per) * k / (WINDOWS - 1);
-            let file = open(path)?;
-            let frame = guarded(|| checked.read(file, Some((first, per))))
-                .map_err(|p| {
-                    Error::data(
-                        path,
-                        format!("cannot read as Parquet: the file is damaged ({p})"),
-                    )
-                })?
-                .map_err(|e| Error::data(path, polars_failure(false, &e)))?;
-            frames.push(frame);
+            frames.push(super::stream::parquet_rows(path, &checked, first, per)?);
         }
         return Ok(Some((stack(path, frames)?, Some(checked))));
     }

@@ -680,12 +680,9 @@ pub fn fit(
     let share = &procs.share;
     let started = Instant::now();
     let (shared, sample) = read_and_agree(share, load, spec.standardize, spec.seed)?;
-    if shared.n_total < spec.m {
-        return Err(Error::input(format!(
-            "m = {} is more than the {} training rows",
-            spec.m, shared.n_total
-        )));
-    }
+    // against every process's rows, as one process checks against its data (svgp's
+    // --batch larger than n): every process reaches the same verdict
+    spec.spec().check(shared.n_total)?;
     let exec = exec.with_share(share.clone());
     let mut bytes_per_step = None;
     let result = if spec.method == svgp::SVGP.name() {

@@ -6,7 +6,10 @@
 //! them; the root runs L-BFGS and, before each evaluation, broadcasts the parameters
 //! (the packed vector, or the whole model when its tables changed) to the others;
 //! every evaluation adds the core's sums with one all-reduce per pass
-//! ([`crate::methods::shared_rows`]); only the root writes anything.
+//! ([`crate::methods::shared_rows`]); only the root writes anything. svgp instead runs
+//! its minibatch loop on every process from the root's broadcast start, each process
+//! evaluating the members of the single-process batches it holds
+//! ([`train_minibatches`]).
 
 use crate::data::load::{Stripe, load_stripe};
 use crate::data::{LoadSpec, TrainData};

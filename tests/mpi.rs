@@ -3,7 +3,8 @@
 //! gradient at the same parameters to 1e-12 relative (not bit for bit: the processes'
 //! sums are added in another order than one process adds its stripes), a fit follows
 //! the single-process one to 1e-9 and a converged 100-iteration fit ends at its
-//! parameters to 1e-9, and a distributed fit repeats bit for bit. Skipped, saying so,
+//! parameters to 1e-9, and a distributed fit repeats bit for bit; svgp's minibatch fit
+//! follows the single-process one to 1e-9. Skipped, saying so,
 //! where `mpirun` is not installed.
 #![cfg(feature = "mpi")]
 

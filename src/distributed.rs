@@ -9,7 +9,7 @@
 //! ([`crate::methods::shared_rows`]); only the root writes anything. svgp instead runs
 //! its minibatch loop on every process from the root's broadcast start, each process
 //! evaluating the members of the single-process batches it holds
-//! ([`train_minibatches`]).
+//! (`train_minibatches`).
 
 use crate::data::load::{Stripe, load_stripe};
 use crate::data::{LoadSpec, TrainData};

@@ -6,12 +6,17 @@
 //! them; the root runs L-BFGS and, before each evaluation, broadcasts the parameters
 //! (the packed vector, or the whole model when its tables changed) to the others;
 //! every evaluation adds the core's sums with one all-reduce per pass
-//! ([`crate::methods::shared_rows`]); only the root writes anything.
+//! ([`crate::methods::shared_rows`]); only the root writes anything. svgp instead runs
+//! its minibatch loop on every process from the root's broadcast start, each process
+//! evaluating the members of the single-process batches it holds
+//! (`train_minibatches`).
 
 use crate::data::load::{Stripe, load_stripe};
 use crate::data::{LoadSpec, TrainData};
 use crate::error::{Error, Result};
 use crate::exec::{Evaluation, Exec, RowShare};
+use crate::methods::method::Method as _;
+use crate::methods::svgp;
 use crate::methods::{self, ValidRunSpec};
 use crate::model_file::{FitInfo, ModelFile, Standardize, raw_scale_offset};
 use crate::optim::Stop;
@@ -157,9 +162,7 @@ impl MpiShare {
             let model = if header[1] == WHOLE {
                 let mut bytes = vec![0u8; len];
                 root.broadcast_into(&mut bytes[..]);
-                let text = String::from_utf8(bytes)
-                    .map_err(|_| Error::input("--distributed: a model arrived damaged"))?;
-                let model = ModelFile::parse(&text).map_err(Error::input)?;
+                let model = model_of_bytes(bytes)?;
                 self.set_base(model.clone());
                 model
             } else {
@@ -187,6 +190,37 @@ impl MpiShare {
                 method.posterior(&model, data, exec).map(|_| ())
             };
         }
+    }
+
+    /// The root's `start` on every process (the root passes Some, the others None):
+    /// the model as TOML, which reads back to the same bits. When the root could not
+    /// compute it, every process gets an error.
+    pub fn broadcast_model(&self, start: Option<Result<ModelFile>>) -> Result<ModelFile> {
+        let root = world();
+        let root = root.process_at_rank(0);
+        let Some(start) = start else {
+            let mut len = [0u64];
+            root.broadcast_into(&mut len[..]);
+            if len[0] == 0 {
+                return Err(Error::input(
+                    "--distributed: the root (rank 0) could not compute the start (its error \
+                     is reported)",
+                ));
+            }
+            let mut bytes = vec![0u8; len[0] as usize];
+            root.broadcast_into(&mut bytes[..]);
+            let model = model_of_bytes(bytes)?;
+            self.set_base(model.clone());
+            return Ok(model);
+        };
+        let bytes = start.and_then(|model| model_bytes(&model).map(|b| (model, b)));
+        let mut len = [bytes.as_ref().map_or(0, |(_, b)| b.len() as u64)];
+        root.broadcast_into(&mut len[..]);
+        let (model, mut bytes) = bytes?;
+        root.broadcast_into(&mut bytes[..]);
+        self.set_base(model.clone());
+        self.count(|t| t.announced += 8 + bytes.len());
+        Ok(model)
     }
 
     fn set_base(&self, model: ModelFile) {
@@ -241,14 +275,7 @@ impl RowShare for MpiShare {
             root.broadcast_into(&mut theta[..]);
             24 + 8 * theta.len()
         } else {
-            let text = model.to_toml()?;
-            if ModelFile::parse(&text).ok().as_ref() != Some(model) {
-                return Err(Error::numerical(
-                    "--distributed: the model does not read back from its TOML bit for bit, \
-                     so the other processes cannot be given it",
-                ));
-            }
-            let mut bytes = text.into_bytes();
+            let mut bytes = model_bytes(model)?;
             let mut header = [code(what), WHOLE, bytes.len() as f64];
             root.broadcast_into(&mut header[..]);
             root.broadcast_into(&mut bytes[..]);
@@ -263,6 +290,26 @@ impl RowShare for MpiShare {
     }
 }
 
+/// A model as the TOML the other processes are given, checked to read back to the
+/// same bits.
+fn model_bytes(model: &ModelFile) -> Result<Vec<u8>> {
+    let text = model.to_toml()?;
+    if ModelFile::parse(&text).ok().as_ref() != Some(model) {
+        return Err(Error::numerical(
+            "--distributed: the model does not read back from its TOML bit for bit, \
+             so the other processes cannot be given it",
+        ));
+    }
+    Ok(text.into_bytes())
+}
+
+/// The model [`model_bytes`] sent.
+fn model_of_bytes(bytes: Vec<u8>) -> Result<ModelFile> {
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Error::input("--distributed: a model arrived damaged"))?;
+    ModelFile::parse(&text).map_err(Error::input)
+}
+
 /// What the root hands back from a distributed fit.
 pub struct Fitted {
     pub result: FitResult,
@@ -272,6 +319,8 @@ pub struct Fitted {
     pub notes: Vec<String>,
     pub processes: usize,
     pub traffic: Traffic,
+    /// svgp: the bytes this process summed per minibatch step.
+    pub bytes_per_step: Option<usize>,
 }
 
 /// One process's rows in model units, and what every process agreed on.
@@ -634,20 +683,28 @@ pub fn fit(
     let share = &procs.share;
     let started = Instant::now();
     let (shared, sample) = read_and_agree(share, load, spec.standardize, spec.seed)?;
-    if shared.n_total < spec.m {
-        return Err(Error::input(format!(
-            "m = {} is more than the {} training rows",
-            spec.m, shared.n_total
-        )));
-    }
+    // against every process's rows, as one process checks against its data (svgp's
+    // --batch larger than n): every process reaches the same verdict
+    spec.spec().check(shared.n_total)?;
     let exec = exec.with_share(share.clone());
-    let Some(sample) = sample else {
-        share.serve(&shared.data, &exec)?;
-        return Ok(None);
+    let mut bytes_per_step = None;
+    let result = if spec.method == svgp::SVGP.name() {
+        let Some((result, per_step)) =
+            train_minibatches(share, &shared, sample, spec, exec, sink, started)?
+        else {
+            return Ok(None);
+        };
+        bytes_per_step = Some(per_step);
+        result
+    } else {
+        let Some(sample) = sample else {
+            share.serve(&shared.data, &exec)?;
+            return Ok(None);
+        };
+        let result = lead(&shared, &sample, spec, exec, sink, started);
+        share.stop();
+        result?
     };
-    let result = lead(&shared, &sample, spec, exec, sink, started);
-    share.stop();
-    let result = result?;
     let test = match &load.test {
         Some(path) => Some(crate::data::load::load_for_model(&LoadSpec {
             train: path.clone(),
@@ -675,6 +732,7 @@ pub fn fit(
         notes: shared.notes.clone(),
         processes: share.size,
         traffic: share.traffic(),
+        bytes_per_step,
     }))
 }
 
@@ -688,30 +746,69 @@ fn lead(
     sink: &dyn Fn(&Progress),
     started: Instant,
 ) -> Result<FitResult> {
-    let method = spec.method();
-    let opts = &spec.options;
-    let offset = raw_scale_offset(shared.standardize.as_ref(), shared.n_total);
-    // the start on this process alone, from the gathered rows
+    let model = start_model(shared, sample, spec, sink)?;
+    let ctx = fit_context(shared, spec, exec, sink);
+    let (fitted, outcome) = spec.method().fit(model, &shared.data, spec, &ctx)?;
+    finish(shared, spec, fitted, outcome, &ctx, started)
+}
+
+/// The start, on the root alone, from the gathered rows: the hyperparameters and the
+/// method's tables as one process computes them from these rows.
+fn start_model(
+    shared: &Shared,
+    sample: &TrainData,
+    spec: &ValidRunSpec,
+    sink: &dyn Fn(&Progress),
+) -> Result<ModelFile> {
     let local = RunContext::new(Exec::default(), sink);
     let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
     let hyper = methods::start::initial_hyper(sample, spec, &local, &mut rng)?;
-    let mut model = method.init(sample, spec, hyper, &local, &mut rng)?;
+    let mut model = spec.method().init(sample, spec, hyper, &local, &mut rng)?;
     model.target_mean = shared.target_mean;
     model.standardize = shared.standardize.clone();
     model.inputs = Some(shared.feature_names.clone());
-    let floor = opts.noise_floor();
+    let floor = spec.options.noise_floor();
     if floor > 0.0 {
         let f = floor * shared.sum_y2 / shared.n_total as f64;
         model.noise_floor = Some(f);
         model.hyper.noise_variance = model.hyper.noise_variance.max(2.0 * f);
     }
+    Ok(model)
+}
+
+/// The context a fit runs in: the objective's offset to the raw scale, how the
+/// optimiser sees positive parameters.
+fn fit_context<'a>(
+    shared: &Shared,
+    spec: &ValidRunSpec,
+    exec: Exec,
+    sink: &'a dyn Fn(&Progress),
+) -> RunContext<'a> {
     let ctx = RunContext::new(exec, sink);
-    ctx.set_offset(offset);
+    ctx.set_offset(raw_scale_offset(
+        shared.standardize.as_ref(),
+        shared.n_total,
+    ));
+    ctx.set_positive(spec.options.positive());
     ctx.enter(Phase::Fit { stage: 0 });
-    let (mut fitted, outcome) = method.fit(model, &shared.data, spec, &ctx)?;
+    ctx
+}
+
+/// The root's end of a fit: the objective over every process's rows at the fitted
+/// parameters, the posterior, the result.
+fn finish(
+    shared: &Shared,
+    spec: &ValidRunSpec,
+    fitted: ModelFile,
+    outcome: crate::optim::Outcome,
+    ctx: &RunContext,
+    started: Instant,
+) -> Result<FitResult> {
     if outcome.stop == Stop::Cancelled {
         return Err(Error::Cancelled);
     }
+    let (method, mut fitted) = (spec.method(), fitted);
+    let offset = raw_scale_offset(shared.standardize.as_ref(), shared.n_total);
     ctx.enter(Phase::Posterior);
     let final_eval = method.objective(&fitted, &shared.data, &ctx.exec)?;
     let nlml = final_eval.nlml + offset;
@@ -742,6 +839,48 @@ fn lead(
         best_iteration: None,
         constant_mnlp: None,
     })
+}
+
+/// svgp over every process: the root's start is given to every process, and every
+/// process runs the same training loop on its stripe ([`svgp::train`] with
+/// [`svgp::InMemory::stripe`]): the same seeded order of every process's rows, each
+/// process evaluating the members of each minibatch it holds, the sums added with one
+/// all-reduce per evaluation, and the same natural-gradient and Adam steps on every
+/// process from the same totals. The root then finishes as [`lead`] does (the others
+/// serve its evaluations) and returns the result with the bytes this process summed
+/// per step; the others None.
+fn train_minibatches(
+    share: &MpiShare,
+    shared: &Shared,
+    sample: Option<TrainData>,
+    spec: &ValidRunSpec,
+    exec: Exec,
+    sink: &dyn Fn(&Progress),
+    started: Instant,
+) -> Result<Option<(FitResult, usize)>> {
+    let start = sample.map(|s| start_model(shared, &s, spec, sink));
+    let model = share.broadcast_model(start)?;
+    let counts = share
+        .counts(Some(shared.data.y.len()))
+        .ok_or_else(|| Error::input("--distributed: the processes' row counts disagree"))?;
+    let first: usize = counts[..share.rank].iter().sum();
+    let mut rows = svgp::InMemory::stripe(&shared.data, first, shared.n_total);
+    let ctx = fit_context(shared, spec, exec.clone(), sink);
+    let before = share.traffic().summed;
+    let (fitted, outcome) = svgp::train(model, &mut rows, spec, &ctx)?;
+    // each full-data ELBO on the way sums its value and failure slot
+    let full = fitted
+        .require::<svgp::SvgpRecord>()
+        .map_or(0, |r| r.full_at.len());
+    let summed = share.traffic().summed - before - 16 * full;
+    let per_step = summed / outcome.iterations.max(1);
+    if !share.is_root() {
+        share.serve(&shared.data, &exec)?;
+        return Ok(None);
+    }
+    let result = finish(shared, spec, fitted, outcome, &ctx, started);
+    share.stop();
+    Ok(Some((result?, per_step)))
 }
 
 /// `sgpw nlml --distributed --json`: the objective and gradient of `model` over the

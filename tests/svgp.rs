@@ -464,3 +464,135 @@ fn the_training_step_s_evaluations_are_the_full_one_s() {
     assert_eq!(part.grad.len(), head);
     assert_eq!(part.grad[..], all.grad[..head]);
 }
+
+/// Processes simulated by threads (as `sgpw fit --distributed` runs them over MPI):
+/// `all_sum` adds every thread's buffer in rank order, so every thread gets the same
+/// bits.
+#[derive(Debug)]
+struct Threads {
+    rank: usize,
+    common: std::sync::Arc<(std::sync::Mutex<Vec<Vec<f64>>>, std::sync::Barrier)>,
+}
+
+impl sgpw::exec::RowShare for Threads {
+    fn all_sum(&self, buf: &mut [f64]) -> sgpw::error::Result<()> {
+        let (slots, barrier) = &*self.common;
+        slots.lock().expect("slots")[self.rank] = buf.to_vec();
+        barrier.wait();
+        {
+            let all = slots.lock().expect("slots");
+            assert!(
+                all.iter().all(|b| b.len() == buf.len()),
+                "sums of one shape"
+            );
+            for (i, v) in buf.iter_mut().enumerate() {
+                *v = all.iter().map(|b| b[i]).sum();
+            }
+        }
+        barrier.wait();
+        Ok(())
+    }
+    fn is_root(&self) -> bool {
+        self.rank == 0
+    }
+    fn announce(
+        &self,
+        _: sgpw::exec::Evaluation,
+        _: &dyn std::any::Any,
+    ) -> sgpw::error::Result<()> {
+        Ok(())
+    }
+}
+
+/// `f(rank, exec)` on `k` threads, each with an `Exec` whose sums add over the threads.
+fn on_threads<T: Send>(k: usize, f: impl Fn(usize, Exec) -> T + Sync) -> Vec<T> {
+    let common = std::sync::Arc::new((
+        std::sync::Mutex::new(vec![Vec::new(); k]),
+        std::sync::Barrier::new(k),
+    ));
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..k)
+            .map(|rank| {
+                let share = std::sync::Arc::new(Threads {
+                    rank,
+                    common: common.clone(),
+                });
+                let f = &f;
+                s.spawn(move || f(rank, Exec::default().with_share(share)))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("thread"))
+            .collect()
+    })
+}
+
+/// A minibatch whose rows are spread over 2, 3 and 4 processes (contiguous stripes of
+/// the rows, as a distributed fit holds them; with 4 the last holds none of the batch),
+/// each evaluating the members it holds with its sums added across them, gives what one
+/// process gives on the whole batch to 1e-12: the value, the gradient of the head, Z,
+/// μ and R, and the natural-gradient statistics, for each thing a step asks for. And a
+/// failure on one process is an error on every process, not a wait.
+#[test]
+fn a_minibatch_over_processes_is_the_one_process_minibatch() {
+    let data = toy_data(40, 2, 11);
+    let model = model_for(&data, 5, KernelKind::Matern52);
+    let idx = [3, 17, 5, 22, 0, 11, 28, 25, 14];
+    let c = data.y.len() as f64 / idx.len() as f64;
+    let (x, y) = rows_block(&data, &idx);
+    for want in [Want::Value, Want::Natural, Want::Model, Want::All] {
+        let one = evaluate(
+            &model,
+            std::iter::once((x.clone(), y.as_slice())),
+            c,
+            want,
+            None,
+            &ex(),
+        )
+        .expect("one process");
+        for k in [2, 3, 4] {
+            let n = data.y.len();
+            let many = on_threads(k, |rank, exec| {
+                let mine = rank * n / k..(rank + 1) * n / k;
+                let held: Vec<usize> = idx.iter().copied().filter(|i| mine.contains(i)).collect();
+                let (x, y) = rows_block(&data, &held);
+                let block = (!held.is_empty()).then_some((x, y.as_slice()));
+                evaluate(&model, block.into_iter(), c, want, None, &exec).expect("shared")
+            });
+            let what = format!("{want:?} over {k}");
+            for e in &many[1..] {
+                assert_eq!(e.grad, many[0].grad, "{what}: every process the same bits");
+                assert_eq!(e.d_sigma_lik, many[0].d_sigma_lik, "{what}");
+            }
+            let e = &many[0];
+            if want != Want::Natural {
+                assert_close(&format!("{what}: ELBO"), &[e.elbo], &[one.elbo], 1e-12);
+            }
+            assert_close(&format!("{what}: gradient"), &e.grad, &one.grad, 1e-12);
+            if want != Want::Value {
+                assert_close(
+                    &format!("{what}: ∂/∂μ"),
+                    e.d_mean_lik.as_slice(),
+                    one.d_mean_lik.as_slice(),
+                    1e-12,
+                );
+                assert_close(
+                    &format!("{what}: ∂/∂Σ"),
+                    e.d_sigma_lik.as_slice(),
+                    one.d_sigma_lik.as_slice(),
+                    1e-12,
+                );
+            }
+        }
+    }
+    // process 1 is cancelled: every process's evaluation fails
+    let failed = on_threads(3, |rank, exec| {
+        if rank == 1 {
+            exec.cancel.cancel();
+        }
+        let block = std::iter::once((x.clone(), y.as_slice()));
+        evaluate(&model, block, c, Want::All, None, &exec).map(|_| ())
+    });
+    assert!(failed.iter().all(|r| r.is_err()), "{failed:?}");
+}

@@ -100,7 +100,8 @@ fn two_epochs(path: &Path, seed: u64) -> Vec<Vec<f64>> {
         .map(|_| {
             let mut epoch = Vec::with_capacity(n);
             while epoch.len() < n {
-                let (x, y) = rows.next_batch(1000, &mut rng).expect("a batch");
+                let b = rows.next_batch(1000, &mut rng).expect("a batch");
+                let (x, y) = (b.x, b.y);
                 assert!(!y.is_empty() && y.len() <= 1000 && epoch.len() + y.len() <= n);
                 for (i, v) in y.iter().enumerate() {
                     let xi: Vec<f64> = x.row(i).iter().copied().collect();

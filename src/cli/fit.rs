@@ -157,16 +157,22 @@ fn distributed(args: &FitArgs, spec: &crate::run_spec::RunSpec) -> Result<()> {
         crate::noteln!("note: {note}");
     }
     let t = f.traffic;
-    crate::noteln!(
-        "note: {} processes; {} evaluations; per evaluation and process: {} bytes summed \
-         after the first pass, {} after the second (gradient), {} bytes of parameters \
-         broadcast on average",
-        f.processes,
-        t.evaluations,
-        t.first_pass,
-        t.second_pass,
-        t.announced / t.evaluations.max(1)
-    );
+    match f.bytes_per_step {
+        Some(bytes) => crate::noteln!(
+            "note: {} processes; per minibatch step and process: {bytes} bytes summed",
+            f.processes
+        ),
+        None => crate::noteln!(
+            "note: {} processes; {} evaluations; per evaluation and process: {} bytes summed \
+             after the first pass, {} after the second (gradient), {} bytes of parameters \
+             broadcast on average",
+            f.processes,
+            t.evaluations,
+            t.first_pass,
+            t.second_pass,
+            t.announced / t.evaluations.max(1)
+        ),
+    }
     let shape = Shape {
         n_train: f.n_train,
         n_test: f.n_test,

@@ -20,7 +20,7 @@ use super::method::{Markers, Method, Objective, TraceMarks, ValidRunSpec};
 use super::pseudo::{Inducing, inducing_points, set_inducing_points};
 use crate::data::TrainData;
 use crate::error::{Error, Location, Result};
-use crate::exec::Exec;
+use crate::exec::{Evaluation as ShareEvaluation, Exec, RowShare};
 use crate::likelihood::{LatentPrior, Posterior};
 use crate::linalg;
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, rows_to_matrix};
@@ -257,9 +257,18 @@ fn evaluate_at<'a>(
     exec: &Exec,
 ) -> Result<Evaluation> {
     let mut sums = Sums::new(model, p, want, exec)?;
+    let mut added = exec.check();
     for (x, y) in blocks {
-        sums.add(&x, y, c, cache.as_deref_mut())?;
+        if added.is_err() {
+            break;
+        }
+        added = sums.add(&x, y, c, cache.as_deref_mut());
     }
+    if let Some(share) = exec.share.as_deref() {
+        // every process joins the one sum, a failed one with its failure slot set
+        sums.all_sum(share, added.is_err())?;
+    }
+    added?;
     Ok(sums.finish())
 }
 
@@ -378,6 +387,73 @@ impl<'m> Sums<'m> {
         Ok(())
     }
 
+    /// Replace this process's sums with those over every process of `share` (one
+    /// all-reduce of what `want` computes; symmetric matrices as their lower triangle),
+    /// with a failure slot: a process that failed joins with `failed` set, and then
+    /// every process gets an error instead of waiting for it.
+    pub(crate) fn all_sum(&mut self, share: &dyn RowShare, failed: bool) -> Result<()> {
+        let (m, want) = (self.d_mean_lik.len(), self.want);
+        let head = head_len(self.model);
+        let gradient = matches!(want, Want::Model | Want::All);
+        let mut buf = Vec::new();
+        if want != Want::Natural {
+            buf.push(self.lik);
+        }
+        if want != Want::Value {
+            buf.extend(self.d_mean_lik.iter());
+        }
+        if matches!(want, Want::Natural | Want::All) {
+            buf.extend(lower_entries(&self.d_sigma_lik));
+        }
+        if gradient {
+            buf.extend([self.d_kdiag_sum, self.d_noise]);
+            match &self.head {
+                Some(h) => buf.extend(h),
+                None => buf.extend(std::iter::repeat_n(0.0, head)),
+            }
+            buf.extend(lower_entries(&self.d_kuu));
+            buf.extend(self.d_z.iter());
+        }
+        buf.push(if failed { 1.0 } else { 0.0 });
+        share.all_sum(&mut buf)?;
+        let failures = buf.pop().unwrap_or(0.0);
+        if failures > 0.0 {
+            return Err(Error::numerical(format!(
+                "svgp: the evaluation failed on {failures} of the processes (their own \
+                 errors are reported above)"
+            )));
+        }
+        let mut at = buf.into_iter();
+        let mut next = || at.next().unwrap_or(f64::NAN);
+        self.lik = match want {
+            Want::Natural => f64::NAN,
+            _ => next(),
+        };
+        if want != Want::Value {
+            self.d_mean_lik.iter_mut().for_each(|v| *v = next());
+        }
+        let symmetric = |a: &mut DMatrix<f64>, next: &mut dyn FnMut() -> f64| {
+            for j in 0..m {
+                for i in j..m {
+                    let v = next();
+                    a[(i, j)] = v;
+                    a[(j, i)] = v;
+                }
+            }
+        };
+        if matches!(want, Want::Natural | Want::All) {
+            symmetric(&mut self.d_sigma_lik, &mut next);
+        }
+        if gradient {
+            self.d_kdiag_sum = next();
+            self.d_noise = next();
+            self.head = Some((0..head).map(|_| next()).collect());
+            symmetric(&mut self.d_kuu, &mut next);
+            self.d_z.iter_mut().for_each(|v| *v = next());
+        }
+        Ok(())
+    }
+
     /// The ELBO (the likelihood sums less the KL term) and what `want` asked for.
     pub(crate) fn finish(self) -> Evaluation {
         let Sums {
@@ -460,7 +536,18 @@ fn gather(data: &TrainData, idx: &[usize]) -> (DMatrix<f64>, Vec<f64>) {
 }
 
 /// The negative full-data ELBO and, when asked, its gradient (the objective).
+/// Over the rows of every process of `exec.share` (`nlml --distributed`, the end of a
+/// distributed fit), the root first has the others evaluate it too.
 fn full(model: &ModelFile, data: &TrainData, want: Want, exec: &Exec) -> Result<Evaluation> {
+    if let Some(share) = exec.share.as_deref()
+        && share.is_root()
+    {
+        let what = match want {
+            Want::Value => ShareEvaluation::Value,
+            _ => ShareEvaluation::Gradient,
+        };
+        share.announce(what, model)?;
+    }
     full_at(model, &Params::of(model)?, data, want, exec)
 }
 
@@ -484,35 +571,53 @@ pub(crate) fn negated(mut e: Evaluation) -> Evaluation {
     e
 }
 
-/// Where training's rows come from: memory ([`InMemory`]), or a file read a block at a
-/// time ([`file_rows`]).
+/// Where training's rows come from: memory ([`InMemory`], all of them or this
+/// process's stripe), or a file read a block at a time ([`file_rows`]).
 pub trait TrainingRows {
-    /// The number of training rows.
+    /// The number of training rows (of every process).
     fn n(&self) -> usize;
     /// The next minibatch: up to `batch` rows of the current epoch's order, taken in
     /// turn; a new seeded order (from `rng`) once the last is used up, so a batch
     /// never runs past the end of an epoch.
-    fn next_batch(
-        &mut self,
-        batch: usize,
-        rng: &mut ChaCha8Rng,
-    ) -> Result<(DMatrix<f64>, Vec<f64>)>;
+    fn next_batch(&mut self, batch: usize, rng: &mut ChaCha8Rng) -> Result<Batch>;
     /// The negative ELBO over every row, a chunk of `Exec::chunk_rows` rows at a time.
     fn full(&self, model: &ModelFile, p: &Params, exec: &Exec) -> Result<f64>;
 }
 
+/// A minibatch: the rows of it this process holds, and its size over every process
+/// (what the likelihood term's scale n/B counts).
+pub struct Batch {
+    pub x: DMatrix<f64>,
+    pub y: Vec<f64>,
+    pub rows: usize,
+}
+
 /// Training rows in memory: every epoch a seeded shuffle of the previous epoch's order.
+/// The rows may be one process's stripe of a distributed fit (src/distributed.rs): the
+/// order is then of every process's rows, the same on each (drawn from the same seed),
+/// and each takes the members of a batch it holds, so the batches are those of one
+/// process holding every row.
 pub(crate) struct InMemory<'a> {
     data: &'a TrainData,
+    /// The index of `data`'s first row among every process's rows.
+    first: usize,
+    /// The rows of every process.
+    n: usize,
     order: Vec<usize>,
     at: usize,
 }
 
 impl<'a> InMemory<'a> {
     pub(crate) fn new(data: &'a TrainData) -> InMemory<'a> {
-        let n = data.y.len();
+        InMemory::stripe(data, 0, data.y.len())
+    }
+
+    /// This process's rows `data`, rows `first`.. of the `n` of every process.
+    pub(crate) fn stripe(data: &'a TrainData, first: usize, n: usize) -> InMemory<'a> {
         InMemory {
             data,
+            first,
+            n,
             order: (0..n).collect(),
             at: n, // start by shuffling
         }
@@ -521,23 +626,26 @@ impl<'a> InMemory<'a> {
 
 impl TrainingRows for InMemory<'_> {
     fn n(&self) -> usize {
-        self.data.y.len()
+        self.n
     }
 
-    fn next_batch(
-        &mut self,
-        batch: usize,
-        rng: &mut ChaCha8Rng,
-    ) -> Result<(DMatrix<f64>, Vec<f64>)> {
-        let n = self.n();
+    fn next_batch(&mut self, batch: usize, rng: &mut ChaCha8Rng) -> Result<Batch> {
+        let n = self.n;
         if self.at >= n {
             self.order.shuffle(rng);
             self.at = 0;
         }
         let end = (self.at + batch).min(n);
-        let rows = gather(self.data, &self.order[self.at..end]);
+        let mine = self.first..self.first + self.data.y.len();
+        let held: Vec<usize> = self.order[self.at..end]
+            .iter()
+            .filter(|&&i| mine.contains(&i))
+            .map(|i| i - self.first)
+            .collect();
+        let (x, y) = gather(self.data, &held);
+        let rows = end - self.at;
         self.at = end;
-        Ok(rows)
+        Ok(Batch { x, y, rows })
     }
 
     fn full(&self, model: &ModelFile, p: &Params, exec: &Exec) -> Result<f64> {
@@ -636,6 +744,11 @@ impl Method for Svgp {
     }
     fn chunked(&self) -> std::result::Result<(), &'static str> {
         Ok(())
+    }
+    /// Its sums over rows add across processes; a distributed fit trains it on
+    /// minibatches drawn as one process draws them (src/distributed.rs).
+    fn shares_rows(&self) -> bool {
+        true
     }
 
     fn check_options(
@@ -817,18 +930,25 @@ pub(crate) fn train(
     // rows visited, for the epochs the record reports (a pass's last batch may be short)
     let mut seen = 0usize;
     while step < s.steps {
-        if ctx.is_cancelled() {
+        // a distributed fit learns of a cancellation in its evaluations' sums, on
+        // every process at the same step
+        if exec.share.is_none() && ctx.is_cancelled() {
             stop = Stop::Cancelled;
             break;
         }
-        let (x, y) = data.next_batch(s.batch, &mut rng)?;
-        let scale = if y.len() == s.batch {
+        let Batch { x, y, rows } = data.next_batch(s.batch, &mut rng)?;
+        let scale = if rows == s.batch {
             c
         } else {
-            n as f64 / y.len() as f64
+            n as f64 / rows as f64
         };
-        seen += y.len();
-        let block = || std::iter::once((x.clone(), y.as_slice()));
+        seen += rows;
+        // none when this process holds none of the batch (a distributed fit)
+        let block = || {
+            (!y.is_empty())
+                .then(|| (x.clone(), y.as_slice()))
+                .into_iter()
+        };
         let value = match s.optimizer {
             SvgpOptimizer::Natgrad => {
                 // both evaluations at this Z and these hyperparameters: one projection

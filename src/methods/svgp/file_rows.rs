@@ -14,7 +14,7 @@
 //! in-memory sum does.
 
 use super::elbo::Want;
-use super::{Params, Sums, TrainingRows};
+use super::{Batch, Params, Sums, TrainingRows};
 use crate::data::load::{drop_constant_features, training_columns_of_frame};
 use crate::data::moments::target_problem;
 use crate::data::parquet_check::{self, CheckedParquet};
@@ -345,11 +345,7 @@ impl TrainingRows for FileRows {
         self.n
     }
 
-    fn next_batch(
-        &mut self,
-        batch: usize,
-        rng: &mut ChaCha8Rng,
-    ) -> Result<(DMatrix<f64>, Vec<f64>)> {
+    fn next_batch(&mut self, batch: usize, rng: &mut ChaCha8Rng) -> Result<Batch> {
         let left = |s: &FileRows| s.pending.y.len() - s.pending_at;
         if left(self) == 0 && self.next_block >= self.epoch.len() {
             self.epoch = (0..self.blocks.len()).collect();
@@ -362,10 +358,11 @@ impl TrainingRows for FileRows {
         let take = batch.min(left(self));
         let at = self.pending_at;
         self.pending_at += take;
-        Ok((
-            self.pending.x.rows(at, take).into_owned(),
-            self.pending.y[at..at + take].to_vec(),
-        ))
+        Ok(Batch {
+            x: self.pending.x.rows(at, take).into_owned(),
+            y: self.pending.y[at..at + take].to_vec(),
+            rows: take,
+        })
     }
 
     fn full(&self, model: &ModelFile, p: &Params, exec: &Exec) -> Result<f64> {

@@ -157,6 +157,63 @@ pub fn gemm(
     matmul(view_mut(c), acc, av, bv, alpha, par.faer());
 }
 
+/// Which part of a matrix a structured product reads or writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    Full,
+    /// the lower triangle, diagonal included (the rest is zero, or not wanted)
+    Lower,
+    /// the upper triangle, diagonal included
+    Upper,
+}
+
+impl Shape {
+    fn faer(self) -> faer::linalg::matmul::triangular::BlockStructure {
+        use faer::linalg::matmul::triangular::BlockStructure;
+        match self {
+            Shape::Full => BlockStructure::Rectangular,
+            Shape::Lower => BlockStructure::TriangularLower,
+            Shape::Upper => BlockStructure::TriangularUpper,
+        }
+    }
+}
+
+/// [`gemm`] where op(A) is triangular or only a triangle of C is wanted: the zero or
+/// unwanted half is skipped, half the multiply-adds of the plain product. `ca` is the
+/// shape of op(A) (after the transpose); C's other triangle is left alone.
+#[allow(clippy::too_many_arguments)] // gemm's arguments and two shapes
+pub fn gemm_shaped(
+    c: &mut DMatrix<f64>,
+    cs: Shape,
+    accumulate: bool,
+    a: &DMatrix<f64>,
+    ta: bool,
+    ca: Shape,
+    b: &DMatrix<f64>,
+    tb: bool,
+    alpha: f64,
+    par: Par,
+) {
+    let av = if ta { view(a).transpose() } else { view(a) };
+    let bv = if tb { view(b).transpose() } else { view(b) };
+    let acc = if accumulate {
+        Accum::Add
+    } else {
+        Accum::Replace
+    };
+    faer::linalg::matmul::triangular::matmul(
+        view_mut(c),
+        cs.faer(),
+        acc,
+        av,
+        ca.faer(),
+        bv,
+        Shape::Full.faer(),
+        alpha,
+        par.faer(),
+    );
+}
+
 /// Copy the lower triangle of a square matrix to its upper triangle.
 pub fn mirror_lower(c: &mut DMatrix<f64>) {
     let n = c.nrows();

@@ -33,7 +33,7 @@
 use crate::error::Result;
 use crate::exec::Par;
 use crate::kernel::Kernel;
-use crate::linalg::{self, Jitter};
+use crate::linalg::{self, Jitter, Shape};
 use nalgebra::{DMatrix, DVector};
 use std::f64::consts::PI;
 
@@ -176,7 +176,23 @@ pub fn expected_loglik(
     let mut resid = vec![0.0; b];
     let (mut sum, mut d_noise) = (0.0, 0.0);
     // Rᵀ A: the columns' norms are A_iᵀ Σ A_i (not needed by a natural-gradient step)
-    let rta = (want != Want::Natural).then(|| linalg::mul(&q.chol, true, a, false, par));
+    // (R is lower-triangular, so each product with it skips the zero half)
+    let rta = (want != Want::Natural).then(|| {
+        let mut rta = DMatrix::zeros(m, b);
+        linalg::gemm_shaped(
+            &mut rta,
+            Shape::Full,
+            false,
+            &q.chol,
+            true,
+            Shape::Upper,
+            a,
+            false,
+            1.0,
+            par,
+        );
+        rta
+    });
     for i in 0..b {
         let ai = a.column(i);
         resid[i] = y[i] - ai.dot(&q.mean);
@@ -205,23 +221,57 @@ pub fn expected_loglik(
     let r = DVector::from_vec(resid);
     terms.d_mean_lik = (a * &r) * (c / s2);
     if want != Want::Model {
+        // A Aᵀ is symmetric: its lower triangle, mirrored
         let mut aat = DMatrix::zeros(m, m);
-        linalg::gemm(&mut aat, false, a, false, a, true, 1.0, par);
+        linalg::gemm_shaped(
+            &mut aat,
+            Shape::Lower,
+            false,
+            a,
+            false,
+            Shape::Full,
+            a,
+            true,
+            1.0,
+            par,
+        );
+        linalg::mirror_lower(&mut aat);
         terms.d_sigma_lik = aat * (-c / (2.0 * s2));
     }
     if let (Want::Model | Want::All, Some(rta)) = (want, &rta) {
         // Ā = (c/σ²)(μ rᵀ + A − R (Rᵀ A))
         let mut abar = a.clone();
-        linalg::gemm(&mut abar, true, &q.chol, false, rta, false, -1.0, par);
+        linalg::gemm_shaped(
+            &mut abar,
+            Shape::Full,
+            true,
+            &q.chol,
+            false,
+            Shape::Lower,
+            rta,
+            false,
+            -1.0,
+            par,
+        );
         abar.ger(1.0, &q.mean, &r, 1.0);
         abar *= c / s2;
         // K̄uu = −sym(L⁻ᵀ Φ(Ā Aᵀ) L⁻¹)
-        let mut phi = linalg::mul(&abar, false, a, true, par);
+        // Φ keeps the lower triangle, halving the diagonal: only that triangle is formed
+        let mut phi = DMatrix::zeros(m, m);
+        linalg::gemm_shaped(
+            &mut phi,
+            Shape::Lower,
+            false,
+            &abar,
+            false,
+            Shape::Full,
+            a,
+            true,
+            1.0,
+            par,
+        );
         for j in 0..m {
             phi[(j, j)] *= 0.5;
-            for i in 0..j {
-                phi[(i, j)] = 0.0;
-            }
         }
         linalg::solve_lower_transpose(&factor.l, &mut phi, par);
         let mut t = phi.transpose();

@@ -220,6 +220,45 @@ pub struct FitInfo {
     pub iterations: usize,
     pub train_seconds: f64,
     pub n_train: usize,
+    /// Set when the first fit collapsed to the constant predictor and was run again from
+    /// a start fitted on a subset (`--no-collapse-restart` turns that off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collapse_restart: Option<CollapseRestart>,
+}
+
+/// A fit that collapsed and was restarted (docs/methods.md §0.4): what the collapsed end
+/// was, and which end was kept.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CollapseRestart {
+    /// The collapsed fit's final objective (raw target scale, as `nlml`).
+    pub collapsed_nlml: f64,
+    /// Its iterations.
+    pub collapsed_iterations: usize,
+    /// Whether the restarted fit was kept (its objective was the better); false: the
+    /// collapsed end had the better objective and is the model.
+    pub kept_restart: bool,
+}
+
+impl CollapseRestart {
+    /// The record in a sentence, for `fit` and the app.
+    pub fn note(&self) -> String {
+        if self.kept_restart {
+            format!(
+                "the first fit collapsed to a constant predictor (objective {:.6} after {} \
+                 iterations); it was restarted from a full GP fitted on a subset, and the \
+                 restart is kept",
+                self.collapsed_nlml, self.collapsed_iterations
+            )
+        } else {
+            format!(
+                "the fit collapsed to a constant predictor and was restarted from a full GP \
+                 fitted on a subset; the restart ended at a worse objective, so the collapsed \
+                 fit (objective {:.6}) is kept",
+                self.collapsed_nlml
+            )
+        }
+    }
 }
 
 impl ModelFile {

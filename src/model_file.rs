@@ -124,11 +124,13 @@ impl Hyper {
 /// thirtieth of the noise's standard deviation, whatever the inputs (docs/methods.md §0.4).
 pub const COLLAPSE_RATIO: f64 = 1e-3;
 
-/// What to try after a collapsed fit, in the words of the command line.
-/// (Measured in docs/results/starts.md: a start fitted on a subset gets vfe and pep out of
-/// the basin on pumadyn-32nm; another inducing init or lengthscale start does not.)
-pub const COLLAPSE_ADVICE: &str = "try --init-lengthscales-from-subset 1000 (start from a \
-     GP fitted on 1000 training points), or --method fitc";
+/// What to try after a fit that is still collapsed, in the words of the command line: by
+/// then (unless `--no-collapse-restart`) it has been restarted from a full GP fitted on
+/// 1000 points, so the advice is a larger subset or FITC, whose diagonal correction keeps
+/// it out of the basin (docs/results/starts.md).
+pub const COLLAPSE_ADVICE: &str = "the targets may hold no signal this kernel can find; try \
+     --init-lengthscales-from-subset 2000 (start from a GP fitted on more training points), \
+     or --method fitc";
 
 impl Hyper {
     /// σ0²/σ² when it is below [`COLLAPSE_RATIO`]: the fit explains the targets as

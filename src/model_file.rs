@@ -237,6 +237,10 @@ pub struct CollapseRestart {
     pub collapsed_nlml: f64,
     /// Its iterations.
     pub collapsed_iterations: usize,
+    /// Which start of the full GP on the subset reached the lowest NLML there (the
+    /// restart's σ0², ℓ, σ²), e.g. "ℓ half-range × 10, σ² = σ0²/100".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subset_start: Option<String>,
     /// Whether the restarted fit was kept (its objective was the better); false: the
     /// collapsed end had the better objective and is the model.
     pub kept_restart: bool,
@@ -248,9 +252,11 @@ impl CollapseRestart {
         if self.kept_restart {
             format!(
                 "the first fit collapsed to a constant predictor (objective {:.6} after {} \
-                 iterations); it was restarted from a full GP fitted on a subset, and the \
-                 restart is kept",
-                self.collapsed_nlml, self.collapsed_iterations
+                 iterations); it was restarted from a full GP fitted on a subset (best from \
+                 {}), and the restart is kept",
+                self.collapsed_nlml,
+                self.collapsed_iterations,
+                self.subset_start.as_deref().unwrap_or("several starts")
             )
         } else {
             format!(

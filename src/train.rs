@@ -613,7 +613,7 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
     if fitted.hyper.collapsed().is_some() && !opts.no_collapse_restart {
         let mut rng_c = ChaCha8Rng::seed_from_u64(restart_seed(spec.seed, COLLAPSE_STREAM));
         ctx.enter(Phase::SubsetInit);
-        let hyper = methods::exact::hyper_from_subset_starts(
+        let (hyper, subset_start) = methods::exact::hyper_from_subset_starts(
             &td,
             td.y.len().min(methods::start::COLLAPSE_SUBSET),
             opts.kernel.unwrap_or_default(),
@@ -631,6 +631,7 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
         collapse_restart = Some(CollapseRestart {
             collapsed_nlml: outcome.f + offset,
             collapsed_iterations: outcome.iterations,
+            subset_start: Some(subset_start),
             kept_restart,
         });
         if kept_restart {

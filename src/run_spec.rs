@@ -314,7 +314,7 @@ pub struct MethodOptions {
     /// Any method: keep a fit that ends collapsed to the constant predictor (σ0² below
     /// 1e-3 of σ²) as it is. By default such a fit is run again from σ0², ℓ, σ² of a full
     /// GP fitted on min(n, 1000) random training points from several starts, and the end
-    /// with the better objective is kept (docs/methods.md §0.4).
+    /// with the better objective is kept (docs/methods.md §0.4; not with --validation).
     #[arg(long)]
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_collapse_restart: bool,

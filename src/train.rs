@@ -608,9 +608,10 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
         return Err(cancelled(outcome));
     }
     // A fit that ends as the constant predictor runs again from a start fitted on a
-    // subset; the end with the better objective is kept (docs/methods.md §0.4).
+    // subset; the end with the better objective is kept (docs/methods.md §0.4). Not with
+    // --validation, whose scores (and early stopping's choice) follow one fit.
     let mut collapse_restart = None;
-    if fitted.hyper.collapsed().is_some() && !opts.no_collapse_restart {
+    if fitted.hyper.collapsed().is_some() && !opts.no_collapse_restart && validator.is_none() {
         let mut rng_c = ChaCha8Rng::seed_from_u64(restart_seed(spec.seed, COLLAPSE_STREAM));
         ctx.enter(Phase::SubsetInit);
         let (hyper, subset_start) = methods::exact::hyper_from_subset_starts(

@@ -129,8 +129,8 @@ pub const COLLAPSE_RATIO: f64 = 1e-3;
 /// 1000 points, so the advice is a larger subset or FITC, whose diagonal correction keeps
 /// it out of the basin (docs/results/starts.md).
 pub const COLLAPSE_ADVICE: &str = "the targets may hold no signal this kernel can find; try \
-     --init-lengthscales-from-subset 2000 (start from a GP fitted on more training points), \
-     or --method fitc";
+     --method fitc, or a start fitted on more training points (--init-lengthscales-from-subset \
+     N with N above 1000)";
 
 impl Hyper {
     /// σ0²/σ² when it is below [`COLLAPSE_RATIO`]: the fit explains the targets as

@@ -821,6 +821,7 @@ fn finish(
         iterations: outcome.iterations,
         train_seconds,
         n_train: shared.n_total,
+        collapse_restart: None,
     });
     let trace: Vec<f64> = outcome.trace.iter().map(|v| v + offset).collect();
     train::check_finite(nlml, &trace, None)?;

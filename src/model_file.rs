@@ -124,11 +124,13 @@ impl Hyper {
 /// thirtieth of the noise's standard deviation, whatever the inputs (docs/methods.md §0.4).
 pub const COLLAPSE_RATIO: f64 = 1e-3;
 
-/// What to try after a collapsed fit, in the words of the command line.
-/// (Measured in docs/results/starts.md: a start fitted on a subset gets vfe and pep out of
-/// the basin on pumadyn-32nm; another inducing init or lengthscale start does not.)
-pub const COLLAPSE_ADVICE: &str = "try --init-lengthscales-from-subset 1000 (start from a \
-     GP fitted on 1000 training points), or --method fitc";
+/// What to try after a fit that is still collapsed, in the words of the command line: by
+/// then (unless `--no-collapse-restart`) it has been restarted from a full GP fitted on
+/// 1000 points, so the advice is a larger subset or FITC, whose diagonal correction keeps
+/// it out of the basin (docs/results/starts.md).
+pub const COLLAPSE_ADVICE: &str = "the targets may hold no signal this kernel can find; try \
+     --method fitc, or a start fitted on more training points (--init-lengthscales-from-subset \
+     N with N above 1000)";
 
 impl Hyper {
     /// σ0²/σ² when it is below [`COLLAPSE_RATIO`]: the fit explains the targets as
@@ -220,6 +222,51 @@ pub struct FitInfo {
     pub iterations: usize,
     pub train_seconds: f64,
     pub n_train: usize,
+    /// Set when the first fit collapsed to the constant predictor and was run again from
+    /// a start fitted on a subset (`--no-collapse-restart` turns that off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collapse_restart: Option<CollapseRestart>,
+}
+
+/// A fit that collapsed and was restarted (docs/methods.md §0.4): what the collapsed end
+/// was, and which end was kept.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CollapseRestart {
+    /// The collapsed fit's final objective (raw target scale, as `nlml`).
+    pub collapsed_nlml: f64,
+    /// Its iterations.
+    pub collapsed_iterations: usize,
+    /// Which start of the full GP on the subset reached the lowest NLML there (the
+    /// restart's σ0², ℓ, σ²), e.g. "ℓ half-range × 10, σ² = σ0²/100".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subset_start: Option<String>,
+    /// Whether the restarted fit was kept (its objective was the better); false: the
+    /// collapsed end had the better objective and is the model.
+    pub kept_restart: bool,
+}
+
+impl CollapseRestart {
+    /// The record in a sentence, for `fit` and the app.
+    pub fn note(&self) -> String {
+        if self.kept_restart {
+            format!(
+                "the first fit collapsed to a constant predictor (objective {:.6} after {} \
+                 iterations); it was restarted from a full GP fitted on a subset (best from \
+                 {}), and the restart is kept",
+                self.collapsed_nlml,
+                self.collapsed_iterations,
+                self.subset_start.as_deref().unwrap_or("several starts")
+            )
+        } else {
+            format!(
+                "the fit collapsed to a constant predictor and was restarted from a full GP \
+                 fitted on a subset; the restart ended at a worse objective, so the collapsed \
+                 fit (objective {:.6}) is kept",
+                self.collapsed_nlml
+            )
+        }
+    }
 }
 
 impl ModelFile {

@@ -147,6 +147,18 @@ impl RunResult {
         self.model.as_ref().and_then(|m| m.hyper.collapsed())
     }
 
+    /// The record of a finished fit that collapsed and was restarted
+    /// ([`crate::model_file::FitInfo::collapse_restart`]), None otherwise.
+    pub fn collapse_restart(&self) -> Option<&crate::model_file::CollapseRestart> {
+        if self.status != Status::Done {
+            return None;
+        }
+        self.model
+            .as_ref()
+            .and_then(|m| m.fit.as_ref())
+            .and_then(|f| f.collapse_restart.as_ref())
+    }
+
     /// Whether the test predictions are worse than the constant predictor's: NMSE
     /// above 1 (worse than the training mean) or MNLP above the constant's.
     pub fn worse_than_constant(&self) -> bool {

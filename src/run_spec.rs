@@ -182,6 +182,7 @@ pub const GENERAL_OPTIONS: &[&str] = &[
     "early_stop",
     "lengthscale_start",
     "positive",
+    "no_collapse_restart",
 ];
 
 /// Every option a run can carry. Keys a method does not read are rejected when the
@@ -310,6 +311,13 @@ pub struct MethodOptions {
     #[arg(long, value_enum)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub positive: Option<Positive>,
+    /// Any method: keep a fit that ends collapsed to the constant predictor (σ0² below
+    /// 1e-3 of σ²) as it is. By default such a fit is run again from σ0², ℓ, σ² of a full
+    /// GP fitted on min(n, 1000) random training points from several starts, and the end
+    /// with the better objective is kept (docs/methods.md §0.4; not with --validation).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_collapse_restart: bool,
     /// svgp: points per minibatch B (default min(n, 256)); each step's ELBO estimate is
     /// n/B times the batch's sum.
     #[arg(long)]
@@ -1059,6 +1067,9 @@ impl RunSpec {
         if o.early_stop {
             tag("es".into());
         }
+        if o.no_collapse_restart {
+            tag("nocr".into());
+        }
         if let Some(z) = o.inducing_init.filter(|z| *z != DEFAULT_INDUCING_INIT) {
             tag(format!("z{}", z.name()));
         }
@@ -1143,6 +1154,7 @@ mod tests {
                 "inducing_init",
                 "lengthscale_start",
                 "positive",
+                "no_collapse_restart",
                 "batch",
                 "epochs",
                 "optimizer",

@@ -108,6 +108,7 @@ pub fn fit(data: &LoadSpec, spec: &ValidRunSpec, ctx: &RunContext) -> Result<Str
         standardize,
         &sample.feature_names,
         floor,
+        None,
         &mut rng,
         ctx,
     )?;
@@ -141,6 +142,7 @@ pub fn fit(data: &LoadSpec, spec: &ValidRunSpec, ctx: &RunContext) -> Result<Str
         iterations: outcome.iterations,
         train_seconds,
         n_train: n,
+        collapse_restart: None,
     });
     let predictor = Predictor::from_posterior(method, fitted.clone(), posterior, None);
     let mut test_n = 0;

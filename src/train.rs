@@ -10,7 +10,9 @@ use crate::exec::Exec;
 use crate::likelihood::Posterior;
 use crate::methods::{self, Method, ValidRunSpec};
 use crate::metrics::{self, TestMetrics};
-use crate::model_file::{FitInfo, ModelFile, Standardize, raw_scale_offset};
+use crate::model_file::{
+    CollapseRestart, FitInfo, Hyper, ModelFile, Standardize, raw_scale_offset,
+};
 use crate::optim::Stop;
 use crate::results::ValidationPoint;
 use crate::run_context::{Phase, RunContext};
@@ -339,6 +341,10 @@ impl Validator<'_> {
 }
 
 /// Seed of restart k ≥ 1 (start 0 uses the run's own generator).
+/// The stream ([`restart_seed`]'s k) of a collapsed fit's restart: its subset and the
+/// method's draws, apart from those of `--restarts`' starts.
+const COLLAPSE_STREAM: usize = usize::MAX;
+
 fn restart_seed(seed: u64, k: usize) -> u64 {
     // splitmix64 of (seed, k): unrelated streams for neighbouring seeds and starts
     let mut z = seed ^ (k as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
@@ -430,9 +436,9 @@ pub(crate) fn noise_floor(opts: &crate::run_spec::MethodOptions, td: &TrainData)
     })
 }
 
-/// A start: hyperparameters, then the method's own initialisation, from `td` (the
-/// training data in model units, or a sample of it), with the transformation into
-/// model units and the noise floor recorded.
+/// A start: hyperparameters (`hyper`, else [`methods::start::initial_hyper`]'s), then the
+/// method's own initialisation, from `td` (the training data in model units, or a sample
+/// of it), with the transformation into model units and the noise floor recorded.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn start_model(
     td: &TrainData,
@@ -441,10 +447,14 @@ pub(crate) fn start_model(
     standardize: Option<Standardize>,
     feature_names: &[String],
     floor: Option<f64>,
+    hyper: Option<Hyper>,
     rng: &mut ChaCha8Rng,
     ctx: &RunContext,
 ) -> Result<ModelFile> {
-    let hyper = methods::start::initial_hyper(td, spec, ctx, rng)?;
+    let hyper = match hyper {
+        Some(h) => h,
+        None => methods::start::initial_hyper(td, spec, ctx, rng)?,
+    };
     let mut model = spec.method().init(td, spec, hyper, ctx, rng)?;
     model.target_mean = target_mean;
     model.standardize = standardize;
@@ -500,18 +510,21 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
     ctx.set_offset(offset);
     ctx.set_positive(spec.options.positive());
     let floor = noise_floor(opts, &td);
-    let start = |rng: &mut ChaCha8Rng, ctx: &RunContext| -> Result<ModelFile> {
-        start_model(
-            &td,
-            spec,
-            target_mean,
-            standardize.clone(),
-            &data.feature_names,
-            floor,
-            rng,
-            ctx,
-        )
-    };
+    let start_from =
+        |hyper: Option<Hyper>, rng: &mut ChaCha8Rng, ctx: &RunContext| -> Result<ModelFile> {
+            start_model(
+                &td,
+                spec,
+                target_mean,
+                standardize.clone(),
+                &data.feature_names,
+                floor,
+                hyper,
+                rng,
+                ctx,
+            )
+        };
+    let start = |rng: &mut ChaCha8Rng, ctx: &RunContext| start_from(None, rng, ctx);
     let validator = valid.as_ref().map(|(x, y)| Validator {
         data: &td,
         x,
@@ -535,7 +548,7 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
             seconds: started.elapsed().as_secs_f64(),
         }))
     };
-    let (mut fitted, outcome) = match opts.restarts.unwrap_or(1) {
+    let (mut fitted, mut outcome) = match opts.restarts.unwrap_or(1) {
         k if k > 1 => {
             // K seeded starts, a short fit each; the best (by its objective at the end
             // of its short fit) continues for the rest of the budget: a tenth of the
@@ -594,6 +607,42 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
     if outcome.stop == Stop::Cancelled {
         return Err(cancelled(outcome));
     }
+    // A fit that ends as the constant predictor runs again from a start fitted on a
+    // subset; the end with the better objective is kept (docs/methods.md §0.4). Not with
+    // --validation, whose scores (and early stopping's choice) follow one fit.
+    let mut collapse_restart = None;
+    if fitted.hyper.collapsed().is_some() && !opts.no_collapse_restart && validator.is_none() {
+        let mut rng_c = ChaCha8Rng::seed_from_u64(restart_seed(spec.seed, COLLAPSE_STREAM));
+        ctx.enter(Phase::SubsetInit);
+        let (hyper, subset_start) = methods::exact::hyper_from_subset_starts(
+            &td,
+            td.y.len().min(methods::start::COLLAPSE_SUBSET),
+            opts.kernel.unwrap_or_default(),
+            methods::start::SUBSET_ITERS,
+            ctx,
+            &mut rng_c,
+        )?;
+        let model = start_from(Some(hyper), &mut rng_c, ctx)?;
+        fit_ctx.enter(Phase::Fit { stage: 0 });
+        let (m, out) = method.fit(model, &td, spec, fit_ctx)?;
+        if out.stop == Stop::Cancelled {
+            return Err(cancelled(out));
+        }
+        let kept_restart = out.f < outcome.f;
+        collapse_restart = Some(CollapseRestart {
+            collapsed_nlml: outcome.f + offset,
+            collapsed_iterations: outcome.iterations,
+            subset_start: Some(subset_start),
+            kept_restart,
+        });
+        if kept_restart {
+            let evaluations = outcome.evaluations + out.evaluations;
+            fitted = m;
+            outcome = crate::optim::Outcome { evaluations, ..out };
+        } else {
+            outcome.evaluations += out.evaluations;
+        }
+    }
     let (validation, best_iteration) = match validator {
         Some(v) => {
             let best = v.best.into_inner();
@@ -618,6 +667,7 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
         iterations: outcome.iterations,
         train_seconds,
         n_train: td.y.len(),
+        collapse_restart,
     });
     let predictor = Predictor {
         method,

@@ -532,7 +532,7 @@ fn report_flags_worse_than_constant_and_counts_repeats_once() {
     // a label with a comma is quoted; the worse run says so
     assert!(
         rows[0].starts_with(
-            "d,\"fitc, raw\",fitc,10,1,done,false,true,9.0,raw,0.9,1.5,1.0,true,false,1.2,1.6,"
+            "d,\"fitc, raw\",fitc,10,1,done,false,true,9.0,raw,0.9,1.5,1.0,true,false,false,1.2,1.6,"
         ),
         "{}",
         rows[0]

@@ -206,3 +206,155 @@ fn softplus_coordinates_reach_the_same_optimum() {
     assert_eq!(log["label"], "full-std", "{log}");
     assert_eq!(soft["label"], "full-std-softplus", "{soft}");
 }
+
+/// 300 rows of 16 inputs of which 3 matter (y = sin 2x₀ + x₁x₂ + a little noise): from
+/// the §0.4 start vfe slides into the all-noise basin within about 30 iterations, as on
+/// pumadyn-32nm (docs/methods.md §0.4).
+fn write_many_inputs_csv(path: &Path) {
+    let mut state: u64 = 12345;
+    let mut next = || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    };
+    let mut f = std::fs::File::create(path).expect("create");
+    let names: Vec<String> = (0..16).map(|d| format!("x{d}")).collect();
+    writeln!(f, "{},y", names.join(",")).expect("write");
+    for _ in 0..300 {
+        let x: Vec<f64> = (0..16).map(|_| 2.0 * next()).collect();
+        let y = (2.0 * x[0]).sin() + x[1] * x[2] + 0.1 * next();
+        let row: Vec<String> = x.iter().chain([&y]).map(|v| v.to_string()).collect();
+        writeln!(f, "{}", row.join(",")).expect("write");
+    }
+}
+
+/// A fit that collapses is restarted from a full GP fitted on a subset and ends with the
+/// signal found: not flagged, a better objective than the collapsed end, the restart
+/// said in the text, the JSON and the saved model; `--no-collapse-restart` hands back
+/// the collapsed fit, flagged.
+#[test]
+fn a_collapsed_fit_is_restarted_and_ends_with_the_signal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("many.csv");
+    write_many_inputs_csv(&data);
+    let d = data.display().to_string();
+    let saved = dir.path().join("m.toml");
+    let model = saved.display().to_string();
+    let base = [
+        "fit", "--train", &d, "--split", "0.8", "--method", "vfe", "--m", "10", "--iters", "300",
+    ];
+    let fit = |extra: &[&str]| -> serde_json::Value {
+        let mut args = base.to_vec();
+        args.extend_from_slice(extra);
+        args.push("--json");
+        serde_json::from_str(&stdout(&sgpw(&args))).expect("JSON")
+    };
+    let off = fit(&["--no-collapse-restart"]);
+    assert_eq!(off["collapsed"], true, "{off}");
+    assert!(off["collapse_restart"].is_null(), "{off}");
+    assert!(off["nmse"].as_f64().expect("nmse") > 0.99, "{off}");
+
+    let on = fit(&["--save-model", &model]);
+    assert_eq!(on["collapsed"], false, "{on}");
+    let record = &on["collapse_restart"];
+    assert_eq!(record["kept_restart"], true, "{on}");
+    assert_eq!(record["collapsed_nlml"], off["nlml"], "{on}\n{off}");
+    assert!(
+        on["nlml"].as_f64().expect("nlml") < off["nlml"].as_f64().expect("nlml") - 100.0,
+        "{on}\n{off}"
+    );
+    assert!(on["nmse"].as_f64().expect("nmse") < 0.1, "{on}");
+    let text = std::fs::read_to_string(&saved).expect("model");
+    assert!(
+        text.contains("[fit.collapse_restart]") && text.contains("kept_restart = true"),
+        "{text}"
+    );
+
+    let out = stdout(&sgpw(&base));
+    assert!(
+        out.contains("restart     the first fit collapsed") && !out.contains("warning"),
+        "{out}"
+    );
+}
+
+/// A fit that does not collapse is not touched by the restart: with and without
+/// `--no-collapse-restart` the model files agree bit for bit (but for the training
+/// time) and the scores are the same numbers.
+#[test]
+fn a_fit_that_does_not_collapse_is_unchanged() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let signal = dir.path().join("signal.csv");
+    write_csv(&signal, true);
+    let s = signal.display().to_string();
+    let run = |extra: &[&str], name: &str| -> (serde_json::Value, String) {
+        let saved = dir.path().join(name);
+        let model = saved.display().to_string();
+        let mut args = vec![
+            "fit",
+            "--train",
+            &s,
+            "--split",
+            "0.8",
+            "--method",
+            "vfe",
+            "--m",
+            "10",
+            "--iters",
+            "200",
+            "--json",
+            "--save-model",
+            &model,
+        ];
+        args.extend_from_slice(extra);
+        let v: serde_json::Value = serde_json::from_str(&stdout(&sgpw(&args))).expect("JSON");
+        let text = std::fs::read_to_string(&saved).expect("model");
+        let kept: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.starts_with("train_seconds"))
+            .collect();
+        (v, kept.join("\n"))
+    };
+    let (on, on_model) = run(&[], "on.toml");
+    let (off, off_model) = run(&["--no-collapse-restart"], "off.toml");
+    assert_eq!(on["collapsed"], false, "{on}");
+    assert!(on["collapse_restart"].is_null(), "{on}");
+    for key in ["nlml", "nmse", "mnlp", "iterations", "evaluations"] {
+        assert_eq!(on[key], off[key], "{key}: {on}\n{off}");
+    }
+    assert_eq!(on_model, off_model);
+}
+
+/// A restarted run in a session: `report` names it in a footnote and its CSV has a
+/// `collapse_restarted` column.
+#[test]
+fn a_restarted_fit_is_named_by_report() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_many_inputs_csv(&dir.path().join("many.csv"));
+    let session = dir.path().join("s.toml");
+    std::fs::write(
+        &session,
+        "schema_version = 3\nname = \"s\"\n\n\
+         [[datasets]]\nname = \"many\"\ntrain = \"many.csv\"\nsplit = 0.8\n\n\
+         [[runs]]\ndataset = \"many\"\nmethod = \"vfe\"\nm = [10]\niterations = 300\n",
+    )
+    .expect("write");
+    let path = session.display().to_string();
+    stdout(&sgpw(&["run", &path, "--jobs", "1"]));
+    let report = stdout(&sgpw(&["report", &path]));
+    assert!(
+        report.contains("restarted after collapsing")
+            && report.contains("vfe-std m=10 seed 1 (restart kept)")
+            && !report.contains("§ collapsed"),
+        "{report}"
+    );
+    let csv = stdout(&sgpw(&["report", &path, "--format", "csv"]));
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().expect("header").split(',').collect();
+    let col = header
+        .iter()
+        .position(|c| *c == "collapse_restarted")
+        .expect("a collapse_restarted column");
+    let row: Vec<&str> = lines.next().expect("a row").split(',').collect();
+    assert_eq!(row[col], "true", "{csv}");
+}

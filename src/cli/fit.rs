@@ -221,6 +221,7 @@ fn report(
             "train_seconds": r.train_seconds,
             "jitter": r.jitter,
             "collapsed": r.model.hyper.collapsed().is_some(),
+            "collapse_restart": r.model.fit.as_ref().and_then(|f| f.collapse_restart.as_ref()),
             "notes": data.notes,
         }))?;
     } else {
@@ -263,6 +264,14 @@ fn report(
         )?;
         crate::outln!("time        {:.3} s", r.train_seconds)?;
         crate::outln!("jitter      {:e}", r.jitter)?;
+        if let Some(c) = r
+            .model
+            .fit
+            .as_ref()
+            .and_then(|f| f.collapse_restart.as_ref())
+        {
+            crate::outln!("restart     {}", c.note())?;
+        }
         if let Some(note) = r.model.hyper.collapse_note() {
             crate::outln!("warning     {note}")?;
         }

@@ -241,8 +241,8 @@ pub struct ReportArgs {
     /// constant predictor on the test set, ‡ on the validation set, § collapsed to it);
     /// csv or json: one record per run (dataset, label, method, m, seed, status,
     /// standardize, seed_dependent, nlml on the raw target scale with nlml_scale, nmse,
-    /// mnlp, constant_mnlp, worse_than_constant, collapsed, validation_nmse/mnlp, best_iteration,
-    /// iterations, seconds), for pandas or a paper.
+    /// mnlp, constant_mnlp, worse_than_constant, collapsed, collapse_restarted,
+    /// validation_nmse/mnlp, best_iteration, iterations, seconds), for pandas or a paper.
     #[arg(long, value_enum, default_value = "markdown")]
     pub format: ReportFormat,
 }

@@ -213,12 +213,72 @@ pub fn hyper_from_subset(
     rng: &mut ChaCha8Rng,
 ) -> Result<Hyper> {
     let sub = subset(data, n_sub, rng);
-    let model = ModelFile::new("full", default_hyper(&sub, start).with_kernel(kernel));
+    let hyper = default_hyper(&sub, start).with_kernel(kernel);
+    Ok(fit_on(&sub, hyper, iters, ctx)?.0)
+}
+
+/// The starts of [`hyper_from_subset_starts`]: the half-range lengthscales of §0.4 times
+/// 1, √D and 10 (long enough that every input starts nearly switched off and ARD turns on
+/// the ones that matter), each with the noise at σ0²/4 (§0.4) and at σ0²/100 (a
+/// signal-dominated split, RobustGP's).
+/// Each with its description ("half-range × 10, σ² = σ0²/100").
+fn subset_starts(sub: &TrainData, kernel: KernelKind) -> Vec<(Hyper, String)> {
+    let base = default_hyper(sub, LengthscaleStart::Range).with_kernel(kernel);
+    let root_d = (sub.x.ncols().max(1) as f64).sqrt();
+    let mut starts = Vec::new();
+    for (scale, name) in [(1.0, ""), (root_d, " × √D"), (10.0, " × 10")] {
+        for split in [4.0, 100.0] {
+            let mut h = base.clone();
+            h.lengthscales.iter_mut().for_each(|l| *l *= scale);
+            h.noise_variance = h.signal_variance / split;
+            starts.push((h, format!("ℓ half-range{name}, σ² = σ0²/{split}")));
+        }
+    }
+    starts
+}
+
+/// Fit a full GP on `n_sub` random training points from each of several starts
+/// ([`subset_starts`]) and return the hyperparameters with the lowest NLML on the subset:
+/// the start a collapsed fit restarts from (docs/methods.md §0.4; measured in
+/// docs/results/starts.md), with the description of the start it came from. One subset
+/// for every start, drawn from `rng`.
+pub fn hyper_from_subset_starts(
+    data: &TrainData,
+    n_sub: usize,
+    kernel: KernelKind,
+    iters: usize,
+    ctx: &RunContext,
+    rng: &mut ChaCha8Rng,
+) -> Result<(Hyper, String)> {
+    let sub = subset(data, n_sub, rng);
+    let mut best: Option<(Hyper, f64, String)> = None;
+    for (start, name) in subset_starts(&sub, kernel) {
+        // a start the exact GP cannot evaluate (a numerical failure) is passed over
+        let Ok((hyper, f)) = fit_on(&sub, start, iters, ctx) else {
+            ctx.exec.check()?;
+            continue;
+        };
+        if f.is_finite() && best.as_ref().is_none_or(|(_, b, _)| f < *b) {
+            best = Some((hyper, f, name));
+        }
+    }
+    best.map(|(h, _, name)| (h, name)).ok_or_else(|| {
+        Error::numerical(format!(
+            "no start of the full GP on {} training points could be fitted",
+            sub.y.len()
+        ))
+    })
+}
+
+/// The exact GP on `sub` from `hyper`, `iters` iterations as the `SubsetInit` phase: its
+/// hyperparameters and final NLML (model units).
+fn fit_on(sub: &TrainData, hyper: Hyper, iters: usize, ctx: &RunContext) -> Result<(Hyper, f64)> {
+    let model = ModelFile::new("full", hyper);
     let n = Exact.pack(&model).len();
     let (fitted, outcome) = fit_free(
         &Exact,
         model,
-        &sub,
+        sub,
         0..n,
         iters,
         Phase::SubsetInit,
@@ -228,7 +288,7 @@ pub fn hyper_from_subset(
     if outcome.stop == crate::optim::Stop::Cancelled {
         return Err(Error::Cancelled);
     }
-    Ok(fitted.hyper)
+    Ok((fitted.hyper, outcome.f))
 }
 
 /// A random subset of the training data (without replacement).

@@ -16,6 +16,10 @@ use rand_chacha::ChaCha8Rng;
 /// hyperparameters).
 pub const SUBSET_ITERS: usize = 200;
 
+/// A collapsed fit restarts from a full GP fitted on min(n, this) random training points
+/// (several starts, the best NLML kept: [`super::exact::hyper_from_subset_starts`]).
+pub const COLLAPSE_SUBSET: usize = 1000;
+
 /// `--hyper-from-subset` when a method that does not fit σ0², ℓ by gradient (greedy
 /// without `--adapt`, rvm) is given no source for them: min(n, this).
 pub const DEFAULT_SUBSET: usize = 2000;

@@ -242,6 +242,26 @@ fn notes(cells: &Cells, specs: &BTreeMap<RunKey, RunSpec>) -> String {
             counted(collapsed)
         ));
     }
+    let restarted: Vec<String> = all()
+        .filter_map(|r| {
+            r.collapse_restart().map(|c| {
+                let kept = if c.kept_restart {
+                    "restart kept"
+                } else {
+                    "collapsed end kept"
+                };
+                format!("{} ({kept})", name(r))
+            })
+        })
+        .collect();
+    if !restarted.is_empty() {
+        out.push_str(&format!(
+            "\nrestarted after collapsing to the constant predictor, from a full GP fitted on \
+             a subset (docs/methods.md §0.4; --no-collapse-restart keeps the collapsed fit): \
+             {}\n",
+            counted(restarted)
+        ));
+    }
     let valid: Vec<String> = all()
         .filter(|r| r.validation_worse_than_constant())
         .map(|r| name(r))
@@ -442,6 +462,9 @@ pub struct Row {
     /// Whether the fit collapsed to the constant predictor (signal variance below
     /// [`crate::model_file::COLLAPSE_RATIO`] of the noise).
     pub collapsed: bool,
+    /// Whether the fit collapsed and was restarted from a start fitted on a subset
+    /// ([`crate::model_file::FitInfo::collapse_restart`]).
+    pub collapse_restarted: bool,
     pub validation_nmse: Option<f64>,
     pub validation_mnlp: Option<f64>,
     pub best_iteration: Option<usize>,
@@ -466,6 +489,7 @@ pub const COLUMNS: &[&str] = &[
     "constant_mnlp",
     "worse_than_constant",
     "collapsed",
+    "collapse_restarted",
     "validation_nmse",
     "validation_mnlp",
     "best_iteration",
@@ -514,6 +538,7 @@ pub fn rows(session: &Session) -> Vec<Row> {
                 constant_mnlp: r.constant_mnlp,
                 worse_than_constant: r.worse_than_constant(),
                 collapsed: r.collapsed().is_some(),
+                collapse_restarted: r.collapse_restart().is_some(),
                 validation_nmse: kept.map(|v| v.nmse),
                 validation_mnlp: kept.map(|v| v.mnlp),
                 best_iteration: r.best_iteration,

@@ -104,8 +104,13 @@ impl App {
                 } else {
                     ""
                 };
+                let restarted = if result.collapse_restart().is_some() {
+                    " · restarted after collapsing (from a full GP fitted on a subset)"
+                } else {
+                    ""
+                };
                 self.message = format!(
-                    "done {name}: NMSE {} MNLP {} ({} it, {:.2} s){verdict}{worse}",
+                    "done {name}: NMSE {} MNLP {} ({} it, {:.2} s){verdict}{restarted}{worse}",
                     fmt_nmse(result.nmse),
                     fmt_opt(result.mnlp, 3),
                     result.iterations,

@@ -154,7 +154,18 @@ const HELP_ROWS: usize = 3;
 /// error, the keys.
 fn form(frame: &mut Frame, app: &App, f: &Form, hint: &str) {
     let t = &app.theme;
-    let area = frame.area();
+    // between the title bar and the status line, which stay in view (runs finishing,
+    // a failed save) while the form is open; the fields scroll when they do not fit
+    let full = frame.area();
+    let area = if full.height > 6 {
+        Rect {
+            y: full.y + 1,
+            height: full.height - 2,
+            ..full
+        }
+    } else {
+        full
+    };
     let visible: Vec<(usize, &crate::tui::form::Field)> = f
         .fields
         .iter()

@@ -147,6 +147,18 @@ pub fn gemm(
     alpha: f64,
     par: Par,
 ) {
+    let (av, bv, acc) = operands(a, ta, b, tb, accumulate);
+    matmul(view_mut(c), acc, av, bv, alpha, par.faer());
+}
+
+/// op(A), op(B) and faer's accumulation flag, for [`gemm`] and [`gemm_shaped`].
+fn operands<'a>(
+    a: &'a DMatrix<f64>,
+    ta: bool,
+    b: &'a DMatrix<f64>,
+    tb: bool,
+    accumulate: bool,
+) -> (MatRef<'a, f64>, MatRef<'a, f64>, Accum) {
     let av = if ta { view(a).transpose() } else { view(a) };
     let bv = if tb { view(b).transpose() } else { view(b) };
     let acc = if accumulate {
@@ -154,7 +166,7 @@ pub fn gemm(
     } else {
         Accum::Replace
     };
-    matmul(view_mut(c), acc, av, bv, alpha, par.faer());
+    (av, bv, acc)
 }
 
 /// Which part of a matrix a structured product reads or writes.
@@ -194,13 +206,7 @@ pub fn gemm_shaped(
     alpha: f64,
     par: Par,
 ) {
-    let av = if ta { view(a).transpose() } else { view(a) };
-    let bv = if tb { view(b).transpose() } else { view(b) };
-    let acc = if accumulate {
-        Accum::Add
-    } else {
-        Accum::Replace
-    };
+    let (av, bv, acc) = operands(a, ta, b, tb, accumulate);
     faer::linalg::matmul::triangular::matmul(
         view_mut(c),
         cs.faer(),

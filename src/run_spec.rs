@@ -296,7 +296,7 @@ pub struct MethodOptions {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub early_stop: bool,
-    /// fitc, vfe, dtc, pep, spgp-hs, spgp-dr, pca-spgp: where the inducing inputs start
+    /// fitc, vfe, dtc, pep, spgp-hs, spgp-dr, pca-spgp, svgp: where the inducing inputs start
     /// (default subset).
     #[arg(long, value_enum)]
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -729,7 +729,17 @@ pub fn fit(
         n_train: shared.n_total,
         n_test,
         dim: shared.feature_names.len(),
-        notes: shared.notes.clone(),
+        notes: shared
+            .notes
+            .iter()
+            .cloned()
+            .chain(spec.runs_second_start().then(|| {
+                // the second start's subset fit would need its rows in one process
+                "--distributed fits from the default start only; `sgpw fit --single-start` \
+                 is the same fit in one process"
+                    .to_string()
+            }))
+            .collect(),
         processes: share.size,
         traffic: share.traffic(),
         bytes_per_step,
@@ -822,6 +832,7 @@ fn finish(
         train_seconds,
         n_train: shared.n_total,
         collapse_restart: None,
+        second_start: None,
     });
     let trace: Vec<f64> = outcome.trace.iter().map(|v| v + offset).collect();
     train::check_finite(nlml, &trace, None)?;

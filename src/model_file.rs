@@ -226,6 +226,52 @@ pub struct FitInfo {
     /// a start fitted on a subset (`--no-collapse-restart` turns that off).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collapse_restart: Option<CollapseRestart>,
+    /// Set when the fit ran a second time from a start fitted on a subset (the default;
+    /// `--single-start` turns it off): both ends' objectives and which was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub second_start: Option<SecondStart>,
+}
+
+/// The two fits of a default run (docs/methods.md §0.4): one from the §0.4 start, one
+/// from σ0², ℓ, σ² of a full GP fitted on a subset; the end with the lower objective is
+/// the model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecondStart {
+    /// The final objective of the fit from the §0.4 start (raw target scale, as `nlml`).
+    pub first_nlml: f64,
+    /// The final objective of the fit from the subset fit.
+    pub second_nlml: f64,
+    /// Which start of the full GP on the subset reached the lowest NLML there, e.g.
+    /// "ℓ half-range × 10, σ² = σ0²/100".
+    pub subset_start: String,
+    /// Whether the second fit is the model (its objective was the lower).
+    pub kept_second: bool,
+}
+
+impl SecondStart {
+    /// The record in a sentence, for `fit` and the app.
+    pub fn note(&self) -> String {
+        let (kept, other, other_start) = if self.kept_second {
+            (
+                "the subset-fitted start's",
+                self.first_nlml,
+                "default start",
+            )
+        } else {
+            (
+                "the default start's",
+                self.second_nlml,
+                "subset-fitted start",
+            )
+        };
+        format!(
+            "two; kept {kept} end, objective {:.6} ({other_start}: {other:.6}; subset \
+             start {})",
+            self.first_nlml.min(self.second_nlml),
+            self.subset_start
+        )
+    }
 }
 
 /// A fit that collapsed and was restarted (docs/methods.md §0.4): what the collapsed end

@@ -159,6 +159,18 @@ impl RunResult {
             .and_then(|f| f.collapse_restart.as_ref())
     }
 
+    /// The record of a finished fit's two starts
+    /// ([`crate::model_file::FitInfo::second_start`]), None otherwise.
+    pub fn second_start(&self) -> Option<&crate::model_file::SecondStart> {
+        if self.status != Status::Done {
+            return None;
+        }
+        self.model
+            .as_ref()
+            .and_then(|m| m.fit.as_ref())
+            .and_then(|f| f.second_start.as_ref())
+    }
+
     /// Whether the test predictions are worse than the constant predictor's: NMSE
     /// above 1 (worse than the training mean) or MNLP above the constant's.
     pub fn worse_than_constant(&self) -> bool {

@@ -16,6 +16,8 @@ pub enum Phase {
     SubsetInit,
     /// A short optimisation from start k of `--restarts K` (counted from 0).
     Restart { start: usize },
+    /// The fit from the default second start (docs/methods.md §0.4), after the first.
+    SecondStart,
     /// Minimising the objective (stage k of a staged schedule counts from 1; 0 = one stage).
     Fit { stage: usize },
     /// Computing the posterior prediction needs.
@@ -29,6 +31,7 @@ impl Phase {
         match self {
             Phase::SubsetInit => "subset init",
             Phase::Restart { .. } => "restarts",
+            Phase::SecondStart => "second start",
             Phase::Fit { .. } => "fit",
             Phase::Posterior => "posterior",
             Phase::Scoring => "scoring",
@@ -60,8 +63,9 @@ pub struct RunContext<'a> {
     sink: &'a dyn Fn(&Progress),
     started: Instant,
     observer: Option<(Observer<'a>, usize)>,
-    /// Reports of the fit phase go out as this restart's (`--restarts`).
-    restart: Option<usize>,
+    /// Reports of the fit phase go out as this phase (a restart of `--restarts`, the
+    /// second start) instead.
+    fit_reported_as: Option<Phase>,
     /// Added to every reported objective: n·log(target scale) for a standardised run,
     /// so that progress is on the raw target scale like the results.
     offset: std::cell::Cell<f64>,
@@ -78,7 +82,7 @@ impl<'a> RunContext<'a> {
             sink,
             started: Instant::now(),
             observer: None,
-            restart: None,
+            fit_reported_as: None,
             offset: std::cell::Cell::new(0.0),
             positive: std::cell::Cell::new(DEFAULT_POSITIVE),
         }
@@ -91,7 +95,7 @@ impl<'a> RunContext<'a> {
             sink: &ignore,
             started: Instant::now(),
             observer: None,
-            restart: None,
+            fit_reported_as: None,
             offset: std::cell::Cell::new(0.0),
             positive: std::cell::Cell::new(DEFAULT_POSITIVE),
         }
@@ -121,7 +125,7 @@ impl<'a> RunContext<'a> {
             sink: self.sink,
             started: self.started,
             observer: None,
-            restart: Some(k),
+            fit_reported_as: Some(Phase::Restart { start: k }),
             offset: self.offset.clone(),
             positive: self.positive.clone(),
         }
@@ -129,7 +133,24 @@ impl<'a> RunContext<'a> {
 
     /// Which start of `--restarts` this context runs (None: the run's main fit).
     pub fn restart_index(&self) -> Option<usize> {
-        self.restart
+        match self.fit_reported_as {
+            Some(Phase::Restart { start }) => Some(start),
+            _ => None,
+        }
+    }
+
+    /// The same context for the fit from the default second start: its iterations are
+    /// reported as [`Phase::SecondStart`], and nothing observes them.
+    pub fn second_start(&self) -> RunContext<'_> {
+        RunContext {
+            exec: self.exec.clone(),
+            sink: self.sink,
+            started: self.started,
+            observer: None,
+            fit_reported_as: Some(Phase::SecondStart),
+            offset: self.offset.clone(),
+            positive: self.positive.clone(),
+        }
     }
 
     /// The same context with an observer of the main fit's iterates.
@@ -139,7 +160,7 @@ impl<'a> RunContext<'a> {
             sink: self.sink,
             started: self.started,
             observer: Some((observer, every.max(1))),
-            restart: self.restart,
+            fit_reported_as: self.fit_reported_as,
             offset: self.offset.clone(),
             positive: self.positive.clone(),
         }
@@ -196,8 +217,8 @@ impl<'a> RunContext<'a> {
     /// Like the optimiser's reports ([`RunContext::on_iter`]): a restart's fit phase is
     /// reported as that restart, and the objective on the raw target scale.
     pub fn report(&self, phase: Phase, iteration: usize, nlml: f64) {
-        let phase = match (self.restart, phase) {
-            (Some(start), Phase::Fit { .. }) => Phase::Restart { start },
+        let phase = match (self.fit_reported_as, phase) {
+            (Some(as_phase), Phase::Fit { .. }) => as_phase,
             _ => phase,
         };
         (self.sink)(&Progress {
@@ -218,8 +239,8 @@ impl<'a> RunContext<'a> {
         phase: Phase,
         continues: Option<usize>,
     ) -> impl FnMut(&IterInfo) -> Control + '_ {
-        let phase = match (self.restart, phase) {
-            (Some(start), Phase::Fit { .. }) => Phase::Restart { start },
+        let phase = match (self.fit_reported_as, phase) {
+            (Some(as_phase), Phase::Fit { .. }) => as_phase,
             _ => phase,
         };
         move |it: &IterInfo| {

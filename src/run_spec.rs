@@ -183,6 +183,7 @@ pub const GENERAL_OPTIONS: &[&str] = &[
     "lengthscale_start",
     "positive",
     "no_collapse_restart",
+    "single_start",
 ];
 
 /// Every option a run can carry. Keys a method does not read are rejected when the
@@ -318,6 +319,15 @@ pub struct MethodOptions {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_collapse_restart: bool,
+    /// Any method fitted by L-BFGS from σ0², ℓ, σ² (not svgp, rvm, nystrom, greedy
+    /// without --adapt): fit once, from the start of docs/methods.md §0.4. By default a
+    /// second fit starts from σ0², ℓ, σ² of a full GP fitted on min(n, 1000) random
+    /// training points (the best of six starts) and the end with the lower objective is
+    /// kept (not with --validation, --init-lengthscales-from-subset or
+    /// --hyper-from-subset, which choose the start themselves).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub single_start: bool,
     /// svgp: points per minibatch B (default min(n, 256)); each step's ELBO estimate is
     /// n/B times the batch's sum.
     #[arg(long)]
@@ -1070,6 +1080,9 @@ impl RunSpec {
         if o.no_collapse_restart {
             tag("nocr".into());
         }
+        if o.single_start {
+            tag("single".into());
+        }
         if let Some(z) = o.inducing_init.filter(|z| *z != DEFAULT_INDUCING_INIT) {
             tag(format!("z{}", z.name()));
         }
@@ -1155,6 +1168,7 @@ mod tests {
                 "lengthscale_start",
                 "positive",
                 "no_collapse_restart",
+                "single_start",
                 "batch",
                 "epochs",
                 "optimizer",

@@ -143,6 +143,7 @@ pub fn fit(data: &LoadSpec, spec: &ValidRunSpec, ctx: &RunContext) -> Result<Str
         train_seconds,
         n_train: n,
         collapse_restart: None,
+        second_start: None,
     });
     let predictor = Predictor::from_posterior(method, fitted.clone(), posterior, None);
     let mut test_n = 0;

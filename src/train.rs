@@ -11,7 +11,7 @@ use crate::likelihood::Posterior;
 use crate::methods::{self, Method, ValidRunSpec};
 use crate::metrics::{self, TestMetrics};
 use crate::model_file::{
-    CollapseRestart, FitInfo, Hyper, ModelFile, Standardize, raw_scale_offset,
+    CollapseRestart, FitInfo, Hyper, ModelFile, SecondStart, Standardize, raw_scale_offset,
 };
 use crate::optim::Stop;
 use crate::results::ValidationPoint;
@@ -344,6 +344,8 @@ impl Validator<'_> {
 /// The stream ([`restart_seed`]'s k) of a collapsed fit's restart: its subset and the
 /// method's draws, apart from those of `--restarts`' starts.
 const COLLAPSE_STREAM: usize = usize::MAX;
+/// The stream of the second start of a default fit (docs/methods.md §0.4).
+const SECOND_STREAM: usize = usize::MAX - 1;
 
 fn restart_seed(seed: u64, k: usize) -> u64 {
     // splitmix64 of (seed, k): unrelated streams for neighbouring seeds and starts
@@ -548,6 +550,25 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
             seconds: started.elapsed().as_secs_f64(),
         }))
     };
+    // σ0², ℓ, σ² of a full GP fitted on a subset (the best of six starts; docs/methods.md
+    // §0.4), its draws from `rng`: where the second start and the collapse restart begin.
+    let hyper_from_subset_starts = |rng: &mut ChaCha8Rng| {
+        ctx.enter(Phase::SubsetInit);
+        methods::exact::hyper_from_subset_starts(
+            &td,
+            td.y.len().min(methods::start::COLLAPSE_SUBSET),
+            opts.kernel.unwrap_or_default(),
+            methods::start::SUBSET_ITERS,
+            ctx,
+            rng,
+        )
+    };
+    let mut second_rng = ChaCha8Rng::seed_from_u64(restart_seed(spec.seed, SECOND_STREAM));
+    let second = if spec.runs_second_start() {
+        Some(hyper_from_subset_starts(&mut second_rng)?)
+    } else {
+        None
+    };
     let (mut fitted, mut outcome) = match opts.restarts.unwrap_or(1) {
         k if k > 1 => {
             // K seeded starts, a short fit each; the best (by its objective at the end
@@ -607,21 +628,42 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
     if outcome.stop == Stop::Cancelled {
         return Err(cancelled(outcome));
     }
-    // A fit that ends as the constant predictor runs again from a start fitted on a
-    // subset; the end with the better objective is kept (docs/methods.md §0.4). Not with
-    // --validation, whose scores (and early stopping's choice) follow one fit.
+    // By default a second fit starts from a subset fit and the lower objective is kept:
+    // from the §0.4 start alone an optimiser can settle in a poor basin (a relevant input
+    // switched off, or the constant predictor) that the fitted start avoids, and the other
+    // way round (docs/results/starts.md). Its draws come from a stream of their own, so
+    // the first fit is the one-start fit bit for bit; its start comes first (progress
+    // reads subset init, fit, second start).
+    let mut second_start = None;
     let mut collapse_restart = None;
-    if fitted.hyper.collapsed().is_some() && !opts.no_collapse_restart && validator.is_none() {
+    if let Some((hyper, subset_start)) = second {
+        let mut rng_s = second_rng;
+        let model = start_from(Some(hyper), &mut rng_s, ctx)?;
+        let sctx = ctx.second_start();
+        sctx.enter(Phase::SecondStart);
+        let (m, out) = method.fit(model, &td, spec, &sctx)?;
+        if out.stop == Stop::Cancelled {
+            return Err(cancelled(out));
+        }
+        let kept_second = out.f < outcome.f;
+        second_start = Some(SecondStart {
+            first_nlml: outcome.f + offset,
+            second_nlml: out.f + offset,
+            subset_start,
+            kept_second,
+        });
+        let evaluations = outcome.evaluations + out.evaluations;
+        if kept_second {
+            fitted = m;
+            outcome = out;
+        }
+        outcome.evaluations = evaluations;
+    } else if fitted.hyper.collapsed().is_some() && !opts.no_collapse_restart && validator.is_none()
+    {
+        // A fit from one start that ends as the constant predictor runs again from a
+        // subset fit; the end with the better objective is kept.
         let mut rng_c = ChaCha8Rng::seed_from_u64(restart_seed(spec.seed, COLLAPSE_STREAM));
-        ctx.enter(Phase::SubsetInit);
-        let (hyper, subset_start) = methods::exact::hyper_from_subset_starts(
-            &td,
-            td.y.len().min(methods::start::COLLAPSE_SUBSET),
-            opts.kernel.unwrap_or_default(),
-            methods::start::SUBSET_ITERS,
-            ctx,
-            &mut rng_c,
-        )?;
+        let (hyper, subset_start) = hyper_from_subset_starts(&mut rng_c)?;
         let model = start_from(Some(hyper), &mut rng_c, ctx)?;
         fit_ctx.enter(Phase::Fit { stage: 0 });
         let (m, out) = method.fit(model, &td, spec, fit_ctx)?;
@@ -635,13 +677,12 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
             subset_start: Some(subset_start),
             kept_restart,
         });
+        let evaluations = outcome.evaluations + out.evaluations;
         if kept_restart {
-            let evaluations = outcome.evaluations + out.evaluations;
             fitted = m;
-            outcome = crate::optim::Outcome { evaluations, ..out };
-        } else {
-            outcome.evaluations += out.evaluations;
+            outcome = out;
         }
+        outcome.evaluations = evaluations;
     }
     let (validation, best_iteration) = match validator {
         Some(v) => {
@@ -668,6 +709,7 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
         train_seconds,
         n_train: td.y.len(),
         collapse_restart,
+        second_start,
     });
     let predictor = Predictor {
         method,

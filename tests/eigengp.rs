@@ -496,10 +496,11 @@ fn sequential_schedule_learns_weights_within_one_budget() {
             seed: 2,
             iters: 60,
             standardize: false,
+            // one start: the schedule's reports are the subject
             options: if rounds > 0 {
-                options(&format!("rounds = {rounds}"))
+                options(&format!("rounds = {rounds}\nsingle_start = true"))
             } else {
-                Default::default()
+                options("single_start = true")
             },
         };
         let (r, iters) = fit(&ds, &spec);

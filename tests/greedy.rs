@@ -449,7 +449,11 @@ fn fits_store_the_basis_in_selection_order_and_predict_from_the_file_alone() {
 fn adaptation_alternates_selection_and_hyperparameter_fits() {
     let (data, test) = (toy_data(150, 2, 8), toy_data(40, 2, 9));
     let ds = dataset(&data, &test);
-    let (r, seen) = fit(&ds, &spec(10, "select = \"info\"\nadapt = 2"));
+    // one start: the schedule's reports are the subject
+    let (r, seen) = fit(
+        &ds,
+        &spec(10, "select = \"info\"\nadapt = 2\nsingle_start = true"),
+    );
     let r = r.expect("fits");
     let g = r
         .model

@@ -212,6 +212,7 @@ fn events_arrive_in_order() {
                     sgpw::run_spec::Stage::Hyper,
                     sgpw::run_spec::Stage::Points,
                 ]),
+                single_start: true,
                 ..Default::default()
             },
             n,
@@ -244,8 +245,9 @@ fn events_arrive_in_order() {
         Phase::SubsetInit => 0,
         Phase::Restart { .. } => 1,
         Phase::Fit { .. } => 1,
-        Phase::Posterior => 2,
-        Phase::Scoring => 3,
+        Phase::SecondStart => 2,
+        Phase::Posterior => 3,
+        Phase::Scoring => 4,
     };
     for (id, events) in log.iter().enumerate() {
         assert!(
@@ -287,7 +289,30 @@ fn events_arrive_in_order() {
             (0..fit_iters.len()).collect::<Vec<_>>(),
             "run {id}"
         );
-        assert_eq!(fit_iters.len(), result.iterations + 1, "run {id}");
+        // the second start's iterations, 0, 1, 2, … too; the kept fit's are the result's
+        let second_iters: Vec<usize> = progress
+            .iter()
+            .filter(|(p, _, v)| *p == Phase::SecondStart && v.is_some())
+            .map(|(_, i, _)| *i)
+            .collect();
+        assert_eq!(
+            second_iters,
+            (0..second_iters.len()).collect::<Vec<_>>(),
+            "run {id}"
+        );
+        // runs 1 and 3 (vfe, the exact GP) have the default second start
+        assert_eq!(second_iters.is_empty(), id == 0 || id == 2, "run {id}");
+        let second = result
+            .model
+            .as_ref()
+            .and_then(|m| m.fit.as_ref())
+            .and_then(|f| f.second_start.as_ref());
+        let kept = if second.is_some_and(|s| s.kept_second) {
+            &second_iters
+        } else {
+            &fit_iters
+        };
+        assert_eq!(kept.len(), result.iterations + 1, "run {id}");
         assert_eq!(result.trace.len(), result.iterations + 1, "run {id}");
         if id == 0 {
             assert!(progress.iter().any(|(p, ..)| *p == Phase::SubsetInit));

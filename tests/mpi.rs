@@ -207,6 +207,8 @@ fn fit_args(file: &str, method: &str, m: usize, iters: usize, model: &Path) -> V
         "--iters".into(),
         iters.to_string(),
     ]);
+    // one start: a distributed fit has no second start (docs/methods.md §0.4)
+    args.push("--single-start".into());
     args.extend(["--json".into(), "--save-model".into()]);
     args.push(model.to_str().expect("utf-8").into());
     args

@@ -414,7 +414,8 @@ fn fits_run_and_options_are_checked() {
     let s = spectrum::unscaled_points(&psds.model).expect("points");
     assert!((s - psds_points(8, 2)).abs().max() < 1e-12);
 
-    let staged = options("stages = [\"hyper\", \"points\"]");
+    // one start, so that the reports are one fit's
+    let staged = options("stages = [\"hyper\", \"points\"]\nsingle_start = true");
     let (ssgp, seen) = run("ssgp", staged);
     let ssgp = ssgp.expect("staged ssgp fits");
     assert!(ssgp.iterations <= 40);
@@ -430,7 +431,8 @@ fn fits_run_and_options_are_checked() {
     );
 
     // stage "points" alone keeps the hyperparameters; "hyper" alone keeps the points
-    let only = |stage: &str| options(&format!("stages = [\"{stage}\"]"));
+    // (from the §0.4 start alone: --single-start)
+    let only = |stage: &str| options(&format!("stages = [\"{stage}\"]\nsingle_start = true"));
     let hyp = run("ssgp", only("hyper")).0.expect("fits").model;
     let s = spectrum::unscaled_points(&hyp).expect("points");
     assert!((s - psds_points(8, 2)).abs().max() < 1e-12);

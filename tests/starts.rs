@@ -229,10 +229,11 @@ fn write_many_inputs_csv(path: &Path) {
     }
 }
 
-/// A fit that collapses is restarted from a full GP fitted on a subset and ends with the
-/// signal found: not flagged, a better objective than the collapsed end, the restart
-/// said in the text, the JSON and the saved model; `--no-collapse-restart` hands back
-/// the collapsed fit, flagged.
+/// A fit from one start (`--single-start`) that collapses is restarted from a full GP
+/// fitted on a subset and ends with the signal found: not flagged, a better objective
+/// than the collapsed end, the restart said in the text, the JSON and the saved model;
+/// `--no-collapse-restart` hands back the collapsed fit, flagged. By default the second
+/// start does the same: the collapsed first end is beaten and recorded.
 #[test]
 fn a_collapsed_fit_is_restarted_and_ends_with_the_signal() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -250,13 +251,14 @@ fn a_collapsed_fit_is_restarted_and_ends_with_the_signal() {
         args.push("--json");
         serde_json::from_str(&stdout(&sgpw(&args))).expect("JSON")
     };
-    let off = fit(&["--no-collapse-restart"]);
+    let off = fit(&["--single-start", "--no-collapse-restart"]);
     assert_eq!(off["collapsed"], true, "{off}");
     assert!(off["collapse_restart"].is_null(), "{off}");
     assert!(off["nmse"].as_f64().expect("nmse") > 0.99, "{off}");
 
-    let on = fit(&["--save-model", &model]);
+    let on = fit(&["--single-start", "--save-model", &model]);
     assert_eq!(on["collapsed"], false, "{on}");
+    assert!(on["second_start"].is_null(), "{on}");
     let record = &on["collapse_restart"];
     assert_eq!(record["kept_restart"], true, "{on}");
     assert_eq!(record["collapsed_nlml"], off["nlml"], "{on}\n{off}");
@@ -271,9 +273,27 @@ fn a_collapsed_fit_is_restarted_and_ends_with_the_signal() {
         "{text}"
     );
 
-    let out = stdout(&sgpw(&base));
+    let mut single = base.to_vec();
+    single.push("--single-start");
+    let out = stdout(&sgpw(&single));
     assert!(
         out.contains("restart     the first fit collapsed") && !out.contains("warning"),
+        "{out}"
+    );
+
+    // the default: the first start's end is the collapsed one, the second start's wins
+    let two = fit(&[]);
+    assert_eq!(two["collapsed"], false, "{two}");
+    assert!(two["collapse_restart"].is_null(), "{two}");
+    let record = &two["second_start"];
+    assert_eq!(record["kept_second"], true, "{two}");
+    assert_eq!(record["first_nlml"], off["nlml"], "{two}\n{off}");
+    assert_eq!(record["second_nlml"], two["nlml"], "{two}");
+    assert!(two["nmse"].as_f64().expect("nmse") < 0.1, "{two}");
+    let out = stdout(&sgpw(&base));
+    assert!(
+        out.contains("starts      two; kept the subset-fitted start's end")
+            && !out.contains("warning"),
         "{out}"
     );
 }

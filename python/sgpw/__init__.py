@@ -90,8 +90,10 @@ def fit(
     MNLP). Constant input columns are dropped with a warning, as the command line drops
     them. The fit runs with the GIL released on ``threads`` threads (None: every core;
     1: one); Ctrl-C raises KeyboardInterrupt. ``callback(iteration, objective)`` is
-    called for each iteration of the fit (objective on the raw target scale); an
-    exception from it stops the fit and is raised.
+    called for each iteration of the fit (objective on the raw target scale), and with
+    the default two starts for each iteration of the second start's fit after it,
+    numbered from 0 again (``model.second_start`` says which was kept); an exception
+    from it stops the fit and is raised.
     """
     names = _columns(X)
     X = _matrix(X, "X")
@@ -202,7 +204,8 @@ class Model:
     @property
     def info(self):
         """Everything the fit reported: iterations, evaluations, stop, train_seconds,
-        jitter, collapsed, nmse, mnlp, mse, constant_mnlp, validation, notes, …"""
+        jitter, collapsed, second_start, nmse, mnlp, mse, constant_mnlp, validation,
+        notes, …"""
         return dict(self._info)
 
     def __getattr__(self, name):

@@ -190,7 +190,8 @@ pub fn from_toml(
 /// the command line's parser of the run declaration and checked with its messages
 /// before the data, the arrays then checked as a loaded file is, and the fit run by
 /// `train::fit` with the GIL released. `callback(iteration, objective)` sees every
-/// iteration of the main fit (objective on the raw target scale, as the trace).
+/// iteration of the main fit (objective on the raw target scale, as the trace), and then
+/// of the second start's fit (numbered from 0 again).
 #[pyfunction]
 #[pyo3(signature = (x, y, x_test, y_test, feature_names, options, threads=None, callback=None))]
 #[allow(clippy::too_many_arguments)]
@@ -244,7 +245,7 @@ pub fn fit<'py>(
         },
         |tx| {
             let sink = |p: &Progress| {
-                if let (true, Phase::Fit { .. }, Some(v), None) =
+                if let (true, Phase::Fit { .. } | Phase::SecondStart, Some(v), None) =
                     (report, p.phase, p.nlml, p.validation)
                 {
                     let _ = tx.send((p.iteration, v));
@@ -271,6 +272,23 @@ pub fn fit<'py>(
     info.set_item("train_seconds", result.train_seconds)?;
     info.set_item("jitter", result.jitter)?;
     info.set_item("collapsed", result.model.hyper.collapsed().is_some())?;
+    let second = match result
+        .model
+        .fit
+        .as_ref()
+        .and_then(|f| f.second_start.as_ref())
+    {
+        Some(s) => {
+            let d = PyDict::new(py);
+            d.set_item("first_nlml", s.first_nlml)?;
+            d.set_item("second_nlml", s.second_nlml)?;
+            d.set_item("subset_start", &s.subset_start)?;
+            d.set_item("kept_second", s.kept_second)?;
+            Some(d)
+        }
+        None => None,
+    };
+    info.set_item("second_start", second)?;
     info.set_item("n_train", data.n_train())?;
     info.set_item("n_test", data.n_test())?;
     info.set_item("nmse", test.and_then(|t| t.nmse))?;

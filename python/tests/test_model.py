@@ -112,9 +112,25 @@ def test_dataframes_name_the_inputs_and_constant_columns_are_dropped(data):
 def test_callback_sees_every_iteration_and_can_stop_the_fit(data):
     X, y = data
     seen = []
-    model = sgpw.fit(X, y, method="vfe", m=10, iterations=30, callback=lambda i, f: seen.append((i, f)))
+    model = sgpw.fit(
+        X, y, method="vfe", m=10, iterations=30, single_start=True,
+        callback=lambda i, f: seen.append((i, f)),
+    )
     assert [i for i, _ in seen] == list(range(len(seen)))
     assert [f for _, f in seen] == list(model.trace)
+    assert model.second_start is None
+
+    # two starts (the default): each fit numbered from 0; the kept one is the trace
+    seen = []
+    model = sgpw.fit(X, y, method="vfe", m=10, iterations=30, callback=lambda i, f: seen.append((i, f)))
+    second = [k for k, (i, _) in enumerate(seen) if i == 0][1]
+    first, then = seen[:second], seen[second:]
+    for part in (first, then):
+        assert [i for i, _ in part] == list(range(len(part)))
+    kept = then if model.second_start["kept_second"] else first
+    assert [f for _, f in kept] == list(model.trace)
+    best = min(model.second_start["first_nlml"], model.second_start["second_nlml"])
+    assert abs(best - model.nlml) <= 1e-9 * abs(model.nlml)
 
     class Stop(Exception):
         pass

@@ -222,6 +222,7 @@ fn report(
             "jitter": r.jitter,
             "collapsed": r.model.hyper.collapsed().is_some(),
             "collapse_restart": r.model.fit.as_ref().and_then(|f| f.collapse_restart.as_ref()),
+            "second_start": r.model.fit.as_ref().and_then(|f| f.second_start.as_ref()),
             "notes": data.notes,
         }))?;
     } else {
@@ -271,6 +272,9 @@ fn report(
             .and_then(|f| f.collapse_restart.as_ref())
         {
             crate::outln!("restart     {}", c.note())?;
+        }
+        if let Some(c) = r.model.fit.as_ref().and_then(|f| f.second_start.as_ref()) {
+            crate::outln!("starts      {}", c.note())?;
         }
         if let Some(note) = r.model.hyper.collapse_note() {
             crate::outln!("warning     {note}")?;

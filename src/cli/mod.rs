@@ -57,7 +57,7 @@ pub enum Command {
     Run(run_session::RunArgs),
     /// Fold the shard files of `sgpw run --shard` into their session.
     Merge(run_session::MergeArgs),
-    /// Rewrite session files as schema version 3 (older defaults made explicit, NLML scales recorded).
+    /// Rewrite session files as schema version 4 (older defaults made explicit, NLML scales recorded).
     Migrate(run_session::MigrateArgs),
     /// Print a session's results as Markdown tables (NMSE / MNLP per method and m), or
     /// one record per run as CSV or JSON.

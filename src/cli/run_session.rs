@@ -169,7 +169,7 @@ pub fn merge(args: MergeArgs) -> Result<()> {
 
 #[derive(Args)]
 pub struct MigrateArgs {
-    /// Session files to rewrite as schema version 3 (in place, atomically): what an older
+    /// Session files to rewrite as schema version 4 (in place, atomically): what an older
     /// file left to its version's defaults is written out (noise_floor = 0 where a run
     /// had no floor, standardize and label of version 1), so every run keeps its meaning.
     #[arg(required = true)]
@@ -191,7 +191,7 @@ pub enum StoredScale {
     Raw,
 }
 
-/// `sgpw migrate`: rewrite sessions as schema version 3 — older versions' defaults
+/// `sgpw migrate`: rewrite sessions as schema version 4 — older versions' defaults
 /// (no noise floor; version 1: standardize = false, label = the method) made explicit,
 /// the NLML scale of every result recorded.
 pub fn migrate(args: MigrateArgs) -> Result<()> {

@@ -1057,6 +1057,9 @@ impl Method for Greedy {
     fn aliases(&self) -> &'static [&'static str] {
         &["matching-pursuit"]
     }
+    fn second_start(&self, options: &MethodOptions) -> bool {
+        options.adapt.is_some()
+    }
     fn summary(&self) -> &'static str {
         "greedy basis selection for DTC (Keerthi & Chu, NIPS 2005): m = d_max training points \
          chosen one at a time by --select rand|info|kappa|dmax|sb (default dmax) at fixed \

@@ -103,6 +103,10 @@ pub trait Family: Send + Sync + 'static {
     fn init_uses_seed(&self, _options: &MethodOptions) -> bool {
         true
     }
+    /// Whether a fit also runs from a start fitted on a subset ([`Method::second_start`]).
+    fn second_start(&self, _options: &MethodOptions) -> bool {
+        true
+    }
     /// What the seed does in `init` ([`Method::seed_help`]).
     fn seed_help(&self) -> &'static str {
         "the initialisation draws from the seed"
@@ -702,6 +706,9 @@ impl<F: Family> Method for LowRankMethod<F> {
     }
     fn init_uses_seed(&self, options: &MethodOptions) -> bool {
         self.family.init_uses_seed(options)
+    }
+    fn second_start(&self, options: &MethodOptions) -> bool {
+        self.family.second_start(options)
     }
     fn seed_help(&self) -> &'static str {
         self.family.seed_help()

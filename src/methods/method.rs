@@ -107,6 +107,14 @@ pub trait Method: Send + Sync {
     fn init_uses_seed(&self, _options: &MethodOptions) -> bool {
         true
     }
+    /// Whether a fit of this method also runs from a start fitted on a subset unless
+    /// `--single-start` (docs/methods.md §0.4): true for the methods that fit σ0², ℓ, σ²
+    /// by L-BFGS from the start they are given; false where the kernel comes from a
+    /// subset fit of the method's own (rvm, nystrom, greedy without --adapt) or the
+    /// training is stochastic (svgp).
+    fn second_start(&self, _options: &MethodOptions) -> bool {
+        true
+    }
     /// What the seed does in this method's initialisation, for `--help` and the app.
     fn seed_help(&self) -> &'static str {
         "the initialisation draws from the seed"

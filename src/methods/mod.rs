@@ -119,7 +119,25 @@ impl RunSpec {
         if o.restarts.is_some_and(|k| k > 1) {
             uses.push("restarts");
         }
+        if self.runs_second_start() {
+            uses.push("second start");
+        }
         uses
+    }
+
+    /// Whether the fit runs a second time from σ0², ℓ, σ² of a full GP fitted on a
+    /// subset and keeps the lower objective (docs/methods.md §0.4): by default, for the
+    /// methods that fit those by L-BFGS ([`Method::second_start`]); not with
+    /// `single_start`, nor where the run chose its start itself
+    /// (`init_lengthscales_from_subset`, `hyper_from_subset`), nor with `validation`,
+    /// whose scores follow one fit.
+    pub fn runs_second_start(&self) -> bool {
+        let o = &self.options;
+        !o.single_start
+            && o.validation.is_none()
+            && o.init_lengthscales_from_subset.is_none()
+            && o.hyper_from_subset.is_none()
+            && get(&self.method).is_ok_and(|m| m.second_start(o))
     }
 
     /// Whether the result of this run can depend on its seed ([`RunSpec::seed_uses`]).

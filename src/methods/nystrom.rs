@@ -53,6 +53,9 @@ impl Nystrom {
 }
 
 impl Method for Nystrom {
+    fn second_start(&self, _options: &crate::run_spec::MethodOptions) -> bool {
+        self.optimise
+    }
     fn seed_help(&self) -> &'static str {
         "the basis points are k-means centres from a seeded start (nystrom also fits its \
          hyperparameters on a random subset)"

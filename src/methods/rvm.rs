@@ -109,6 +109,9 @@ fn precisions(r: &Relevance) -> Vec<f64> {
 impl Family for RelevanceVectors {
     type Extra = ();
 
+    fn second_start(&self, _options: &MethodOptions) -> bool {
+        false
+    }
     fn seed_help(&self) -> &'static str {
         "the random subset of the full GP that sets σ0², ℓ, σ² (the fast algorithm \
          itself draws nothing)"

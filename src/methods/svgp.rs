@@ -723,6 +723,9 @@ impl Method for Svgp {
             caption: "inducing points".into(),
         })
     }
+    fn second_start(&self, _options: &MethodOptions) -> bool {
+        false
+    }
     fn seed_help(&self) -> &'static str {
         "the inducing inputs start at m training inputs (or k-means centres) chosen with the \
          seed, and the seed shuffles the minibatches"

@@ -20,18 +20,20 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
-/// Version 3 (this one): a run entry's settings have the defaults of [`RunEntry`] —
+/// Version 4 (this one): a run entry's settings have the defaults of [`RunEntry`] —
 /// the ones of the command line and the app — a missing `noise_floor` included (the
-/// default floor). Version 2 records every run's `standardize` and `label` and the
+/// default floor), and a missing `single_start` means the default second start from a
+/// subset fit (docs/methods.md §0.4). Version 3 had the same defaults but fitted from one
+/// start: its runs read as `single_start = true`. Version 2 records every run's `standardize` and `label` and the
 /// scale of every stored NLML, and a run without `noise_floor` there has none. Version
 /// 1 files have `standardize = false` and label = the method as defaults. Older files
 /// are read with their own meaning made explicit (`noise_floor = 0` where they had
-/// none, and so on), so they replay unchanged, and are written back as version 3
+/// none, and so on), so they replay unchanged, and are written back as version 4
 /// (`sgpw migrate` does it in place).
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// A session: data sets, run entries and results. Read with [`Session::read`] /
-/// [`Session::parse`] (which know schema versions 1 to 3) and written as version 3.
+/// [`Session::parse`] (which know schema versions 1 to 4) and written as version 4.
 #[derive(Clone, Debug)]
 pub struct Session {
     pub schema_version: u32,
@@ -69,7 +71,7 @@ struct VersionOnly {
 }
 
 /// What an older file left out of its run entries (read beside [`SessionFile`], any
-/// other key ignored): the settings whose default was another before version 3.
+/// other key ignored): the settings whose default was another before version 4.
 #[derive(Deserialize)]
 struct LegacyFile {
     #[serde(default)]
@@ -84,7 +86,7 @@ struct LegacyRun {
     label: Option<String>,
 }
 
-/// How a session is written: version 3, every run's label explicit.
+/// How a session is written: version 4, every run's label explicit.
 #[derive(Serialize)]
 struct SessionOut<'a> {
     schema_version: u32,
@@ -146,8 +148,8 @@ impl RunEntry {
 
 /// A run entry of an older schema with that schema's meaning made explicit: version 1
 /// had raw runs and label = the method without the keys, versions 1 and 2 no noise
-/// floor without `noise_floor`. The label is settled first, by the rule of its own
-/// version, so a result stored under it keeps its key.
+/// floor without `noise_floor`, versions 1 to 3 one start. The label is settled first,
+/// by the rule of its own version, so a result stored under it keeps its key.
 fn legacy_defaults(entry: &mut RunEntry, old: &LegacyRun, version: u32) {
     if version == 1 && old.standardize.is_none() {
         entry.standardize = false;
@@ -158,14 +160,17 @@ fn legacy_defaults(entry: &mut RunEntry, old: &LegacyRun, version: u32) {
         } else {
             // version 2 tagged only a floor above 0 other than the default
             let mut as_then = entry.clone();
-            if as_then.options.noise_floor.is_some_and(|f| f <= 0.0) {
+            if version == 2 && as_then.options.noise_floor.is_some_and(|f| f <= 0.0) {
                 as_then.options.noise_floor = None;
             }
             as_then.label()
         });
     }
-    if entry.options.noise_floor.is_none() {
+    if version <= 2 && entry.options.noise_floor.is_none() {
         entry.options.noise_floor = Some(0.0);
+    }
+    if crate::methods::get(&entry.method).is_ok_and(|m| m.second_start(&entry.options)) {
+        entry.options.single_start = true;
     }
 }
 
@@ -216,8 +221,8 @@ impl Session {
         ))
     }
 
-    /// Parse and validate (schema version 1 or 2; a version 1 file comes back as
-    /// version 2 with its defaults made explicit); errors name the line.
+    /// Parse and validate (schema versions 1 to 4; an older file comes back as version 4
+    /// with its defaults made explicit); errors name the line.
     pub fn parse(text: &str) -> std::result::Result<Session, String> {
         let version = toml::from_str::<VersionOnly>(text)
             .map_err(|e| toml_error(text, &e))?
@@ -615,6 +620,13 @@ m = [5]
             (crate::run_spec::DEFAULT_ITERATIONS, true, &[1u64][..], None)
         );
         assert_eq!(r.label(), "fitc-std");
+        // version 3 fitted from one start: read with that made explicit, same label
+        assert!(r.options.single_start);
+        let v4 = Session::parse(&V3.replace("schema_version = 3", "schema_version = 4"))
+            .expect("parses");
+        let r4 = v4.runs[0].get_ref();
+        assert!(!r4.options.single_start && r4.spec(5, 1).runs_second_start());
+        assert_eq!(r4.label(), "fitc-std");
         let v2 = Session::parse(&V3.replace("schema_version = 3", "schema_version = 2"))
             .expect("parses");
         let r = v2.runs[0].get_ref();
@@ -623,7 +635,7 @@ m = [5]
             (Some(0.0), "fitc-std".into())
         );
         let text = v2.to_toml().expect("writes");
-        assert!(text.contains("schema_version = 3") && text.contains("noise_floor = 0.0"));
+        assert!(text.contains("schema_version = 4") && text.contains("noise_floor = 0.0"));
         let again = Session::parse(&text).expect("reparses");
         assert_eq!(again.all_runs(), v2.all_runs());
         // version 1: raw, label = the method, no floor

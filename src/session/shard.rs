@@ -106,7 +106,7 @@ impl ShardFile {
             return Err(Error::file(
                 path,
                 format!(
-                    "schema_version {} is not supported (this sgpw reads 1 and {SCHEMA_VERSION})",
+                    "schema_version {} is not supported (this sgpw reads 1 to {SCHEMA_VERSION})",
                     f.schema_version
                 ),
             ));

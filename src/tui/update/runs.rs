@@ -106,6 +106,8 @@ impl App {
                 };
                 let restarted = if result.collapse_restart().is_some() {
                     " · restarted after collapsing (from a full GP fitted on a subset)"
+                } else if result.second_start().is_some_and(|s| s.kept_second) {
+                    " · kept the start fitted on a subset"
                 } else {
                     ""
                 };

@@ -319,6 +319,45 @@ fn runs_and_datasets_panes() {
 }
 
 #[test]
+fn a_run_in_its_subset_pre_fit_shows_no_nlml_yet() {
+    let session = Session::parse(SESSION).expect("fixture session parses");
+    let (mut app, _) = App::new(PathBuf::from("/nowhere/pre-fit.toml"), session, colour());
+    app.update(Event::DataLoaded {
+        name: "toy".into(),
+        epoch: 1,
+        result: Ok(toy()),
+    });
+    app.run_cursor = 6;
+    let e = app.update(key(KeyCode::Enter));
+    let id = match &e[..] {
+        [Effect::Submit { id, .. }, ..] => *id,
+        other => panic!("expected a submit, got {other:?}"),
+    };
+    app.update(Event::Job(sgpw::jobs::JobEvent::Started { id }));
+    // the subset fit's objective is not the run's evidence, so the row has none to show
+    app.update(Event::Job(sgpw::jobs::JobEvent::Progress {
+        id,
+        phase: sgpw::run_context::Phase::SubsetInit,
+        iteration: 3,
+        nlml: Some(812.5),
+        validation: None,
+        elapsed: 0.4,
+    }));
+    app.update(Event::Resize(80, 24));
+    let b = render(&app, (80, 24));
+    let l = lines(&b);
+    let row = l
+        .iter()
+        .find(|x| x.contains("init") && x.contains("0.4s"))
+        .unwrap_or_else(|| panic!("{}", screen(&b)));
+    assert!(
+        !row.contains("NaN") && !row.contains("812"),
+        "{}",
+        screen(&b)
+    );
+}
+
+#[test]
 fn failed_data_set_shows_its_error_in_the_pane() {
     let mut app = fixture(colour());
     app.update(key(KeyCode::Tab));

@@ -54,7 +54,12 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
                 _,
             ) => (
                 iteration.to_string(),
-                fmt_opt(Some(*nlml), 2),
+                // NaN until the main fit reports (a subset pre-fit is not its evidence)
+                if nlml.is_nan() {
+                    String::new()
+                } else {
+                    fmt_opt(Some(*nlml), 2)
+                },
                 format!("{elapsed:.1}s"),
             ),
             (Activity::Idle, Some(r)) if status != RunStatus::NotRun => (

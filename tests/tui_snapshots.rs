@@ -158,12 +158,7 @@ fn fixture(theme: Theme) -> App {
     app.run_cursor = 1;
     // A running and a queued run, through the real transition.
     app.run_cursor = 6;
-    let e = app.update(key(KeyCode::Enter));
-    let id = match &e[..] {
-        [Effect::Submit { id, .. }, ..] => *id,
-        other => panic!("expected a submit, got {other:?}"),
-    };
-    app.update(Event::Job(sgpw::jobs::JobEvent::Started { id }));
+    let id = start_selected(&mut app);
     for (i, v) in [90.0, 70.0, 61.0, 58.5].iter().enumerate() {
         app.update(Event::Job(sgpw::jobs::JobEvent::Progress {
             id,
@@ -179,6 +174,17 @@ fn fixture(theme: Theme) -> App {
     predict_now(&mut app);
     app.message = "snapshot fixture".into();
     app
+}
+
+/// Start the selected run (Enter) and let the pool report it started; its job id.
+fn start_selected(app: &mut App) -> sgpw::jobs::RunId {
+    let e = app.update(key(KeyCode::Enter));
+    let id = match &e[..] {
+        [Effect::Submit { id, .. }, ..] => *id,
+        other => panic!("expected a submit, got {other:?}"),
+    };
+    app.update(Event::Job(sgpw::jobs::JobEvent::Started { id }));
+    id
 }
 
 /// Compute the prediction the app asked for and hand it back, as the runtime would.
@@ -328,12 +334,7 @@ fn a_run_in_its_subset_pre_fit_shows_no_nlml_yet() {
         result: Ok(toy()),
     });
     app.run_cursor = 6;
-    let e = app.update(key(KeyCode::Enter));
-    let id = match &e[..] {
-        [Effect::Submit { id, .. }, ..] => *id,
-        other => panic!("expected a submit, got {other:?}"),
-    };
-    app.update(Event::Job(sgpw::jobs::JobEvent::Started { id }));
+    let id = start_selected(&mut app);
     // the subset fit's objective is not the run's evidence, so the row has none to show
     app.update(Event::Job(sgpw::jobs::JobEvent::Progress {
         id,

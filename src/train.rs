@@ -347,6 +347,23 @@ const COLLAPSE_STREAM: usize = usize::MAX;
 /// The stream of the second start of a default fit (docs/methods.md §0.4).
 const SECOND_STREAM: usize = usize::MAX - 1;
 
+/// Of a fit and another from a second start, keep the one whose objective ended lower
+/// (the evaluations of both count); true when the other is kept.
+fn keep_lower(
+    fitted: &mut ModelFile,
+    outcome: &mut crate::optim::Outcome,
+    (model, other): (ModelFile, crate::optim::Outcome),
+) -> bool {
+    let evaluations = outcome.evaluations + other.evaluations;
+    let kept_other = other.f < outcome.f;
+    if kept_other {
+        *fitted = model;
+        *outcome = other;
+    }
+    outcome.evaluations = evaluations;
+    kept_other
+}
+
 fn restart_seed(seed: u64, k: usize) -> u64 {
     // splitmix64 of (seed, k): unrelated streams for neighbouring seeds and starts
     let mut z = seed ^ (k as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
@@ -645,19 +662,13 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
         if out.stop == Stop::Cancelled {
             return Err(cancelled(out));
         }
-        let kept_second = out.f < outcome.f;
+        let (first_nlml, second_nlml) = (outcome.f + offset, out.f + offset);
         second_start = Some(SecondStart {
-            first_nlml: outcome.f + offset,
-            second_nlml: out.f + offset,
+            first_nlml,
+            second_nlml,
             subset_start,
-            kept_second,
+            kept_second: keep_lower(&mut fitted, &mut outcome, (m, out)),
         });
-        let evaluations = outcome.evaluations + out.evaluations;
-        if kept_second {
-            fitted = m;
-            outcome = out;
-        }
-        outcome.evaluations = evaluations;
     } else if fitted.hyper.collapsed().is_some() && !opts.no_collapse_restart && validator.is_none()
     {
         // A fit from one start that ends as the constant predictor runs again from a
@@ -670,19 +681,13 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
         if out.stop == Stop::Cancelled {
             return Err(cancelled(out));
         }
-        let kept_restart = out.f < outcome.f;
+        let (collapsed_nlml, collapsed_iterations) = (outcome.f + offset, outcome.iterations);
         collapse_restart = Some(CollapseRestart {
-            collapsed_nlml: outcome.f + offset,
-            collapsed_iterations: outcome.iterations,
+            collapsed_nlml,
+            collapsed_iterations,
             subset_start: Some(subset_start),
-            kept_restart,
+            kept_restart: keep_lower(&mut fitted, &mut outcome, (m, out)),
         });
-        let evaluations = outcome.evaluations + out.evaluations;
-        if kept_restart {
-            fitted = m;
-            outcome = out;
-        }
-        outcome.evaluations = evaluations;
     }
     let (validation, best_iteration) = match validator {
         Some(v) => {

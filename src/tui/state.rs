@@ -38,7 +38,9 @@ pub enum Activity {
     Running {
         phase: Phase,
         iteration: usize,
-        nlml: f64,
+        /// The main fit's last objective; none before it reports (a subset pre-fit's is
+        /// not the run's evidence).
+        nlml: Option<f64>,
         elapsed: f64,
     },
 }

@@ -19,7 +19,7 @@ impl App {
                     row.activity = Activity::Running {
                         phase: Phase::Fit { stage: 0 },
                         iteration: 0,
-                        nlml: f64::NAN,
+                        nlml: None,
                         elapsed: 0.0,
                     };
                 }
@@ -43,14 +43,14 @@ impl App {
                     }
                     let last = match row.activity {
                         Activity::Running { nlml, .. } => nlml,
-                        _ => f64::NAN,
+                        _ => None,
                     };
                     // the evidence curve is the main fit's; a subset pre-fit is not drawn
                     let fit_value = nlml.filter(|_| matches!(phase, Phase::Fit { .. }));
                     row.activity = Activity::Running {
                         phase,
                         iteration,
-                        nlml: fit_value.unwrap_or(last),
+                        nlml: fit_value.or(last),
                         elapsed,
                     };
                     if let Some(v) = fit_value {

@@ -54,12 +54,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
                 _,
             ) => (
                 iteration.to_string(),
-                // NaN until the main fit reports (a subset pre-fit is not its evidence)
-                if nlml.is_nan() {
-                    String::new()
-                } else {
-                    fmt_opt(Some(*nlml), 2)
-                },
+                nlml.map(|v| fmt_opt(Some(v), 2)).unwrap_or_default(),
                 format!("{elapsed:.1}s"),
             ),
             (Activity::Idle, Some(r)) if status != RunStatus::NotRun => (

@@ -150,25 +150,21 @@ impl RunResult {
     /// The record of a finished fit that collapsed and was restarted
     /// ([`crate::model_file::FitInfo::collapse_restart`]), None otherwise.
     pub fn collapse_restart(&self) -> Option<&crate::model_file::CollapseRestart> {
-        if self.status != Status::Done {
-            return None;
-        }
-        self.model
-            .as_ref()
-            .and_then(|m| m.fit.as_ref())
-            .and_then(|f| f.collapse_restart.as_ref())
+        self.done_fit()?.collapse_restart.as_ref()
     }
 
     /// The record of a finished fit's two starts
     /// ([`crate::model_file::FitInfo::second_start`]), None otherwise.
     pub fn second_start(&self) -> Option<&crate::model_file::SecondStart> {
+        self.done_fit()?.second_start.as_ref()
+    }
+
+    /// A finished run's fit record, None for any other status.
+    fn done_fit(&self) -> Option<&crate::model_file::FitInfo> {
         if self.status != Status::Done {
             return None;
         }
-        self.model
-            .as_ref()
-            .and_then(|m| m.fit.as_ref())
-            .and_then(|f| f.second_start.as_ref())
+        self.model.as_ref()?.fit.as_ref()
     }
 
     /// Whether the test predictions are worse than the constant predictor's: NMSE

@@ -231,29 +231,19 @@ pub(crate) fn exp_nonpositive(x: f64) -> f64 {
     if x < -708.0 { 0.0 } else { er * two_n }
 }
 
-/// One column of P = adj ∘ K into `pc`; adds it to the row sums and P·B (`pb`, na×D,
-/// one dimension after another, `bj` = point j of B) and returns its sum.
+/// One column of P = adj ∘ K into `pc`; adds it to the row sums and returns its sum.
 #[multiversion(targets = "simd")]
-fn contract_column(
-    pc: &mut [f64],
-    kc: &[f64],
-    ac: &[f64],
-    bj: &[f64],
-    row_sum: &mut [f64],
-    pb: &mut [f64],
-) -> f64 {
-    let na = pc.len();
+fn contract_column(pc: &mut [f64], kc: &[f64], ac: &[f64], row_sum: &mut [f64]) -> f64 {
     for ((p, kv), av) in pc.iter_mut().zip(kc).zip(ac) {
         *p = kv * av;
     }
     row_sum.iter_mut().zip(pc.iter()).for_each(|(r, p)| *r += p);
-    for (pbd, bjd) in pb.chunks_mut(na.max(1)).zip(bj) {
-        pbd.iter_mut()
-            .zip(pc.iter())
-            .for_each(|(s, p)| *s += p * bjd);
-    }
     crate::linalg::sum(pc)
 }
+
+/// Columns of P formed before their share of P·B is added as one product: a
+/// column at a time, the na×D sums were loaded and stored D times per column.
+const CONTRACT_BLOCK: usize = 64;
 
 impl KernelGrad {
     /// The shape gradients of two contractions added (Kuf's and Kuu's).
@@ -474,27 +464,34 @@ impl Kernel {
             crate::linalg::map_stripes(par, items, |(cols, cs, pta)| {
                 let mut row_sum = scratch.zeros(na);
                 let mut pb = scratch.zero_matrix(na, dim);
-                let mut pc = scratch.take(na);
-                let mut bj = scratch.take(dim);
-                for (c, j) in cols.enumerate() {
-                    bj.iter_mut().enumerate().for_each(|(d, v)| *v = b[(j, d)]);
-                    cs[c] = contract_column(
-                        &mut pc,
-                        &k.as_slice()[j * na..(j + 1) * na],
-                        &adj.as_slice()[j * na..(j + 1) * na],
-                        &bj,
-                        &mut row_sum,
-                        pb.as_mut_slice(),
-                    );
-                    if want_b {
-                        for d in 0..dim {
-                            pta[c * dim + d] =
-                                crate::linalg::dot(&pc, &a.as_slice()[d * na..(d + 1) * na]);
+                let mut block = scratch.take(na * CONTRACT_BLOCK.min(cols.len()));
+                let (first, end) = (cols.start, cols.end);
+                for j0 in cols.step_by(CONTRACT_BLOCK) {
+                    let w = CONTRACT_BLOCK.min(end - j0);
+                    let pblock = &mut block[..na * w];
+                    for i in 0..w {
+                        let (j, c) = (j0 + i, j0 + i - first);
+                        let pc = &mut pblock[i * na..(i + 1) * na];
+                        cs[c] = contract_column(
+                            pc,
+                            &k.as_slice()[j * na..(j + 1) * na],
+                            &adj.as_slice()[j * na..(j + 1) * na],
+                            &mut row_sum,
+                        );
+                        if want_b {
+                            for d in 0..dim {
+                                pta[c * dim + d] =
+                                    crate::linalg::dot(pc, &a.as_slice()[d * na..(d + 1) * na]);
+                            }
                         }
                     }
+                    crate::linalg::block_mul_add(
+                        crate::linalg::view_mut(&mut pb),
+                        crate::linalg::block(pblock, na),
+                        crate::linalg::view(b).subrows(j0, w),
+                    );
                 }
-                scratch.give(pc);
-                scratch.give(bj);
+                scratch.give(block);
                 (row_sum, pb)
             })
         };

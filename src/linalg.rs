@@ -363,6 +363,11 @@ pub fn block_mul(c: MatMut<'_, f64>, a: MatRef<'_, f64>, b: MatRef<'_, f64>) {
     matmul(c, Accum::Replace, a, b, 1.0, faer::Par::Seq);
 }
 
+/// C ← C + A·B on one thread.
+pub fn block_mul_add(c: MatMut<'_, f64>, a: MatRef<'_, f64>, b: MatRef<'_, f64>) {
+    matmul(c, Accum::Add, a, b, 1.0, faer::Par::Seq);
+}
+
 /// The lower triangle of C ← C + α·A·Bᵀ on one thread (the upper triangle is left
 /// alone: call `mirror_lower` once the sums are complete).
 pub fn block_add_nt_lower(

@@ -55,6 +55,11 @@ impl Scratch {
     /// A buffer of `len` values with unspecified contents: the smallest pooled buffer
     /// that holds them, or a new one.
     pub fn take(&self, len: usize) -> Vec<f64> {
+        if len == 0 {
+            // nothing to hold: a pooled buffer lent here would be zero-filled back to
+            // its whole length on `give` (megabytes, for an empty request)
+            return Vec::new();
+        }
         let found = self.buffers.lock().ok().and_then(|mut pool| {
             let best = pool
                 .iter()

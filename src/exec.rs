@@ -104,17 +104,23 @@ pub fn default_memory_budget() -> usize {
     memory_available() / DEFAULT_BUDGET_SHARE
 }
 
+/// A size in bytes as `--memory-budget` reads it. A type of its own, not a bare usize:
+/// the command line reads every usize flag as a whole number (`arg_values`), which
+/// had turned away every size with a unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemorySize(pub usize);
+
 /// A memory size as `--memory-budget` takes it: a number with a unit (K, M, G, T:
 /// powers of 1024, with an optional trailing B or iB; B alone for bytes), a share of
 /// the memory available (`25%`), or 0. Errors say what to give instead.
-pub fn parse_memory_size(text: &str) -> std::result::Result<usize, String> {
+pub fn parse_memory_size(text: &str) -> std::result::Result<MemorySize, String> {
     let t = text.trim();
     let hint = "give a size with a unit (512M, 4G, 1.5GiB), a share of the memory available \
                 (25%), or 0";
     if let Some(p) = t.strip_suffix('%') {
         return match p.trim().parse::<f64>() {
             Ok(v) if (0.0..=100.0).contains(&v) => {
-                Ok((memory_available() as f64 * v / 100.0) as usize)
+                Ok(MemorySize((memory_available() as f64 * v / 100.0) as usize))
             }
             _ => Err(format!("'{text}': a share must be between 0% and 100%")),
         };
@@ -132,7 +138,7 @@ pub fn parse_memory_size(text: &str) -> std::result::Result<usize, String> {
         _ if body.len() < upper.len() => (body, 1),
         _ => {
             return match t.parse::<f64>() {
-                Ok(0.0) => Ok(0),
+                Ok(0.0) => Ok(MemorySize(0)),
                 Ok(_) => Err(format!("'{text}' has no unit: {hint}")),
                 Err(_) => Err(format!("'{text}' is not a size: {hint}")),
             };
@@ -140,7 +146,7 @@ pub fn parse_memory_size(text: &str) -> std::result::Result<usize, String> {
     };
     match number.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 && v * scale as f64 <= usize::MAX as f64 => {
-            Ok((v * scale as f64) as usize)
+            Ok(MemorySize((v * scale as f64) as usize))
         }
         Ok(_) => Err(format!("'{text}': the size must be a number ≥ 0 ({hint})")),
         Err(_) => Err(format!("'{text}' is not a size: {hint}")),
@@ -259,13 +265,16 @@ mod tests {
 
     #[test]
     fn memory_sizes_parse_with_their_units() {
-        assert_eq!(parse_memory_size("0"), Ok(0));
-        assert_eq!(parse_memory_size("512M"), Ok(512 << 20));
-        assert_eq!(parse_memory_size("4g"), Ok(4 << 30));
-        assert_eq!(parse_memory_size("1.5GiB"), Ok(3 << 29));
-        assert_eq!(parse_memory_size("64KB"), Ok(64 << 10));
-        assert_eq!(parse_memory_size("1000B"), Ok(1000));
-        assert_eq!(parse_memory_size("100%"), Ok(memory_available()));
+        assert_eq!(parse_memory_size("0"), Ok(MemorySize(0)));
+        assert_eq!(parse_memory_size("512M"), Ok(MemorySize(512 << 20)));
+        assert_eq!(parse_memory_size("4g"), Ok(MemorySize(4 << 30)));
+        assert_eq!(parse_memory_size("1.5GiB"), Ok(MemorySize(3 << 29)));
+        assert_eq!(parse_memory_size("64KB"), Ok(MemorySize(64 << 10)));
+        assert_eq!(parse_memory_size("1000B"), Ok(MemorySize(1000)));
+        assert_eq!(
+            parse_memory_size("100%"),
+            Ok(MemorySize(memory_available()))
+        );
         for bad in ["512", "12Q", "-1G", "G", "", "150%", "x%", "nanG"] {
             let e = parse_memory_size(bad).expect_err(bad);
             assert!(e.contains(&format!("'{bad}'")), "{bad}: {e}");

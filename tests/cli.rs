@@ -565,6 +565,39 @@ fn predict_writes_nothing_before_its_input_is_known_good() {
     assert!(left.is_empty(), "{left:?}");
 }
 
+/// `--memory-budget` takes a size with a unit on the command line (the reading of
+/// every usize flag as a whole number had turned them all away) and says what to give
+/// otherwise.
+#[test]
+fn memory_budget_takes_a_size_with_a_unit() {
+    let bench = |size: &str| {
+        sgpw(&[
+            "bench",
+            "--n",
+            "300",
+            "--d",
+            "3",
+            "--m",
+            "20",
+            "--reps",
+            "1",
+            "--memory-budget",
+            size,
+        ])
+    };
+    for size in ["512M", "1.5GiB", "25%", "0"] {
+        let out = bench(size);
+        assert!(out.status.success(), "{size}: {}", stderr(&out));
+    }
+    let out = bench("512");
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("'512' has no unit"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn bench_needs_a_repetition() {
     let out = sgpw(&["bench", "--n", "50", "--d", "2", "--m", "5", "--reps", "0"]);

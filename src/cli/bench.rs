@@ -233,7 +233,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         ));
     }
     let par = Par::from_threads(args.threads);
-    let exec = Exec::new(par, Default::default()).with_memory_budget(args.memory.memory_budget);
+    let exec = Exec::new(par, Default::default()).with_memory_budget(args.memory.bytes());
     let data = match &args.train {
         Some(path) => {
             let ds = crate::data::load(&crate::data::LoadSpec {

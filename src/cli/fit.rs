@@ -63,7 +63,7 @@ pub fn run(args: FitArgs) -> Result<()> {
     }
     let bar = progress_bar(&spec);
     let sink = |p: &Progress| show(&bar, p);
-    let exec = Exec::default().with_memory_budget(args.memory.memory_budget);
+    let exec = Exec::default().with_memory_budget(args.memory.bytes());
     let ctx = RunContext::new(exec, &sink);
     let result = train::fit(&data, &valid, &ctx);
     bar.finish_and_clear();
@@ -90,7 +90,7 @@ fn streamed(
     );
     let bar = progress_bar(spec);
     let sink = |p: &Progress| show(&bar, p);
-    let exec = Exec::default().with_memory_budget(args.memory.memory_budget);
+    let exec = Exec::default().with_memory_budget(args.memory.bytes());
     let ctx = RunContext::new(exec, &sink);
     let result = crate::stream_fit::fit(load, &valid, &ctx);
     bar.finish_and_clear();
@@ -147,7 +147,7 @@ fn distributed(args: &FitArgs, spec: &crate::run_spec::RunSpec) -> Result<()> {
         ProgressBar::hidden()
     };
     let sink = |p: &Progress| show(&bar, p);
-    let exec = Exec::default().with_memory_budget(args.memory.memory_budget);
+    let exec = Exec::default().with_memory_budget(args.memory.bytes());
     let fitted = crate::distributed::fit(&procs, &args.data.spec(spec.seed), &valid, exec, &sink);
     bar.finish_and_clear();
     let Some(f) = fitted? else {

@@ -139,7 +139,14 @@ pub struct MemoryArgs {
     /// 1.5GiB), a share of the memory available (25%), or 0. Default: 1/64 of the
     /// memory available when sgpw starts. It changes the time, never the result.
     #[arg(long, value_parser = crate::exec::parse_memory_size)]
-    pub memory_budget: Option<usize>,
+    pub memory_budget: Option<crate::exec::MemorySize>,
+}
+
+impl MemoryArgs {
+    /// The budget in bytes, if one was given.
+    pub fn bytes(&self) -> Option<usize> {
+        self.memory_budget.map(|s| s.0)
+    }
 }
 
 /// The methods, one per line, for `--help`.

@@ -41,7 +41,7 @@ pub fn run(args: NlmlArgs) -> Result<()> {
     }
     let (x, y) = training_data(&model, &args.train, args.target.clone())?;
     let data = model_data(&model, &x, &y)?;
-    let exec = Exec::default().with_memory_budget(args.memory.memory_budget);
+    let exec = Exec::default().with_memory_budget(args.memory.bytes());
     // a standardized model's objective is in model units: + n·log(target sd) puts it
     // on the raw target scale, where `fit` reports it and every run compares
     let offset = raw_scale_offset(model.standardize.as_ref(), y.len());
@@ -101,7 +101,7 @@ fn distributed(args: &NlmlArgs, model: &crate::model_file::ModelFile) -> Result<
         features: model.inputs.clone(),
         drop_missing: false,
     };
-    let exec = Exec::default().with_memory_budget(args.memory.memory_budget);
+    let exec = Exec::default().with_memory_budget(args.memory.bytes());
     let Some((o, n, seconds)) = crate::distributed::objective(&procs, model, &load, exec)? else {
         return Ok(());
     };

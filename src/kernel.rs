@@ -438,9 +438,9 @@ impl Kernel {
         let (a_shifted, b_shifted) = (shifted(a), shifted(b));
         let (a, b) = (&a_shifted, &b_shifted);
         // P = Ā ∘ K carries every derivative: ∂K_ij/∂θ = K_ij · (something of a_i, b_j).
-        // P is never stored: each stripe of columns j forms P's columns one at a time
-        // and keeps its own row sums r_i = Σ_j P_ij and PB = Σ_j P_ij b_j (na×D);
-        // stripes are added in order (see linalg::map_stripes).
+        // P is never stored whole: each stripe of columns j forms CONTRACT_BLOCK of P's
+        // columns at a time and keeps its own row sums r_i = Σ_j P_ij and
+        // PB = Σ_j P_ij b_j (na×D); stripes are added in order (see linalg::map_stripes).
         let (na, nb) = k.shape();
         let len = crate::linalg::stripe_len(nb);
         let ranges =

@@ -589,13 +589,14 @@ fn memory_budget_takes_a_size_with_a_unit() {
         let out = bench(size);
         assert!(out.status.success(), "{size}: {}", stderr(&out));
     }
-    let out = bench("512");
-    assert!(!out.status.success());
-    assert!(
-        stderr(&out).contains("'512' has no unit"),
-        "{}",
-        stderr(&out)
-    );
+    for (size, says) in [
+        ("512", "'512' has no unit"),
+        ("-1G", "'-1G': the size must be a number ≥ 0"),
+    ] {
+        let out = bench(size);
+        assert!(!out.status.success());
+        assert!(stderr(&out).contains(says), "{}", stderr(&out));
+    }
 }
 
 #[test]

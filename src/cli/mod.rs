@@ -138,7 +138,7 @@ pub struct MemoryArgs {
     /// between its two passes instead of computing them again: a size (512M, 4G,
     /// 1.5GiB), a share of the memory available (25%), or 0. Default: 1/64 of the
     /// memory available when sgpw starts. It changes the time, never the result.
-    #[arg(long, value_parser = crate::exec::parse_memory_size)]
+    #[arg(long, value_parser = crate::exec::parse_memory_size, allow_hyphen_values = true)]
     pub memory_budget: Option<crate::exec::MemorySize>,
 }
 

@@ -683,7 +683,9 @@ test = "../datasets/xsinx3_test.csv"
         &[],
     );
     // the first data set is selected: its error is in the pane (wrapped, and as much
-    // as 80×24 shows)
+    // as 80×24 shows: when the error is also the status line's last message, that line
+    // takes three rows and the pane shows one row less, and the status line has the
+    // byte offset instead — which data set reports last is a race)
     app.wait_for("the error in the Data sets pane", |s| {
         let pane: String = s
             .lines()
@@ -694,7 +696,12 @@ test = "../datasets/xsinx3_test.csv"
         (flat.contains("✗ broken error")
             && flat.contains("✓ xsinx3")
             && flat.contains("cannot read as Parquet: the file is damaged: column 'y'")
-            && flat.contains("(row group 1): the page at byte 804"))
+            && (flat.contains("(row group 1): the page at byte 804")
+                || (flat.contains("(row group 1): the") && {
+                    // the pane one row short: the status line holds the rest
+                    let screen = s.split_whitespace().collect::<Vec<_>>().join(" ");
+                    screen.contains("(row group 1): the page at byte 804")
+                })))
         .then_some(())
     });
     assert!(

@@ -12,6 +12,9 @@ use std::str::FromStr;
 
 /// `cmd` and all its subcommands, every value-taking argument accepting a negative
 /// number as its value and every whole-number argument read by [`WholeNumber`].
+/// An argument is known by its value's type only, so a flag with a parser of its own
+/// must return a type of its own (as `--memory-budget` returns `exec::MemorySize`), or
+/// this replaces its parser.
 pub fn numbers_as_values(cmd: clap::Command) -> clap::Command {
     let cmd = cmd.mut_args(|arg| {
         if !arg.get_action().takes_values() {

@@ -42,6 +42,7 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
+#[path = "suite/common.rs"]
 mod common;
 use common::*;
 use rand::SeedableRng;

@@ -615,7 +615,7 @@ impl Table {
             .len();
         let csv = !is_parquet(path);
         // The reader panics on some damaged files (a Parquet footer with a bad thrift
-        // field: "thrift bool field", found by tests/fuzz.rs): that is a damaged file,
+        // field: "thrift bool field", found by tests/suite/fuzz.rs): that is a damaged file,
         // not a crash.
         let damaged = |p: String| {
             Error::data(

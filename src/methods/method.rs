@@ -202,7 +202,7 @@ pub trait Method: Send + Sync {
     /// Whether the method evaluates a chunk of rows at a time when the data are too
     /// large for one evaluation (`Exec::chunk_entries`): objective, gradient, posterior
     /// and predictions, each equal to the one-chunk evaluation. `Err` says why not.
-    /// `tests/chunks.rs` holds every method that says it does to it.
+    /// `tests/suite/chunks.rs` holds every method that says it does to it.
     fn chunked(&self) -> std::result::Result<(), &'static str> {
         Ok(())
     }

@@ -9,7 +9,7 @@
 //! cancel: reversing the order of the rows alone moves them by ~1e-12 of the largest
 //! entry, so there the bound is four times that reordering floor.
 
-mod common;
+use crate::common;
 use common::*;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

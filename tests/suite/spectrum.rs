@@ -3,7 +3,7 @@
 //! online model against the batch one, the Hammersley points, the kernel
 //! approximation, and model files written by hand.
 
-mod common;
+use crate::common;
 use common::*;
 use nalgebra::{DMatrix, DVector};
 use rand::{Rng, SeedableRng};

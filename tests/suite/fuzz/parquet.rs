@@ -340,7 +340,7 @@ impl Worker {
         let mut child = Command::new(std::env::current_exe().expect("the test binary"))
             .args([
                 "--exact",
-                "parquet::serve",
+                "fuzz::parquet::serve",
                 "--nocapture",
                 "--test-threads=1",
             ])

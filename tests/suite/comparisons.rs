@@ -4,7 +4,7 @@
 //! say whether they matter, and reports that flag runs worse than the constant
 //! predictor and count identical repeats once.
 
-mod common;
+use crate::common;
 
 use common::{ex, fit, options};
 use nalgebra::{DMatrix, DVector};

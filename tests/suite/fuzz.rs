@@ -13,7 +13,7 @@
 //! A failure prints the shrunk input (a Parquet case also keeps its file, see
 //! `fuzz/parquet.rs`); every failure found becomes a test in `regressions` below.
 
-mod common;
+use crate::common;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestRunner};
 use sgpw::data::LoadSpec;

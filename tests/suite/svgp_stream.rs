@@ -5,7 +5,7 @@
 //! a file damaged during training is an error naming it; `--restarts` with `--epochs`
 //! gives each start a tenth of the epochs.
 
-mod common;
+use crate::common;
 use common::*;
 use nalgebra::DMatrix;
 use rand::SeedableRng;

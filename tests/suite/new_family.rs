@@ -11,7 +11,7 @@
 //! code, `pub mod anchors;` in `src/methods/mod.rs` and one line in `registry()` there:
 //! `&anchors::ANCHORED,`.
 
-mod common;
+use crate::common;
 use common::*;
 use nalgebra::DMatrix;
 use rand::SeedableRng;

@@ -4,7 +4,7 @@
 //! collapsed bound and the predictions are VFE's; the natural gradient is the
 //! Fisher-preconditioned ordinary gradient; training is reproducible from its seed.
 
-mod common;
+use crate::common;
 use common::*;
 use nalgebra::{DMatrix, DVector};
 use rand::{Rng, SeedableRng};

@@ -3,7 +3,7 @@
 //! Kuu, finite-difference gradients, and the special cases TFIFGP(μ = 0) = FIFGP and
 //! SMGP(c → ℓ) → SPGP.
 
-mod common;
+use crate::common;
 use common::*;
 use nalgebra::{Complex, DMatrix, DVector, SymmetricEigen};
 use rand::{Rng, SeedableRng};

@@ -2,7 +2,7 @@
 //! within a second, a panicking fit becomes a failed result carrying its message, and
 //! every run's events arrive in order (started, progress, finished).
 
-mod common;
+use crate::common;
 use common::*;
 use nalgebra::DVector;
 use sgpw::data::Dataset;

@@ -2,7 +2,7 @@
 //! GPML's infFITC and infExact — NLML, gradient and predictions to 1e-8 relative,
 //! after mapping their parameterisations onto ours.
 
-mod common;
+use crate::common;
 use common::*;
 use nalgebra::DMatrix;
 use sgpw::exec::Par;

@@ -3,7 +3,7 @@
 //! and find the same NMSE; and the terminal is restored after a forced panic.
 //! Every wait is bounded.
 
-mod common;
+use crate::common;
 use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

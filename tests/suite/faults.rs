@@ -2,7 +2,7 @@
 //! runs, kill -9 in the middle of a save, a full disk and a read-only folder at save
 //! time. Every wait is bounded.
 
-mod common;
+use crate::common;
 use sgpw::session::{Session, Status};
 use std::io::Read;
 use std::path::{Path, PathBuf};

@@ -5,7 +5,7 @@
 //! dense O(n³) evaluation, spectral features of a Matérn kernel converge to it as the
 //! points grow, and model and session files carry the kernel (old ones read as se).
 
-mod common;
+use crate::common;
 use common::*;
 use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;

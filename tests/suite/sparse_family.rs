@@ -4,7 +4,7 @@
 //! and GPflow 2.9.2's SGPR and GPRFITC values on kin40k at its own starting point
 //! (tests/fixtures/README.md).
 
-mod common;
+use crate::common;
 use common::*;
 use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;

@@ -4,7 +4,7 @@
 //! G dimensions, h), the ties to SPGP (h = 0; G = D with P = diag(1/ℓ); the G = D
 //! start), and the O(n·m²) objective against a dense O(n³) evaluation.
 
-mod common;
+use crate::common;
 use common::*;
 use nalgebra::{DMatrix, DVector};
 use rand::{Rng, SeedableRng};

@@ -2,7 +2,7 @@
 //! evaluation, its negative variances counted and clamped only inside MNLP, the
 //! nystrom-opt gradient against finite differences, and the two fits.
 
-mod common;
+use crate::common;
 use common::*;
 use nalgebra::{DMatrix, DVector};
 use sgpw::data::Dataset;

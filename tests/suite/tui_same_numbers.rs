@@ -1,7 +1,7 @@
 //! The same session gives the same numbers from `sgpw run` (the headless runner) and
 //! from the app (its keys, its runtime, its run pool), bit for bit.
 
-mod common;
+use crate::common;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use sgpw::session::{Session, Status, runner};
 use sgpw::tui::Runtime;

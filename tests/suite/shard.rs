@@ -2,7 +2,7 @@
 //! its own shard file, merged, give the unsharded run's results bit for bit (at the
 //! same per-fit thread setting); merge refuses a run with two different results.
 
-mod common;
+use crate::common;
 use sgpw::session::{Session, Status};
 use std::path::Path;
 use std::process::{Command, Output};

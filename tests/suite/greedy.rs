@@ -3,7 +3,7 @@
 //! the slow way, the evidence against the likelihood core's, exact greedy against
 //! random selection, and the fits (fixed, adapted, cancelled) with their model files.
 
-mod common;
+use crate::common;
 use common::*;
 use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;

@@ -4,7 +4,7 @@
 //! finds that line in the file; a count that disagrees with the others is blamed, not
 //! the table that happens to be checked first.
 
-mod common;
+use crate::common;
 use common::*;
 use nalgebra::DVector;
 use sgpw::data::Dataset;

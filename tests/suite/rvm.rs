@@ -3,7 +3,7 @@
 //! never decreasing, the model through the likelihood core (NLML, gradient, posterior,
 //! prediction, model file), and Tipping's noisy sinc.
 
-mod common;
+use crate::common;
 
 use common::{check_gradient, ex, fit, options, toy_data};
 use nalgebra::{DMatrix, DVector};

@@ -10,7 +10,7 @@
 //! or `K_XB U` (joint). Ours multiply `φ_j = √M K_XB u_j / λ_j`, so
 //! `w_ours = w_seq / M = λ² w_joint / M`.
 
-mod common;
+use crate::common;
 use common::*;
 use nalgebra::DMatrix;
 use rand::SeedableRng;

@@ -1,0 +1,38 @@
+//! The integration tests, one binary: each module is one former test file, so the
+//! suite links the library (polars, faer, ratatui, resvg, …) once instead of once per
+//! file. Run one part with a filter: `cargo test --release --test suite kernels::`.
+//! `tests/allocations.rs` (a counting global allocator) and `tests/mpi.rs` (feature
+//! `mpi`) stay binaries of their own.
+
+mod chunks;
+mod cli;
+mod common;
+mod comparisons;
+mod data_errors;
+mod docs;
+mod eigengp;
+mod faults;
+mod fuzz;
+mod greedy;
+mod interdomain;
+mod jobs;
+mod kernels;
+mod model_errors;
+mod new_family;
+mod nystrom;
+mod parquet_damaged;
+mod plot;
+mod reference_fitc_exact;
+mod rvm;
+mod self_contained;
+mod shard;
+mod sparse_family;
+mod spectrum;
+mod spgp_extensions;
+mod starts;
+mod svgp;
+mod svgp_stream;
+mod tui_loading;
+mod tui_pty;
+mod tui_same_numbers;
+mod tui_snapshots;

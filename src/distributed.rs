@@ -777,6 +777,7 @@ fn start_model(
     model.target_mean = shared.target_mean;
     model.standardize = shared.standardize.clone();
     model.inputs = Some(shared.feature_names.clone());
+    model.target = Some(shared.target_name.clone());
     let floor = spec.options.noise_floor();
     if floor > 0.0 {
         let f = floor * shared.sum_y2 / shared.n_total as f64;

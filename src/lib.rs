@@ -31,3 +31,4 @@ pub mod session;
 pub mod stream_fit;
 pub mod train;
 pub mod tui;
+pub mod words;

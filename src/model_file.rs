@@ -44,6 +44,9 @@ pub struct ModelFile {
     /// Input columns the model was fitted on, in order (used to read prediction inputs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inputs: Option<Vec<String>>,
+    /// The target column the model was fitted to (shown by `fit`, `report`, Python).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub standardize: Option<Standardize>,
     pub hyper: Hyper,
@@ -123,6 +126,11 @@ impl Hyper {
 /// collapsed to the constant predictor: its predictive mean varies by less than a
 /// thirtieth of the noise's standard deviation, whatever the inputs (docs/methods.md §0.4).
 pub const COLLAPSE_RATIO: f64 = 1e-3;
+
+/// A fit whose noise variance σ² ended below this fraction of the training targets'
+/// variance treats the targets as nearly noiseless: right for noiseless data, and a
+/// known failure of FITC otherwise (docs/methods.md §0.4), which `fit` notes.
+pub const NOISE_COLLAPSE_RATIO: f64 = 1e-4;
 
 /// What to try after a fit that is still collapsed, in the words of the command line: by
 /// then (unless `--no-collapse-restart`) it has been restarted from a full GP fitted on
@@ -316,6 +324,31 @@ impl CollapseRestart {
 }
 
 impl ModelFile {
+    /// σ² as a fraction of the training targets' variance, when it is below
+    /// [`NOISE_COLLAPSE_RATIO`]. A standardized model's targets have unit variance in
+    /// its units; a raw model's variance is `target_variance`, where known.
+    pub fn noise_collapsed(&self, target_variance: Option<f64>) -> Option<f64> {
+        let share = match (&self.standardize, target_variance) {
+            (Some(_), _) => self.hyper.noise_variance,
+            (None, Some(v)) if v > 0.0 => self.hyper.noise_variance / v,
+            _ => return None,
+        };
+        (share < NOISE_COLLAPSE_RATIO).then_some(share)
+    }
+
+    /// [`ModelFile::noise_collapsed`] in a sentence, with what to try.
+    pub fn noise_collapse_note(&self, target_variance: Option<f64>) -> Option<String> {
+        self.noise_collapsed(target_variance).map(|r| {
+            format!(
+                "the noise variance σ² ended at {r:.1e} of the targets' variance: the fit \
+                 treats the targets as nearly noiseless. Unless they are, this is FITC's \
+                 known underestimate of the noise (its diagonal correction takes the noise's \
+                 place; docs/methods.md §0.4), and the error bars are too narrow: compare \
+                 --method vfe, or keep σ² up with --noise-floor 1e-3"
+            )
+        })
+    }
+
     /// A model of `method` with these hyperparameters and no other tables.
     pub fn new(method: &str, hyper: Hyper) -> ModelFile {
         ModelFile {
@@ -326,6 +359,7 @@ impl ModelFile {
             alpha: None,
             noise_floor: None,
             inputs: None,
+            target: None,
             standardize: None,
             hyper,
             tables: toml::Table::new(),

@@ -858,9 +858,10 @@ pub struct RunEntry {
     #[arg(long = "iters", value_name = "ITERS", default_value_t = DEFAULT_ITERATIONS)]
     #[serde(default = "default_iterations")]
     pub iterations: usize,
-    /// Standardize inputs and targets to zero mean and unit variance (the default;
-    /// recorded in the model file, and NLMLs are still reported on the raw target
-    /// scale). --raw (standardize = false) fits the raw inputs and targets.
+    /// Fit the raw inputs and targets as they are in the file (--raw; standardize =
+    /// false in a session). The default standardizes both to zero mean and unit
+    /// variance, recorded in the model file; NLMLs are reported on the raw target scale
+    /// either way.
     #[arg(long = "raw", action = clap::ArgAction::SetFalse)]
     #[serde(default = "yes")]
     pub standardize: bool,

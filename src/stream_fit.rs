@@ -107,6 +107,7 @@ pub fn fit(data: &LoadSpec, spec: &ValidRunSpec, ctx: &RunContext) -> Result<Str
         target_mean,
         standardize,
         &sample.feature_names,
+        &sample.target_name,
         floor,
         None,
         &mut rng,

@@ -465,6 +465,7 @@ pub(crate) fn start_model(
     target_mean: f64,
     standardize: Option<Standardize>,
     feature_names: &[String],
+    target_name: &str,
     floor: Option<f64>,
     hyper: Option<Hyper>,
     rng: &mut ChaCha8Rng,
@@ -478,6 +479,7 @@ pub(crate) fn start_model(
     model.target_mean = target_mean;
     model.standardize = standardize;
     model.inputs = Some(feature_names.to_vec());
+    model.target = Some(target_name.to_string());
     if let Some(f) = floor {
         model.noise_floor = Some(f);
         model.hyper.noise_variance = model.hyper.noise_variance.max(2.0 * f);
@@ -537,6 +539,7 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
                 target_mean,
                 standardize.clone(),
                 &data.feature_names,
+                &data.target_name,
                 floor,
                 hyper,
                 rng,

@@ -289,6 +289,7 @@ pub fn fit<'py>(
         None => None,
     };
     info.set_item("second_start", second)?;
+    info.set_item("target", &data.target_name)?;
     info.set_item("n_train", data.n_train())?;
     info.set_item("n_test", data.n_test())?;
     info.set_item("nmse", test.and_then(|t| t.nmse))?;

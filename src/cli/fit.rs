@@ -43,6 +43,8 @@ struct Shape {
     n_test: usize,
     dim: usize,
     notes: Vec<String>,
+    /// The training targets' variance, where the data were loaded whole.
+    target_variance: Option<f64>,
 }
 
 pub fn run(args: FitArgs) -> Result<()> {
@@ -73,6 +75,7 @@ pub fn run(args: FitArgs) -> Result<()> {
         n_test: data.n_test(),
         dim: data.dim(),
         notes: data.notes.clone(),
+        target_variance: Some(data.y_train.variance()),
     };
     report(&args, &spec, &r, &shape)
 }
@@ -103,6 +106,7 @@ fn streamed(
         n_test: r.n_test,
         dim: r.dim,
         notes: r.notes.clone(),
+        target_variance: None,
     };
     report(args, spec, &r.result, &shape)
 }
@@ -178,6 +182,7 @@ fn distributed(args: &FitArgs, spec: &crate::run_spec::RunSpec) -> Result<()> {
         n_test: f.n_test,
         dim: f.dim,
         notes: f.notes,
+        target_variance: None,
     };
     report(args, spec, &f.result, &shape)
 }
@@ -197,6 +202,9 @@ fn report(
         .map_or((None, None, None), |t| (t.nmse, Some(t.mnlp), Some(t.mse)));
     let negative = r.test.and_then(|t| t.negative_note(data.n_test));
     let objective = crate::methods::get(&r.model.method)?.objective_name(&r.model);
+    if let Some(note) = r.model.noise_collapse_note(data.target_variance) {
+        crate::noteln!("note: {note}");
+    }
     if args.json {
         print_json(&serde_json::json!({
             "method": r.model.method,
@@ -206,6 +214,7 @@ fn report(
             "n_train": data.n_train,
             "n_test": data.n_test,
             "dim": data.dim,
+            "target": r.model.target,
             "nlml": r.nlml,
             "nlml_scale": "raw",
             "objective": objective,
@@ -234,6 +243,9 @@ fn report(
             data.n_test,
             data.dim
         )?;
+        if let Some(target) = &r.model.target {
+            crate::outln!("target      {target}")?;
+        }
         // on the raw target scale whether or not the fit was standardized, so the
         // NLMLs of two setups on one data set compare
         crate::outln!(

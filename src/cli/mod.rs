@@ -62,7 +62,7 @@ pub enum Command {
     /// Print a session's results as Markdown tables (NMSE / MNLP per method and m), or
     /// one record per run as CSV or JSON.
     Report(run_session::ReportArgs),
-    /// Draw one of the app's charts of a session's results as SVG (evidence,
+    /// Draw one of the app's charts of a session's results as SVG or PNG (evidence,
     /// comparison with ±1 s.e. over seeds, prediction, validation).
     Plot(plot::PlotArgs),
     /// Open a session in the terminal app (`sgpw` alone opens sessions/demo.toml).

@@ -65,13 +65,7 @@ pub fn run(args: OpenArgs) -> Result<u8> {
     if ending.unsaved {
         msg.push_str("; the autosave failed, so unsaved results are lost");
     }
-    let runs = |n: usize| {
-        if n == 1 {
-            "1 run".to_string()
-        } else {
-            format!("{n} runs")
-        }
-    };
+    let runs = |n: usize| crate::words::count(n, "run", "runs");
     if ending.cancelled_runs > 0 {
         msg.push_str(&format!(
             "; {} training cancelled (kept as cancelled at the iteration reached)",

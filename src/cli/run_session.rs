@@ -96,19 +96,16 @@ pub fn run(args: RunArgs) -> Result<u8> {
         &interrupt,
     )?;
     let path = args.session.display();
+    if let Some(note) = summary.session.pinned_note() {
+        noteln!("note: {path} is {note}");
+    }
     if summary.ran == 0 {
         noteln!("nothing to run: every run of {path} has a finished result (--force re-runs them)");
     }
     if let Some(sig) = summary.interrupted {
-        let runs = |n: usize| {
-            if n == 1 {
-                "1 run".to_string()
-            } else {
-                format!("{n} runs")
-            }
-        };
+        let runs = |n: usize| crate::words::count(n, "run", "runs");
         noteln!(
-            "interrupted by signal {sig}: {} finished are saved in {path}; {} cancelled while \
+            "interrupted by signal {sig}: {} finished and saved in {path}; {} cancelled while \
              training (recorded as cancelled at the iteration reached) and {} queued not \
              started (no result: still not run); `sgpw run {path}` runs both",
             runs(summary.done + summary.failed),
@@ -136,9 +133,9 @@ pub fn run(args: RunArgs) -> Result<u8> {
     let bad = summary.failed + summary.cancelled;
     if bad > 0 {
         noteln!(
-            "error: {} of {} runs did not finish ({} failed, {} cancelled); their messages are in {path}",
+            "error: {} of {} did not finish ({} failed, {} cancelled); their messages are in {path}",
             bad,
-            summary.ran,
+            crate::words::count(summary.ran, "run", "runs"),
             summary.failed,
             summary.cancelled
         );
@@ -253,9 +250,9 @@ pub fn report(args: ReportArgs) -> Result<u8> {
     let session = Session::read(&args.session)?;
     if session.results.is_empty() {
         noteln!(
-            "{}: no results yet ({} runs defined): `sgpw run {}` runs them",
+            "{}: no results yet ({} defined): `sgpw run {}` runs them",
             args.session.display(),
-            session.all_runs().len(),
+            crate::words::count(session.all_runs().len(), "run", "runs"),
             args.session.display()
         );
         return Ok(exit::INCOMPLETE);

@@ -19,7 +19,6 @@ use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-/// Cell texts read as missing besides the empty cell (R writes `NA`).
 /// How many row numbers a message lists before it says "and N more".
 const SHOW_ROWS: usize = 5;
 
@@ -78,6 +77,7 @@ fn read_dataset(
     });
     let mut notes = Vec::new();
     train.note_trimmed(&mut notes);
+    train.note_index(&used, &mut notes);
     let train_cols = train.complete_columns(&used, spec.drop_missing, &mut notes)?;
     // a target the fit cannot use is refused before any work, whoever loads the data
     // (`fit`, a session, the app): the whole column, then the rows a split trains on
@@ -184,6 +184,9 @@ pub fn load_stripe(
         let (target, features) = choose_columns(&table, spec)?;
         let mut used = features.clone();
         used.push(target.clone());
+        if names.is_none() {
+            table.note_index(&used, notes);
+        }
         let part_cols = table.complete_columns(&used, spec.drop_missing, notes)?;
         if cols.is_empty() {
             cols = vec![Vec::new(); part_cols.len()];
@@ -369,7 +372,7 @@ pub(crate) fn inputs_of_frame(
 fn inputs_of(table: &Table, features: &[String]) -> Result<DMatrix<f64>> {
     // names are compared without the spaces around them, as the header is read
     let names: Vec<String> = if features.is_empty() {
-        table.names.clone()
+        table.measured().into_iter().cloned().collect()
     } else {
         features.iter().map(|f| f.trim().to_string()).collect()
     };
@@ -405,7 +408,8 @@ fn check_split_setting(spec: &LoadSpec) -> Result<()> {
     }
 }
 
-/// Target (default: the last column) and features (default: every other column, in file order).
+/// Target (default: the last column) and features (default: every other column, in
+/// file order); a pandas index column is neither unless it is named.
 fn choose_columns(table: &Table, spec: &LoadSpec) -> Result<(String, Vec<String>)> {
     // names are compared without the spaces around them, as the header is read
     let target = match spec.target.as_deref().map(str::trim) {
@@ -419,13 +423,22 @@ fn choose_columns(table: &Table, spec: &LoadSpec) -> Result<(String, Vec<String>
             )));
         }
         Some(t) => t.to_string(),
-        None => table.names.last().cloned().unwrap_or_default(),
+        None => match table.measured().last() {
+            Some(last) => (*last).clone(),
+            None => {
+                return Err(table.error(format!(
+                    "every column ({}) is a pandas index column (the file's pandas metadata \
+                     says so): name the target with --target and the inputs with --features",
+                    table.listing()
+                )));
+            }
+        },
     };
     let features: Vec<String> = match &spec.features {
         Some(f) => f.iter().map(|n| n.trim().to_string()).collect(),
         None => table
-            .names
-            .iter()
+            .measured()
+            .into_iter()
             .filter(|n| **n != target)
             .cloned()
             .collect(),
@@ -454,8 +467,16 @@ fn choose_columns(table: &Table, spec: &LoadSpec) -> Result<(String, Vec<String>
         return Err(table.error(format!("feature column '{d}' is listed twice")));
     }
     if features.is_empty() {
+        let index = match table.index.is_empty() {
+            true => String::new(),
+            false => format!(
+                " and the pandas index column(s) {} (name them with --features to use them \
+                 as inputs)",
+                quoted(&table.index.iter().collect::<Vec<_>>())
+            ),
+        };
         return Err(table.error(format!(
-            "no feature columns: the file has only the target column '{target}'"
+            "no feature columns: the file has only the target column '{target}'{index}"
         )));
     }
     Ok((target, features))
@@ -572,6 +593,9 @@ struct Table {
     offset: usize,
     /// Columns of a Parquet file that polars did not decode: not numbers or text.
     unusable: Vec<Unusable>,
+    /// Columns pandas wrote from a DataFrame's index (a Parquet file's `pandas`
+    /// metadata): used only when named, as they are row labels, not measurements.
+    index: Vec<String>,
     /// Header names as the file has them, where they had spaces around them.
     trimmed: Vec<String>,
     /// Names given to columns that have values but no name: "(column 3)".
@@ -720,6 +744,14 @@ impl Table {
             renamed.insert(n.clone(), name.clone());
             names.push(name);
         }
+        let index = parquet
+            .map(|p| {
+                p.index_columns
+                    .iter()
+                    .filter_map(|c| renamed.get(c).cloned())
+                    .collect()
+            })
+            .unwrap_or_default();
         let mut table = Table {
             path: path.to_path_buf(),
             csv: parquet.is_none(),
@@ -727,6 +759,7 @@ impl Table {
             frame: DataFrame::empty(),
             offset,
             unusable,
+            index,
             trimmed,
             unnamed,
             dropped_unnamed,
@@ -780,6 +813,29 @@ impl Table {
             pairs.join(", "),
             self.path.display()
         ));
+    }
+
+    /// The columns that are not a pandas index, in file order: the default target and
+    /// inputs.
+    fn measured(&self) -> Vec<&String> {
+        self.names
+            .iter()
+            .filter(|n| !self.index.contains(n))
+            .collect()
+    }
+
+    /// "ignored the pandas index column(s) 'longitude' of FILE …" when the chosen
+    /// columns (`used`) leave an index column out.
+    fn note_index(&self, used: &[String], notes: &mut Vec<String>) {
+        let left: Vec<&String> = self.index.iter().filter(|n| !used.contains(n)).collect();
+        if !left.is_empty() {
+            notes.push(format!(
+                "ignored the pandas index column(s) {} of {} (row labels pandas stored with \
+                 the data; name one with --features or --target to use it)",
+                quoted(&left),
+                self.path.display()
+            ));
+        }
     }
 
     /// Every column name, quoted so that what is in a name shows: 'a', 'b c'.
@@ -939,7 +995,8 @@ impl Table {
             ""
         };
         self.error(format!(
-            "{total} missing value(s) (empty cell, NA or NaN) in {} row(s): {}{lines}{hint}",
+            "{total} missing value(s) (empty cell, NA, n/a, ?, NaN, …) in {} row(s): \
+             {}{lines}{hint}",
             rows.len(),
             parts.join("; ")
         ))

@@ -5,8 +5,8 @@
 //! Thrift parsers polars uses, but bounded — and refuses what cannot be true: counts
 //! that disagree, offsets and sizes outside the file, sizes beyond the memory there is,
 //! types and encodings sgpw cannot use. polars then gets a footer re-written from
-//! what passed (no statistics, indexes or key-value metadata, which sgpw does not
-//! need and polars would otherwise parse) and decodes only the columns sgpw can use.
+//! what passed (no statistics, indexes or key-value metadata, which polars would
+//! otherwise parse; sgpw reads the one key it needs, pandas' index columns, itself) and decodes only the columns sgpw can use.
 //! Pages are walked in `parquet_pages`, their bytes checked in `parquet_values`;
 //! docs/faults.md lists every check.
 
@@ -39,6 +39,8 @@ pub(crate) struct CheckedParquet {
     pub rows: usize,
     /// Every column, in file order.
     pub names: Vec<String>,
+    /// The columns pandas wrote from a DataFrame's index ([`pandas_index_columns`]).
+    pub index_columns: Vec<String>,
     /// The columns sgpw reads (numbers, booleans, text), in file order.
     usable: Vec<String>,
     pub unusable: Vec<Unusable>,
@@ -189,14 +191,43 @@ pub(crate) fn check(path: &Path, file: &File) -> Result<CheckedParquet> {
             })
         })
         .collect();
+    let index_columns = pandas_index_columns(&meta);
     Ok(CheckedParquet {
         metadata: Arc::new(metadata),
         rows: layout.rows,
         names,
+        index_columns,
         usable,
         unusable,
         decoded_bytes: layout.decoded_bytes,
     })
+}
+
+/// The columns a file written by pandas (through pyarrow) holds a DataFrame's index
+/// in: the `index_columns` of the JSON under the footer's key-value key `pandas`. A
+/// named index keeps its name (`longitude` after `set_index`), an unnamed one is
+/// `__index_level_0__`; a RangeIndex is stored as a description (a JSON object), not a
+/// column, and is skipped. No such key, or JSON that does not read: no index columns.
+fn pandas_index_columns(meta: &pq::FileMetaData) -> Vec<String> {
+    let Some(json) = meta
+        .key_value_metadata
+        .iter()
+        .flatten()
+        .find(|kv| kv.key == "pandas")
+        .and_then(|kv| kv.value.as_deref())
+    else {
+        return Vec::new();
+    };
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(json) else {
+        return Vec::new();
+    };
+    value
+        .get("index_columns")
+        .and_then(|v| v.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.as_str().map(str::to_string))
+        .collect()
 }
 
 /// The footer as Thrift, read with a bound on what the reader may reserve, and

@@ -329,8 +329,12 @@ pub(crate) fn read_csv_file(path: &Path, mut file: File) -> Result<PolarsResult<
     }
 }
 
-/// Cells read as missing values.
-pub(crate) const NULL_TOKENS: &[&str] = &["NA", "N/A", "null"];
+/// Cells read as missing values besides the empty cell and NaN (which parses as a
+/// number): what R, pandas (its default `na_values`), spreadsheets and the UCI
+/// repository's files (`?`) write for a value that is not there.
+pub(crate) const NULL_TOKENS: &[&str] = &[
+    "NA", "N/A", "n/a", "#N/A", "<NA>", "null", "NULL", "None", "?", "-NaN", "-nan",
+];
 
 /// Parquet by extension (`.parquet`, `.pq`); everything else is read as CSV.
 pub(crate) fn is_parquet(path: &Path) -> bool {

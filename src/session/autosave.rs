@@ -50,8 +50,7 @@ impl Recovery {
     /// "3 results, 1 run entry" — what recovering adds.
     pub fn summary(&self) -> String {
         let mut parts = Vec::new();
-        let plural =
-            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let plural = crate::words::count;
         if self.results > 0 {
             parts.push(plural(self.results, "result", "results"));
         }

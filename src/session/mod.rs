@@ -36,7 +36,12 @@ pub const SCHEMA_VERSION: u32 = 4;
 /// [`Session::parse`] (which know schema versions 1 to 4) and written as version 4.
 #[derive(Clone, Debug)]
 pub struct Session {
+    /// The version of the file it was read from ([`SCHEMA_VERSION`] for a new one);
+    /// it is always written as [`SCHEMA_VERSION`].
     pub schema_version: u32,
+    /// The older version's defaults that reading made explicit on its run entries
+    /// (`single_start = true`, …), each once; empty for a current file.
+    pub pinned: Vec<&'static str>,
     pub name: String,
     /// What the session is for; kept when the file is rewritten (comments are not).
     pub description: Option<String>,
@@ -150,9 +155,13 @@ impl RunEntry {
 /// had raw runs and label = the method without the keys, versions 1 and 2 no noise
 /// floor without `noise_floor`, versions 1 to 3 one start. The label is settled first,
 /// by the rule of its own version, so a result stored under it keeps its key.
-fn legacy_defaults(entry: &mut RunEntry, old: &LegacyRun, version: u32) {
+/// Returns the settings it pinned that today's default would change (as keys, e.g.
+/// "single_start = true").
+fn legacy_defaults(entry: &mut RunEntry, old: &LegacyRun, version: u32) -> Vec<&'static str> {
+    let mut pinned = Vec::new();
     if version == 1 && old.standardize.is_none() {
         entry.standardize = false;
+        pinned.push("standardize = false");
     }
     if old.label.is_none() {
         entry.label = Some(if version == 1 {
@@ -168,10 +177,13 @@ fn legacy_defaults(entry: &mut RunEntry, old: &LegacyRun, version: u32) {
     }
     if version <= 2 && entry.options.noise_floor.is_none() {
         entry.options.noise_floor = Some(0.0);
+        pinned.push("noise_floor = 0.0");
     }
     if crate::methods::get(&entry.method).is_ok_and(|m| m.second_start(&entry.options)) {
         entry.options.single_start = true;
+        pinned.push("single_start = true");
     }
+    pinned
 }
 
 /// Line (1-based) of a byte offset.
@@ -183,6 +195,7 @@ impl Session {
     pub fn new(name: &str) -> Session {
         Session {
             schema_version: SCHEMA_VERSION,
+            pinned: Vec::new(),
             name: name.into(),
             description: None,
             datasets: Vec::new(),
@@ -234,10 +247,15 @@ impl Session {
         }
         let file: SessionFile = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
         let mut runs = file.runs;
+        let mut pinned = Vec::new();
         if version < SCHEMA_VERSION {
             let legacy: LegacyFile = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
             for (r, old) in runs.iter_mut().zip(legacy.runs) {
-                legacy_defaults(r.get_mut(), &old, version);
+                for key in legacy_defaults(r.get_mut(), &old, version) {
+                    if !pinned.contains(&key) {
+                        pinned.push(key);
+                    }
+                }
             }
         }
         let run_lines = runs
@@ -245,7 +263,8 @@ impl Session {
             .map(|r| Some(line_of(text, r.span().start)))
             .collect();
         let mut s = Session {
-            schema_version: SCHEMA_VERSION,
+            schema_version: version,
+            pinned,
             name: file.name,
             description: file.description,
             datasets: file.datasets,
@@ -277,6 +296,24 @@ impl Session {
         }
         s.check_keys().map_err(|e| e.to_string())?;
         Ok(s)
+    }
+
+    /// What reading an older file kept of its version's defaults, and how to drop them
+    /// (`sgpw run` and the app say it); None for a current file, or an older one
+    /// whose runs today's defaults would not change.
+    pub fn pinned_note(&self) -> Option<String> {
+        if self.pinned.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "a schema {} session: its run entries keep that version's defaults ({}) where \
+             they do not set them, so that their stored results stand; saving writes these \
+             keys into the run entries (schema {SCHEMA_VERSION}, as `sgpw migrate` does). \
+             Delete a key from a run entry to use today's default (docs/formats.md, Schema \
+             versions)",
+            self.schema_version,
+            self.pinned.join(", ")
+        ))
     }
 
     /// Where run entry `i` is, for messages: "line N" of the file, or its position.
@@ -491,13 +528,24 @@ impl DatasetEntry {
         crate::data::load(&self.load_spec(base))
     }
 
-    /// What to load, relative paths resolved against `base` (the session's folder).
+    /// What to load, relative paths resolved against `base` (the session's folder)
+    /// without the `.` components a base of `.` adds (`./../data/x.csv` is shown, in
+    /// errors and the app, as `../data/x.csv`). Lexical only: `a/..` is kept, since
+    /// folding it would open another file where `a` is a symbolic link.
     pub fn load_spec(&self, base: &Path) -> LoadSpec {
         let resolve = |p: &Path| {
             if p.is_absolute() {
                 p.to_path_buf()
             } else {
-                base.join(p)
+                let joined: PathBuf = base
+                    .join(p)
+                    .components()
+                    .filter(|c| *c != std::path::Component::CurDir)
+                    .collect();
+                match joined.as_os_str().is_empty() {
+                    true => PathBuf::from("."),
+                    false => joined,
+                }
             }
         };
         LoadSpec {
@@ -523,6 +571,18 @@ pub fn base_dir(session_path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn data_paths_resolve_without_dot_components() {
+        let entry: DatasetEntry =
+            toml::from_str("name = \"d\"\ntrain = \"../data/x.csv\"\ntest = \"./y.csv\"")
+                .expect("entry");
+        let spec = entry.load_spec(&base_dir(Path::new("s.toml")));
+        assert_eq!(spec.train, Path::new("../data/x.csv"));
+        assert_eq!(spec.test.as_deref(), Some(Path::new("y.csv")));
+        let spec = entry.load_spec(&base_dir(Path::new("./sessions/./s.toml")));
+        assert_eq!(spec.train, Path::new("sessions/../data/x.csv"));
+    }
 
     const EXAMPLE: &str = r#"
 schema_version = 1

@@ -120,8 +120,9 @@ pub fn tables(session: &Session, merge_generations: bool, mse: bool) -> String {
         let (columns, singles): (Vec<&String>, Vec<&String>) =
             labels.iter().partition(|l| single_m(cells, l).is_none());
         out.push_str(&format!(
-            "**{name}** — test {e} / MNLP (mean over runs, ± standard error of the {e} where \
+            "**{name}**{} — test {e} / MNLP (mean over runs, ± standard error of the {e} where \
              there are several; training time in s)\n",
+            target_of(cells),
             e = if mse { "MSE" } else { "NMSE" }
         ));
         // A data set with only the exact GP has no m columns: no empty table.
@@ -181,10 +182,28 @@ pub fn tables(session: &Session, merge_generations: bool, mse: bool) -> String {
         .count();
     if not_run > 0 {
         out.push_str(&format!(
-            "{not_run} runs not run yet (never started: no result; `sgpw run` runs them).\n\n"
+            "{} not run yet (never started: no result; `sgpw run` runs them).\n\n",
+            crate::words::count(not_run, "run", "runs")
         ));
     }
     out
+}
+
+/// " (target y)": the target column the table's models were fitted to, as their model
+/// tables record it ("" for results stored before models did).
+fn target_of(cells: &Cells) -> String {
+    let mut targets: Vec<&str> = Vec::new();
+    for r in cells.values().flatten() {
+        if let Some(t) = r.model.as_ref().and_then(|m| m.target.as_deref())
+            && !targets.contains(&t)
+        {
+            targets.push(t);
+        }
+    }
+    match targets.is_empty() {
+        true => String::new(),
+        false => format!(" (target {})", targets.join(", ")),
+    }
 }
 
 /// Names joined by "; ", each once: a run named again (the same label, m and seed in
@@ -470,6 +489,8 @@ pub struct Row {
     pub best_iteration: Option<usize>,
     pub iterations: usize,
     pub seconds: f64,
+    /// The target column, as the stored model records it.
+    pub target: Option<String>,
 }
 
 /// The column names of [`Row`], in order.
@@ -495,6 +516,7 @@ pub const COLUMNS: &[&str] = &[
     "best_iteration",
     "iterations",
     "seconds",
+    "target",
 ];
 
 /// Every result of the session, sorted by data set, label, m and seed.
@@ -544,6 +566,7 @@ pub fn rows(session: &Session) -> Vec<Row> {
                 best_iteration: r.best_iteration,
                 iterations: r.iterations,
                 seconds: r.train_seconds,
+                target: r.model.as_ref().and_then(|m| m.target.clone()),
             }
         })
         .collect()

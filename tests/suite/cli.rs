@@ -635,3 +635,109 @@ fn distributed_without_mpi_says_how_to_get_it() {
         }
     }
 }
+
+#[test]
+fn fit_names_the_target_and_leaves_a_pandas_index_out() {
+    // pandas' set_index("longitude") stores longitude last, where the default target is
+    let train = repo("tests/fixtures/parquet/pandas/set_index.parquet");
+    let args = ["fit", "--train", &train, "--method", "fitc", "--m", "5"];
+    let out = sgpw(&[&args[..], &["--iters", "5"]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("target      value\n"), "{text}");
+    assert!(
+        text.contains("30 train / 0 test points, 2 inputs"),
+        "{text}"
+    );
+    assert!(
+        stderr(&out).contains("ignored the pandas index column(s) 'longitude'"),
+        "{}",
+        stderr(&out)
+    );
+    let v = json(&sgpw(&[&args[..], &["--iters", "5", "--json"]].concat()));
+    assert_eq!(v["target"], "value");
+    assert_eq!(v["dim"], 2);
+}
+
+#[test]
+fn the_repository_sessions_are_current_and_the_example_has_todays_defaults() {
+    let mut old = Vec::new();
+    let folders = ["sessions", "sessions/greedy-adapt"];
+    let files = folders
+        .iter()
+        .flat_map(|f| std::fs::read_dir(repo(f)).expect("sessions/"))
+        .flatten();
+    for entry in files {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let text = std::fs::read_to_string(&path).expect("reads");
+            let first = text.lines().next().unwrap_or_default().to_string();
+            if first != format!("schema_version = {}", sgpw::session::SCHEMA_VERSION) {
+                old.push(format!("{}: {first}", path.display()));
+            }
+        }
+    }
+    assert!(old.is_empty(), "sessions at an older schema: {old:?}");
+    // what a newcomer copies fits as `sgpw fit` does: nothing pinned to an old default
+    let example =
+        sgpw::session::Session::read(Path::new(&repo("sessions/example.toml"))).expect("reads");
+    assert!(example.pinned.is_empty());
+    for r in &example.runs {
+        let r = r.get_ref();
+        assert_eq!(r.options, Default::default(), "{r:?}");
+        assert!(r.standardize, "{r:?}");
+    }
+}
+
+#[test]
+fn running_an_older_session_says_which_old_defaults_it_keeps() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = session_copy(dir.path());
+    let text = "schema_version = 3\nname = \"old\"\n\n[[datasets]]\nname = \"d\"\n\
+                train = \"../datasets/xsinx3_train.csv\"\n\n[[runs]]\ndataset = \"d\"\n\
+                method = \"fitc\"\nm = [5]\niterations = 5\n";
+    std::fs::write(&s, text).expect("write");
+    let out = sgpw(&["run", &s.display().to_string(), "--jobs", "1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("is a schema 3 session")
+            && err.contains("single_start = true")
+            && err.contains("Delete a key from a run entry"),
+        "{err}"
+    );
+    // written back as schema 4 with the key in it: read again, it says nothing
+    let written = std::fs::read_to_string(&s).expect("read");
+    assert!(written.contains("single_start = true"), "{written}");
+    let out = sgpw(&["run", &s.display().to_string(), "--jobs", "1"]);
+    assert!(!stderr(&out).contains("is a schema"), "{}", stderr(&out));
+}
+
+#[test]
+fn fit_notes_a_noise_variance_that_collapsed() {
+    // sinc is noiseless: FITC drives σ² to its floor, far below 1e-4 of var(y)
+    let sinc = repo("datasets/sinc_train.csv");
+    for raw in [false, true] {
+        let mut args = vec!["fit", "--train", &sinc, "--method", "fitc", "--m", "10"];
+        if raw {
+            args.push("--raw");
+        }
+        let out = sgpw(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("note: the noise variance σ² ended at")
+                && stderr(&out).contains("--method vfe"),
+            "raw {raw}: {}",
+            stderr(&out)
+        );
+    }
+    // xsinx3 has noise of sd 0.5: no note
+    let xsinx3 = repo("datasets/xsinx3_train.csv");
+    let out = sgpw(&["fit", "--train", &xsinx3, "--method", "fitc", "--m", "10"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        !stderr(&out).contains("noise variance σ²"),
+        "{}",
+        stderr(&out)
+    );
+}

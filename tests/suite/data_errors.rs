@@ -841,3 +841,95 @@ fn a_target_near_1e153_fits_with_finite_results() {
     );
     assert!(r.constant_mnlp.is_some_and(f64::is_finite));
 }
+
+/// A Parquet file pandas wrote (tests/fixtures/parquet/pandas/, `make_pandas.py`).
+fn pandas_file(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/parquet/pandas")
+        .join(name)
+}
+
+#[test]
+fn a_pandas_index_column_is_neither_target_nor_input_unless_named() {
+    // set_index("longitude") stores 'longitude' last; index=True stores
+    // '__index_level_0__' last: the target is 'value' in both, the inputs the others
+    for (file, index, inputs) in [
+        ("set_index.parquet", "longitude", &["latitude", "rooms"][..]),
+        (
+            "index_true.parquet",
+            "__index_level_0__",
+            &["longitude", "latitude", "rooms"][..],
+        ),
+    ] {
+        let path = pandas_file(file);
+        let ds = load(&spec(&path)).expect("loads");
+        assert_eq!(ds.target_name, "value", "{file}");
+        assert_eq!(ds.feature_names, inputs, "{file}");
+        assert!(
+            ds.notes
+                .iter()
+                .any(|n| n.contains(&format!("ignored the pandas index column(s) '{index}'"))),
+            "{file}: {:?}",
+            ds.notes
+        );
+        // named, an index column is used
+        let mut features: Vec<String> = inputs.iter().map(|s| s.to_string()).collect();
+        features.push(index.into());
+        let named = load(&LoadSpec {
+            features: Some(features.clone()),
+            ..spec(&path)
+        })
+        .expect("loads");
+        assert_eq!(named.feature_names, features, "{file}");
+        assert!(named.notes.iter().all(|n| !n.contains("pandas index")));
+        let as_target = load(&LoadSpec {
+            target: Some(index.into()),
+            ..spec(&path)
+        })
+        .expect("loads");
+        assert_eq!(as_target.target_name, index, "{file}");
+        assert!(!as_target.feature_names.contains(&index.to_string()));
+    }
+    // a RangeIndex is a description in the metadata, not a column
+    let ds = load(&spec(&pandas_file("range_index.parquet"))).expect("loads");
+    assert_eq!(ds.target_name, "value");
+    assert_eq!(ds.feature_names, ["latitude", "rooms"]);
+    assert!(ds.notes.is_empty(), "{:?}", ds.notes);
+}
+
+#[test]
+fn prediction_inputs_of_a_pandas_file_leave_its_index_out() {
+    let x = load_inputs(&pandas_file("set_index.parquet"), &[]).expect("loads");
+    assert_eq!(x.ncols(), 3, "latitude, rooms, value; not longitude");
+}
+
+#[test]
+fn na_tokens_are_missing_values_in_csv_and_gzipped_csv() {
+    use std::io::Write;
+    let text = "a,b,y\n1,2,3\n4,n/a,6\n7,?,9\n1,2,NA\n5,3,1\n6,#N/A,2\n";
+    let dir = TempDir::new().expect("temp dir");
+    let plain = dir.path().join("m.csv");
+    std::fs::write(&plain, text).expect("write");
+    let gz = dir.path().join("m.csv.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(text.as_bytes()).expect("gzip");
+    std::fs::write(&gz, enc.finish().expect("gzip")).expect("write");
+    for path in [&plain, &gz] {
+        let msg = data_error(&spec(path), path);
+        assert_has(
+            &msg,
+            &[
+                "4 missing value(s)",
+                "column 'b' at rows 2, 3, 6",
+                "column 'y' at row 4",
+                "--drop-missing",
+            ],
+        );
+        let ds = load(&LoadSpec {
+            drop_missing: true,
+            ..spec(path)
+        })
+        .expect("loads");
+        assert_eq!(ds.y_train.as_slice(), &[3.0, 1.0], "{}", path.display());
+    }
+}

@@ -291,7 +291,7 @@ fn stream_checks_the_model_as_predict_does() {
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         let err = stderr(&out);
         assert!(
-            err.contains("line 7: [standardize] input_center has 0 values")
+            err.contains("line 8: [standardize] input_center has 0 values")
                 && !err.contains("panicked"),
             "{err}"
         );
@@ -562,7 +562,7 @@ iterations = 500
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("cancelled after they started, not finished")
-            && text.contains("1 runs not run yet (never started"),
+            && text.contains("1 run not run yet (never started"),
         "{text}"
     );
 }

@@ -170,10 +170,14 @@ impl App {
                 return vec![Effect::CancelAll, Effect::Quit];
             }
             (true, 0) => "The session has unsaved changes.".to_string(),
+            (false, 1) => "1 run is still running or queued; its result will be lost.".into(),
             (false, n) => {
                 format!("{n} runs are still running or queued; their results will be lost.")
             }
-            (true, n) => format!("Unsaved changes, and {n} runs are still running or queued."),
+            (true, n) => format!(
+                "Unsaved changes, and {} still running or queued.",
+                crate::words::count(n, "run is", "runs are")
+            ),
         };
         self.dialog = Some(Dialog::Quit(reason));
         Vec::new()
@@ -359,9 +363,11 @@ impl App {
             .is_some_and(|d| matches!(d, DataState::Failed(_) | DataState::Loading(_)));
         if blocked {
             let why = std::mem::take(&mut self.message);
-            self.fail(format!("listed {listed} runs, none started: {why}"));
+            let listed = crate::words::count(listed, "run", "runs");
+            self.fail(format!("listed {listed}, none started: {why}"));
         } else {
-            self.say(format!("launched {} runs", effects.len()));
+            let launched = crate::words::count(effects.len(), "run", "runs");
+            self.say(format!("launched {launched}"));
         }
         effects
     }

@@ -101,11 +101,22 @@ impl App {
                 base: base.clone(),
             });
         }
+        let count = crate::words::count;
+        // an older file's pinned defaults first: they change what its runs do
+        let pinned = match self.session.pinned.is_empty() {
+            true => String::new(),
+            false => format!(
+                " · schema {} file: its runs keep {} (that version's default; delete the key \
+                 from a run entry for today's)",
+                self.session.schema_version,
+                self.session.pinned.join(", ")
+            ),
+        };
         self.message = format!(
-            "opened: {} data sets, {} runs, {} results · ? lists every key",
-            self.session.datasets.len(),
-            self.runs.len(),
-            self.session.results.len()
+            "opened: {}, {}, {}{pinned} · ? lists every key",
+            count(self.session.datasets.len(), "data set", "data sets"),
+            count(self.runs.len(), "run", "runs"),
+            count(self.session.results.len(), "result", "results")
         );
         self.message_is_error = false;
         effects.extend(self.want_prediction());
@@ -415,6 +426,33 @@ mod tests {
         );
         assert_eq!(a.status_of(&a.runs[0]), RunStatus::NotRun);
         assert!(!a.dirty);
+    }
+
+    #[test]
+    fn opening_says_what_an_older_file_keeps_and_counts_in_words() {
+        let (a, _) = app();
+        assert!(
+            a.message
+                .starts_with("opened: 1 data set, 2 runs, 0 results"),
+            "{}",
+            a.message
+        );
+        let old = crate::session::Session::parse(
+            "schema_version = 3\nname = \"t\"\n[[datasets]]\nname = \"d\"\ntrain = \"d.csv\"\n\
+             [[runs]]\ndataset = \"d\"\nmethod = \"fitc\"\nm = [5]\n",
+        )
+        .expect("parses");
+        let theme = crate::tui::theme::Theme {
+            color: true,
+            ascii: false,
+        };
+        let (a, _) = App::new("s/t.toml".into(), old, theme);
+        assert!(
+            a.message
+                .contains("schema 3 file: its runs keep single_start = true"),
+            "{}",
+            a.message
+        );
     }
 
     #[test]

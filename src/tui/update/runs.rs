@@ -385,7 +385,8 @@ impl App {
             ));
         }
         if !why.is_empty() {
-            self.fail(format!("started {} runs; {}", todo.len(), why.join("; ")));
+            let started = crate::words::count(todo.len(), "run", "runs");
+            self.fail(format!("started {started}; {}", why.join("; ")));
         }
         effects
     }
@@ -429,7 +430,10 @@ impl App {
     pub(super) fn cancel_all(&mut self) -> Vec<Effect> {
         let mut effects = vec![Effect::CancelAll];
         let n = self.runs.iter().filter(|r| r.job.is_some()).count();
-        self.say(format!("cancelling {n} runs"));
+        self.say(format!(
+            "cancelling {}",
+            crate::words::count(n, "run", "runs")
+        ));
         if n == 0 {
             effects.clear();
         }

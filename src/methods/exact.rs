@@ -95,6 +95,10 @@ impl Method for Exact {
         Err("the exact GP factorises the n×n kernel matrix of all training points at once")
     }
 
+    fn cost(&self, n: usize, d: usize, _m: usize) -> super::cost::Cost {
+        super::cost::Cost::exact(n, d)
+    }
+
     fn init_uses_seed(&self, _options: &MethodOptions) -> bool {
         false
     }

@@ -4,8 +4,8 @@
 //! faster than nalgebra's on this machine (measured when the core moved to faer).
 
 use crate::error::{Error, Result};
-pub use crate::exec::Par;
 use crate::exec::Exec;
+pub use crate::exec::Par;
 use crate::scratch::Scratch;
 use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch};
 use faer::linalg::matmul::matmul;
@@ -54,7 +54,9 @@ pub fn cholesky_jittered_in(
     par: Par,
     scratch: &Scratch,
 ) -> Result<(DMatrix<f64>, f64)> {
-    jittered(a.nrows(), policy, |j| Ok(cholesky_with_in(a, j, par, scratch)))
+    jittered(a.nrows(), policy, |j| {
+        Ok(cholesky_with_in(a, j, par, scratch))
+    })
 }
 
 /// The lower Cholesky factor of `a + (shift + jitter)·I` under the jitter policy, in
@@ -629,87 +631,8 @@ pub fn chol_inverse_blocked(
 ) -> Result<DMatrix<f64>> {
     exec.check()?;
     let n = l.nrows();
-    let (panel, update) = (blocking.panel.max(1), blocking.update.max(1));
-    let fpar = exec.par.faer();
     let mut x = exec.scratch.zero_matrix(n, n);
-    let result = (|| {
-        let lv = view(l);
-        for i in 0..n {
-            x[(i, i)] = 1.0;
-        }
-        // X = L⁻¹: the panel's columns below row j solve L[j.., j..]·X = I, by blocks
-        // of rows (forward substitution: subtract what the rows above give, then solve
-        // against the diagonal block).
-        let mut xv = view_mut(&mut x);
-        let mut j = 0;
-        while j < n {
-            let b = panel.min(n - j);
-            let mut cols = xv.rb_mut().submatrix_mut(j, j, n - j, b);
-            let mut r = 0;
-            while r < n - j {
-                exec.check()?;
-                let c = update.min(n - j - r);
-                let (done, mut rest) = cols.rb_mut().split_at_row_mut(r);
-                let mut rows = rest.rb_mut().subrows_mut(0, c);
-                if r > 0 {
-                    let lr = lv.submatrix(j + r, j, c, r);
-                    matmul(rows.rb_mut(), Accum::Add, lr, done.rb(), -1.0, fpar);
-                }
-                let diag = lv.submatrix(j + r, j + r, c, c);
-                solve_lower_triangular_in_place(diag, rows, fpar);
-                r += c;
-            }
-            j += b;
-        }
-        // (L Lᵀ)⁻¹ = XᵀX: the lower part of the panel's columns from row j is
-        // X[j.., j..]ᵀ·X[j.., panel], written over the panel once the later panels no
-        // longer need it (they read only the columns right of it).
-        let mut tmp = DMatrix::<f64>::zeros(n, panel.min(n));
-        let mut j = 0;
-        while j < n {
-            let b = panel.min(n - j);
-            let mut out = view_mut(&mut tmp).submatrix_mut(0, 0, n - j, b);
-            let xr = xv.rb();
-            let rhs = xr.submatrix(j, j, n - j, b);
-            let mut r = 0;
-            while r < n - j {
-                exec.check()?;
-                let c = update.min(n - j - r);
-                let mut rows = out.rb_mut().subrows_mut(r, c);
-                // rows j+r..j+r+c of C: Σ over k ≥ j+r of X[k, i]·X[k, panel]; the
-                // square part of X is lower triangular, the rest full.
-                faer::linalg::matmul::triangular::matmul(
-                    rows.rb_mut(),
-                    Shape::Full.faer(),
-                    Accum::Replace,
-                    xr.submatrix(j + r, j + r, c, c).transpose(),
-                    Shape::Upper.faer(),
-                    rhs.subrows(r, c),
-                    Shape::Full.faer(),
-                    1.0,
-                    fpar,
-                );
-                let below = n - j - r - c;
-                if below > 0 {
-                    matmul(
-                        rows,
-                        Accum::Add,
-                        xr.submatrix(j + r + c, j + r, below, c).transpose(),
-                        rhs.subrows(r + c, below),
-                        1.0,
-                        fpar,
-                    );
-                }
-                r += c;
-            }
-            xv.rb_mut()
-                .submatrix_mut(j, j, n - j, b)
-                .copy_from(out.rb());
-            j += b;
-        }
-        Ok(())
-    })();
-    if let Err(e) = result {
+    if let Err(e) = inverse_panels(l, &mut x, exec, blocking) {
         exec.scratch.give_matrix(x);
         return Err(e);
     }
@@ -719,6 +642,94 @@ pub fn chol_inverse_blocked(
         }
     }
     Ok(x)
+}
+
+/// The two passes of [`chol_inverse_blocked`] into `x` (zero on entry): the lower
+/// triangle of (L Lᵀ)⁻¹, or Err(Cancelled) part way.
+fn inverse_panels(
+    l: &DMatrix<f64>,
+    x: &mut DMatrix<f64>,
+    exec: &Exec,
+    blocking: Blocking,
+) -> Result<()> {
+    let n = l.nrows();
+    let (panel, update) = (blocking.panel.max(1), blocking.update.max(1));
+    let fpar = exec.par.faer();
+    let lv = view(l);
+    for i in 0..n {
+        x[(i, i)] = 1.0;
+    }
+    // X = L⁻¹: the panel's columns below row j solve L[j.., j..]·X = I, by blocks
+    // of rows (forward substitution: subtract what the rows above give, then solve
+    // against the diagonal block).
+    let mut xv = view_mut(x);
+    let mut j = 0;
+    while j < n {
+        let b = panel.min(n - j);
+        let mut cols = xv.rb_mut().submatrix_mut(j, j, n - j, b);
+        let mut r = 0;
+        while r < n - j {
+            exec.check()?;
+            let c = update.min(n - j - r);
+            let (done, mut rest) = cols.rb_mut().split_at_row_mut(r);
+            let mut rows = rest.rb_mut().subrows_mut(0, c);
+            if r > 0 {
+                let lr = lv.submatrix(j + r, j, c, r);
+                matmul(rows.rb_mut(), Accum::Add, lr, done.rb(), -1.0, fpar);
+            }
+            let diag = lv.submatrix(j + r, j + r, c, c);
+            solve_lower_triangular_in_place(diag, rows, fpar);
+            r += c;
+        }
+        j += b;
+    }
+    // (L Lᵀ)⁻¹ = XᵀX: the lower part of the panel's columns from row j is
+    // X[j.., j..]ᵀ·X[j.., panel], written over the panel once the later panels no
+    // longer need it (they read only the columns right of it).
+    let mut tmp = DMatrix::<f64>::zeros(n, panel.min(n));
+    let mut j = 0;
+    while j < n {
+        let b = panel.min(n - j);
+        let mut out = view_mut(&mut tmp).submatrix_mut(0, 0, n - j, b);
+        let xr = xv.rb();
+        let rhs = xr.submatrix(j, j, n - j, b);
+        let mut r = 0;
+        while r < n - j {
+            exec.check()?;
+            let c = update.min(n - j - r);
+            let mut rows = out.rb_mut().subrows_mut(r, c);
+            // rows j+r..j+r+c of C: Σ over k ≥ j+r of X[k, i]·X[k, panel]; the
+            // square part of X is lower triangular, the rest full.
+            faer::linalg::matmul::triangular::matmul(
+                rows.rb_mut(),
+                Shape::Full.faer(),
+                Accum::Replace,
+                xr.submatrix(j + r, j + r, c, c).transpose(),
+                Shape::Upper.faer(),
+                rhs.subrows(r, c),
+                Shape::Full.faer(),
+                1.0,
+                fpar,
+            );
+            let below = n - j - r - c;
+            if below > 0 {
+                matmul(
+                    rows,
+                    Accum::Add,
+                    xr.submatrix(j + r + c, j + r, below, c).transpose(),
+                    rhs.subrows(r + c, below),
+                    1.0,
+                    fpar,
+                );
+            }
+            r += c;
+        }
+        xv.rb_mut()
+            .submatrix_mut(j, j, n - j, b)
+            .copy_from(out.rb());
+        j += b;
+    }
+    Ok(())
 }
 
 /// L ← chol(LLᵀ + xxᵀ) in place, O(m²); `x` is overwritten. Column-major storage
@@ -806,9 +817,18 @@ mod tests {
         let whole = cholesky_with(&a, 0.0, Par::Seq).expect("spd");
         let inverse = chol_inverse(&whole, Par::Seq);
         for blocking in [
-            Blocking { panel: 16, update: 40 },
-            Blocking { panel: 64, update: 7 },
-            Blocking { panel: 300, update: 300 },
+            Blocking {
+                panel: 16,
+                update: 40,
+            },
+            Blocking {
+                panel: 64,
+                update: 7,
+            },
+            Blocking {
+                panel: 300,
+                update: 300,
+            },
         ] {
             let mut l = a.clone();
             assert!(cholesky_blocked(&mut l, &exec, blocking).expect("not cancelled"));
@@ -816,12 +836,25 @@ mod tests {
             assert!((&l - &whole).abs().max() < 1e-12, "{blocking:?}");
             let inv = chol_inverse_blocked(&whole, &exec, blocking).expect("not cancelled");
             let scale = inverse.abs().max();
-            assert!((&inv - &inverse).abs().max() < 1e-12 * scale, "{blocking:?}");
+            assert!(
+                (&inv - &inverse).abs().max() < 1e-12 * scale,
+                "{blocking:?}"
+            );
         }
         // not positive definite: refused, as the unblocked one refuses it
         let mut neg = a.clone();
         neg[(150, 150)] = -1e3;
-        assert!(!cholesky_blocked(&mut neg, &exec, Blocking { panel: 16, update: 40 }).unwrap());
+        assert!(
+            !cholesky_blocked(
+                &mut neg,
+                &exec,
+                Blocking {
+                    panel: 16,
+                    update: 40
+                }
+            )
+            .unwrap()
+        );
         assert!(cholesky_with(&neg, 0.0, Par::Seq).is_none());
     }
 
@@ -834,13 +867,19 @@ mod tests {
         let exec = Exec::sequential();
         exec.cancel.cancel();
         let mut l = a.clone();
-        let blocking = Blocking { panel: 32, update: 64 };
+        let blocking = Blocking {
+            panel: 32,
+            update: 64,
+        };
         assert!(matches!(
             cholesky_blocked(&mut l, &exec, blocking),
             Err(Error::Cancelled)
         ));
         assert_eq!(l, a, "no panel was factorised");
-        assert!(matches!(cholesky_shifted(&a, 0.0, &exec), Err(Error::Cancelled)));
+        assert!(matches!(
+            cholesky_shifted(&a, 0.0, &exec),
+            Err(Error::Cancelled)
+        ));
         assert!(matches!(
             chol_inverse_blocked(&DMatrix::identity(300, 300), &exec, blocking),
             Err(Error::Cancelled)
@@ -850,7 +889,11 @@ mod tests {
         // thread) runs: it stops with the trailing diagonal untouched
         let n = 3000;
         let big = DMatrix::from_fn(n, n, |i, j| {
-            if i == j { n as f64 } else { ((i * 7 + j * 3) % 11) as f64 / 11.0 }
+            if i == j {
+                n as f64
+            } else {
+                ((i * 7 + j * 3) % 11) as f64 / 11.0
+            }
         });
         let exec = Exec::sequential();
         let token = exec.cancel.clone();
@@ -859,7 +902,14 @@ mod tests {
             token.cancel();
         });
         let mut l = big.clone();
-        let r = cholesky_blocked(&mut l, &exec, Blocking { panel: 64, update: 256 });
+        let r = cholesky_blocked(
+            &mut l,
+            &exec,
+            Blocking {
+                panel: 64,
+                update: 256,
+            },
+        );
         canceller.join().expect("canceller");
         assert!(matches!(r, Err(Error::Cancelled)), "ran to the end");
         assert_eq!(l[(n - 1, n - 1)], big[(n - 1, n - 1)]);

@@ -89,8 +89,8 @@ pub fn model_data(model: &ModelFile, x: &DMatrix<f64>, y: &[f64]) -> Result<Trai
     })
 }
 
-/// Multiply-adds of one prediction chunk's variances at most (m²·rows; about a second
-/// on one core), where the chunk is not smaller than 64 rows.
+/// Multiply-adds of one prediction chunk's variances at most (m²·rows; one to two
+/// seconds on this machine's two cores), where the chunk is not smaller than 64 rows.
 const PREDICT_WORK: usize = 1 << 34;
 
 impl Predictor {
@@ -174,7 +174,9 @@ impl Predictor {
         let m = self.posterior.m();
         // and at most PREDICT_WORK multiply-adds per chunk (the exact GP's m = n:
         // m²·rows), so that a cancelled run stops between chunks within about a second
-        let rows = exec.chunk_rows(m).min((PREDICT_WORK / (m * m).max(1)).max(64));
+        let rows = exec
+            .chunk_rows(m)
+            .min((PREDICT_WORK / (m * m).max(1)).max(64));
         for start in (0..t.max(1)).step_by(rows) {
             exec.check()?;
             let len = rows.min(t - start.min(t));

@@ -607,7 +607,15 @@ fn max_memory_refuses_a_too_large_exact_gp() {
     let train = repo("datasets/xsinx3_train.csv");
     let fit = |limit: &str| {
         sgpw(&[
-            "fit", "--train", &train, "--method", "full", "--iters", "3", "--max-memory", limit,
+            "fit",
+            "--train",
+            &train,
+            "--method",
+            "full",
+            "--iters",
+            "3",
+            "--max-memory",
+            limit,
         ])
     };
     let out = fit("100K");
@@ -620,7 +628,11 @@ fn max_memory_refuses_a_too_large_exact_gp() {
     let out = fit("1G");
     assert!(out.status.success(), "{}", stderr(&out));
     let bad = fit("12Q");
-    assert!(stderr(&bad).contains("'12Q' is not a size"), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("'12Q' is not a size"),
+        "{}",
+        stderr(&bad)
+    );
 
     let dir = tempfile::tempdir().expect("tempdir");
     let s = session_copy(dir.path());
@@ -629,7 +641,9 @@ fn max_memory_refuses_a_too_large_exact_gp() {
     assert!(!out.status.success());
     let err = stderr(&out);
     assert!(
-        err.contains("would need") && err.contains("--max-memory") && err.contains("nothing was run"),
+        err.contains("would need")
+            && err.contains("--max-memory")
+            && err.contains("nothing was run"),
         "{err}"
     );
     assert_eq!(std::fs::read_to_string(&s).expect("read"), before);

@@ -180,7 +180,12 @@ pub fn foresee(
     let e = crate::methods::cost::estimate(valid, n, d, threads);
     let name = valid.method().name();
     if !e.fits(limit.bytes()) {
-        return Err(Error::input(e.refusal(name, n, limit.bytes(), "--max-memory")));
+        return Err(Error::input(e.refusal(
+            name,
+            n,
+            limit.bytes(),
+            "--max-memory",
+        )));
     }
     if e.is_costly() {
         crate::noteln!("note: {name} on {n} training points: {}", e.describe());

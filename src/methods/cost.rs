@@ -200,7 +200,11 @@ mod tests {
         assert!((3.9..4.1).contains(&memory), "memory ×{memory}");
         assert!((7.8..8.1).contains(&time), "time ×{time}");
         let trial = estimate(&full, 16_512, 8, 1);
-        assert!(trial.bytes > 6e9 && trial.bytes < 7e9, "{}", trial.describe());
+        assert!(
+            trial.bytes > 6e9 && trial.bytes < 7e9,
+            "{}",
+            trial.describe()
+        );
         assert!(!trial.fits(4 << 30));
         assert!(trial.is_costly());
         let vfe = spec("vfe", 200);

@@ -49,13 +49,7 @@ fn factor(model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<Factor> {
     finish(k, l, jitter, &data.y, exec)
 }
 
-fn finish(
-    k: DMatrix<f64>,
-    l: DMatrix<f64>,
-    jitter: f64,
-    y: &[f64],
-    exec: &Exec,
-) -> Result<Factor> {
+fn finish(k: DMatrix<f64>, l: DMatrix<f64>, jitter: f64, y: &[f64], exec: &Exec) -> Result<Factor> {
     exec.check()?;
     let n = y.len();
     let mut a = DMatrix::from_column_slice(n, 1, y);

@@ -698,7 +698,8 @@ mod tests {
         };
         let (shown, _) = note(&a);
         assert!(
-            shown.as_deref().is_some_and(|s| s.contains(" m = ") && s.contains("on 200000 points")
+            shown.as_deref().is_some_and(|s| s.contains(" m = ")
+                && s.contains("on 200000 points")
                 && s.contains("per evaluation")
                 && !s.contains("more than")),
             "{shown:?}"
@@ -719,8 +720,9 @@ mod tests {
         a.update(key(KeyCode::Down));
         let (shown, _) = note(&a);
         assert!(
-            shown.as_deref().is_some_and(|s| s.contains("estimate: full on 200000 points")
-                && s.contains("more than")),
+            shown.as_deref().is_some_and(
+                |s| s.contains("estimate: full on 200000 points") && s.contains("more than")
+            ),
             "{shown:?}"
         );
         assert!(a.update(key(KeyCode::Enter)).is_empty(), "started at once");

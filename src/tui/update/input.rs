@@ -60,11 +60,8 @@ impl App {
                         .selected_run()
                         .map(|r| r.key.dataset.clone())
                         .or_else(|| self.comparison_dataset());
-                    let mut f = runs_form(
-                        &self.session,
-                        ds.as_deref(),
-                        self.runs_form_memory.as_ref(),
-                    );
+                    let mut f =
+                        runs_form(&self.session, ds.as_deref(), self.runs_form_memory.as_ref());
                     f.note = self.runs_form_estimate(&f).map(|(note, _)| note);
                     self.dialog = Some(Dialog::NewRuns(f));
                 }

@@ -133,10 +133,13 @@ pub fn bytes(b: f64) -> String {
     }
 }
 
-/// A duration for people: "40 ms", "2.5 s", "2.5 min", "3.1 h".
+/// A duration for people: "under 1 ms", "40 ms", "2.5 s", "2.5 min", "3.1 h" (small
+/// ones without digits that depend on the machine: the app's snapshots show them).
 pub fn seconds(s: f64) -> String {
-    if s < 0.1 {
-        format!("{:.0} ms", (s * 1e3).max(1.0))
+    if s < 1e-3 {
+        "under 1 ms".into()
+    } else if s < 0.1 {
+        format!("{:.0} ms", s * 1e3)
     } else if s < 60.0 {
         format!("{s:.1} s")
     } else if s < 3600.0 {
@@ -229,5 +232,6 @@ mod tests {
         assert_eq!(bytes(512.0 * 1024.0 * 1024.0), "512 MiB");
         assert_eq!(seconds(150.0), "2.5 min");
         assert_eq!(seconds(0.004), "4 ms");
+        assert_eq!(seconds(2e-5), "under 1 ms");
     }
 }

@@ -89,6 +89,10 @@ pub fn model_data(model: &ModelFile, x: &DMatrix<f64>, y: &[f64]) -> Result<Trai
     })
 }
 
+/// Multiply-adds of one prediction chunk's variances at most (m²·rows; one to two
+/// seconds on this machine's two cores), where the chunk is not smaller than 64 rows.
+const PREDICT_WORK: usize = 1 << 34;
+
 impl Predictor {
     /// From a model: use its stored posterior, or condition on training data.
     pub fn new(model: ModelFile, train: Option<(&DMatrix<f64>, &[f64])>) -> Result<Predictor> {
@@ -167,8 +171,14 @@ impl Predictor {
             var_latent: Vec::with_capacity(t),
             var_noisy: Vec::with_capacity(t),
         };
-        let rows = exec.chunk_rows(self.posterior.m());
+        let m = self.posterior.m();
+        // and at most PREDICT_WORK multiply-adds per chunk (the exact GP's m = n:
+        // m²·rows), so that a cancelled run stops between chunks within about a second
+        let rows = exec
+            .chunk_rows(m)
+            .min((PREDICT_WORK / (m * m).max(1)).max(64));
         for start in (0..t.max(1)).step_by(rows) {
+            exec.check()?;
             let len = rows.min(t - start.min(t));
             let xm = to_model_units(&self.model, self.dim, &x.rows(start, len).into_owned())?;
             let (mean, var) = self.method.predict(

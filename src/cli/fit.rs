@@ -1,6 +1,6 @@
 //! `sgpw fit`: train one model, report its metrics, optionally save it.
 
-use super::{DataArgs, MemoryArgs, RunArgs, print_json};
+use super::{DataArgs, LimitArgs, MemoryArgs, RunArgs, print_json};
 use crate::error::Result;
 use crate::exec::Exec;
 use crate::run_context::{Progress, RunContext};
@@ -17,6 +17,8 @@ pub struct FitArgs {
     pub run: RunArgs,
     #[command(flatten)]
     pub memory: MemoryArgs,
+    #[command(flatten)]
+    pub limit: LimitArgs,
     /// Print one JSON object instead of a readable summary.
     #[arg(long)]
     pub json: bool,
@@ -63,6 +65,8 @@ pub fn run(args: FitArgs) -> Result<()> {
     for note in &data.notes {
         crate::noteln!("note: {note}");
     }
+    let threads = crate::exec::Par::Threads(0).threads();
+    super::foresee(&valid, data.n_train(), data.dim(), threads, &args.limit)?;
     let bar = progress_bar(&spec);
     let sink = |p: &Progress| show(&bar, p);
     let exec = Exec::default().with_memory_budget(args.memory.bytes());

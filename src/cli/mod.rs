@@ -149,6 +149,50 @@ impl MemoryArgs {
     }
 }
 
+/// The memory above which `fit` and `run` refuse to start a run.
+#[derive(Args, Clone, Debug, Default)]
+pub struct LimitArgs {
+    /// Refuse a run whose estimated memory is over this size: a size (512M, 16G), or a
+    /// share of the memory available (80%). The estimate is printed before a costly run
+    /// starts (the exact GP holds three n×n matrices: 6.1 GiB at n = 16,512). Default:
+    /// the memory available when sgpw starts.
+    #[arg(long, value_parser = crate::exec::parse_memory_size, allow_hyphen_values = true)]
+    pub max_memory: Option<crate::exec::MemorySize>,
+}
+
+impl LimitArgs {
+    /// The limit in bytes.
+    pub fn bytes(&self) -> usize {
+        self.max_memory
+            .map_or_else(crate::exec::memory_available, |s| s.0)
+    }
+}
+
+/// Before a fit on n points of d inputs: a note with the estimate when it is costly,
+/// and a refusal naming --max-memory when its memory is over the limit.
+pub fn foresee(
+    valid: &crate::methods::ValidRunSpec,
+    n: usize,
+    d: usize,
+    threads: usize,
+    limit: &LimitArgs,
+) -> Result<()> {
+    let e = crate::methods::cost::estimate(valid, n, d, threads);
+    let name = valid.method().name();
+    if !e.fits(limit.bytes()) {
+        return Err(Error::input(e.refusal(
+            name,
+            n,
+            limit.bytes(),
+            "--max-memory",
+        )));
+    }
+    if e.is_costly() {
+        crate::noteln!("note: {name} on {n} training points: {}", e.describe());
+    }
+    Ok(())
+}
+
 /// The methods, one per line, for `--help`.
 pub fn method_list() -> String {
     crate::methods::registry()

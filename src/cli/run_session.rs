@@ -28,6 +28,8 @@ pub struct RunArgs {
     /// with `sgpw merge`. For job arrays: --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT.
     #[arg(long)]
     pub shard: Option<Shard>,
+    #[command(flatten)]
+    pub limit: super::LimitArgs,
 }
 
 /// SIGINT, SIGTERM and SIGHUP set `interrupt` to their number; a second one ends the
@@ -53,11 +55,12 @@ fn catch_signals() -> Result<Arc<AtomicUsize>> {
 
 pub fn run(args: RunArgs) -> Result<u8> {
     let interrupt = catch_signals()?;
-    let summary = runner::run_session_until(
+    let summary = runner::run_session_limited(
         &args.session,
         args.jobs,
         args.force,
         args.shard,
+        args.limit.bytes(),
         &mut |r| {
             let k = &r.key;
             match r.status {

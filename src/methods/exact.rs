@@ -30,40 +30,40 @@ struct Factor {
 
 fn factor(model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<Factor> {
     exec.check()?;
-    let par = exec.par;
-    let k = model.kernel().gram(&data.x, par);
-    let mut ky = k.clone();
-    for i in 0..ky.nrows() {
-        ky[(i, i)] += model.hyper.noise_variance;
-    }
-    // The noise keeps K + σ²I positive definite; jitter only if σ² is tiny.
+    let k = model.kernel().gram(&data.x, exec.par);
+    exec.check()?;
+    // The noise keeps K + σ²I positive definite; jitter only if σ² is tiny. The
+    // factorisations copy K and add σ² (and the jitter) on the way: K + σ²I itself is
+    // never held, one n×n matrix less. They look at the cancel token between panels.
+    let noise = model.hyper.noise_variance;
     let policy = match model.jitter {
         Some(j) => Jitter::Fixed(j),
-        None => match linalg::cholesky_with(&ky, 0.0, par) {
-            Some(l) => return Ok(finish(k, l, 0.0, &data.y, exec)),
+        None => match linalg::cholesky_shifted(&k, noise, exec)? {
+            Some(l) => return finish(k, l, 0.0, &data.y, exec),
             None => Jitter::Auto {
                 scale: model.hyper.signal_variance,
             },
         },
     };
-    let (l, jitter) = linalg::cholesky_jittered(&ky, policy, par)?;
-    Ok(finish(k, l, jitter, &data.y, exec))
+    let (l, jitter) = linalg::cholesky_jittered_exec(&k, noise, policy, exec)?;
+    finish(k, l, jitter, &data.y, exec)
 }
 
-fn finish(k: DMatrix<f64>, l: DMatrix<f64>, jitter: f64, y: &[f64], exec: &Exec) -> Factor {
+fn finish(k: DMatrix<f64>, l: DMatrix<f64>, jitter: f64, y: &[f64], exec: &Exec) -> Result<Factor> {
+    exec.check()?;
     let n = y.len();
     let mut a = DMatrix::from_column_slice(n, 1, y);
     linalg::solve_lower(&l, &mut a, exec.par);
     let quad = a.norm_squared();
     linalg::solve_lower_transpose(&l, &mut a, exec.par);
     let nlml = 0.5 * quad + linalg::half_logdet(&l) + 0.5 * n as f64 * (2.0 * PI).ln();
-    Factor {
+    Ok(Factor {
         k,
         l,
         jitter,
         alpha: DVector::from_column_slice(a.as_slice()),
         nlml,
-    }
+    })
 }
 
 impl Method for Exact {
@@ -87,6 +87,10 @@ impl Method for Exact {
     }
     fn chunked(&self) -> std::result::Result<(), &'static str> {
         Err("the exact GP factorises the n×n kernel matrix of all training points at once")
+    }
+
+    fn cost(&self, n: usize, d: usize, _m: usize) -> super::cost::Cost {
+        super::cost::Cost::exact(n, d)
     }
 
     fn init_uses_seed(&self, _options: &MethodOptions) -> bool {
@@ -135,7 +139,8 @@ impl Method for Exact {
     fn objective(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<Objective> {
         let f = factor(model, data, exec)?;
         // ∂NLML/∂K = ½(K⁻¹ − ααᵀ)
-        let mut w = linalg::chol_inverse(&f.l, exec.par);
+        let mut w = linalg::chol_inverse_exec(&f.l, exec)?;
+        exec.check()?;
         linalg::gemm(
             &mut w,
             true,
@@ -176,7 +181,7 @@ impl Method for Exact {
         let f = factor(model, data, exec)?;
         let post = Posterior {
             mean_weights: f.alpha.as_slice().to_vec(),
-            var_matrix: linalg::chol_inverse(&f.l, exec.par),
+            var_matrix: linalg::chol_inverse_exec(&f.l, exec)?,
             latent_prior: LatentPrior::Kernel,
         };
         Ok((post, Some(data.x.clone())))

@@ -178,6 +178,12 @@ pub trait Method: Send + Sync {
     ) -> Result<Option<crate::likelihood::Work>> {
         Ok(None)
     }
+    /// What one evaluation on n training points of d inputs with m features holds and
+    /// computes, for the estimate shown before a run starts ([`super::cost`]). Default: a
+    /// low-rank method's O(n·m²).
+    fn cost(&self, n: usize, d: usize, m: usize) -> super::cost::Cost {
+        super::cost::Cost::low_rank(n, d, m)
+    }
     /// The objective alone (defaults to the objective with its gradient).
     fn nlml(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<f64> {
         Ok(self.objective(model, data, exec)?.nlml)

@@ -8,6 +8,7 @@
 //! Adding a low-rank method is a family file (or a new pairing of an existing family)
 //! plus one line in [`registry`].
 
+pub mod cost;
 pub mod eigen;
 pub mod exact;
 pub mod greedy;

@@ -120,6 +120,22 @@ pub fn run_session_until(
     report: &mut dyn FnMut(&RunResult),
     interrupt: &AtomicUsize,
 ) -> Result<Summary> {
+    let limit = crate::exec::memory_available();
+    run_session_limited(path, jobs, force, shard, limit, report, interrupt)
+}
+
+/// [`run_session_until`] that refuses, before any run starts, a session with a run
+/// whose estimated memory ([`crate::methods::cost`]) is over `max_memory` bytes
+/// (`sgpw run --max-memory`), and notes the estimate of every costly run.
+pub fn run_session_limited(
+    path: &Path,
+    jobs: usize,
+    force: bool,
+    shard: Option<Shard>,
+    max_memory: usize,
+    report: &mut dyn FnMut(&RunResult),
+    interrupt: &AtomicUsize,
+) -> Result<Summary> {
     let mut session = Session::read(path)?;
     let base = base_dir(path);
     let mut sink = match shard {
@@ -169,10 +185,33 @@ pub fn run_session_until(
     // Every pending run against its data before the first one starts (m ≤ n, subset
     // sizes, dims ≤ D): a mistake in one entry must not surface after the others trained.
     let mut problems: Vec<String> = Vec::new();
+    let threads = crate::methods::cost::threads_per_run(jobs);
     for (key, spec) in &runs {
-        if let Ok(d) = &data[&key.dataset]
-            && let Err(e) = spec.check_for(shape(d), Naming::Keys)
-        {
+        let Ok(d) = &data[&key.dataset] else { continue };
+        let problem = match spec.check_for(shape(d), Naming::Keys) {
+            Err(e) => Some(e.to_string()),
+            Ok(valid) => {
+                let e = crate::methods::cost::estimate(&valid, d.n_train(), d.dim(), threads);
+                let method = valid.method().name();
+                if !e.fits(max_memory) {
+                    Some(e.refusal(method, d.n_train(), max_memory, "--max-memory"))
+                } else {
+                    if e.is_costly() {
+                        crate::noteln!(
+                            "note: {}/{} m={} seed={}: {method} on {} training points: {}",
+                            key.dataset,
+                            key.label,
+                            key.m,
+                            key.seed,
+                            d.n_train(),
+                            e.describe()
+                        );
+                    }
+                    None
+                }
+            }
+        };
+        if let Some(e) = problem {
             let place = session
                 .entry_of(key)
                 .map_or_else(|| "a run".to_string(), |i| session.run_place(i));

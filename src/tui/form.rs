@@ -144,6 +144,12 @@ pub struct Form {
     pub cursor: usize,
     /// Shown in red at the bottom; set when a submit was refused.
     pub error: Option<String>,
+    /// Shown above the error: what submitting it would cost (the new-runs form's
+    /// estimate).
+    pub note: Option<String>,
+    /// A warning the user was shown on a submit; the same warning on the next submit
+    /// means the user confirmed it.
+    pub confirm: Option<String>,
 }
 
 /// What a key did to a form.
@@ -164,6 +170,8 @@ impl Form {
             fields,
             cursor: 0,
             error: None,
+            note: None,
+            confirm: None,
         }
     }
 

@@ -399,6 +399,55 @@ impl App {
     }
 }
 
+impl App {
+    /// The costliest run the runs form asks for, on its loaded data set
+    /// ([`methods::cost::estimate`]): the form's note, and whether its memory is over
+    /// what the machine has available. None while the form is not valid or its data
+    /// set not loaded.
+    pub(super) fn runs_form_estimate(&self, f: &Form) -> Option<(String, bool)> {
+        let groups = self.check_runs_form(f).ok()?;
+        let threads = methods::cost::threads_per_run(0);
+        let mut worst: Option<(methods::cost::Estimate, String, usize)> = None;
+        let mut count = 0;
+        for g in &groups {
+            let Some(DataState::Loaded(d)) = self.data.get(&g.entry.dataset) else {
+                continue;
+            };
+            for (_, spec) in &g.runs {
+                let Ok(valid) = spec.check_for(crate::session::runner::shape(d), Naming::Keys)
+                else {
+                    continue;
+                };
+                count += 1;
+                let e = methods::cost::estimate(&valid, d.n_train(), d.dim(), threads);
+                if worst.as_ref().is_none_or(|(w, ..)| e.bytes > w.bytes) {
+                    let what = match valid.method().uses_m() {
+                        true => format!("{} m = {}", spec.method, spec.m),
+                        false => spec.method.clone(),
+                    };
+                    worst = Some((e, what, d.n_train()));
+                }
+            }
+        }
+        let (e, what, n) = worst?;
+        let of = if count > 1 {
+            format!(" (the largest of {count} runs)")
+        } else {
+            String::new()
+        };
+        let available = crate::exec::memory_available();
+        let over = !e.fits(available);
+        let mut note = format!("estimate: {what} on {n} points{of}: {}", e.describe());
+        if over {
+            note.push_str(&format!(
+                "; more than the {} available",
+                methods::cost::bytes(available as f64)
+            ));
+        }
+        Some((note, over))
+    }
+}
+
 /// One run entry of a submitted runs form and the runs it expands to.
 #[derive(Clone, Debug)]
 pub struct RunGroup {
@@ -622,6 +671,68 @@ mod tests {
         });
         assert!(matches!(a.data.get("new"), Some(DataState::Failed(m)) if m.contains("text")));
         assert!(a.message.contains("cannot load new"));
+    }
+
+    /// The runs form shows the estimate of its costliest run, and a run the machine's
+    /// memory cannot hold (the exact GP on 200,000 points: three n×n matrices, 960 GB)
+    /// starts only on a second Enter.
+    #[test]
+    fn the_runs_form_shows_the_estimate_and_asks_before_a_run_too_large() {
+        use crate::tui::form::Value;
+        let (mut a, _) = app();
+        let n = 200_000;
+        let big = std::sync::Arc::new(crate::data::Dataset {
+            x_train: nalgebra::DMatrix::from_fn(n, 1, |i, _| i as f64),
+            y_train: nalgebra::DVector::from_fn(n, |i, _| (i as f64).sin()),
+            ..(*dataset()).clone()
+        });
+        a.update(Event::DataLoaded {
+            name: "d".into(),
+            epoch: 1,
+            result: Ok(big),
+        });
+        a.update(ch('n'));
+        let note = |a: &App| match &a.dialog {
+            Some(Dialog::NewRuns(f)) => (f.note.clone(), f.error.clone()),
+            _ => (None, Some("closed".into())),
+        };
+        let (shown, _) = note(&a);
+        assert!(
+            shown.as_deref().is_some_and(|s| s.contains(" m = ")
+                && s.contains("on 200000 points")
+                && s.contains("per evaluation")
+                && !s.contains("more than")),
+            "{shown:?}"
+        );
+        if let Some(Dialog::NewRuns(f)) = &mut a.dialog
+            && let Some(Value::Multi {
+                options, picked, ..
+            }) = f
+                .fields
+                .iter_mut()
+                .find(|x| x.key == "method")
+                .map(|x| &mut x.value)
+        {
+            for (o, p) in options.iter().zip(picked.iter_mut()) {
+                *p = o == "full";
+            }
+        }
+        a.update(key(KeyCode::Down));
+        let (shown, _) = note(&a);
+        assert!(
+            shown.as_deref().is_some_and(
+                |s| s.contains("estimate: full on 200000 points") && s.contains("more than")
+            ),
+            "{shown:?}"
+        );
+        assert!(a.update(key(KeyCode::Enter)).is_empty(), "started at once");
+        let (_, error) = note(&a);
+        assert!(error.is_some_and(|e| e.contains("Enter again")));
+        let e = a.update(key(KeyCode::Enter));
+        assert!(
+            e.iter().any(|e| matches!(e, Effect::Submit { .. })),
+            "{e:?}"
+        );
     }
 
     /// The option fields come from the declaration: an enum option is a choice list

@@ -293,7 +293,7 @@ pub fn event_loop<B: Backend>(
                 rt.dispatch(app, e);
             }
         }
-        if app.replay.is_some() {
+        if app.replay.is_some() || app.has_running() {
             rt.dispatch(app, Event::Tick(last_tick.elapsed()));
             needs_draw = true;
         }

@@ -599,6 +599,56 @@ fn memory_budget_takes_a_size_with_a_unit() {
     }
 }
 
+/// A run whose estimated memory is over --max-memory is refused before any work, by
+/// `fit` and by `run` (which then runs nothing), with the estimate and the flag named;
+/// under the limit it runs.
+#[test]
+fn max_memory_refuses_a_too_large_exact_gp() {
+    let train = repo("datasets/xsinx3_train.csv");
+    let fit = |limit: &str| {
+        sgpw(&[
+            "fit",
+            "--train",
+            &train,
+            "--method",
+            "full",
+            "--iters",
+            "3",
+            "--max-memory",
+            limit,
+        ])
+    };
+    let out = fit("100K");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("full on") && err.contains("would need") && err.contains("--max-memory"),
+        "{err}"
+    );
+    let out = fit("1G");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let bad = fit("12Q");
+    assert!(
+        stderr(&bad).contains("'12Q' is not a size"),
+        "{}",
+        stderr(&bad)
+    );
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = session_copy(dir.path());
+    let before = std::fs::read_to_string(&s).expect("read");
+    let out = sgpw(&["run", &s.display().to_string(), "--max-memory", "1K"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("would need")
+            && err.contains("--max-memory")
+            && err.contains("nothing was run"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&s).expect("read"), before);
+}
+
 #[test]
 fn bench_needs_a_repetition() {
     let out = sgpw(&["bench", "--n", "50", "--d", "2", "--m", "5", "--reps", "0"]);

@@ -60,11 +60,10 @@ impl App {
                         .selected_run()
                         .map(|r| r.key.dataset.clone())
                         .or_else(|| self.comparison_dataset());
-                    self.dialog = Some(Dialog::NewRuns(runs_form(
-                        &self.session,
-                        ds.as_deref(),
-                        self.runs_form_memory.as_ref(),
-                    )));
+                    let mut f =
+                        runs_form(&self.session, ds.as_deref(), self.runs_form_memory.as_ref());
+                    f.note = self.runs_form_estimate(&f).map(|(note, _)| note);
+                    self.dialog = Some(Dialog::NewRuns(f));
                 }
             }
             Action::Start => {
@@ -265,6 +264,21 @@ impl App {
             Dialog::NewRuns(mut f) => match f.key(k) {
                 FormOutcome::Submit => match self.check_runs_form(&f) {
                     Ok(groups) => {
+                        // a run the machine's memory would not hold starts only on a
+                        // second Enter
+                        if let Some((note, true)) = self.runs_form_estimate(&f)
+                            && f.confirm.as_ref() != Some(&note)
+                        {
+                            f.error = Some(
+                                "Enter again to start it anyway (it may exhaust the memory), \
+                                 or change the runs"
+                                    .into(),
+                            );
+                            f.note = Some(note.clone());
+                            f.confirm = Some(note);
+                            self.dialog = Some(Dialog::NewRuns(f));
+                            return Vec::new();
+                        }
                         self.runs_form_memory = Some(f);
                         self.launch_runs(groups)
                     }
@@ -286,6 +300,12 @@ impl App {
                         .is_some_and(|fd| fd.key == "method")
                     {
                         refresh_option_fields(&mut f);
+                    }
+                    f.note = self.runs_form_estimate(&f).map(|(note, _)| note);
+                    if f.confirm.is_some() && f.confirm != f.note {
+                        // the runs changed: the warning shown no longer applies
+                        f.confirm = None;
+                        f.error = None;
                     }
                     self.dialog = Some(Dialog::NewRuns(f));
                     Vec::new()

@@ -259,6 +259,7 @@ impl App {
             Event::Resize(..) => Vec::new(),
             Event::Tick(dt) => {
                 self.tick(dt);
+                self.advance_run_clocks(dt);
                 Vec::new()
             }
             Event::Job(j) => self.on_job(j),

@@ -12,6 +12,25 @@ use crate::tui::state::{Activity, App, DataState, Effect, RunStatus, Verdict};
 use std::sync::Arc;
 
 impl App {
+    /// Whether a run is training (the runtime then sends ticks, so that its time keeps
+    /// counting between progress reports).
+    pub fn has_running(&self) -> bool {
+        self.runs
+            .iter()
+            .any(|r| matches!(r.activity, Activity::Running { .. }))
+    }
+
+    /// A tick: the running runs' times advance by `dt`. A long evaluation (the exact
+    /// GP's factorisation) sends no progress for minutes, and the time column had stood
+    /// still at the last report; the next report sets the time the run measured.
+    pub(super) fn advance_run_clocks(&mut self, dt: std::time::Duration) {
+        for row in &mut self.runs {
+            if let Activity::Running { elapsed, .. } = &mut row.activity {
+                *elapsed += dt.as_secs_f64();
+            }
+        }
+    }
+
     pub(super) fn on_job(&mut self, event: JobEvent) -> Vec<Effect> {
         match event {
             JobEvent::Started { id } => {
@@ -517,6 +536,37 @@ mod tests {
             a.message
         );
         assert_eq!(a.trace_of(&a.runs[0]), &[3.0, 2.0, 1.0]);
+    }
+
+    /// Between progress reports (a long factorisation sends none) a running run's time
+    /// keeps counting with the ticks; the next report sets the run's own time.
+    #[test]
+    fn a_running_runs_time_counts_between_reports() {
+        let mut a = loaded();
+        let e = a.update(key(KeyCode::Enter));
+        let [Effect::Submit { id, .. }, ..] = &e[..] else {
+            panic!("{e:?}")
+        };
+        let id = *id;
+        a.update(Event::Job(JobEvent::Started { id }));
+        assert!(a.has_running());
+        a.update(Event::Tick(std::time::Duration::from_millis(2500)));
+        a.update(Event::Tick(std::time::Duration::from_millis(1000)));
+        let elapsed = |a: &App| match a.runs[0].activity {
+            Activity::Running { elapsed, .. } => elapsed,
+            _ => f64::NAN,
+        };
+        assert!((elapsed(&a) - 3.5).abs() < 1e-9, "{}", elapsed(&a));
+        assert!(render(&a, 120, 30).contains("3.5s"));
+        a.update(Event::Job(JobEvent::Progress {
+            id,
+            phase: Phase::Fit { stage: 0 },
+            iteration: 1,
+            nlml: Some(4.0),
+            validation: None,
+            elapsed: 3.6,
+        }));
+        assert_eq!(elapsed(&a), 3.6);
     }
 
     #[test]

@@ -234,10 +234,15 @@ fn form(frame: &mut Frame, app: &App, f: &Form, hint: &str) {
         .as_deref()
         .map(|e| wrap(e, text_w))
         .unwrap_or_default();
+    let note = f
+        .note
+        .as_deref()
+        .map(|e| wrap(e, text_w))
+        .unwrap_or_default();
     let keys = wrap(hint, text_w);
-    // borders, the blank line, error and keys are always shown; then the help (cut to
-    // HELP_ROWS if the screen is short), then as many fields as fit
-    let fixed = 3 + error.len() + keys.len();
+    // borders, the blank line, note, error and keys are always shown; then the help
+    // (cut to HELP_ROWS if the screen is short), then as many fields as fit
+    let fixed = 3 + note.len() + error.len() + keys.len();
     let room = (area.height as usize).saturating_sub(fixed);
     let help = if fields.len() + help.len() > room {
         at_most(help, HELP_ROWS, text_w, " … F2: all")
@@ -258,6 +263,7 @@ fn form(frame: &mut Frame, app: &App, f: &Form, hint: &str) {
         help.into_iter()
             .map(|l| Line::styled(format!(" {l}"), t.dim())),
     );
+    lines.extend(note.into_iter().map(|l| Line::raw(format!(" {l}"))));
     lines.extend(
         error
             .into_iter()

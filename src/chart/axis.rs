@@ -67,6 +67,17 @@ pub fn linear(lo: f64, hi: f64, max_ticks: usize) -> Ticks {
     for _ in 0..4 {
         step = nice_step(hi - lo, max);
         at = multiples(lo, hi, step);
+        // the next finer nice step, where its ticks still number at most `max`
+        let finer = step
+            / if (step / 10f64.powf(step.log10().floor()) - 5.0).abs() < 1e-6 {
+                2.5
+            } else {
+                2.0
+            };
+        let more = multiples(lo, hi, finer);
+        if more.len() <= max && more.len() > at.len() {
+            (step, at) = (finer, more);
+        }
         if at.len() >= 2 {
             break;
         }

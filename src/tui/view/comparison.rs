@@ -48,11 +48,11 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     }
     // One line per label, in the session's label order (its palette index).
     let labels = labels(&pts, app.label_order());
-    // The chart keeps at least 55 % of the pane. The table beside it gives both scores
+    // The chart keeps at least half of the pane. The table beside it gives both scores
     // and each label whole where that fits in the rest; else only the chosen score,
     // the labels wrapped in their rows.
     let longest = labels.iter().map(|(_, l)| width(l)).max().unwrap_or(0);
-    let room = (inner.width as usize * 45 / 100).saturating_sub(1);
+    let room = (inner.width as usize / 2).saturating_sub(1);
     let both = room >= OTHER_COLUMNS + longest.min(12).max(8);
     let others = if both {
         OTHER_COLUMNS

@@ -53,7 +53,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         .windows(2)
         .all(|w| w[0].key.dataset == w[1].key.dataset);
     let inner = area.width.saturating_sub(2);
-    let show_data = !one_dataset || inner >= OTHERS + DATA + longest.max(8);
+    let show_data = !one_dataset || inner >= OTHERS + DATA + longest.max(6);
     let spare = inner.saturating_sub(OTHERS + if show_data { DATA } else { 0 });
     let label_width = longest.min(spare).max(6);
     let mut widths = vec![Constraint::Length(2), Constraint::Length(7)];

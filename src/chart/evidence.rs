@@ -293,4 +293,41 @@ mod tests {
         assert_eq!(partial.last_size(), Some(2));
         assert_eq!(partial.sizes.last(), Some(&(40.0, 2.0)));
     }
+
+    /// A noisy trace (svgp's minibatch estimates, beside its full-data objective) is
+    /// drawn as window means, so its noise neither covers the other curves nor sets the
+    /// y range; an exact trace is drawn as it is.
+    #[test]
+    fn noisy_traces_are_drawn_as_window_means() {
+        let k = key("svgp", 50, 1);
+        let noisy: Vec<f64> = (0..1500)
+            .map(|i| 1000.0 + if i % 2 == 0 { 300.0 } else { -300.0 })
+            .collect();
+        let marks = TraceMarks {
+            full: vec![(0, 1000.0), (1499, 1000.0)],
+            sizes: Vec::new(),
+            size_name: "",
+        };
+        let run = RunTrace {
+            key: &k,
+            method: "svgp",
+            trace: &noisy,
+            validation: &[],
+            best_iteration: None,
+            marks,
+        };
+        let got = &curves(vec![run.clone()], 400, Metric::Nmse)[0];
+        assert!(got.smoothed > 1, "{}", got.smoothed);
+        assert!(got.objective.len() <= 61, "{}", got.objective.len());
+        for (_, v) in &got.objective {
+            assert!((v - 1000.0).abs() < 30.0, "{v}");
+        }
+        let exact = RunTrace {
+            marks: TraceMarks::default(),
+            ..run
+        };
+        let got = &curves(vec![exact], 400, Metric::Nmse)[0];
+        assert_eq!(got.smoothed, 1);
+        assert!(got.objective.iter().any(|p| p.1 == 1300.0));
+    }
 }

@@ -58,6 +58,9 @@ pub struct RunCurve {
     /// (iteration, objective on the whole training set) where the trace is a noisy
     /// estimate (svgp's minibatch ELBO); empty otherwise.
     pub full: Vec<(f64, f64)>,
+    /// Where the trace is noisy, `objective` holds the means of windows of this many
+    /// iterations (each at its window's middle); 1 otherwise.
+    pub smoothed: usize,
     /// (iteration, model size) where the fit grows or prunes its model (rvm), thinned
     /// like the objective but keeping every change; empty otherwise.
     pub sizes: Vec<(f64, f64)>,
@@ -87,15 +90,27 @@ pub fn curves(mut runs: Vec<RunTrace>, max_points: usize, metric: Metric) -> Vec
     let mut out = Vec::new();
     for r in runs {
         let stride = r.trace.len().div_ceil(max_points.max(2)).max(1);
-        let mut objective: Vec<(f64, f64)> = r
-            .trace
-            .iter()
-            .enumerate()
-            .step_by(stride)
-            .filter(|(_, v)| v.is_finite())
-            .map(|(i, v)| (i as f64, *v))
-            .collect();
+        // a noisy trace (svgp's minibatch estimates) is drawn as the means of windows
+        // of it, so its noise neither hides the other curves nor sets the y range
+        let noisy = !r.marks.full.is_empty();
+        let smoothed = if noisy {
+            stride.max(r.trace.len() / SMOOTHED_POINTS).max(1)
+        } else {
+            1
+        };
+        let mut objective: Vec<(f64, f64)> = if noisy {
+            window_means(r.trace, smoothed)
+        } else {
+            r.trace
+                .iter()
+                .enumerate()
+                .step_by(stride)
+                .filter(|(_, v)| v.is_finite())
+                .map(|(i, v)| (i as f64, *v))
+                .collect()
+        };
         if let Some(last) = r.trace.iter().rposition(|v| v.is_finite())
+            && !noisy
             && objective.last().is_some_and(|p| p.0 as usize != last)
         {
             objective.push((last as f64, r.trace[last]));
@@ -126,11 +141,30 @@ pub fn curves(mut runs: Vec<RunTrace>, max_points: usize, metric: Metric) -> Vec
             validation,
             best_iteration: r.best_iteration,
             full,
+            smoothed,
             sizes,
             size_name: r.marks.size_name,
         });
     }
     out
+}
+
+/// A noisy trace is smoothed into about this many window means.
+const SMOOTHED_POINTS: usize = 60;
+
+/// The means of the finite values of consecutive windows of `w` iterations, each at
+/// its window's middle iteration.
+fn window_means(trace: &[f64], w: usize) -> Vec<(f64, f64)> {
+    trace
+        .chunks(w.max(1))
+        .enumerate()
+        .filter_map(|(k, chunk)| {
+            let finite: Vec<f64> = chunk.iter().copied().filter(|v| v.is_finite()).collect();
+            let mean = finite.iter().sum::<f64>() / finite.len() as f64;
+            let middle = (k * w) as f64 + (chunk.len() - 1) as f64 / 2.0;
+            (!finite.is_empty()).then_some((middle, mean))
+        })
+        .collect()
 }
 
 /// The sizes as (iteration, size), every `stride`-th one and every change kept (a step
@@ -258,5 +292,42 @@ mod tests {
         assert_eq!(partial.full, vec![(0.0, 101.0)]);
         assert_eq!(partial.last_size(), Some(2));
         assert_eq!(partial.sizes.last(), Some(&(40.0, 2.0)));
+    }
+
+    /// A noisy trace (svgp's minibatch estimates, beside its full-data objective) is
+    /// drawn as window means, so its noise neither covers the other curves nor sets the
+    /// y range; an exact trace is drawn as it is.
+    #[test]
+    fn noisy_traces_are_drawn_as_window_means() {
+        let k = key("svgp", 50, 1);
+        let noisy: Vec<f64> = (0..1500)
+            .map(|i| 1000.0 + if i % 2 == 0 { 300.0 } else { -300.0 })
+            .collect();
+        let marks = TraceMarks {
+            full: vec![(0, 1000.0), (1499, 1000.0)],
+            sizes: Vec::new(),
+            size_name: "",
+        };
+        let run = RunTrace {
+            key: &k,
+            method: "svgp",
+            trace: &noisy,
+            validation: &[],
+            best_iteration: None,
+            marks,
+        };
+        let got = &curves(vec![run.clone()], 400, Metric::Nmse)[0];
+        assert!(got.smoothed > 1, "{}", got.smoothed);
+        assert!(got.objective.len() <= 61, "{}", got.objective.len());
+        for (_, v) in &got.objective {
+            assert!((v - 1000.0).abs() < 30.0, "{v}");
+        }
+        let exact = RunTrace {
+            marks: TraceMarks::default(),
+            ..run
+        };
+        let got = &curves(vec![exact], 400, Metric::Nmse)[0];
+        assert_eq!(got.smoothed, 1);
+        assert!(got.objective.iter().any(|p| p.1 == 1300.0));
     }
 }

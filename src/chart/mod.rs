@@ -3,6 +3,7 @@
 //! order, palette and labels, shared by the app's terminal charts and the figures of
 //! `sgpw plot`: one function computes a chart's series, and both draw them.
 
+pub mod axis;
 pub mod comparison;
 pub mod evidence;
 pub mod palette;

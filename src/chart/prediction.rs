@@ -23,6 +23,8 @@ pub struct Curves {
     /// The input varied (0-based) and its name.
     pub input: usize,
     pub input_name: String,
+    /// The target column's name (the y axis's).
+    pub target_name: String,
     /// Number of inputs; above 1 the others are held at their training medians.
     pub dim: usize,
     pub grid: Vec<f64>,
@@ -181,6 +183,7 @@ pub fn compute(
             .get(input)
             .cloned()
             .unwrap_or_else(|| format!("x{}", input + 1)),
+        target_name: data.target_name.clone(),
         dim,
         grid,
         negative: p.var_latent.iter().filter(|v| **v < 0.0).count(),

@@ -54,7 +54,9 @@ pub fn evidence(curves: &[RunCurve], dataset: &str, note: Option<String>) -> Lin
         };
         let noisy = !c.full.is_empty();
         series.push(Series {
-            label: if noisy {
+            label: if noisy && c.smoothed > 1 {
+                format!("{label}: minibatch estimate, mean of {} steps", c.smoothed)
+            } else if noisy {
                 format!("{label}: minibatch estimate")
             } else {
                 label

@@ -8,6 +8,7 @@
 //! give the values themselves.
 
 use super::{FONT, drawing};
+use crate::chart::axis;
 use crate::chart::palette::{self, Shape};
 use crate::error::Result;
 use plotters::coord::Shift;
@@ -104,47 +105,79 @@ fn log(v: f64) -> f64 {
     if v > 0.0 { v.log10() } else { f64::NAN }
 }
 
-/// A tick label: the value itself (10^v on a log axis), to four significant digits
-/// without trailing zeros, so one axis reads 0, 0.2, 0.4 … 1 and 5, 10, 20, 50.
+/// A tick label of one value: the value itself (10^v on a log axis) with up to four
+/// significant digits ([`axis::log_label`]); the prediction figure's x axis, and the
+/// marks' positions in tests. The axes of a figure label their ticks together
+/// ([`axis::linear`], [`axis::log10`]), so neighbours always differ.
 pub(super) fn tick(v: f64, is_log: bool) -> String {
     let v = if is_log { 10f64.powf(v) } else { v };
-    let a = v.abs();
     // a linear axis's tick at zero comes out of the tick arithmetic as ±2e-16
-    if a == 0.0 || (!is_log && a < 1e-12) {
+    if v == 0.0 || (!is_log && v.abs() < 1e-12) {
         return "0".into();
     }
-    if !(1e-3..1e5).contains(&a) {
-        return format!("{v:.1e}");
-    }
-    let digits = (3 - a.log10().floor() as i64).max(0) as usize;
-    let s = format!("{v:.digits$}");
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    axis::log_label(v)
+}
+
+/// The ticks of an axis over plotted coordinates `lo..hi` (log10 values on a log
+/// axis), about one per `px_per_tick` of its `length` in pixels.
+fn ticks(lo: f64, hi: f64, is_log: bool, length: u32, px_per_tick: u32) -> axis::Ticks {
+    let max = (length / px_per_tick.max(1)).clamp(3, 10) as usize;
+    if is_log {
+        axis::log10(lo, hi, max)
     } else {
-        s
+        axis::linear(lo, hi, max)
     }
 }
 
-/// Ticks of a log axis spanning log10 values `lo..hi`: 1, 2 and 5 times the powers of
-/// ten in it, or the powers alone when those are too many; None when fewer than two
-/// fall inside (a narrow axis keeps evenly spaced ticks).
-fn log_ticks(lo: f64, hi: f64) -> Option<Vec<f64>> {
-    if !(lo.is_finite() && hi.is_finite() && lo < hi) {
-        return None;
+/// `pts` cut to the box `x0..x1` × `y0..y1`: the pieces inside, each a polyline, a
+/// segment that leaves the box ending on its edge (plotters would otherwise pin the
+/// points outside to the edge and draw a flat line there).
+pub fn clip(
+    pts: &[(f64, f64)],
+    (x0, x1): (f64, f64),
+    (y0, y1): (f64, f64),
+) -> Vec<Vec<(f64, f64)>> {
+    let mut pieces: Vec<Vec<(f64, f64)>> = Vec::new();
+    let mut open = false;
+    for w in pts.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        // Liang–Barsky: the parameter range of a + t (b − a) inside the box
+        let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+        let (mut t0, mut t1) = (0.0f64, 1.0f64);
+        let mut inside = true;
+        for (p, q) in [
+            (-dx, a.0 - x0),
+            (dx, x1 - a.0),
+            (-dy, a.1 - y0),
+            (dy, y1 - a.1),
+        ] {
+            if p == 0.0 {
+                if q < 0.0 {
+                    inside = false;
+                }
+            } else {
+                let r = q / p;
+                if p < 0.0 {
+                    t0 = t0.max(r);
+                } else {
+                    t1 = t1.min(r);
+                }
+            }
+        }
+        if !inside || t0 > t1 {
+            open = false;
+            continue;
+        }
+        let at = |t: f64| (a.0 + t * dx, a.1 + t * dy);
+        if !open || t0 > 0.0 {
+            pieces.push(vec![at(t0)]);
+        }
+        if let Some(piece) = pieces.last_mut() {
+            piece.push(at(t1));
+        }
+        open = t1 >= 1.0;
     }
-    let inside = |mantissas: &[f64]| -> Vec<f64> {
-        (lo.floor() as i32..=hi.ceil() as i32)
-            .flat_map(|k| mantissas.iter().map(move |m| (m * 10f64.powi(k)).log10()))
-            .filter(|t| (lo - 1e-9..=hi + 1e-9).contains(t))
-            .collect()
-    };
-    let fine = inside(&[1.0, 2.0, 5.0]);
-    let ticks = if fine.len() > 10 {
-        inside(&[1.0])
-    } else {
-        fine
-    };
-    (ticks.len() >= 2).then_some(ticks)
+    pieces
 }
 
 impl LineFigure {
@@ -162,42 +195,53 @@ impl LineFigure {
 
     /// The axis ranges in plotted coordinates: every point, error bar, mark and the
     /// reference line, padded by 4 % (x not padded on a log axis of m, so its ends are
-    /// the smallest and largest m).
-    pub fn ranges(&self) -> ((f64, f64), (f64, f64)) {
+    /// the smallest and largest m); with `y_skips_start`, the curves' starts may run off
+    /// the top ([`axis::objective_range`]), and the highest value cut is returned.
+    pub fn ranges(&self) -> ((f64, f64), (f64, f64), Option<f64>) {
         let mut xs = (f64::INFINITY, f64::NEG_INFINITY);
         let mut ys = (f64::INFINITY, f64::NEG_INFINITY);
-        // `upper`: whether the value may raise the top of the y range
-        let mut cover_upto = |(x, y): (f64, f64), upper: bool| {
+        let mut cover = |(x, y): (f64, f64)| {
             if x.is_finite() {
                 xs = (xs.0.min(x), xs.1.max(x));
             }
             if y.is_finite() {
-                ys = (ys.0.min(y), if upper { ys.1.max(y) } else { ys.1 });
+                ys = (ys.0.min(y), ys.1.max(y));
             }
         };
-        for s in &self.series {
-            let last_x = s.points.last().map_or(0.0, |p| p.0);
-            for (k, p) in s.points.iter().enumerate() {
-                let start = self.y_skips_start && p.0 < last_x / 10.0 && s.points.len() > 1;
-                cover_upto(self.at(*p), !start);
-                if start {
-                    continue;
-                }
+        let plotted: Vec<Vec<(f64, f64)>> = self
+            .series
+            .iter()
+            .map(|s| s.points.iter().map(|p| self.at(*p)).collect())
+            .collect();
+        for (s, pts) in self.series.iter().zip(&plotted) {
+            for (k, (p, at)) in s.points.iter().zip(pts).enumerate() {
+                cover(*at);
                 if let Some(e) = s.errors.get(k).filter(|e| **e > 0.0) {
-                    cover_upto(self.at((p.0, p.1 + e)), true);
+                    cover(self.at((p.0, p.1 + e)));
                     if !self.y_log || p.1 - e > 0.0 {
-                        cover_upto(self.at((p.0, p.1 - e)), true);
+                        cover(self.at((p.0, p.1 - e)));
                     }
                 }
             }
         }
         for m in &self.marks {
-            cover_upto(self.at(*m), true);
+            cover(self.at(*m));
         }
-        if let Some((_, r)) = &self.reference {
-            let y = self.y_at(*r);
-            if y.is_finite() {
-                ys = (ys.0.min(y), ys.1.max(y));
+        // the reference line, unless it would squeeze the data into less than a third
+        // of the height (it is then said in the legend, "off the chart")
+        if let Some(r) = self.reference.as_ref().map(|(_, r)| self.y_at(*r))
+            && r.is_finite()
+            && (ys.1 - ys.0) * 3.0 >= ys.1.max(r) - ys.0.min(r)
+        {
+            ys = (ys.0.min(r), ys.1.max(r));
+        }
+        let mut cut = None;
+        if self.y_skips_start {
+            let curves: Vec<&[(f64, f64)]> = plotted.iter().map(|v| &v[..]).collect();
+            let ((lo, hi), over) = axis::objective_range(&curves, 0.0);
+            if over.is_some() {
+                ys = (ys.0.min(lo), hi);
+                cut = over.map(|v| if self.y_log { 10f64.powf(v) } else { v });
             }
         }
         let widen = |(a, b): (f64, f64), pad: f64| -> (f64, f64) {
@@ -214,6 +258,7 @@ impl LineFigure {
         (
             widen(xs, if self.x_log { 0.03 } else { 0.0 }),
             widen(ys, 0.04),
+            cut,
         )
     }
 
@@ -227,6 +272,14 @@ impl LineFigure {
             .collect();
         if let Some((label, _)) = &self.reference {
             rows.push((label.clone(), None));
+        }
+        if let (Some((label, r)), Some(row)) = (&self.reference, rows.last_mut())
+            && row.0 == *label
+        {
+            let ((_, _), (y0, y1), _) = self.ranges();
+            if !(y0..=y1).contains(&self.y_at(*r)) {
+                row.0 = format!("{label} ({}, off the chart)", axis::log_label(*r));
+            }
         }
         if !self.marks.is_empty() {
             rows.push((self.marks_label.clone(), None));
@@ -259,59 +312,75 @@ impl LineFigure {
         let legend_w = (longest * char_w * 11 / 10 + 48).min(w * 2 / 5).max(80);
         let per_line = ((legend_w - 44) * 10 / 11 / char_w).max(4) as usize;
         let (plot_area, legend_area) = root.split_horizontally(w - legend_w);
-        let body = title_and_note(&plot_area, &self.title, self.note.as_deref(), text, &small)?;
-        let ((x0, x1), (y0, y1)) = self.ranges();
+        let ((x0, x1), (y0, y1), cut) = self.ranges();
+        // what runs off the top is said under the title
+        let note = match (&self.note, cut) {
+            (note, None) => note.clone(),
+            (None, Some(v)) => Some(format!(
+                "starts above the top, up to {}",
+                axis::log_label(v)
+            )),
+            (Some(n), Some(v)) => Some(format!(
+                "{n}; starts above the top, up to {}",
+                axis::log_label(v)
+            )),
+        };
+        let body = title_and_note(&plot_area, &self.title, note.as_deref(), text, &small)?;
         let (xl, yl) = (self.x_log, self.y_log);
+        let (bw, bh) = body.dim_in_pixel();
+        // the ticks and their labels, drawn here rather than by the mesh: one rule for
+        // the figures and the app (nice steps, labels that differ, an offset said)
+        let x_ticks = ticks(x0, x1, xl, bw.saturating_sub(60), 90);
+        let y_ticks = ticks(y0, y1, yl, bh.saturating_sub(40), 55);
+        let y_label_w = y_ticks
+            .labels
+            .iter()
+            .map(|l| l.chars().count() as u32)
+            .max()
+            .unwrap_or(1)
+            * char_w
+            + 30;
         let mut chart = ChartBuilder::on(&body)
             .margin(8)
             .x_label_area_size(40)
-            .y_label_area_size(60)
+            .y_label_area_size(y_label_w.max(50))
             .build_cartesian_2d(x0..x1, y0..y1)
             .map_err(drawing)?;
-        // a log axis gets its ticks at 1, 2, 5 × 10^k, drawn here rather than by the mesh
-        let x_ticks = if xl { log_ticks(x0, x1) } else { None };
-        let y_ticks = if yl { log_ticks(y0, y1) } else { None };
         let grid = RGBColor(0xdd, 0xdd, 0xdd);
-        let (x_format, y_format) = (|v: &f64| tick(*v, xl), |v: &f64| tick(*v, yl));
+        let x_desc = x_ticks.describe(&self.x_desc);
+        let y_desc = y_ticks.describe(&self.y_desc);
         let mut mesh = chart.configure_mesh();
-        mesh.x_desc(self.x_desc.as_str())
-            .y_desc(self.y_desc.as_str())
+        mesh.x_desc(x_desc.as_str())
+            .y_desc(y_desc.as_str())
             .label_style(small.clone())
             .axis_desc_style(small.clone())
-            .x_label_formatter(&x_format)
-            .y_label_formatter(&y_format)
-            .light_line_style(RGBColor(0xee, 0xee, 0xee))
-            .bold_line_style(grid);
-        if x_ticks.is_some() {
-            mesh.x_labels(0).disable_x_mesh();
-        }
-        if y_ticks.is_some() {
-            mesh.y_labels(0).disable_y_mesh();
-        }
+            .x_labels(0)
+            .y_labels(0)
+            .disable_mesh();
         mesh.draw().map_err(drawing)?;
         let plotting = chart.plotting_area().clone();
-        let label = |pos: (i32, i32), v: f64, anchor: Pos| -> Result<()> {
+        let label = |pos: (i32, i32), text: &str, anchor: Pos| -> Result<()> {
             let style = TextStyle::from(small.clone()).pos(anchor);
-            root.draw(&Text::new(tick(v, true), pos, style))
+            root.draw(&Text::new(text.to_string(), pos, style))
                 .map_err(drawing)
         };
-        for &t in x_ticks.iter().flatten() {
+        for (t, text) in x_ticks.pairs() {
             plotting
                 .draw(&PathElement::new(vec![(t, y0), (t, y1)], grid))
                 .map_err(drawing)?;
             let (px, py) = plotting.map_coordinate(&(t, y0));
-            label((px, py + 6), t, Pos::new(HPos::Center, VPos::Top))?;
+            label((px, py + 6), text, Pos::new(HPos::Center, VPos::Top))?;
         }
-        for &t in y_ticks.iter().flatten() {
+        for (t, text) in y_ticks.pairs() {
             plotting
                 .draw(&PathElement::new(vec![(x0, t), (x1, t)], grid))
                 .map_err(drawing)?;
             let (px, py) = plotting.map_coordinate(&(x0, t));
-            label((px - 6, py), t, Pos::new(HPos::Right, VPos::Center))?;
+            label((px - 6, py), text, Pos::new(HPos::Right, VPos::Center))?;
         }
         if let Some((_, r)) = &self.reference {
             let y = self.y_at(*r);
-            if y.is_finite() {
+            if y.is_finite() && (y0..=y1).contains(&y) {
                 // dashes: 24 segments across the plot
                 let n = 24;
                 let dx = (x1 - x0) / (2 * n) as f64;
@@ -337,9 +406,11 @@ impl LineFigure {
                 } else {
                     color.stroke_width(2)
                 };
-                chart
-                    .draw_series(LineSeries::new(pts.clone(), style))
-                    .map_err(drawing)?;
+                for piece in clip(&pts, (x0, x1), (y0, y1)) {
+                    chart
+                        .draw_series(LineSeries::new(piece, style))
+                        .map_err(drawing)?;
+                }
             }
             for (k, p) in s.points.iter().enumerate() {
                 let Some(e) = s.errors.get(k).copied().filter(|e| *e > 0.0) else {
@@ -438,7 +509,11 @@ impl LineFigure {
                         .map_err(drawing)?;
                     draw_shape(&legend_area, palette::shape(k), (20, mid), color)?;
                 }
-                None if self.reference.as_ref().is_some_and(|r| r.0 == label) => {
+                None if self
+                    .reference
+                    .as_ref()
+                    .is_some_and(|r| label.starts_with(&r.0)) =>
+                {
                     for a in [8, 20] {
                         legend_area
                             .draw(&PathElement::new(
@@ -507,26 +582,40 @@ mod tests {
         assert_eq!(tick(12.5, false), "12.5");
         assert_eq!(tick(0.0, false), "0");
         assert_eq!(tick(-2.220446049250313e-16, false), "0");
-        assert_eq!(tick(-16.0, true), "1.0e-16");
+        assert_eq!(tick(-16.0, true), "1e-16");
     }
 
+    /// A curve that leaves the plot is cut at its edge, never pinned along it: the
+    /// pieces inside, each ending where the curve crosses the edge.
     #[test]
-    fn log_axes_tick_at_one_two_five() {
-        let values = |lo: f64, hi: f64| -> Option<Vec<String>> {
-            log_ticks(lo.log10(), hi.log10()).map(|t| t.iter().map(|v| tick(*v, true)).collect())
-        };
-        assert_eq!(
-            values(5.0, 200.0),
-            Some(
-                vec!["5", "10", "20", "50", "100", "200"]
-                    .into_iter()
-                    .map(String::from)
-                    .collect()
-            )
+    fn curves_are_cut_at_the_edge_not_pinned_to_it() {
+        let pts = [
+            (0.0, 5.0),
+            (1.0, 0.5),
+            (2.0, 0.5),
+            (3.0, 5.0),
+            (4.0, 7.0),
+            (5.0, 0.0),
+        ];
+        let pieces = clip(&pts, (0.0, 5.0), (0.0, 1.0));
+        assert_eq!(pieces.len(), 2, "{pieces:?}");
+        let close =
+            |a: (f64, f64), b: (f64, f64)| (a.0 - b.0).abs() < 1e-12 && (a.1 - b.1).abs() < 1e-12;
+        assert!(close(pieces[0][0], (1.0 - 0.5 / 4.5, 1.0)), "{pieces:?}");
+        assert!(close(pieces[0][2], (2.0, 0.5)), "{pieces:?}");
+        assert!(
+            close(*pieces[0].last().unwrap(), (2.0 + 0.5 / 4.5, 1.0)),
+            "{pieces:?}"
         );
-        // many decades: the powers of ten alone
-        assert_eq!(values(0.001, 1000.0).map(|t| t.len()), Some(7));
-        // too narrow for two of them: the mesh's evenly spaced ticks instead
-        assert_eq!(values(0.3, 0.45), None);
+        assert!(close(pieces[1][0], (5.0 - 1.0 / 7.0, 1.0)), "{pieces:?}");
+        assert!(close(pieces[1][1], (5.0, 0.0)), "{pieces:?}");
+        for p in pieces.iter().flatten() {
+            assert!(p.1 <= 1.0 + 1e-12, "{pieces:?}");
+        }
+        // all inside: one piece, the points themselves
+        assert_eq!(
+            clip(&pts[1..3], (0.0, 5.0), (0.0, 1.0)),
+            vec![pts[1..3].to_vec()]
+        );
     }
 }

@@ -5,12 +5,13 @@
 
 use super::lines::{tick, title_and_note};
 use super::{FONT, drawing};
-use crate::chart::palette;
 use crate::chart::prediction::Curves;
+use crate::chart::{axis, palette};
 use crate::error::Result;
 use crate::methods::MarkerSize;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 pub struct PredictionFigure<'a> {
     pub title: String,
@@ -48,6 +49,12 @@ impl PredictionFigure<'_> {
         }
         let (x0, x1) = (c.grid[0], c.grid[n - 1]);
         let (y0, y1) = self.y_range();
+        let y_ticks = axis::linear(y0, y1, (body.dim_in_pixel().1 / 55).clamp(3, 10) as usize);
+        let y_desc = y_ticks.describe(if c.target_name.is_empty() {
+            "y"
+        } else {
+            &c.target_name
+        });
         let mut chart = ChartBuilder::on(&body)
             .margin(8)
             .x_label_area_size(40)
@@ -57,15 +64,28 @@ impl PredictionFigure<'_> {
         chart
             .configure_mesh()
             .x_desc(c.input_name.as_str())
-            .y_desc("y")
+            .y_desc(y_desc.as_str())
             .label_style(small.clone())
             .axis_desc_style(small.clone())
             .x_label_formatter(&|v| tick(*v, false))
-            .y_label_formatter(&|v| tick(*v, false))
+            .y_labels(0)
             .light_line_style(RGBColor(0xee, 0xee, 0xee))
             .bold_line_style(RGBColor(0xdd, 0xdd, 0xdd))
             .draw()
             .map_err(drawing)?;
+        let plotting = chart.plotting_area().clone();
+        for (t, text) in y_ticks.pairs() {
+            plotting
+                .draw(&PathElement::new(
+                    vec![(x0, t), (x1, t)],
+                    RGBColor(0xdd, 0xdd, 0xdd),
+                ))
+                .map_err(drawing)?;
+            let (px, py) = plotting.map_coordinate(&(x0, t));
+            let style = TextStyle::from(small.clone()).pos(Pos::new(HPos::Right, VPos::Center));
+            root.draw(&Text::new(text.to_string(), (px - 6, py), style))
+                .map_err(drawing)?;
+        }
         let roles = palette::PREDICTION;
         let band = |k: f64, sd: &[f64]| -> Vec<(f64, f64)> {
             let upper = (0..n).map(|i| (c.grid[i], c.mean[i] + k * sd[i]));

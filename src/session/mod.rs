@@ -50,6 +50,9 @@ pub struct Session {
     /// The line of each run entry in the file it was read from (None: added since).
     pub run_lines: Vec<Option<usize>>,
     pub results: Vec<RunResult>,
+    /// The runs marked in the app (Space) for the evidence chart, kept across reopening;
+    /// none in a file without the key.
+    pub marked: Vec<RunKey>,
 }
 
 /// The file as written: version-dependent defaults are applied after reading.
@@ -67,6 +70,8 @@ struct SessionFile {
     runs: Vec<Spanned<RunEntry>>,
     #[serde(default)]
     results: Vec<RunResult>,
+    #[serde(default)]
+    marked: Vec<RunKey>,
 }
 
 /// Only the version, read first (any other key is left for [`SessionFile`]).
@@ -100,6 +105,8 @@ struct SessionOut<'a> {
     description: &'a Option<String>,
     datasets: &'a [Spanned<DatasetEntry>],
     runs: Vec<RunEntry>,
+    #[serde(skip_serializing_if = "<[RunKey]>::is_empty")]
+    marked: &'a [RunKey],
     results: &'a [RunResult],
 }
 
@@ -202,6 +209,7 @@ impl Session {
             runs: Vec::new(),
             run_lines: Vec::new(),
             results: Vec::new(),
+            marked: Vec::new(),
         }
     }
 
@@ -271,6 +279,7 @@ impl Session {
             runs,
             run_lines,
             results: file.results,
+            marked: file.marked,
         };
         if version == 1 {
             s.mark_v1_scales();
@@ -511,6 +520,7 @@ impl Session {
             description: &self.description,
             datasets: &self.datasets,
             runs,
+            marked: &self.marked,
             results: &self.results,
         };
         toml::to_string(&out).map_err(|e| Error::File(format!("cannot write the session: {e}")))

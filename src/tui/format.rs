@@ -37,6 +37,68 @@ pub fn short(v: f64) -> String {
     }
 }
 
+/// A duration with its unit in at most six characters: 0.05s, 48.0s, 1m12s, 2h05m.
+pub fn duration(secs: f64) -> String {
+    if !secs.is_finite() || secs < 0.0 {
+        return "-".into();
+    }
+    if secs < 9.995 {
+        return format!("{secs:.2}s");
+    }
+    if secs < 59.95 {
+        return format!("{secs:.1}s");
+    }
+    let whole = secs.round() as u64;
+    if whole < 3600 {
+        format!("{}m{:02}s", whole / 60, whole % 60)
+    } else {
+        format!("{}h{:02}m", whole / 3600, whole % 3600 / 60)
+    }
+}
+
+/// An objective value in at most eight characters: two decimals, fewer as it grows
+/// (205582.2, 1234567), scientific beyond.
+pub fn objective(v: Option<f64>) -> String {
+    match v {
+        Some(v) if v.is_finite() && v.abs() < 1e5 => format!("{v:.2}"),
+        Some(v) if v.is_finite() && v.abs() < 1e6 => format!("{v:.1}"),
+        Some(v) if v.is_finite() && v.abs() < 1e7 => format!("{v:.0}"),
+        Some(v) if v.is_finite() => format!("{v:.2e}"),
+        other => fmt_opt(other, 2),
+    }
+}
+
+/// A run label in at most `width` columns that keeps what tells it apart: whole when it
+/// fits; else without its `-std` / `-raw` tag (the runs table has a column for it);
+/// else its method, "…" and as much of its end as fits (`vfe…rn52`).
+pub fn run_label(label: &str, width: usize) -> String {
+    let count = |s: &str| s.chars().count();
+    if count(label) <= width {
+        return label.to_string();
+    }
+    let pieces: Vec<&str> = label.split('-').collect();
+    let short: String = if pieces.len() > 1 && matches!(pieces[1], "std" | "raw") {
+        let mut rest = vec![pieces[0]];
+        rest.extend(&pieces[2..]);
+        rest.join("-")
+    } else {
+        label.to_string()
+    };
+    if count(&short) <= width {
+        return short;
+    }
+    let head: String = pieces[0]
+        .chars()
+        .take(width.saturating_sub(1) / 2)
+        .collect();
+    let tail_len = width.saturating_sub(count(&head) + 1);
+    let chars: Vec<char> = short.chars().collect();
+    let tail: String = chars[chars.len().saturating_sub(tail_len)..]
+        .iter()
+        .collect();
+    format!("{head}…{tail}")
+}
+
 /// A count in a few characters: 950, 12.3k, 1.2M.
 pub fn count(n: usize) -> String {
     let v = n as f64;
@@ -87,5 +149,37 @@ mod tests {
         assert_eq!(count(950), "950");
         assert_eq!(count(12_345), "12.3k");
         assert_eq!(count(1_234_567), "1.2M");
+    }
+
+    /// Times always carry a unit and fit the runs table's six columns (the 80-column
+    /// table showed `47.99`).
+    #[test]
+    fn durations_say_their_unit() {
+        for (secs, want) in [
+            (0.05, "0.05s"),
+            (9.5, "9.50s"),
+            (47.99, "48.0s"),
+            (72.0, "1m12s"),
+            (3599.4, "59m59s"),
+            (7500.0, "2h05m"),
+        ] {
+            assert_eq!(duration(secs), want);
+            assert!(want.chars().count() <= 6);
+        }
+        assert_eq!(objective(Some(205_582.189)), "205582.2");
+        assert_eq!(objective(Some(27.14)), "27.14");
+    }
+
+    /// A narrow label keeps its distinguishing end: the std tag goes first, then the
+    /// middle, never the kernel at the end.
+    #[test]
+    fn run_labels_shorten_keeping_their_ends() {
+        assert_eq!(run_label("vfe-std-matern52", 16), "vfe-std-matern52");
+        assert_eq!(run_label("vfe-std-matern52", 12), "vfe-matern52");
+        assert_eq!(run_label("vfe-std-matern52", 8), "vfe…rn52");
+        assert_eq!(run_label("fitc-std-val0.1-es", 10), "fitc….1-es");
+        for w in 4..20 {
+            assert!(run_label("spgp-hs-std-m20-val0.25-es", w).chars().count() <= w);
+        }
     }
 }

@@ -445,3 +445,66 @@ fn bad_requests_say_why() {
     ]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("give a file ending in .svg"));
 }
+
+/// The issue-40 trial's axes on the demo's results moved there: every NLML trace rescaled
+/// into 201,128 … 202,400 (0.6 % wide; the old ticks read "2.1e5, 2.0e5 ×8"), and the
+/// NMSEs into 0.23 … 0.28 on a log axis (the old axis ticked only at 0.5 and 1). The
+/// NLML ticks must all differ; the NMSE axis must tick inside the data.
+#[test]
+fn narrow_ranges_get_ticks_that_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut s = Session::read(&repo("sessions/demo.toml")).expect("demo reads");
+    let mine: Vec<_> = s
+        .results
+        .iter()
+        .filter(|r| r.key.dataset == "xsinx3" && r.nmse.is_some())
+        .cloned()
+        .collect();
+    let n = mine.len();
+    assert!(n >= 4, "{n}");
+    for (k, mut r) in mine.into_iter().enumerate() {
+        let (lo, hi) = r
+            .trace
+            .iter()
+            .filter(|v| v.is_finite())
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                (a.min(*v), b.max(*v))
+            });
+        for v in &mut r.trace {
+            *v = 201_128.0 + 1_272.0 * (*v - lo) / (hi - lo).max(1e-12);
+        }
+        r.nmse = Some(0.23 + 0.05 * k as f64 / (n - 1) as f64);
+        s.set_result(r);
+    }
+    let path = dir.path().join("narrow.toml");
+    s.save(&path).expect("saves");
+    let svg =
+        String::from_utf8(plot(&path, "evidence", &[], &dir.path().join("e.svg"))).expect("utf-8");
+    let nlml: Vec<String> = texts(&svg)
+        .into_iter()
+        .filter(|t| t.parse::<f64>().is_ok_and(|v| v > 1e5))
+        .collect();
+    assert!(nlml.len() >= 3, "too few NLML ticks: {nlml:?}");
+    let mut distinct = nlml.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), nlml.len(), "repeated tick labels: {nlml:?}");
+    for t in &nlml {
+        let v: f64 = t.parse().expect("a number");
+        assert!(
+            (201_000.0..=202_500.0).contains(&v),
+            "tick {v} outside the data"
+        );
+    }
+    let svg = String::from_utf8(plot(&path, "comparison", &[], &dir.path().join("c.svg")))
+        .expect("utf-8");
+    let inside: Vec<f64> = numbers(&texts(&svg))
+        .into_iter()
+        .filter(|v| (0.23..=0.28).contains(v))
+        .collect();
+    assert!(
+        inside.len() >= 2,
+        "no ticks inside 0.23–0.28: {:?}",
+        texts(&svg)
+    );
+}

@@ -84,6 +84,7 @@ impl App {
                 if let Some(r) = self.runs.get_mut(self.run_cursor) {
                     r.marked = !r.marked;
                 }
+                self.marks_changed();
             }
             Action::ToggleMetric => {
                 self.metric = if self.metric == Metric::Nmse {
@@ -123,6 +124,7 @@ impl App {
                     self.say("replay stopped");
                 } else {
                     self.runs.iter_mut().for_each(|r| r.marked = false);
+                    self.marks_changed();
                 }
             }
             Action::FullText => {

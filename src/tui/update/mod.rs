@@ -90,6 +90,9 @@ impl App {
         for (key, spec) in orphans {
             self.add_row(key, spec);
         }
+        for row in &mut self.runs {
+            row.marked = self.session.marked.contains(&row.key);
+        }
         let base = base_dir(&self.path);
         let mut effects = Vec::new();
         for d in self.session.datasets.iter().map(|d| d.get_ref().clone()) {
@@ -140,6 +143,21 @@ impl App {
             marked: false,
         });
         self.runs.len() - 1
+    }
+
+    /// The marks changed: the session keeps them (saved with it, so a reopened
+    /// session shows the same runs in the evidence chart).
+    pub(super) fn marks_changed(&mut self) {
+        let marked: Vec<RunKey> = self
+            .runs
+            .iter()
+            .filter(|r| r.marked)
+            .map(|r| r.key.clone())
+            .collect();
+        if marked != self.session.marked {
+            self.session.marked = marked;
+            self.mark_dirty();
+        }
     }
 
     /// Something worth keeping changed: unsaved, and due for the autosave journal.

@@ -5,8 +5,8 @@
 
 use super::pane;
 use crate::chart::comparison::{Point, labels, points};
-use crate::chart::wrap_label;
-use crate::tui::format::{fmt_nmse, fmt_opt, short};
+use crate::chart::{axis, wrap_label};
+use crate::tui::format::{fmt_nmse, fmt_opt};
 use crate::tui::state::{App, ChartTab, Metric};
 use crate::tui::widgets::{Curve, LineChart};
 use crate::tui::wrap::width;
@@ -48,14 +48,21 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     }
     // One line per label, in the session's label order (its palette index).
     let labels = labels(&pts, app.label_order());
-    // The label column is as wide as the longest label where the chart keeps 16
-    // columns, and at least 8; a longer label wraps in its row.
+    // The chart keeps at least half of the pane. The table beside it gives both scores
+    // and each label whole where that fits in the rest; else only the chosen score,
+    // the labels wrapped in their rows.
     let longest = labels.iter().map(|(_, l)| width(l)).max().unwrap_or(0);
-    let room = (inner.width as usize).saturating_sub(16 + 1 + OTHER_COLUMNS);
-    let label_width = longest.min(room).max(8);
+    let room = (inner.width as usize / 2).saturating_sub(1);
+    let both = room >= OTHER_COLUMNS + longest.min(12).max(8);
+    let others = if both {
+        OTHER_COLUMNS
+    } else {
+        ONE_SCORE_COLUMNS
+    };
+    let label_width = longest.min(room.saturating_sub(others)).max(6);
     let [chart_area, table_area] = Layout::horizontal([
         Constraint::Min(16),
-        Constraint::Length((OTHER_COLUMNS + label_width) as u16),
+        Constraint::Length((others + label_width) as u16),
     ])
     .spacing(1)
     .areas(inner);
@@ -94,13 +101,13 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     } else {
         (x0, x1)
     };
-    let (y0, y1) = match app.metric {
-        Metric::Nmse => (y0.floor().min(y1 - 0.5), y1.ceil().max(y0 + 0.5)),
-        Metric::Mnlp => pad(y0, y1, 0.08),
-    };
-    let ylab = |v: f64| match app.metric {
-        Metric::Nmse => short(10f64.powf(v)),
-        Metric::Mnlp => short(v),
+    // y padded a little; its ticks inside the data however narrow (axis::log10)
+    let (y0, y1) = pad(y0, y1, 0.08);
+    let rows = chart_area.height.saturating_sub(2);
+    let max_ticks = (rows / 3).clamp(2, 6) as usize;
+    let y_ticks = match app.metric {
+        Metric::Nmse => axis::log10(y0, y1, max_ticks),
+        Metric::Mnlp => axis::linear(y0, y1, max_ticks),
     };
     let chart = LineChart {
         curves: series
@@ -120,13 +127,18 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             format!("m {:.0}", 10f64.powf(x0)),
             format!("{:.0}", 10f64.powf(x1)),
         ],
-        y_labels: vec![ylab(y0), ylab((y0 + y1) / 2.0), ylab(y1)],
+        y_labels: LineChart::ticks(&y_ticks),
         label_width: 0,
         marker: t.marker(),
         axis_style: t.dim(),
     };
     frame.render_widget(chart, chart_area);
-    let header = Row::new(["", "method", "m", "NMSE", "MNLP"]).style(t.title());
+    let header = if both {
+        Row::new(["", "method", "m", "NMSE", "MNLP"])
+    } else {
+        Row::new(["", "method", "m", app.metric.name()])
+    }
+    .style(t.title());
     let rows = labels
         .iter()
         .zip(&looks)
@@ -146,33 +158,38 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
                 };
                 let label = wrap_label(&p.label, label_width);
                 let height = label.len() as u16;
-                Row::new([
+                let mut cells = vec![
                     Cell::from(*mark).style(style),
                     Cell::from(label.join("\n")).style(style),
                     Cell::from(p.m.to_string()),
-                    Cell::from(fmt_nmse(Some(p.nmse))).style(bold(Metric::Nmse)),
-                    Cell::from(fmt_opt(Some(p.mnlp), 3)).style(bold(Metric::Mnlp)),
-                ])
-                .height(height)
+                ];
+                if both || app.metric == Metric::Nmse {
+                    cells.push(Cell::from(fmt_nmse(Some(p.nmse))).style(bold(Metric::Nmse)));
+                }
+                if both || app.metric == Metric::Mnlp {
+                    cells.push(Cell::from(fmt_opt(Some(p.mnlp), 3)).style(bold(Metric::Mnlp)));
+                }
+                Row::new(cells).height(height)
             })
         });
-    let table = Table::new(
-        rows,
-        [
-            Constraint::Length(1),
-            Constraint::Length(label_width as u16),
-            Constraint::Length(4),
-            Constraint::Length(9),
-            Constraint::Min(6),
-        ],
-    )
-    .header(header)
-    .column_spacing(1);
+    let mut widths = vec![
+        Constraint::Length(1),
+        Constraint::Length(label_width as u16),
+        Constraint::Length(4),
+    ];
+    if both {
+        widths.extend([Constraint::Length(9), Constraint::Min(6)]);
+    } else {
+        widths.push(Constraint::Min(6));
+    }
+    let table = Table::new(rows, widths).header(header).column_spacing(1);
     frame.render_widget(table, table_area);
 }
 
 /// Columns of the table besides the label: mark, m, NMSE, MNLP and the spacing.
 const OTHER_COLUMNS: usize = 1 + 4 + 9 + 6 + 4;
+/// The same with one score (NMSE's 9 columns hold either).
+const ONE_SCORE_COLUMNS: usize = 1 + 4 + 9 + 3;
 
 fn pad(a: f64, b: f64, f: f64) -> (f64, f64) {
     let w = (b - a).abs().max(0.1);

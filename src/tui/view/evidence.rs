@@ -10,6 +10,7 @@
 //! set, drawn against the same steps under the evidence.
 
 use super::pane;
+use crate::chart::axis;
 use crate::tui::format::short;
 use crate::tui::state::{App, ChartTab, Metric, SPEEDS};
 use crate::tui::theme::Theme;
@@ -207,12 +208,47 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             SPEEDS[r.speed.min(SPEEDS.len() - 1)]
         );
     }
-    let block = pane(app, title, focused);
-    let inner = block.inner(area);
+    let inner = pane(app, "", focused).inner(area);
     let shown = shown(app, inner.width);
+    let nlml: Vec<&[(f64, f64)]> = shown.iter().map(|s| &s.nlml[..]).collect();
+    let replay_trace: Option<Vec<(f64, f64)>> = app.replay.as_ref().and_then(|r| {
+        app.runs.iter().find(|row| row.key == r.key).map(|row| {
+            let trace = app.trace_of(row);
+            trace
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (i as f64, *v))
+                .collect()
+        })
+    });
+    // a replay's axis holds its whole trace, so the curve grows into it
+    let ((lo, hi), cut) = match &replay_trace {
+        Some(trace) => axis::objective_range(&[&trace[..]], 0.05),
+        None => axis::objective_range(&nlml, 0.05),
+    };
+    let with_lower = shown
+        .iter()
+        .any(|s| !s.validation.is_empty() || !s.sizes.is_empty());
+    let upper_rows = if with_lower && inner.height >= 10 {
+        inner.height * 55 / 100
+    } else {
+        inner.height
+    };
+    let nlml_ticks = axis::linear(lo, hi, max_ticks(upper_rows));
+    if let Some(note) = &nlml_ticks.note {
+        title = title.replacen("NLML", &format!("NLML ({note})"), 1);
+    }
+    let block = pane(app, title, focused);
     // The legend goes in the bottom border when it fits there, else inside.
     let legend_width = area.width.saturating_sub(2) as usize;
-    let lines = wrap_legend(legend(&shown, t), legend_width);
+    let mut groups = legend(&shown, t);
+    if let Some(top) = cut {
+        groups.push(vec![(
+            Span::raw(format!(" ↑ starts off the top (to {})", short(top))),
+            0,
+        )]);
+    }
+    let lines = wrap_legend(groups, legend_width);
     let in_border = lines.len() == 1;
     let block = if in_border {
         block.title_bottom(fit_legend(lines.clone(), 1, legend_width).remove(0))
@@ -262,15 +298,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         format!("{:.0}", x_max / 2.0),
         format!("{x_max:.0}"),
     ];
-    let nlml: Vec<&[(f64, f64)]> = shown.iter().map(|s| &s.nlml[..]).collect();
-    let replay_trace = app.replay.as_ref().and_then(|r| {
-        app.runs
-            .iter()
-            .find(|row| row.key == r.key)
-            .map(|row| app.trace_of(row))
-    });
-    let (lo, hi) = y_range(&nlml, replay_trace);
-    let nlml_labels = vec![short(lo), short((lo + hi) / 2.0), short(hi)];
+    let nlml_labels = LineChart::ticks(&nlml_ticks);
     // Under the evidence: the validation score, else the models' sizes (rvm).
     let lower_kind = if shown.iter().any(|s| !s.validation.is_empty()) {
         Some(Lower::Validation)
@@ -306,7 +334,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let lowers: Vec<Vec<(f64, f64)>> = shown.iter().map(pick).collect();
     let lower_refs: Vec<&[(f64, f64)]> = lowers.iter().map(|v| &v[..]).collect();
     let (vlo, vhi) = match lower_kind {
-        Lower::Validation => y_range(&lower_refs, None),
+        Lower::Validation => axis::objective_range(&lower_refs, 0.05).0,
         Lower::Sizes => {
             let top = lower_refs
                 .iter()
@@ -315,12 +343,25 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             (0.0, top * 1.05)
         }
     };
-    let vlabel = |v: f64| match (lower_kind, app.validation_metric) {
-        (Lower::Sizes, _) => format!("{:.0}", v),
-        (Lower::Validation, Metric::Mnlp) => short(v),
-        (Lower::Validation, Metric::Nmse) => short(10f64.powf(v)),
+    let lower_rows = charts.height.saturating_sub(charts.height * 55 / 100);
+    let mut lower_ticks = match (lower_kind, app.validation_metric) {
+        (Lower::Validation, Metric::Nmse) => axis::log10(vlo, vhi, max_ticks(lower_rows)),
+        _ => axis::linear(vlo, vhi, max_ticks(lower_rows)),
     };
-    let valid_labels = vec![vlabel(vlo), vlabel(vhi)];
+    if lower_kind == Lower::Sizes {
+        // a count: whole ticks only
+        let (at, labels) = lower_ticks
+            .pairs()
+            .filter(|(v, _)| v.fract() == 0.0)
+            .map(|(v, _)| (v, format!("{v:.0}")))
+            .unzip();
+        lower_ticks = axis::Ticks {
+            at,
+            labels,
+            note: None,
+        };
+    }
+    let valid_labels = LineChart::ticks(&lower_ticks);
     let lw = LineChart::labels_width(&nlml_labels).max(LineChart::labels_width(&valid_labels));
     let [upper, lower] =
         Layout::vertical([Constraint::Percentage(55), Constraint::Min(4)]).areas(charts);
@@ -373,7 +414,9 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
                 .collect();
             format!(" {} ", names.first().copied().unwrap_or("size"))
         }
-        (Lower::Validation, Metric::Mnlp) => " validation MNLP (v: NMSE) ".to_string(),
+        (Lower::Validation, Metric::Mnlp) => {
+            format!(" {} (v: NMSE) ", lower_ticks.describe("validation MNLP"))
+        }
         (Lower::Validation, Metric::Nmse) => " validation NMSE, log (v: MNLP) ".to_string(),
     };
     let w = name.chars().count() as u16;
@@ -406,7 +449,7 @@ fn chart<'a>(
     x_bounds: [f64; 2],
     (lo, hi): (f64, f64),
     x_labels: Vec<String>,
-    y_labels: Vec<String>,
+    y_labels: Vec<(f64, String)>,
     label_width: u16,
     t: &Theme,
 ) -> LineChart<'a> {
@@ -442,39 +485,9 @@ fn chart<'a>(
     }
 }
 
-/// The value range: from the lowest value to the highest after the first iterations,
-/// so a huge starting value does not flatten every curve.
-fn y_range(curves: &[&[(f64, f64)]], full: Option<&[f64]>) -> (f64, f64) {
-    let mut lo = f64::INFINITY;
-    let mut hi = f64::NEG_INFINITY;
-    let mut cover = |v: f64, skip: bool| {
-        lo = lo.min(v);
-        if !skip {
-            hi = hi.max(v);
-        }
-    };
-    match full {
-        Some(trace) => trace
-            .iter()
-            .enumerate()
-            .filter(|(_, v)| v.is_finite())
-            .for_each(|(i, v)| cover(*v, i < trace.len() / 10)),
-        None => {
-            for pts in curves {
-                let n = pts.last().map_or(0.0, |p| p.0);
-                pts.iter()
-                    .for_each(|p| cover(p.1, p.0 < (n / 10.0).floor() && pts.len() > 1));
-            }
-        }
-    }
-    if !hi.is_finite() {
-        hi = lo;
-    }
-    if !lo.is_finite() {
-        return (0.0, 1.0);
-    }
-    let pad = ((hi - lo) * 0.05).max(1e-9 * lo.abs().max(1.0));
-    (lo - pad, hi + pad)
+/// How many y ticks a panel of `rows` rows gets: one every three rows or so.
+fn max_ticks(rows: u16) -> usize {
+    (rows / 3).clamp(2, 6) as usize
 }
 
 #[cfg(test)]

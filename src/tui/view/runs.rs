@@ -4,7 +4,7 @@
 
 use super::pane;
 use crate::run_context::Phase;
-use crate::tui::format::{fmt_nmse, fmt_opt};
+use crate::tui::format::{duration, fmt_nmse, fmt_opt, objective, run_label};
 use crate::tui::state::{Activity, App, Focus, RunStatus, Verdict};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
@@ -35,10 +35,50 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     if room {
         block = block.title_bottom(keys.right_aligned());
     }
-    let header = Row::new([
-        "", "status", "data", "method", "std", "m", "seed", "iter", "NLML", "NMSE", "MNLP", "time",
-    ])
-    .style(t.title());
+    // The label column takes what the others leave, up to the longest label, so runs
+    // whose labels differ only at the end (…-val0.1, …-val0.1-es) stay apart when the
+    // terminal is wide enough; narrower, the data column goes when every run is on one
+    // data set (the charts' titles name it), and labels shorten keeping their ends
+    // (run_label); the details line below always has the whole label.
+    const OTHERS: u16 = 2 + 7 + 3 + 4 + 4 + 5 + 8 + 8 + 7 + 6 + 10;
+    const DATA: u16 = 6 + 1;
+    let longest = app
+        .runs
+        .iter()
+        .map(|r| r.key.label.chars().count())
+        .max()
+        .unwrap_or(0) as u16;
+    let one_dataset = app
+        .runs
+        .windows(2)
+        .all(|w| w[0].key.dataset == w[1].key.dataset);
+    let inner = area.width.saturating_sub(2);
+    let show_data = !one_dataset || inner >= OTHERS + DATA + longest.max(6);
+    let spare = inner.saturating_sub(OTHERS + if show_data { DATA } else { 0 });
+    let label_width = longest.min(spare).max(6);
+    let mut widths = vec![Constraint::Length(2), Constraint::Length(7)];
+    if show_data {
+        widths.push(Constraint::Length(6));
+    }
+    widths.extend([
+        Constraint::Length(label_width),
+        Constraint::Length(3),
+        Constraint::Length(4),
+        Constraint::Length(4),
+        Constraint::Length(5),
+        Constraint::Length(8),
+        Constraint::Length(8),
+        Constraint::Length(7),
+        Constraint::Min(6),
+    ]);
+    let mut header = vec!["", "status"];
+    if show_data {
+        header.push("data");
+    }
+    header.extend([
+        "method", "std", "m", "seed", "iter", "NLML", "NMSE", "MNLP", "time",
+    ]);
+    let header = Row::new(header).style(t.title());
     let labels = app.label_order();
     let rows = app.runs.iter().map(|row| {
         let status = app.status_of(row);
@@ -54,13 +94,13 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
                 _,
             ) => (
                 iteration.to_string(),
-                nlml.map(|v| fmt_opt(Some(v), 2)).unwrap_or_default(),
-                format!("{elapsed:.1}s"),
+                nlml.map(|v| objective(Some(v))).unwrap_or_default(),
+                duration(*elapsed),
             ),
             (Activity::Idle, Some(r)) if status != RunStatus::NotRun => (
                 r.iterations.to_string(),
-                fmt_opt(r.nlml, 2),
-                format!("{:.2}s", r.train_seconds),
+                objective(r.nlml),
+                duration(r.train_seconds),
             ),
             _ => (String::new(), String::new(), String::new()),
         };
@@ -82,7 +122,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         } else {
             " "
         };
-        Row::new([
+        let mut cells = vec![
             Cell::from(Line::from(vec![
                 Span::raw(if row.marked { "*" } else { " " }),
                 Span::styled(flag, t.error()),
@@ -100,8 +140,12 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
                 _ => status.word(),
             })
             .style(status_style),
-            Cell::from(row.key.dataset.clone()),
-            Cell::from(row.key.label.clone()).style(
+        ];
+        if show_data {
+            cells.push(Cell::from(row.key.dataset.clone()));
+        }
+        cells.extend([
+            Cell::from(run_label(&row.key.label, label_width as usize)).style(
                 labels
                     .iter()
                     .position(|l| *l == row.key.label)
@@ -119,34 +163,9 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             }),
             Cell::from(mnlp),
             Cell::from(time),
-        ])
+        ]);
+        Row::new(cells)
     });
-    // The label column takes what the others leave, up to the longest label, so runs
-    // whose labels differ only at the end (…-val0.1, …-val0.1-es) stay apart when the
-    // terminal is wide enough; the details line below always has the whole label.
-    const OTHERS: u16 = 2 + 7 + 6 + 3 + 4 + 4 + 5 + 8 + 8 + 7 + 7 + 11;
-    let longest = app
-        .runs
-        .iter()
-        .map(|r| r.key.label.chars().count())
-        .max()
-        .unwrap_or(0) as u16;
-    let spare = area.width.saturating_sub(2 + OTHERS);
-    let label_width = longest.min(spare).max(8);
-    let widths = [
-        Constraint::Length(2),
-        Constraint::Length(7),
-        Constraint::Length(6),
-        Constraint::Length(label_width),
-        Constraint::Length(3),
-        Constraint::Length(4),
-        Constraint::Length(4),
-        Constraint::Length(5),
-        Constraint::Length(8),
-        Constraint::Length(8),
-        Constraint::Length(7),
-        Constraint::Min(4),
-    ];
     let table = Table::new(rows, widths)
         .header(header)
         .block(block)

@@ -31,8 +31,9 @@ pub struct LineChart<'a> {
     pub y_bounds: [f64; 2],
     /// Left, (middle,) right.
     pub x_labels: Vec<String>,
-    /// Bottom, (middle,) top.
-    pub y_labels: Vec<String>,
+    /// (value, label): each label on the row of its value ([`crate::chart::axis`]
+    /// chooses them, as it does for the figures).
+    pub y_labels: Vec<(f64, String)>,
     /// Width of the y-label column; at least the widest label (so two charts stacked
     /// can share their x axis).
     pub label_width: u16,
@@ -42,8 +43,17 @@ pub struct LineChart<'a> {
 
 impl LineChart<'_> {
     /// The width the y labels need.
-    pub fn labels_width(labels: &[String]) -> u16 {
-        labels.iter().map(|l| l.chars().count()).max().unwrap_or(0) as u16
+    pub fn labels_width(labels: &[(f64, String)]) -> u16 {
+        labels
+            .iter()
+            .map(|l| l.1.chars().count())
+            .max()
+            .unwrap_or(0) as u16
+    }
+
+    /// The y labels of `ticks`, for a chart whose y values are `value(position)`.
+    pub fn ticks(ticks: &crate::chart::axis::Ticks) -> Vec<(f64, String)> {
+        ticks.pairs().map(|(v, l)| (v, l.to_string())).collect()
     }
 }
 
@@ -70,15 +80,20 @@ impl Widget for LineChart<'_> {
         for x in plot.left()..plot.right() {
             buf.set_string(x, axis_y, "─", self.axis_style);
         }
-        // y labels: bottom, evenly spaced, top
-        let n = self.y_labels.len();
-        for (k, label) in self.y_labels.iter().enumerate() {
-            let row = if n < 2 {
-                plot.bottom() - 1
-            } else {
-                let from_top = (plot.height.saturating_sub(1) as usize * (n - 1 - k)) / (n - 1);
-                plot.y + from_top as u16
-            };
+        // y labels: each on the row of its value, one per row
+        let [y0, y1] = self.y_bounds;
+        let mut used: Vec<u16> = Vec::new();
+        for (v, label) in &self.y_labels {
+            let f = if y1 > y0 { (v - y0) / (y1 - y0) } else { 0.5 };
+            if !(-1e-9..=1.0 + 1e-9).contains(&f) {
+                continue;
+            }
+            let from_top = ((1.0 - f) * plot.height.saturating_sub(1) as f64).round() as u16;
+            let row = plot.y + from_top.min(plot.height.saturating_sub(1));
+            if used.contains(&row) {
+                continue;
+            }
+            used.push(row);
             let w = label.chars().count() as u16;
             buf.set_string(area.x + lw.saturating_sub(w), row, label, self.axis_style);
         }
@@ -214,7 +229,7 @@ mod tests {
             x_bounds: [0.0, 10.0],
             y_bounds: [0.0, 10.0],
             x_labels: vec!["0".into(), "10".into()],
-            y_labels: vec!["0".into(), "10".into()],
+            y_labels: vec![(0.0, "0".into()), (10.0, "10".into())],
             label_width: 0,
             marker: Marker::Braille,
             axis_style: Style::new(),

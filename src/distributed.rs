@@ -772,7 +772,8 @@ fn start_model(
 ) -> Result<ModelFile> {
     let local = RunContext::new(Exec::default(), sink);
     let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
-    let hyper = methods::start::initial_hyper(sample, spec, &local, &mut rng)?;
+    let hyper =
+        methods::start::initial_hyper(sample, spec, shared.standardize.as_ref(), &local, &mut rng)?;
     let mut model = spec.method().init(sample, spec, hyper, &local, &mut rng)?;
     model.target_mean = shared.target_mean;
     model.standardize = shared.standardize.clone();

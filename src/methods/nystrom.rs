@@ -99,9 +99,13 @@ impl Method for Nystrom {
         ctx: &RunContext,
         rng: &mut ChaCha8Rng,
     ) -> Result<ModelFile> {
-        // `hyper` is already a subset fit when the option asked for one; Nyström
-        // without optimisation takes its hyperparameters from a subset fit in any case
-        let hyper = if self.optimise || spec.options.init_lengthscales_from_subset.is_some() {
+        // `hyper` is already a subset fit when the option asked for one, or the run's
+        // own start; Nyström without optimisation otherwise takes its hyperparameters
+        // from a subset fit
+        let hyper = if self.optimise
+            || spec.options.init_lengthscales_from_subset.is_some()
+            || spec.options.given_start()
+        {
             hyper
         } else {
             let n = data.y.len();

@@ -6,7 +6,7 @@ use super::hyper::default_hyper;
 use super::method::ValidRunSpec;
 use crate::data::TrainData;
 use crate::error::{Error, Result};
-use crate::model_file::Hyper;
+use crate::model_file::{Hyper, Standardize};
 use crate::run_context::{Phase, RunContext};
 use crate::run_spec::{MethodOptions, Naming};
 use rand_chacha::ChaCha8Rng;
@@ -26,12 +26,15 @@ pub const DEFAULT_SUBSET: usize = 2000;
 
 /// The hyperparameters a run starts from: those of a full GP fitted on a random
 /// subset when `init_lengthscales_from_subset` is set (the inter-domain and PSDS
-/// papers' choice on pumadyn-32nm), else the defaults of docs/methods.md §0.4. Methods draw
+/// papers' choice on pumadyn-32nm), else the defaults of docs/methods.md §0.4 with the
+/// values the run gives (`init_lengthscales`, …: [`given_hyper`]). Methods draw
 /// their features (frequencies, widths) from these, so the subset fit comes first.
-/// Either way with the run's kernel (`--kernel`).
+/// Either way with the run's kernel (`--kernel`). `units` is how the data were
+/// standardized (None: raw), to bring given values into model units.
 pub fn initial_hyper(
     data: &TrainData,
     spec: &ValidRunSpec,
+    units: Option<&Standardize>,
     ctx: &RunContext,
     rng: &mut ChaCha8Rng,
 ) -> Result<Hyper> {
@@ -49,15 +52,53 @@ pub fn initial_hyper(
                 rng,
             )
         }
-        None => Ok(default_hyper(data, spec.options.lengthscale_start()).with_kernel(kernel)),
+        None => given_hyper(
+            default_hyper(data, spec.options.lengthscale_start()).with_kernel(kernel),
+            &spec.options,
+            units,
+        ),
     }
+}
+
+/// `start` with the starting values the run gives in the data's units (lengthscales in
+/// the inputs' units, σ0² and σ² in the target's squared) replaced, converted into
+/// model units: a standardized input d is x / s_d, so ℓ_d / s_d; a standardized target
+/// is y / s_y, so σ² / s_y².
+pub fn given_hyper(
+    mut start: Hyper,
+    options: &MethodOptions,
+    units: Option<&Standardize>,
+) -> Result<Hyper> {
+    let target_scale = units.map_or(1.0, |u| u.target_scale);
+    if let Some(v) = options.init_signal_variance {
+        start.signal_variance = v / (target_scale * target_scale);
+    }
+    if let Some(v) = options.init_noise_variance {
+        start.noise_variance = v / (target_scale * target_scale);
+    }
+    if let Some(given) = &options.init_lengthscales {
+        let dim = start.lengthscales.len();
+        if given.len() != 1 && given.len() != dim {
+            return Err(Error::input(format!(
+                "init_lengthscales (--init-lengthscales) has {} values but the data have \
+                 {dim} input(s): give one value for all, or one per input in their order \
+                 (constant input columns are dropped before the fit)",
+                given.len()
+            )));
+        }
+        for (d, l) in start.lengthscales.iter_mut().enumerate() {
+            let input_scale = units.map_or(1.0, |u| u.input_scale[d]);
+            *l = given[if given.len() == 1 { 0 } else { d }] / input_scale;
+        }
+    }
+    Ok(start)
 }
 
 /// σ0², ℓ, σ² of a method whose own training does not fit σ0² and ℓ (greedy without
 /// `--adapt`, rvm): a full GP on `--hyper-from-subset N` random training points
 /// ([`SUBSET_ITERS`] iterations); when neither that nor
-/// `--init-lengthscales-from-subset` is given and `default_subset`, the same on
-/// min(n, [`DEFAULT_SUBSET`]) points — never the §0.4 defaults, which nothing would
+/// `--init-lengthscales-from-subset` nor a start of the run's own (`--init-lengthscales`,
+/// …) is given and `default_subset`, the same on min(n, [`DEFAULT_SUBSET`]) points — never the §0.4 defaults, which nothing would
 /// move; otherwise `hyper` (what [`initial_hyper`] chose) as it is.
 pub fn hyper_for_fixed_kernel(
     data: &TrainData,
@@ -68,8 +109,9 @@ pub fn hyper_for_fixed_kernel(
     rng: &mut ChaCha8Rng,
 ) -> Result<Hyper> {
     let o = &spec.options;
-    let fallback = (default_subset && o.init_lengthscales_from_subset.is_none())
-        .then(|| data.y.len().min(DEFAULT_SUBSET));
+    let fallback =
+        (default_subset && o.init_lengthscales_from_subset.is_none() && !o.given_start())
+            .then(|| data.y.len().min(DEFAULT_SUBSET));
     match o.hyper_from_subset.or(fallback) {
         Some(n_sub) => {
             ctx.enter(Phase::SubsetInit);

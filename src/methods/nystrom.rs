@@ -217,6 +217,18 @@ impl Method for Nystrom {
         ))
     }
 
+    /// Its predictor is not [`Posterior::predict`]'s, so neither is its covariance.
+    fn latent_cov(
+        &self,
+        _model: &ModelFile,
+        _posterior: &Posterior,
+        _basis: Option<&DMatrix<f64>>,
+        _x: &DMatrix<f64>,
+        _exec: &Exec,
+    ) -> Result<DMatrix<f64>> {
+        Err(super::method::full_cov_refused(self.name()))
+    }
+
     /// Williams & Seeger, block by block: mean = K*Xᵀα,
     /// var_f = σ0² − (‖k*‖² − qᵀA⁻¹q)/σ² with q = K_BX k*. Not clamped.
     fn predict(

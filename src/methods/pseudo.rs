@@ -258,6 +258,11 @@ impl Family for PseudoInputs {
         "the pseudo-inputs start at m training inputs (or k-means centres) chosen with the seed"
     }
 
+    /// The prior of f is the model's kernel on the inputs.
+    fn prior_cov(&self, model: &ModelFile, x: &DMatrix<f64>, exec: &Exec) -> Option<DMatrix<f64>> {
+        Some(model.kernel().gram(x, exec.par))
+    }
+
     type Extra = PseudoExtra;
 
     fn init(

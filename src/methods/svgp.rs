@@ -864,6 +864,10 @@ impl Method for Svgp {
         Ok((posterior_of(model, exec)?, None))
     }
 
+    fn prior_cov(&self, model: &ModelFile, x: &DMatrix<f64>, exec: &Exec) -> Result<DMatrix<f64>> {
+        Ok(model.kernel().gram(x, exec.par))
+    }
+
     fn cross(
         &self,
         model: &ModelFile,

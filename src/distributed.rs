@@ -775,6 +775,12 @@ fn start_model(
     let hyper =
         methods::start::initial_hyper(sample, spec, shared.standardize.as_ref(), &local, &mut rng)?;
     let mut model = spec.method().init(sample, spec, hyper, &local, &mut rng)?;
+    methods::start::set_given_inducing_inputs(
+        &mut model,
+        spec,
+        &shared.feature_names,
+        shared.standardize.as_ref(),
+    )?;
     model.target_mean = shared.target_mean;
     model.standardize = shared.standardize.clone();
     model.inputs = Some(shared.feature_names.clone());

@@ -333,6 +333,14 @@ pub struct MethodOptions {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub single_start: bool,
+    /// fitc, vfe, dtc, pep, spgp-hs, svgp: start the inducing inputs at the rows of this
+    /// CSV file instead of --inducing-init's choice: a header naming the input columns
+    /// (each input once, any order), then one row per inducing input (m rows), in the
+    /// inputs' units (converted to model units when the run standardizes). A relative
+    /// path is read from the working directory.
+    #[arg(long, value_name = "FILE")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inducing_inputs: Option<std::path::PathBuf>,
     /// Any method: the starting lengthscales, in the inputs' units (one value for every
     /// input, or one per input, e.g. 1.0,2.0); converted to model units when the run
     /// standardizes. Unset ones start as --lengthscale-start says. Given starting values
@@ -609,6 +617,13 @@ impl MethodOptions {
                 "{key}{} fits the starting σ0², ℓ, σ² itself: give it or \
                  init_lengthscales / init_signal_variance / init_noise_variance, not both",
                 flag(key)
+            ));
+        }
+        if self.inducing_inputs.is_some() && self.inducing_init.is_some() {
+            return Err(format!(
+                "inducing_inputs{} gives the inducing inputs: leave out inducing_init{}",
+                flag("inducing_inputs"),
+                flag("inducing_init")
             ));
         }
         if self.dims == Some(0) {
@@ -1083,7 +1098,8 @@ impl RunSpec {
     /// floor other than the default; `-nf0` none), `-r5` (restarts), `-val0.1` (validation split),
     /// `-es` (early stop), `-zkmeans` / `-zvariance` (an inducing init other than the
     /// default), `-lsscaled` (a lengthscale start other than the default), given starting
-    /// values (`-ls1+2`, `-sv2`, `-nv0.1`), the kernel when it is not se (`-matern52`). m and the seed are not in it: they have their own columns.
+    /// values (`-zfile-NAME` for `--inducing-inputs NAME.csv`, `-ls1+2`, `-sv2`, `-nv0.1`),
+    /// the kernel when it is not se (`-matern52`). m and the seed are not in it: they have their own columns.
     pub fn default_label(&self) -> String {
         let o = &self.options;
         let mut label = self.method.clone();
@@ -1174,6 +1190,10 @@ impl RunSpec {
         if let Some(p) = o.positive.filter(|p| *p != DEFAULT_POSITIVE) {
             tag(p.name().to_string());
         }
+        if let Some(path) = &o.inducing_inputs {
+            let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+            tag(format!("zfile-{}", stem.unwrap_or_default()));
+        }
         if let Some(ls) = &o.init_lengthscales {
             let values: Vec<String> = ls.iter().map(f64::to_string).collect();
             tag(format!("ls{}", values.join("+")));
@@ -1251,6 +1271,7 @@ mod tests {
                 "positive",
                 "no_collapse_restart",
                 "single_start",
+                "inducing_inputs",
                 "init_lengthscales",
                 "init_signal_variance",
                 "init_noise_variance",

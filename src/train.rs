@@ -591,6 +591,12 @@ pub(crate) fn start_model(
         None => methods::start::initial_hyper(td, spec, standardize.as_ref(), ctx, rng)?,
     };
     let mut model = spec.method().init(td, spec, hyper, ctx, rng)?;
+    methods::start::set_given_inducing_inputs(
+        &mut model,
+        spec,
+        feature_names,
+        standardize.as_ref(),
+    )?;
     model.target_mean = target_mean;
     model.standardize = standardize;
     model.inputs = Some(feature_names.to_vec());

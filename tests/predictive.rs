@@ -255,3 +255,95 @@ fn bad_starting_values_are_refused() {
         "{e}"
     );
 }
+
+/// `--inducing-inputs FILE`: the points are read by column name in the inputs' units,
+/// so one file is one start whether the run standardizes or not (the objective at the
+/// start agrees), and it is not the start `--inducing-init` would choose. A file that
+/// does not fit the run is refused naming the file, line and column.
+#[test]
+fn given_inducing_inputs_are_read_by_name_in_the_data_units() {
+    let ds = dataset(100, 0, 2);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).expect("write");
+        path.display().to_string()
+    };
+    // the columns in the other order: read by name
+    let z = write("z.csv", "x1,x0\n0.8,-2\n1.0,1.5\n1.2,4\n0.9,0.5\n");
+    let given = |text: &str| options(&format!("inducing_inputs = \"{z}\"\n{text}"));
+    let start = |standardize: bool, options: MethodOptions| {
+        let s = RunSpec {
+            standardize,
+            ..spec("fitc", 4, 1, options)
+        };
+        fitted(&ds, &s)
+    };
+    let (std, raw) = (
+        start(true, given("single_start = true")),
+        start(false, given("single_start = true")),
+    );
+    assert!(
+        (std.trace[0] - raw.trace[0]).abs() <= 1e-9 * raw.trace[0].abs(),
+        "{} vs {}",
+        std.trace[0],
+        raw.trace[0]
+    );
+    let chosen = start(true, options("single_start = true"));
+    assert!((chosen.trace[0] - std.trace[0]).abs() > 1e-6 * std.trace[0].abs());
+    assert_eq!(
+        RunSpec {
+            options: given(""),
+            ..spec("vfe", 4, 1, MethodOptions::default())
+        }
+        .default_label(),
+        "vfe-std-zfile-z"
+    );
+    // svgp starts there too
+    let svgp = RunSpec {
+        options: given("epochs = 1"),
+        ..spec("svgp", 4, 5, MethodOptions::default())
+    };
+    assert!(fit(&ds, &svgp).0.is_ok());
+
+    let refused = |method: &str, m: usize, text: &str| {
+        fit(&ds, &spec(method, m, 5, options(text)))
+            .0
+            .err()
+            .unwrap_or_else(|| panic!("{text}: accepted"))
+            .to_string()
+    };
+    let e = refused("fitc", 5, &format!("inducing_inputs = \"{z}\""));
+    assert!(
+        e.contains("z.csv: 4 inducing inputs but m = 5 (--m): give m = 4"),
+        "{e}"
+    );
+    let e = refused("ssgp", 4, &format!("inducing_inputs = \"{z}\""));
+    assert!(
+        e.contains("option inducing_inputs (--inducing-inputs) does not apply to method 'ssgp'"),
+        "{e}"
+    );
+    let e = refused(
+        "fitc",
+        4,
+        &format!("inducing_inputs = \"{z}\"\ninducing_init = \"kmeans\""),
+    );
+    assert!(e.contains("leave out inducing_init"), "{e}");
+    let bad = write("bad.csv", "x0,x1\n1,2\n3,abc\n");
+    let e = refused("fitc", 2, &format!("inducing_inputs = \"{bad}\""));
+    assert!(
+        e.contains("bad.csv line 3: column 'x1': 'abc' is not a finite number"),
+        "{e}"
+    );
+    let extra = write("extra.csv", "x0,x1,y\n1,2,3\n");
+    let e = refused("fitc", 1, &format!("inducing_inputs = \"{extra}\""));
+    assert!(
+        e.contains("extra.csv line 1: column 'y' is not an input of the fit"),
+        "{e}"
+    );
+    let e = refused("fitc", 1, "inducing_inputs = \"/nonexistent/z.csv\"");
+    assert!(
+        e.contains("/nonexistent/z.csv: cannot read the inducing inputs file"),
+        "{e}"
+    );
+}

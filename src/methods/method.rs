@@ -231,6 +231,15 @@ pub trait Method: Send + Sync {
         Ok(posterior.predict(&kus, &prior, exec.par))
     }
 
+    /// Replace the inducing inputs `init` chose by `z` (m×D, model units): the run's
+    /// own (`--inducing-inputs`). Only methods that list that option are given it.
+    fn set_inducing_inputs(&self, _model: &mut ModelFile, _z: &DMatrix<f64>) -> Result<()> {
+        Err(Error::input(format!(
+            "method '{}' has no inducing inputs to start at --inducing-inputs",
+            self.name()
+        )))
+    }
+
     /// The prior covariance k(X*, X*) (t×t) of the latent function at inputs `x` (model
     /// units), which [`Method::latent_cov`] needs unless the model is degenerate. `Err`
     /// says that the method cannot give it (the default).

@@ -6,10 +6,12 @@ use super::hyper::default_hyper;
 use super::method::ValidRunSpec;
 use crate::data::TrainData;
 use crate::error::{Error, Result};
-use crate::model_file::{Hyper, Standardize};
+use crate::model_file::{Hyper, ModelFile, Standardize};
 use crate::run_context::{Phase, RunContext};
 use crate::run_spec::{MethodOptions, Naming};
+use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
+use std::path::Path;
 
 /// Iteration budget of the full GP of `--hyper-from-subset` (whatever the run's budget,
 /// so that runs of one seed with different budgets start from the same
@@ -92,6 +94,129 @@ pub fn given_hyper(
         }
     }
     Ok(start)
+}
+
+/// The run's own inducing inputs (`--inducing-inputs FILE`) in place of those the
+/// method's `init` chose in `model`: read by [`read_points`] with the model's input
+/// columns `inputs`, m rows, brought into model units with `units` (x − c) / s.
+pub fn set_given_inducing_inputs(
+    model: &mut ModelFile,
+    spec: &ValidRunSpec,
+    inputs: &[String],
+    units: Option<&Standardize>,
+) -> Result<()> {
+    let Some(path) = &spec.options.inducing_inputs else {
+        return Ok(());
+    };
+    let z = read_points(path, inputs)?;
+    if z.nrows() != spec.m {
+        return Err(Error::input(format!(
+            "{}: {} inducing inputs but m = {} (--m): give m = {}",
+            path.display(),
+            z.nrows(),
+            spec.m,
+            z.nrows()
+        )));
+    }
+    let z = match units {
+        Some(u) => DMatrix::from_fn(z.nrows(), z.ncols(), |i, d| {
+            (z[(i, d)] - u.input_center[d]) / u.input_scale[d]
+        }),
+        None => z,
+    };
+    spec.method().set_inducing_inputs(model, &z)
+}
+
+/// Points from a CSV file: a header naming each of `inputs` once (any order), then one
+/// row of numbers per point; returned with the columns in the order of `inputs`. Errors
+/// name the file, line and column.
+pub fn read_points(path: &Path, inputs: &[String]) -> Result<DMatrix<f64>> {
+    let at =
+        |line: usize, what: String| Error::input(format!("{} line {line}: {what}", path.display()));
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::input(format!(
+            "{}: cannot read the inducing inputs file: {e}",
+            path.display()
+        ))
+    })?;
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let Some((h, header)) = lines.next() else {
+        return Err(Error::input(format!(
+            "{}: the inducing inputs file is empty; give a header naming the inputs ({})              and one row per inducing input",
+            path.display(),
+            inputs.join(",")
+        )));
+    };
+    let names: Vec<&str> = header
+        .split(',')
+        .map(|c| c.trim().trim_matches('"'))
+        .collect();
+    for name in &names {
+        if !inputs.iter().any(|i| i == name) {
+            return Err(at(
+                h + 1,
+                format!(
+                    "column '{name}' is not an input of the fit (its inputs: {}; a constant \
+                     input column is dropped before the fit, leave it out)",
+                    inputs.join(", ")
+                ),
+            ));
+        }
+    }
+    let mut order = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        let found: Vec<usize> = (0..names.len()).filter(|&j| names[j] == input).collect();
+        match found[..] {
+            [j] => order.push(j),
+            [] => {
+                return Err(at(
+                    h + 1,
+                    format!("no column '{input}' (the header names each input)"),
+                ));
+            }
+            _ => return Err(at(h + 1, format!("column '{input}' is named twice"))),
+        }
+    }
+    let mut rows: Vec<Vec<f64>> = Vec::new();
+    for (i, line) in lines {
+        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+        if fields.len() != names.len() {
+            return Err(at(
+                i + 1,
+                format!(
+                    "{} values but the header has {} columns",
+                    fields.len(),
+                    names.len()
+                ),
+            ));
+        }
+        let row = order
+            .iter()
+            .map(|&j| match fields[j].parse::<f64>() {
+                Ok(v) if v.is_finite() => Ok(v),
+                _ => Err(at(
+                    i + 1,
+                    format!(
+                        "column '{}': '{}' is not a finite number",
+                        names[j], fields[j]
+                    ),
+                )),
+            })
+            .collect::<Result<Vec<f64>>>()?;
+        rows.push(row);
+    }
+    if rows.is_empty() {
+        return Err(Error::input(format!(
+            "{}: the inducing inputs file has a header but no rows",
+            path.display()
+        )));
+    }
+    Ok(DMatrix::from_fn(rows.len(), inputs.len(), |i, d| {
+        rows[i][d]
+    }))
 }
 
 /// σ0², ℓ, σ² of a method whose own training does not fit σ0² and ℓ (greedy without

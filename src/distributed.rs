@@ -772,8 +772,15 @@ fn start_model(
 ) -> Result<ModelFile> {
     let local = RunContext::new(Exec::default(), sink);
     let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
-    let hyper = methods::start::initial_hyper(sample, spec, &local, &mut rng)?;
+    let hyper =
+        methods::start::initial_hyper(sample, spec, shared.standardize.as_ref(), &local, &mut rng)?;
     let mut model = spec.method().init(sample, spec, hyper, &local, &mut rng)?;
+    methods::start::set_given_inducing_inputs(
+        &mut model,
+        spec,
+        &shared.feature_names,
+        shared.standardize.as_ref(),
+    )?;
     model.target_mean = shared.target_mean;
     model.standardize = shared.standardize.clone();
     model.inputs = Some(shared.feature_names.clone());

@@ -1485,6 +1485,38 @@ impl Posterior {
             .collect();
         (mean.as_slice().to_vec(), var)
     }
+
+    /// The latent covariance (t×t) at t test points from K(u, *) (m×t) and, for a
+    /// kernel prior, the prior covariance k(X*, X*): prior − K*u S Ku*, or − K*u S Ku*
+    /// for a degenerate model. Its diagonal is [`Posterior::predict`]'s variance before
+    /// the clamp at 0; it is symmetrised against rounding.
+    pub fn covariance(
+        &self,
+        kus: &DMatrix<f64>,
+        prior: Option<DMatrix<f64>>,
+        par: Par,
+    ) -> crate::error::Result<DMatrix<f64>> {
+        let sk = linalg::mul(&self.var_matrix, false, kus, false, par);
+        let quad = linalg::mul(kus, true, &sk, false, par);
+        let mut cov = match (self.latent_prior, prior) {
+            (LatentPrior::Kernel, Some(p)) => p - quad,
+            (LatentPrior::None, _) => -quad,
+            (LatentPrior::Kernel, None) => {
+                return Err(crate::error::Error::input(
+                    "the posterior's variance needs the prior covariance at the test points",
+                ));
+            }
+        };
+        let t = cov.nrows();
+        for i in 0..t {
+            for j in 0..i {
+                let v = 0.5 * (cov[(i, j)] + cov[(j, i)]);
+                cov[(i, j)] = v;
+                cov[(j, i)] = v;
+            }
+        }
+        Ok(cov)
+    }
 }
 
 #[cfg(test)]

@@ -29,14 +29,20 @@ pub fn mse(y: &[f64], mean: &[f64]) -> f64 {
 /// Mean negative log probability `½ mean((y−μ)²/s² + log s² + log 2π)`, with s² the
 /// predictive variance of a noisy target.
 pub fn mnlp(y: &[f64], mean: &[f64], var_noisy: &[f64]) -> f64 {
+    // −½t summed is −½ times t summed exactly (a power of two), so this is the sum of
+    // the terms halved once
+    -log_densities(y, mean, var_noisy).iter().sum::<f64>() / y.len() as f64
+}
+
+/// The log predictive density of each target, `−½((y−μ)²/s² + log s² + log 2π)`, with s²
+/// the predictive variance of a noisy target (GPflow's `predict_log_density`).
+pub fn log_densities(y: &[f64], mean: &[f64], var_noisy: &[f64]) -> Vec<f64> {
     let ln2pi = (2.0 * std::f64::consts::PI).ln();
-    let total: f64 = y
-        .iter()
+    y.iter()
         .zip(mean)
         .zip(var_noisy)
-        .map(|((y, m), s2)| (y - m).powi(2) / s2 + s2.ln() + ln2pi)
-        .sum();
-    0.5 * total / y.len() as f64
+        .map(|((y, m), s2)| -0.5 * ((y - m).powi(2) / s2 + s2.ln() + ln2pi))
+        .collect()
 }
 
 /// MNLP of the constant predictor: the training mean `ybar` and the training targets'

@@ -184,6 +184,9 @@ pub const GENERAL_OPTIONS: &[&str] = &[
     "positive",
     "no_collapse_restart",
     "single_start",
+    "init_lengthscales",
+    "init_signal_variance",
+    "init_noise_variance",
 ];
 
 /// Every option a run can carry. Keys a method does not read are rejected when the
@@ -324,10 +327,38 @@ pub struct MethodOptions {
     /// second fit starts from σ0², ℓ, σ² of a full GP fitted on min(n, 1000) random
     /// training points (the best of six starts) and the end with the lower objective is
     /// kept (not with --validation, --init-lengthscales-from-subset or
-    /// --hyper-from-subset, which choose the start themselves).
+    /// --hyper-from-subset, which choose the start themselves). With --init-lengthscales,
+    /// --init-signal-variance or --init-noise-variance those are the first start; this
+    /// switch makes them the only one.
     #[arg(long)]
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub single_start: bool,
+    /// fitc, vfe, dtc, pep, spgp-hs, svgp: start the inducing inputs at the rows of this
+    /// CSV file instead of --inducing-init's choice: a header naming the input columns
+    /// (each input once, any order), then one row per inducing input (m rows), in the
+    /// inputs' units (converted to model units when the run standardizes). A relative
+    /// path is read from the working directory.
+    #[arg(long, value_name = "FILE")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inducing_inputs: Option<std::path::PathBuf>,
+    /// Any method: the starting lengthscales, in the inputs' units (one value for every
+    /// input, or one per input, e.g. 1.0,2.0); converted to model units when the run
+    /// standardizes. Unset ones start as --lengthscale-start says. Given starting values
+    /// are the first start; the default second start still runs (--single-start: only
+    /// yours) and the lower objective is kept.
+    #[arg(long, value_delimiter = ',')]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init_lengthscales: Option<Vec<f64>>,
+    /// Any method: the starting signal variance σ0², in the target's units squared
+    /// (default: the targets' mean square about their mean).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init_signal_variance: Option<f64>,
+    /// Any method: the starting noise variance σ², in the target's units squared
+    /// (default: a quarter of the starting signal variance).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init_noise_variance: Option<f64>,
     /// svgp: points per minibatch B (default min(n, 256)); each step's ELBO estimate is
     /// n/B times the batch's sum.
     #[arg(long)]
@@ -380,6 +411,14 @@ impl MethodOptions {
     /// choice, else [`DEFAULT_POSITIVE`].
     pub fn positive(&self) -> Positive {
         self.positive.unwrap_or(DEFAULT_POSITIVE)
+    }
+
+    /// Whether the run gives any starting hyperparameter of its own
+    /// (`init_lengthscales`, `init_signal_variance`, `init_noise_variance`).
+    pub fn given_start(&self) -> bool {
+        self.init_lengthscales.is_some()
+            || self.init_signal_variance.is_some()
+            || self.init_noise_variance.is_some()
     }
 
     /// The same options with every setting that equals its default written as not set,
@@ -537,6 +576,54 @@ impl MethodOptions {
             return Err(format!(
                 "lr = {r}{}: Adam's learning rate must be positive",
                 flag("lr")
+            ));
+        }
+        for (key, v) in [
+            ("init_signal_variance", self.init_signal_variance),
+            ("init_noise_variance", self.init_noise_variance),
+        ] {
+            if let Some(v) = v
+                && !(v.is_finite() && v > 0.0)
+            {
+                return Err(format!("{key} = {v}{}: must be positive", flag(key)));
+            }
+        }
+        if let Some(ls) = &self.init_lengthscales {
+            if ls.is_empty() {
+                return Err(format!(
+                    "init_lengthscales{} is empty; give one value, or one per input",
+                    flag("init_lengthscales")
+                ));
+            }
+            if let Some(l) = ls.iter().find(|l| !(l.is_finite() && **l > 0.0)) {
+                return Err(format!(
+                    "init_lengthscales{}: {l} is not a positive lengthscale",
+                    flag("init_lengthscales")
+                ));
+            }
+        }
+        if self.given_start()
+            && let Some(key) = [
+                (
+                    "init_lengthscales_from_subset",
+                    self.init_lengthscales_from_subset,
+                ),
+                ("hyper_from_subset", self.hyper_from_subset),
+            ]
+            .iter()
+            .find_map(|(k, v)| v.map(|_| *k))
+        {
+            return Err(format!(
+                "{key}{} fits the starting σ0², ℓ, σ² itself: give it or \
+                 init_lengthscales / init_signal_variance / init_noise_variance, not both",
+                flag(key)
+            ));
+        }
+        if self.inducing_inputs.is_some() && self.inducing_init.is_some() {
+            return Err(format!(
+                "inducing_inputs{} gives the inducing inputs: leave out inducing_init{}",
+                flag("inducing_inputs"),
+                flag("inducing_init")
             ));
         }
         if self.dims == Some(0) {
@@ -1011,8 +1098,9 @@ impl RunSpec {
     /// `-sub2000` (subset), `-init1024` (start from a subset fit), `-nf1e-4` (a noise
     /// floor other than the default; `-nf0` none), `-r5` (restarts), `-val0.1` (validation split),
     /// `-es` (early stop), `-zkmeans` / `-zvariance` (an inducing init other than the
-    /// default), `-lsscaled` (a lengthscale start other than the default), the kernel when
-    /// it is not se (`-matern52`). m and the seed are not in it: they have their own columns.
+    /// default), `-lsscaled` (a lengthscale start other than the default), given starting
+    /// values (`-zfile-NAME` for `--inducing-inputs NAME.csv`, `-ls1+2`, `-sv2`, `-nv0.1`),
+    /// the kernel when it is not se (`-matern52`). m and the seed are not in it: they have their own columns.
     pub fn default_label(&self) -> String {
         let o = &self.options;
         let mut label = self.method.clone();
@@ -1103,6 +1191,20 @@ impl RunSpec {
         if let Some(p) = o.positive.filter(|p| *p != DEFAULT_POSITIVE) {
             tag(p.name().to_string());
         }
+        if let Some(path) = &o.inducing_inputs {
+            let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+            tag(format!("zfile-{}", stem.unwrap_or_default()));
+        }
+        if let Some(ls) = &o.init_lengthscales {
+            let values: Vec<String> = ls.iter().map(f64::to_string).collect();
+            tag(format!("ls{}", values.join("+")));
+        }
+        if let Some(v) = o.init_signal_variance {
+            tag(format!("sv{v}"));
+        }
+        if let Some(v) = o.init_noise_variance {
+            tag(format!("nv{v}"));
+        }
         if let Some(b) = o.batch {
             tag(format!("b{b}"));
         }
@@ -1170,6 +1272,10 @@ mod tests {
                 "positive",
                 "no_collapse_restart",
                 "single_start",
+                "inducing_inputs",
+                "init_lengthscales",
+                "init_signal_variance",
+                "init_noise_variance",
                 "batch",
                 "epochs",
                 "optimizer",
@@ -1411,6 +1517,46 @@ mod tests {
         );
         let e = kw(&[("m", "10,20")]).expect("a list").single();
         assert!(e.expect_err("two m").contains("give one --m"));
+    }
+
+    /// Starting values: one flag, session key and keyword each, a label tag each (they
+    /// change the result), checked for sign and count before any data.
+    #[test]
+    fn starting_values_are_options_with_tags() {
+        let entry = parse_run(&[
+            ("init_lengthscales".into(), "1,2.5".into()),
+            ("init_signal_variance".into(), "4".into()),
+            ("init_noise_variance".into(), "0.01".into()),
+        ])
+        .expect("parses");
+        let o = &entry.options;
+        assert_eq!(o.init_lengthscales, Some(vec![1.0, 2.5]));
+        assert_eq!(
+            (o.init_signal_variance, o.init_noise_variance),
+            (Some(4.0), Some(0.01))
+        );
+        assert!(o.given_start());
+        assert_eq!(entry.label(), "fitc-std-ls1+2.5-sv4-nv0.01");
+        let session: MethodOptions =
+            toml::from_str("init_lengthscales = [1.0, 2.5]\ninit_signal_variance = 4.0\ninit_noise_variance = 0.01")
+                .expect("a session reads the same");
+        assert_eq!(&session, o);
+        let bad = |text: &str| {
+            toml::from_str::<MethodOptions>(text)
+                .expect("parses")
+                .check(100, Naming::Keys)
+                .expect_err("refused")
+        };
+        assert_eq!(
+            bad("init_signal_variance = -1.0"),
+            "init_signal_variance = -1: must be positive"
+        );
+        assert!(bad("init_lengthscales = []").contains("is empty"));
+        assert!(bad("init_lengthscales = [1.0, 0.0]").contains("0 is not a positive lengthscale"));
+        assert!(
+            bad("init_noise_variance = 1.0\nhyper_from_subset = 50")
+                .starts_with("hyper_from_subset fits the starting σ0², ℓ, σ² itself")
+        );
     }
 
     #[test]

@@ -48,6 +48,15 @@ impl Prediction {
     }
 }
 
+/// A model's σ0², σ², ℓ in the data's units ([`Predictor::hyper_in_data_units`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DataUnitHyper {
+    pub signal_variance: f64,
+    pub noise_variance: f64,
+    /// One per input, in the inputs' units; None where the model has none per input.
+    pub lengthscales: Option<Vec<f64>>,
+}
+
 /// A fitted model with its posterior computed once.
 pub struct Predictor {
     method: &'static dyn Method,
@@ -195,6 +204,113 @@ impl Predictor {
                 .extend(var.iter().map(|v| (v + s2) * scale * scale));
         }
         Ok(out)
+    }
+
+    /// The predictive mean (t) and the full posterior covariance (t×t) of the latent
+    /// function at the rows of `x`, in the target's units; its diagonal is
+    /// [`Predictor::predict_with`]'s latent variance. Methods that cannot give it say so
+    /// ([`Method::latent_cov`]). t×t entries: for a few thousand rows at most.
+    pub fn latent_cov_with(
+        &self,
+        x: &DMatrix<f64>,
+        exec: &Exec,
+    ) -> Result<(Vec<f64>, DMatrix<f64>)> {
+        let mean = self.predict_with(x, exec)?.mean;
+        let xm = to_model_units(&self.model, self.dim, x)?;
+        let cov =
+            self.method
+                .latent_cov(&self.model, &self.posterior, self.basis.as_ref(), &xm, exec)?;
+        let scale = self.target_scale();
+        Ok((mean, cov * (scale * scale)))
+    }
+
+    /// `n` draws (n×t) of the latent function at the rows of `x` from its posterior,
+    /// in the target's units (GPflow's `predict_f_samples`): mean + L·z with L the
+    /// Cholesky factor of [`Predictor::latent_cov_with`] (plus the smallest jitter that
+    /// factorises it, at most 1e-2 of its largest variance) and z standard normal from
+    /// `seed`.
+    pub fn sample_with(
+        &self,
+        x: &DMatrix<f64>,
+        n: usize,
+        seed: u64,
+        exec: &Exec,
+    ) -> Result<DMatrix<f64>> {
+        use rand_distr::{Distribution, StandardNormal};
+        let (mean, cov) = self.latent_cov_with(x, exec)?;
+        let t = mean.len();
+        let largest = cov.diagonal().iter().fold(0.0_f64, |a, v| a.max(*v));
+        let (l, _) = crate::linalg::cholesky_jittered(
+            &cov,
+            crate::linalg::Jitter::Auto { scale: largest },
+            exec.par,
+        )?;
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let z = DMatrix::from_fn(t, n, |_, _| StandardNormal.sample(&mut rng));
+        let draws = crate::linalg::mul(&l, false, &z, false, exec.par); // t×n
+        Ok(DMatrix::from_fn(n, t, |s, i| mean[i] + draws[(i, s)]))
+    }
+
+    /// The log predictive density of each target `y` at the rows of `x` under the
+    /// noisy predictive distribution (GPflow's `predict_log_density`); MNLP is minus
+    /// their mean. Noisy variances below σ² count as σ², as in [`Predictor::score_with`].
+    pub fn log_density_with(&self, x: &DMatrix<f64>, y: &[f64], exec: &Exec) -> Result<Vec<f64>> {
+        if y.len() != x.nrows() {
+            return Err(Error::input(format!(
+                "{} targets for {} rows of inputs: give one target per row",
+                y.len(),
+                x.nrows()
+            )));
+        }
+        if let Some(i) = y.iter().position(|v| !v.is_finite()) {
+            return Err(Error::input(format!(
+                "target {i} is {}: give a finite number for every row",
+                y[i]
+            )));
+        }
+        let p = self.predict_with(x, exec)?;
+        let scale = self.target_scale();
+        let noise = self.model.hyper.noise_variance * scale * scale;
+        let var: Vec<f64> = p.var_noisy.iter().map(|v| v.max(noise)).collect();
+        Ok(metrics::log_densities(y, &p.mean, &var))
+    }
+
+    /// σ0², σ² and ℓ in the data's units (the model file keeps them in model units):
+    /// the variances times the target's scale squared, and the lengthscales times their
+    /// input's scale where they are one per input (None where they are not: pca-spgp's
+    /// are per principal component, spgp-dr has none).
+    pub fn hyper_in_data_units(&self) -> DataUnitHyper {
+        let s2 = self.target_scale().powi(2);
+        let h = &self.model.hyper;
+        let per_input = self
+            .method
+            .input_dims(&self.model)
+            .contains(&crate::model_file::Witness::lengthscales(&self.model));
+        DataUnitHyper {
+            signal_variance: h.signal_variance * s2,
+            noise_variance: h.noise_variance * s2,
+            lengthscales: per_input.then(|| {
+                h.lengthscales
+                    .iter()
+                    .enumerate()
+                    .map(|(d, l)| {
+                        l * self
+                            .model
+                            .standardize
+                            .as_ref()
+                            .map_or(1.0, |s| s.input_scale[d])
+                    })
+                    .collect()
+            }),
+        }
+    }
+
+    /// The target's standard deviation the model divides by (1: raw).
+    fn target_scale(&self) -> f64 {
+        self.model
+            .standardize
+            .as_ref()
+            .map_or(1.0, |s| s.target_scale)
     }
 
     /// NMSE and MNLP on a test set (original units; ȳ = the training mean).
@@ -483,9 +599,15 @@ pub(crate) fn start_model(
 ) -> Result<ModelFile> {
     let hyper = match hyper {
         Some(h) => h,
-        None => methods::start::initial_hyper(td, spec, ctx, rng)?,
+        None => methods::start::initial_hyper(td, spec, standardize.as_ref(), ctx, rng)?,
     };
     let mut model = spec.method().init(td, spec, hyper, ctx, rng)?;
+    methods::start::set_given_inducing_inputs(
+        &mut model,
+        spec,
+        feature_names,
+        standardize.as_ref(),
+    )?;
     model.target_mean = target_mean;
     model.standardize = standardize;
     model.inputs = Some(feature_names.to_vec());

@@ -6,22 +6,25 @@ predict`` does, models are the command line's model files, and ``sgpw.Session`` 
 and reports session files as ``sgpw run`` and ``sgpw report`` do.
 
     import numpy as np, sgpw
-    X = np.random.default_rng(0).uniform(-3, 3, (500, 1))
-    y = np.sin(2 * X[:, 0]) + 0.1 * np.random.default_rng(1).normal(size=500)
+    X = _np.random.default_rng(0).uniform(-3, 3, (500, 1))
+    y = _np.sin(2 * X[:, 0]) + 0.1 * _np.random.default_rng(1).normal(size=500)
     model = sgpw.fit(X, y, method="vfe", m=20)
-    mean, var = model.predict(np.linspace(-3, 3, 7)[:, None])
+    mean, var = model.predict(_np.linspace(-3, 3, 7)[:, None])
 
 Every option of ``sgpw fit --help`` is a keyword of the same name (underscores for
-dashes): ``restarts=5``, ``alpha=0.5``, ``select="dmax"``; see ``sgpw.keywords()``.
+dashes): ``restarts=5``, ``alpha=0.5``, ``select="dmax"``; the starting values
+``--init-lengthscales``, ``--init-signal-variance``, ``--init-noise-variance`` are
+``lengthscales=``, ``signal_variance=``, ``noise_variance=``; see ``sgpw.keywords()``.
 """
 
-from __future__ import annotations
+import difflib as _difflib
+import io as _io
+import os as _os
+import re as _re
+import tempfile as _tempfile
+import warnings as _warnings
 
-import io
-import os
-import warnings
-
-import numpy as np
+import numpy as _np
 
 from . import _sgpw
 from ._sgpw import NumericalError, __version__
@@ -38,10 +41,71 @@ __all__ = [
 ]
 
 
+# The Python name of a setting whose session key reads differently: the starting
+# values, named as the model's parameters are (``Model.params``), and the inducing
+# inputs (an array ``Z`` in Python, written to the file the option reads).
+_PYTHON_NAMES = {
+    "inducing_inputs": "Z",
+    "init_lengthscales": "lengthscales",
+    "init_signal_variance": "signal_variance",
+    "init_noise_variance": "noise_variance",
+}
+
+
+def _declared():
+    """The keywords of ``fit`` as the extension declares them (session key, flag, …),
+    with their Python names."""
+    out = []
+    for k in _sgpw.keywords():
+        k = dict(k)
+        k["name"] = _PYTHON_NAMES.get(k["key"], k["name"])
+        out.append(k)
+    return out
+
+
+_KEYWORDS = _declared()
+_BY_NAME = {k["name"]: k for k in _KEYWORDS}
+
+
+def _python_words(message):
+    """A message of the command line's code in Python's words: ``key = v (--flag)`` and
+    ``key (--flag)`` name the keyword alone, any other ``--flag`` (clap's
+    ``'--flag <VALUE>'`` too) is the keyword's name, ``--raw`` is ``standardize=False``."""
+    for k in _KEYWORDS:
+        flag, key, name = k["flag"], k["key"], k["name"]
+        # the flag's own name as a key (`seed` for `--seed`): messages use either
+        said = {key, flag[2:].replace("-", "_")}
+        for word in sorted(said, key=len, reverse=True):
+            message = _re.sub(
+                rf"\b{_re.escape(word)}\b(?!-)( = [^()]*?)? \({_re.escape(flag)}\)",
+                lambda mt: name + (mt.group(1) or ""),
+                message,
+            )
+        python = f"{key}=False" if k["switch"] and flag[2:].replace("-", "_") != key else name
+        message = _re.sub(rf"{_re.escape(flag)}(?![\w-])( <[A-Z_]+>)?", python, message)
+        if key != name:
+            message = _re.sub(rf"\b{_re.escape(key)}\b", name, message)
+    return message
+
+
+def _check_keywords(given, function):
+    """An unknown keyword is a TypeError naming the closest ones, as Python's own."""
+    known = set(_BY_NAME) | {k["key"] for k in _KEYWORDS}
+    known |= {k["flag"][2:].replace("-", "_") for k in _KEYWORDS}
+    for name in given:
+        if name not in known:
+            close = _difflib.get_close_matches(name, sorted(_BY_NAME), n=3, cutoff=0.6)
+            hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            raise TypeError(
+                f"{function}() got an unexpected keyword argument '{name}'{hint} "
+                f"(sgpw.keywords() lists them all)"
+            )
+
+
 def _matrix(X, name):
     """A 2-d float64 array: read in place when it already is one (any strides),
     converted otherwise (float32, integers, lists, a DataFrame's values)."""
-    a = np.asarray(X, dtype=np.float64)
+    a = _np.asarray(X, dtype=_np.float64)
     if a.ndim != 2:
         raise ValueError(
             f"{name} must be a 2-d array of shape (n_samples, n_features), not one of "
@@ -51,12 +115,27 @@ def _matrix(X, name):
 
 
 def _vector(y, name):
-    a = np.asarray(y, dtype=np.float64)
+    a = _np.asarray(y, dtype=_np.float64)
     if a.ndim == 2 and a.shape[1] == 1:
         a = a[:, 0]
     if a.ndim != 1:
         raise ValueError(f"{name} must be a 1-d array of targets, not one of shape {a.shape}")
     return a
+
+
+def _write_points(Z, X, names, folder):
+    """Z as the CSV file ``--inducing-inputs`` reads (header: X's column names; each
+    number as Python's repr, which reads back as the same double)."""
+    Z = _matrix(Z, "Z")
+    if Z.shape[1] != X.shape[1]:
+        raise ValueError(f"Z has {Z.shape[1]} columns but X has {X.shape[1]}: one per input")
+    header = names if names is not None else [f"x{j}" for j in range(X.shape[1])]
+    path = _os.path.join(folder, "Z.csv")
+    with open(path, "w") as f:
+        f.write(",".join(header) + "\n")
+        for row in Z:
+            f.write(",".join(repr(float(v)) for v in row) + "\n")
+    return path
 
 
 def _columns(X):
@@ -78,6 +157,7 @@ def fit(
     *,
     threads=None,
     callback=None,
+    Z=None,
     **options,
 ):
     """Train one model on (X, y), as ``sgpw fit`` does.
@@ -88,7 +168,10 @@ def fit(
     parsed and checked by the command line's code: a bad one raises ValueError with its
     message. X is (n, D), y is (n,); X_test and y_test, if given, are scored (NMSE,
     MNLP). Constant input columns are dropped with a warning, as the command line drops
-    them. The fit runs with the GIL released on ``threads`` threads (None: every core;
+    them. ``Z``, an (m, D) array in X's units, is where the inducing inputs start
+    (``--inducing-inputs``: fitc, vfe, dtc, pep, spgp-hs, svgp); m defaults to its rows.
+    ``lengthscales=``, ``signal_variance=``, ``noise_variance=`` start the
+    hyperparameters, in the data's units (the units of ``Model.params``). The fit runs with the GIL released on ``threads`` threads (None: every core;
     1: one); Ctrl-C raises KeyboardInterrupt. ``callback(iteration, objective)`` is
     called for each iteration of the fit (objective on the raw target scale), and with
     the default two starts for each iteration of the second start's fit after it,
@@ -103,13 +186,28 @@ def fit(
     if X_test is not None:
         X_test = _matrix(X_test, "X_test")
         y_test = _vector(y_test, "y_test")
+    _check_keywords(options, "fit")
     settings = dict(method=method, m=m, seed=seed, iterations=iterations, standardize=standardize)
     settings.update(options)
-    core, info = _sgpw.fit(
-        X, y, X_test, y_test, names, list(settings.items()), threads=threads, callback=callback
-    )
+    # the Python names of the starting values are their session keys for the parser
+    keys = {name: key for key, name in _PYTHON_NAMES.items()}
+    pairs = [(keys.get(k, k), v) for k, v in settings.items()]
+    with _tempfile.TemporaryDirectory(prefix="sgpw-") as tmp:
+        z_file = None
+        if Z is not None:
+            z_file = _write_points(Z, X, names, tmp)
+            pairs.append(("inducing_inputs", z_file))
+            if m is None:
+                pairs = [("m", len(Z)) if k == "m" else (k, v) for k, v in pairs]
+        try:
+            core, info = _sgpw.fit(
+                X, y, X_test, y_test, names, pairs, threads=threads, callback=callback
+            )
+        except ValueError as e:
+            text = str(e) if z_file is None else str(e).replace(z_file, "Z")
+            raise type(e)(_python_words(text)) from None
     for note in info["notes"]:
-        warnings.warn(f"sgpw: {note}", UserWarning, stacklevel=2)
+        _warnings.warn(f"sgpw: {note}", UserWarning, stacklevel=2)
     columns = names if names is not None else [f"x{j}" for j in range(X.shape[1])]
     model = Model(core, info=info, columns=columns)
     if not core.stores_posterior:
@@ -123,8 +221,8 @@ def load(path, X=None, y=None):
 
     A model without a stored posterior (``full``, ``nystrom``) needs the training data it
     was fitted on, as ``sgpw predict --train`` does."""
-    path = os.fspath(path)
-    if not os.path.exists(path):
+    path = _os.fspath(path)
+    if not _os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such model file")
     train = None
     if X is not None or y is not None:
@@ -147,7 +245,7 @@ def methods():
 def keywords():
     """Every keyword ``fit`` takes, from the command line's declaration: name, the
     session key and flag it is, help, choices, whether a switch or a list, default."""
-    return _sgpw.keywords()
+    return [dict(k) for k in _KEYWORDS]
 
 
 def _from_state(text, train, info, columns):
@@ -216,17 +314,31 @@ class Model:
 
     @property
     def params(self):
-        """The parameters as numpy arrays: the hyperparameters (signal_variance,
-        lengthscales, noise_variance) by name, the method's tables as
-        ``table.key`` (``inducing.points`` is m×D), the standardisation as
-        ``standardize.key``."""
+        """The parameters as numpy arrays. ``signal_variance`` and ``noise_variance`` are
+        in the target's units squared and ``lengthscales`` in the inputs' units (absent
+        where they are not one per input: pca-spgp, spgp-dr) — the values to compare
+        with GPflow or scikit-learn, and to pass back to ``fit`` as a start. The model
+        file's values, in model units (after standardizing: inputs and target divided by
+        their standard deviations), are ``model_units.KEY`` (its ``[hyper]`` table:
+        ``model_units.signal_variance``, …, and ``model_units.noise_floor``; ``kernel``
+        and rq's ``rq_alpha`` have no units); the method's other tables are
+        ``table.key`` as the file holds them, in model units too (``inducing.points`` is
+        m×D); the standardisation is ``standardize.key``."""
         out = {}
+        data_units = self._core.hyper_in_data_units()
+        for k, v in data_units.items():
+            if v is not None:
+                out[k] = _param(v)
         for key, value in self._core.tables().items():
             if key in ("method", "inputs"):
                 continue
             if key == "hyper":
                 for k, v in value.items():
-                    out[k] = _param(v)
+                    # the kernel's name and rq's α have no units
+                    unitless = k in ("kernel", "rq_alpha")
+                    out[k if unitless else f"model_units.{k}"] = _param(v)
+            elif key == "noise_floor":
+                out["model_units.noise_floor"] = value
             elif isinstance(value, dict):
                 for k, v in value.items():
                     out[f"{key}.{k}"] = _param(v)
@@ -254,17 +366,44 @@ class Model:
             X = X[:, [cols.index(c) for c in inputs]]
         return X
 
-    def predict(self, X, noisy=False, threads=None):
+    def predict(self, X, noisy=False, full_cov=False, threads=None):
         """Predictive mean and variance at the rows of X, in the target's units: the
         latent function's variance, or with ``noisy=True`` that of a new observation
-        (latent + noise), as ``sgpw predict``'s var_latent and var_noisy."""
-        mean, latent, noisy_var = self._core.predict(self._select(X), threads=threads)
+        (latent + noise), as ``sgpw predict``'s var_latent and var_noisy (GPflow's
+        ``predict_f`` and ``predict_y``). With ``full_cov=True`` the second value is the
+        full (t, t) covariance of the latent function at the t rows (plus σ² on its
+        diagonal with ``noisy=True``); its diagonal is the variance. t² numbers: for a
+        few thousand rows at most. Methods that do not compute the covariance between
+        test points (nystrom, pca-spgp, spgp-dr, eigengp-plus) raise ValueError."""
+        X = self._select(X)
+        if full_cov:
+            mean, cov = self._core.latent_cov(X, threads=threads)
+            if noisy:
+                cov[_np.diag_indices_from(cov)] += self.params["noise_variance"]
+            return mean, cov
+        mean, latent, noisy_var = self._core.predict(X, threads=threads)
         return mean, (noisy_var if noisy else latent)
+
+    def sample(self, X, n=1, seed=None, threads=None):
+        """``n`` draws of the latent function at the rows of X from the posterior, an
+        (n, t) array in the target's units (GPflow's ``predict_f_samples``): the mean
+        plus the Cholesky factor of ``predict(X, full_cov=True)``'s covariance (with the
+        smallest jitter that factorises it) times standard normal draws from ``seed``
+        (None: a fresh one)."""
+        if seed is None:
+            seed = int(_np.random.SeedSequence().generate_state(1, _np.uint64)[0])
+        return self._core.sample(self._select(X), int(n), int(seed), threads=threads)
+
+    def log_density(self, X, y, threads=None):
+        """The log predictive density of each target y at the rows of X under the
+        noisy predictive distribution N(mean, latent variance + σ²) (GPflow's
+        ``predict_log_density``); the test MNLP is minus its mean."""
+        return self._core.log_density(self._select(X), _vector(y, "y"), threads=threads)
 
     # files --------------------------------------------------------------------------
     def save(self, path):
         """Write the model file, as ``sgpw fit --save-model`` does."""
-        self._core.save(os.fspath(path))
+        self._core.save(_os.fspath(path))
 
     def to_toml(self):
         return self._core.to_toml()
@@ -283,7 +422,7 @@ class Model:
 
 def _param(v):
     if isinstance(v, list):
-        return np.asarray(v, dtype=np.float64)
+        return _np.asarray(v, dtype=_np.float64)
     return v
 
 
@@ -292,8 +431,8 @@ class Session:
     ``sgpw report --format csv`` writes them, or its ``report``."""
 
     def __init__(self, path):
-        self.path = os.fspath(path)
-        if not os.path.exists(self.path):
+        self.path = _os.fspath(path)
+        if not _os.path.exists(self.path):
             raise FileNotFoundError(f"{self.path}: no such session file")
 
     def run(self, jobs=0, force=False, callback=None):
@@ -318,7 +457,7 @@ class Session:
 
         # exact doubles: pandas 3 parses them so by default, older pandas when asked
         exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
-        return pd.read_csv(io.StringIO(self.report("csv")), **exact)
+        return pd.read_csv(_io.StringIO(self.report("csv")), **exact)
 
     def __repr__(self):
         return f"<sgpw.Session {self.path}>"

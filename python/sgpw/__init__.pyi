@@ -25,6 +25,7 @@ def fit(
     *,
     threads: Optional[int] = None,
     callback: Optional[Callable[[int, float], Any]] = None,
+    Z: Optional[npt.ArrayLike] = None,
     **options: Any,
 ) -> Model: ...
 def load(path: _Path, X: Optional[npt.ArrayLike] = None, y: Optional[npt.ArrayLike] = None) -> Model: ...
@@ -50,8 +51,22 @@ class Model:
     def params(self) -> dict[str, Any]: ...
     def __getattr__(self, name: str) -> Any: ...
     def predict(
-        self, X: npt.ArrayLike, noisy: bool = False, threads: Optional[int] = None
+        self,
+        X: npt.ArrayLike,
+        noisy: bool = False,
+        full_cov: bool = False,
+        threads: Optional[int] = None,
     ) -> Tuple[_F64, _F64]: ...
+    def sample(
+        self,
+        X: npt.ArrayLike,
+        n: int = 1,
+        seed: Optional[int] = None,
+        threads: Optional[int] = None,
+    ) -> _F64: ...
+    def log_density(
+        self, X: npt.ArrayLike, y: npt.ArrayLike, threads: Optional[int] = None
+    ) -> _F64: ...
     def save(self, path: _Path) -> None: ...
     def to_toml(self) -> str: ...
 

@@ -13,18 +13,18 @@ defaults to None: the command line's default, except that ``m=None`` is capped a
 number of training points (the command line refuses m > n).
 """
 
-from __future__ import annotations
+import inspect as _inspect
 
-import inspect
-
-import numpy as np
+import numpy as _np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _sgpw
 from . import fit as _fit
+from . import keywords as _keywords
 
-_KEYWORDS = _sgpw.keywords()
+__all__ = ["PARAMS", "SparseGPRegressor"]
+
+_KEYWORDS = _keywords()
 #: The estimator's parameters: the keywords of ``sgpw.fit``, then ``threads``.
 PARAMS = tuple(k["name"] for k in _KEYWORDS) + ("threads",)
 _DEFAULT_M = int(next(k["default"] for k in _KEYWORDS if k["name"] == "m"))
@@ -51,9 +51,9 @@ class SparseGPRegressor(RegressorMixin, BaseEstimator):
             setattr(self, name, params.get(name))
 
     # scikit-learn reads an estimator's parameters from its __init__ signature
-    __init__.__signature__ = inspect.Signature(
-        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-        + [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None) for n in PARAMS]
+    __init__.__signature__ = _inspect.Signature(
+        [_inspect.Parameter("self", _inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [_inspect.Parameter(n, _inspect.Parameter.KEYWORD_ONLY, default=None) for n in PARAMS]
     )
 
     def fit(self, X, y):
@@ -65,14 +65,16 @@ class SparseGPRegressor(RegressorMixin, BaseEstimator):
         self.model_ = _fit(X, y, threads=self.threads, **settings)
         return self
 
-    def predict(self, X, return_std=False, noisy=False):
+    def predict(self, X, return_std=False, latent=False):
         """Predictive mean at the rows of X; with ``return_std`` also the predictive
-        standard deviation, of the latent function or (``noisy=True``) of a new
-        observation. A negative variance (Nyström's can be) gives a standard deviation
-        of 0."""
+        standard deviation of y, a new observation (latent + noise) — what
+        ``GaussianProcessRegressor`` with a ``WhiteKernel`` returns — or with
+        ``latent=True`` that of the latent function alone (without the noise). A
+        negative variance (Nyström's latent one can be) gives a standard deviation of
+        0."""
         check_is_fitted(self, "model_")
         X = validate_data(self, X, reset=False)
-        mean, var = self.model_.predict(X, noisy=noisy, threads=self.threads)
+        mean, var = self.model_.predict(X, noisy=not latent, threads=self.threads)
         if return_std:
-            return mean, np.sqrt(np.maximum(var, 0.0))
+            return mean, _np.sqrt(_np.maximum(var, 0.0))
         return mean

@@ -3,7 +3,7 @@
 //! one slice); the Python layer converts other dtypes first.
 
 use nalgebra::DMatrix;
-use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
@@ -30,6 +30,12 @@ pub fn vector(y: &PyReadonlyArray1<'_, f64>) -> Vec<f64> {
 
 pub fn array<'py>(py: Python<'py>, v: Vec<f64>) -> Bound<'py, PyArray1<f64>> {
     PyArray1::from_vec(py, v)
+}
+
+/// An r×c matrix as an r×c (C-ordered) numpy array.
+pub fn matrix_array<'py>(py: Python<'py>, m: &DMatrix<f64>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let rows: Vec<f64> = m.transpose().as_slice().to_vec();
+    PyArray1::from_vec(py, rows).reshape([m.nrows(), m.ncols()])
 }
 
 /// A keyword's value as the command line's text: a switch true/false, a number as Rust

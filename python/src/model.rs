@@ -2,10 +2,10 @@
 //! parsed from the command line's declaration and checked with its messages, then
 //! `train::fit`), `sgpw predict` (`Predictor`) and `--save-model` (`ModelFile`).
 
-use crate::convert::{array, matrix, setting_text, toml_to_py, vector};
+use crate::convert::{array, matrix, matrix_array, setting_text, toml_to_py, vector};
 use crate::detached::run_detached;
 use crate::errors::OrPy;
-use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -96,6 +96,17 @@ impl Model {
         toml_to_py(py, &value)
     }
 
+    /// σ0², σ² and the lengthscales in the data's units (`Predictor::hyper_in_data_units`):
+    /// a dict with `lengthscales` None where they are not one per input.
+    fn hyper_in_data_units<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let h = self.predictor.hyper_in_data_units();
+        let d = PyDict::new(py);
+        d.set_item("signal_variance", h.signal_variance)?;
+        d.set_item("noise_variance", h.noise_variance)?;
+        d.set_item("lengthscales", h.lengthscales.map(|l| array(py, l)))?;
+        Ok(d)
+    }
+
     /// Predictive mean, latent variance and noisy variance at the rows of `x` (in the
     /// model's inputs), computed with the GIL released; Ctrl-C stops it.
     #[pyo3(signature = (x, threads=None))]
@@ -122,6 +133,79 @@ impl Model {
             array(py, p.var_latent),
             array(py, p.var_noisy),
         ))
+    }
+
+    /// Predictive mean and the full covariance (t×t) of the latent function at the rows
+    /// of `x`, computed with the GIL released (`Predictor::latent_cov_with`).
+    #[pyo3(signature = (x, threads=None))]
+    fn latent_cov<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f64>,
+        threads: Option<usize>,
+    ) -> PyResult<(Column<'py>, Bound<'py, PyArray2<f64>>)> {
+        let x = matrix(&x);
+        arrays::check_finite_inputs("X", &x).or_py()?;
+        let (exec, token) = exec(threads);
+        let predictor = &self.predictor;
+        let (mean, cov) = run_detached(
+            py,
+            || token.cancel(),
+            |_, ()| Ok(()),
+            move |_| predictor.latent_cov_with(&x, &exec),
+        )?
+        .or_py()?;
+        Ok((array(py, mean), matrix_array(py, &cov)?))
+    }
+
+    /// `n` posterior draws (n×t) of the latent function at the rows of `x`
+    /// (`Predictor::sample_with`), seeded.
+    #[pyo3(signature = (x, n, seed, threads=None))]
+    fn sample<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f64>,
+        n: usize,
+        seed: u64,
+        threads: Option<usize>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let x = matrix(&x);
+        arrays::check_finite_inputs("X", &x).or_py()?;
+        let (exec, token) = exec(threads);
+        let predictor = &self.predictor;
+        let draws = run_detached(
+            py,
+            || token.cancel(),
+            |_, ()| Ok(()),
+            move |_| predictor.sample_with(&x, n, seed, &exec),
+        )?
+        .or_py()?;
+        matrix_array(py, &draws)
+    }
+
+    /// The log predictive density of each target `y` at the rows of `x`
+    /// (`Predictor::log_density_with`).
+    #[pyo3(signature = (x, y, threads=None))]
+    fn log_density<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f64>,
+        y: PyReadonlyArray1<'py, f64>,
+        threads: Option<usize>,
+    ) -> PyResult<Column<'py>> {
+        let x = matrix(&x);
+        let y = vector(&y);
+        arrays::check_finite_inputs("X", &x).or_py()?;
+        let (exec, token) = exec(threads);
+        let predictor = &self.predictor;
+        let out = run_detached(
+            py,
+            || token.cancel(),
+            |_, ()| Ok(()),
+            move |_| predictor.log_density_with(&x, &y, &exec),
+        )?
+        .or_py()?;
+        Ok(array(py, out))
     }
 
     /// The model file, as `sgpw fit --save-model` writes it.

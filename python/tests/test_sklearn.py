@@ -47,8 +47,31 @@ def test_parameters_are_the_keywords_of_fit():
     with pytest.raises(TypeError, match="unexpected parameter"):
         SparseGPRegressor(alpah=0.5)
     X = np.random.default_rng(0).normal(size=(40, 2))
-    with pytest.raises(ValueError, match=r"alpha = 1.5 \(--alpha\)"):
+    with pytest.raises(ValueError, match=r"alpha = 1.5: power EP"):
         SparseGPRegressor(method="pep", alpha=1.5).fit(X, X[:, 0])
+    assert {"lengthscales", "signal_variance", "noise_variance"} <= set(PARAMS)
+
+
+def test_return_std_is_the_predictive_std_of_y_as_scikit_learns(snelson):
+    """``return_std`` is the standard deviation of a new observation (latent + noise),
+    what ``GaussianProcessRegressor`` with a ``WhiteKernel`` returns; ``latent=True``
+    the latent function's alone."""
+    from sklearn.gaussian_process import GaussianProcessRegressor
+    from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
+
+    X, y = snelson
+    est = SparseGPRegressor(method="full", iterations=200, threads=1).fit(X, y)
+    Xs = np.linspace(X.min(), X.max(), 25)[:, None]
+    _, std = est.predict(Xs, return_std=True)
+    _, latent = est.predict(Xs, return_std=True, latent=True)
+    noise = est.model_.params["noise_variance"]
+    np.testing.assert_allclose(std**2, latent**2 + noise, rtol=1e-10)
+    assert np.all(std > latent)
+    kernel = ConstantKernel() * RBF() + WhiteKernel()
+    gpr = GaussianProcessRegressor(kernel, normalize_y=True, random_state=0).fit(X, y)
+    _, sk_std = gpr.predict(Xs, return_std=True)
+    # the same model at (nearly) the same optimum: the same predictive spread
+    np.testing.assert_allclose(std, sk_std, rtol=0.05)
 
 
 def test_grid_search_over_m_and_method_on_mcycle():

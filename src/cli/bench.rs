@@ -77,7 +77,7 @@ fn prepare(spec: &RunSpec, data: &TrainData, ctx: &RunContext) -> Result<Timed> 
     let valid = spec.check(data.y.len())?;
     let method = valid.method();
     let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
-    let hyper = crate::methods::start::initial_hyper(data, &valid, ctx, &mut rng)?;
+    let hyper = crate::methods::start::initial_hyper(data, &valid, None, ctx, &mut rng)?;
     let model = method.init(data, &valid, hyper, ctx, &mut rng)?;
     method.objective(&model, data, &ctx.exec)?; // warm-up
     Ok(Timed {

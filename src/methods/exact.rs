@@ -187,6 +187,10 @@ impl Method for Exact {
         Ok((post, Some(data.x.clone())))
     }
 
+    fn prior_cov(&self, model: &ModelFile, x: &DMatrix<f64>, exec: &Exec) -> Result<DMatrix<f64>> {
+        Ok(model.kernel().gram(x, exec.par))
+    }
+
     fn cross(
         &self,
         model: &ModelFile,

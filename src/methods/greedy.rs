@@ -1224,6 +1224,10 @@ impl Method for Greedy {
         pseudo::DTC.posterior(&as_dtc(model), data, exec)
     }
 
+    fn prior_cov(&self, model: &ModelFile, x: &DMatrix<f64>, exec: &Exec) -> Result<DMatrix<f64>> {
+        pseudo::DTC.prior_cov(&as_dtc(model), x, exec)
+    }
+
     fn cross(
         &self,
         model: &ModelFile,

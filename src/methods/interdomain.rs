@@ -778,6 +778,12 @@ impl Family for InterDomain {
         }
     }
 
+    /// The inter-domain features are integrals of one process whose prior is the
+    /// model's (SE) kernel on the inputs.
+    fn prior_cov(&self, model: &ModelFile, x: &DMatrix<f64>, exec: &Exec) -> Option<DMatrix<f64>> {
+        Some(model.kernel().gram(x, exec.par))
+    }
+
     type Extra = Extra;
 
     fn init(

@@ -209,6 +209,21 @@ pub trait Family: Send + Sync + 'static {
     fn input_dims(&self, model: &ModelFile) -> Vec<Witness> {
         vec![Witness::lengthscales(model)]
     }
+    /// Replace the inducing inputs `init` chose ([`Method::set_inducing_inputs`]); None
+    /// where the family has none.
+    fn set_inducing_inputs(&self, _model: &mut ModelFile, _z: &DMatrix<f64>) -> Option<()> {
+        None
+    }
+    /// The prior covariance k(X*, X*) of the latent function ([`Method::prior_cov`]);
+    /// None where the family does not compute it (a degenerate family needs none).
+    fn prior_cov(
+        &self,
+        _model: &ModelFile,
+        _x: &DMatrix<f64>,
+        _exec: &Exec,
+    ) -> Option<DMatrix<f64>> {
+        None
+    }
     /// What the prediction chart marks along `input` (see [`Method::markers`]).
     fn markers(&self, _model: &ModelFile, _input: usize) -> Result<Markers> {
         Ok(Markers::default())
@@ -672,6 +687,19 @@ impl<F: Family> Method for LowRankMethod<F> {
     }
     fn markers(&self, model: &ModelFile, input: usize) -> Result<Markers> {
         self.family.markers(model, input)
+    }
+    fn set_inducing_inputs(&self, model: &mut ModelFile, z: &DMatrix<f64>) -> Result<()> {
+        self.family.set_inducing_inputs(model, z).ok_or_else(|| {
+            Error::input(format!(
+                "method '{}' has no inducing inputs to start at --inducing-inputs",
+                self.name
+            ))
+        })
+    }
+    fn prior_cov(&self, model: &ModelFile, x: &DMatrix<f64>, exec: &Exec) -> Result<DMatrix<f64>> {
+        self.family
+            .prior_cov(model, x, exec)
+            .ok_or_else(|| super::method::full_cov_refused(self.name))
     }
     fn trace_marks(&self, model: &ModelFile) -> TraceMarks {
         self.family.trace_marks(model)

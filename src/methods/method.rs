@@ -7,7 +7,7 @@ use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
 use crate::kernel::KernelKind;
-use crate::likelihood::Posterior;
+use crate::likelihood::{LatentPrior, Posterior};
 use crate::model_file::{Hyper, ModelFile, Witness};
 use crate::optim::Outcome;
 use crate::run_context::RunContext;
@@ -237,6 +237,47 @@ pub trait Method: Send + Sync {
         Ok(posterior.predict(&kus, &prior, exec.par))
     }
 
+    /// Replace the inducing inputs `init` chose by `z` (m×D, model units): the run's
+    /// own (`--inducing-inputs`). Only methods that list that option are given it.
+    fn set_inducing_inputs(&self, _model: &mut ModelFile, _z: &DMatrix<f64>) -> Result<()> {
+        Err(Error::input(format!(
+            "method '{}' has no inducing inputs to start at --inducing-inputs",
+            self.name()
+        )))
+    }
+
+    /// The prior covariance k(X*, X*) (t×t) of the latent function at inputs `x` (model
+    /// units), which [`Method::latent_cov`] needs unless the model is degenerate. `Err`
+    /// says that the method cannot give it (the default).
+    fn prior_cov(
+        &self,
+        _model: &ModelFile,
+        _x: &DMatrix<f64>,
+        _exec: &Exec,
+    ) -> Result<DMatrix<f64>> {
+        Err(full_cov_refused(self.name()))
+    }
+
+    /// The posterior covariance (t×t) of the latent function at inputs `x` (model units),
+    /// whose diagonal is [`Method::predict`]'s variance before its clamp at 0. The
+    /// default is [`Method::cross`] with [`Posterior::covariance`]; a method that
+    /// predicts otherwise (Nyström) refuses.
+    fn latent_cov(
+        &self,
+        model: &ModelFile,
+        posterior: &Posterior,
+        basis: Option<&DMatrix<f64>>,
+        x: &DMatrix<f64>,
+        exec: &Exec,
+    ) -> Result<DMatrix<f64>> {
+        let (kus, _) = self.cross(model, basis, x, exec)?;
+        let prior = match posterior.latent_prior {
+            LatentPrior::Kernel => Some(self.prior_cov(model, x, exec)?),
+            LatentPrior::None => None,
+        };
+        posterior.covariance(&kus, prior, exec.par)
+    }
+
     /// Fit: minimise the objective from `model` (most methods: `hyper::fit_all`, one
     /// L-BFGS run over every packed parameter; staged schedules their own).
     fn fit(
@@ -246,6 +287,14 @@ pub trait Method: Send + Sync {
         spec: &ValidRunSpec,
         ctx: &RunContext,
     ) -> Result<(ModelFile, Outcome)>;
+}
+
+/// The error of a method that cannot give the full covariance of its predictions.
+pub fn full_cov_refused(method: &str) -> Error {
+    Error::input(format!(
+        "method '{method}' cannot give the full covariance of its predictions (it does not \
+         compute the covariance between test points); predict the variances alone"
+    ))
 }
 
 /// What a method marks under the x axis of the prediction chart, along one input.

@@ -99,9 +99,13 @@ impl Method for Nystrom {
         ctx: &RunContext,
         rng: &mut ChaCha8Rng,
     ) -> Result<ModelFile> {
-        // `hyper` is already a subset fit when the option asked for one; Nyström
-        // without optimisation takes its hyperparameters from a subset fit in any case
-        let hyper = if self.optimise || spec.options.init_lengthscales_from_subset.is_some() {
+        // `hyper` is already a subset fit when the option asked for one, or the run's
+        // own start; Nyström without optimisation otherwise takes its hyperparameters
+        // from a subset fit
+        let hyper = if self.optimise
+            || spec.options.init_lengthscales_from_subset.is_some()
+            || spec.options.given_start()
+        {
             hyper
         } else {
             let n = data.y.len();
@@ -211,6 +215,18 @@ impl Method for Nystrom {
             model.kernel().matrix(basis, x, exec.par),
             vec![model.hyper.signal_variance; x.nrows()],
         ))
+    }
+
+    /// Its predictor is not [`Posterior::predict`]'s, so neither is its covariance.
+    fn latent_cov(
+        &self,
+        _model: &ModelFile,
+        _posterior: &Posterior,
+        _basis: Option<&DMatrix<f64>>,
+        _x: &DMatrix<f64>,
+        _exec: &Exec,
+    ) -> Result<DMatrix<f64>> {
+        Err(super::method::full_cov_refused(self.name()))
     }
 
     /// Williams & Seeger, block by block: mean = K*Xᵀα,

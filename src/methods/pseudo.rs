@@ -72,7 +72,7 @@ pub const FITC: LowRankMethod<PseudoInputs> = LowRankMethod {
     aliases: &["spgp"],
     summary: "SPGP/FITC: m learned pseudo-inputs (Snelson & Ghahramani 2006)",
     m_meaning: M_MEANING,
-    options: &["inducing_init"],
+    options: &["inducing_init", "inducing_inputs"],
     approx: ApproxChoice::Fixed(ApproxKind::Fitc),
     max_m: MaxM::TrainingSize,
     family: PLAIN,
@@ -84,7 +84,7 @@ pub const VFE: LowRankMethod<PseudoInputs> = LowRankMethod {
     summary: "VFE/SGPR: m learned inducing inputs under Titsias's collapsed bound (Titsias 2009); \
               the objective is the negative ELBO",
     m_meaning: M_MEANING,
-    options: &["inducing_init"],
+    options: &["inducing_init", "inducing_inputs"],
     approx: ApproxChoice::Fixed(ApproxKind::Vfe),
     max_m: MaxM::TrainingSize,
     family: PLAIN,
@@ -96,7 +96,7 @@ pub const DTC: LowRankMethod<PseudoInputs> = LowRankMethod {
     summary: "DTC/projected process: m learned inducing inputs, no diagonal correction \
               (Seeger, Williams & Lawrence 2003)",
     m_meaning: M_MEANING,
-    options: &["inducing_init"],
+    options: &["inducing_init", "inducing_inputs"],
     approx: ApproxChoice::Fixed(ApproxKind::Dtc),
     max_m: MaxM::TrainingSize,
     family: PLAIN,
@@ -108,7 +108,7 @@ pub const PEP: LowRankMethod<PseudoInputs> = LowRankMethod {
     summary: "power EP: m learned inducing inputs, --alpha a in (0, 1] between VFE (a → 0) \
               and FITC (a = 1) (Bui, Yan & Turner 2017)",
     m_meaning: M_MEANING,
-    options: &["alpha", "inducing_init"],
+    options: &["alpha", "inducing_init", "inducing_inputs"],
     approx: ApproxChoice::Fixed(ApproxKind::Pep),
     max_m: MaxM::TrainingSize,
     family: PLAIN,
@@ -120,7 +120,7 @@ pub const SPGP_HS: LowRankMethod<PseudoInputs> = LowRankMethod {
     summary: "SPGP+HS: SPGP with a learned uncertainty h_j per pseudo-input on Kuu's diagonal, \
               for input-dependent noise (Snelson & Ghahramani, UAI 2006)",
     m_meaning: M_MEANING,
-    options: &["inducing_init"],
+    options: &["inducing_init", "inducing_inputs"],
     approx: ApproxChoice::Fixed(ApproxKind::Fitc),
     max_m: MaxM::TrainingSize,
     family: PseudoInputs { hetero: true },
@@ -256,6 +256,16 @@ pub struct PseudoExtra {
 impl Family for PseudoInputs {
     fn seed_help(&self) -> &'static str {
         "the pseudo-inputs start at m training inputs (or k-means centres) chosen with the seed"
+    }
+
+    fn set_inducing_inputs(&self, model: &mut ModelFile, z: &DMatrix<f64>) -> Option<()> {
+        set_inducing_points(model, z);
+        Some(())
+    }
+
+    /// The prior of f is the model's kernel on the inputs.
+    fn prior_cov(&self, model: &ModelFile, x: &DMatrix<f64>, exec: &Exec) -> Option<DMatrix<f64>> {
+        Some(model.kernel().gram(x, exec.par))
     }
 
     type Extra = PseudoExtra;

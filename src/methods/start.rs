@@ -6,10 +6,12 @@ use super::hyper::default_hyper;
 use super::method::ValidRunSpec;
 use crate::data::TrainData;
 use crate::error::{Error, Result};
-use crate::model_file::Hyper;
+use crate::model_file::{Hyper, ModelFile, Standardize};
 use crate::run_context::{Phase, RunContext};
 use crate::run_spec::{MethodOptions, Naming};
+use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
+use std::path::Path;
 
 /// Iteration budget of the full GP of `--hyper-from-subset` (whatever the run's budget,
 /// so that runs of one seed with different budgets start from the same
@@ -26,12 +28,15 @@ pub const DEFAULT_SUBSET: usize = 2000;
 
 /// The hyperparameters a run starts from: those of a full GP fitted on a random
 /// subset when `init_lengthscales_from_subset` is set (the inter-domain and PSDS
-/// papers' choice on pumadyn-32nm), else the defaults of docs/methods.md §0.4. Methods draw
+/// papers' choice on pumadyn-32nm), else the defaults of docs/methods.md §0.4 with the
+/// values the run gives (`init_lengthscales`, …: [`given_hyper`]). Methods draw
 /// their features (frequencies, widths) from these, so the subset fit comes first.
-/// Either way with the run's kernel (`--kernel`).
+/// Either way with the run's kernel (`--kernel`). `units` is how the data were
+/// standardized (None: raw), to bring given values into model units.
 pub fn initial_hyper(
     data: &TrainData,
     spec: &ValidRunSpec,
+    units: Option<&Standardize>,
     ctx: &RunContext,
     rng: &mut ChaCha8Rng,
 ) -> Result<Hyper> {
@@ -49,15 +54,176 @@ pub fn initial_hyper(
                 rng,
             )
         }
-        None => Ok(default_hyper(data, spec.options.lengthscale_start()).with_kernel(kernel)),
+        None => given_hyper(
+            default_hyper(data, spec.options.lengthscale_start()).with_kernel(kernel),
+            &spec.options,
+            units,
+        ),
     }
+}
+
+/// `start` with the starting values the run gives in the data's units (lengthscales in
+/// the inputs' units, σ0² and σ² in the target's squared) replaced, converted into
+/// model units: a standardized input d is x / s_d, so ℓ_d / s_d; a standardized target
+/// is y / s_y, so σ² / s_y².
+pub fn given_hyper(
+    mut start: Hyper,
+    options: &MethodOptions,
+    units: Option<&Standardize>,
+) -> Result<Hyper> {
+    let target_scale = units.map_or(1.0, |u| u.target_scale);
+    if let Some(v) = options.init_signal_variance {
+        start.signal_variance = v / (target_scale * target_scale);
+    }
+    if let Some(v) = options.init_noise_variance {
+        start.noise_variance = v / (target_scale * target_scale);
+    }
+    if let Some(given) = &options.init_lengthscales {
+        let dim = start.lengthscales.len();
+        if given.len() != 1 && given.len() != dim {
+            return Err(Error::input(format!(
+                "init_lengthscales (--init-lengthscales) has {} values but the data have \
+                 {dim} input(s): give one value for all, or one per input in their order \
+                 (constant input columns are dropped before the fit)",
+                given.len()
+            )));
+        }
+        for (d, l) in start.lengthscales.iter_mut().enumerate() {
+            let input_scale = units.map_or(1.0, |u| u.input_scale[d]);
+            *l = given[if given.len() == 1 { 0 } else { d }] / input_scale;
+        }
+    }
+    Ok(start)
+}
+
+/// The run's own inducing inputs (`--inducing-inputs FILE`) in place of those the
+/// method's `init` chose in `model`: read by [`read_points`] with the model's input
+/// columns `inputs`, m rows, brought into model units with `units` (x − c) / s.
+pub fn set_given_inducing_inputs(
+    model: &mut ModelFile,
+    spec: &ValidRunSpec,
+    inputs: &[String],
+    units: Option<&Standardize>,
+) -> Result<()> {
+    let Some(path) = &spec.options.inducing_inputs else {
+        return Ok(());
+    };
+    let z = read_points(path, inputs)?;
+    if z.nrows() != spec.m {
+        return Err(Error::input(format!(
+            "{}: {} inducing inputs but m = {} (--m): give m = {}",
+            path.display(),
+            z.nrows(),
+            spec.m,
+            z.nrows()
+        )));
+    }
+    let z = match units {
+        Some(u) => DMatrix::from_fn(z.nrows(), z.ncols(), |i, d| {
+            (z[(i, d)] - u.input_center[d]) / u.input_scale[d]
+        }),
+        None => z,
+    };
+    spec.method().set_inducing_inputs(model, &z)
+}
+
+/// Points from a CSV file: a header naming each of `inputs` once (any order), then one
+/// row of numbers per point; returned with the columns in the order of `inputs`. Errors
+/// name the file, line and column.
+pub fn read_points(path: &Path, inputs: &[String]) -> Result<DMatrix<f64>> {
+    let at =
+        |line: usize, what: String| Error::input(format!("{} line {line}: {what}", path.display()));
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::input(format!(
+            "{}: cannot read the inducing inputs file: {e}",
+            path.display()
+        ))
+    })?;
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let Some((h, header)) = lines.next() else {
+        return Err(Error::input(format!(
+            "{}: the inducing inputs file is empty; give a header naming the inputs ({})              and one row per inducing input",
+            path.display(),
+            inputs.join(",")
+        )));
+    };
+    let names: Vec<&str> = header
+        .split(',')
+        .map(|c| c.trim().trim_matches('"'))
+        .collect();
+    for name in &names {
+        if !inputs.iter().any(|i| i == name) {
+            return Err(at(
+                h + 1,
+                format!(
+                    "column '{name}' is not an input of the fit (its inputs: {}; a constant \
+                     input column is dropped before the fit, leave it out)",
+                    inputs.join(", ")
+                ),
+            ));
+        }
+    }
+    let mut order = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        let found: Vec<usize> = (0..names.len()).filter(|&j| names[j] == input).collect();
+        match found[..] {
+            [j] => order.push(j),
+            [] => {
+                return Err(at(
+                    h + 1,
+                    format!("no column '{input}' (the header names each input)"),
+                ));
+            }
+            _ => return Err(at(h + 1, format!("column '{input}' is named twice"))),
+        }
+    }
+    let mut rows: Vec<Vec<f64>> = Vec::new();
+    for (i, line) in lines {
+        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+        if fields.len() != names.len() {
+            return Err(at(
+                i + 1,
+                format!(
+                    "{} values but the header has {} columns",
+                    fields.len(),
+                    names.len()
+                ),
+            ));
+        }
+        let row = order
+            .iter()
+            .map(|&j| match fields[j].parse::<f64>() {
+                Ok(v) if v.is_finite() => Ok(v),
+                _ => Err(at(
+                    i + 1,
+                    format!(
+                        "column '{}': '{}' is not a finite number",
+                        names[j], fields[j]
+                    ),
+                )),
+            })
+            .collect::<Result<Vec<f64>>>()?;
+        rows.push(row);
+    }
+    if rows.is_empty() {
+        return Err(Error::input(format!(
+            "{}: the inducing inputs file has a header but no rows",
+            path.display()
+        )));
+    }
+    Ok(DMatrix::from_fn(rows.len(), inputs.len(), |i, d| {
+        rows[i][d]
+    }))
 }
 
 /// σ0², ℓ, σ² of a method whose own training does not fit σ0² and ℓ (greedy without
 /// `--adapt`, rvm): a full GP on `--hyper-from-subset N` random training points
 /// ([`SUBSET_ITERS`] iterations); when neither that nor
-/// `--init-lengthscales-from-subset` is given and `default_subset`, the same on
-/// min(n, [`DEFAULT_SUBSET`]) points — never the §0.4 defaults, which nothing would
+/// `--init-lengthscales-from-subset` nor a start of the run's own (`--init-lengthscales`,
+/// …) is given and `default_subset`, the same on min(n, [`DEFAULT_SUBSET`]) points — never the §0.4 defaults, which nothing would
 /// move; otherwise `hyper` (what [`initial_hyper`] chose) as it is.
 pub fn hyper_for_fixed_kernel(
     data: &TrainData,
@@ -68,8 +234,9 @@ pub fn hyper_for_fixed_kernel(
     rng: &mut ChaCha8Rng,
 ) -> Result<Hyper> {
     let o = &spec.options;
-    let fallback = (default_subset && o.init_lengthscales_from_subset.is_none())
-        .then(|| data.y.len().min(DEFAULT_SUBSET));
+    let fallback =
+        (default_subset && o.init_lengthscales_from_subset.is_none() && !o.given_start())
+            .then(|| data.y.len().min(DEFAULT_SUBSET));
     match o.hyper_from_subset.or(fallback) {
         Some(n_sub) => {
             ctx.enter(Phase::SubsetInit);

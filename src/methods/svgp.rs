@@ -696,6 +696,7 @@ impl Method for Svgp {
     fn options(&self) -> &'static [&'static str] {
         &[
             "inducing_init",
+            "inducing_inputs",
             "batch",
             "epochs",
             "optimizer",
@@ -862,6 +863,16 @@ impl Method for Svgp {
         exec: &Exec,
     ) -> Result<(Posterior, Option<DMatrix<f64>>)> {
         Ok((posterior_of(model, exec)?, None))
+    }
+
+    /// q(u) starts at the prior whatever Z is, so the given Z replaces the chosen one.
+    fn set_inducing_inputs(&self, model: &mut ModelFile, z: &DMatrix<f64>) -> Result<()> {
+        set_inducing_points(model, z);
+        Ok(())
+    }
+
+    fn prior_cov(&self, model: &ModelFile, x: &DMatrix<f64>, exec: &Exec) -> Result<DMatrix<f64>> {
+        Ok(model.kernel().gram(x, exec.par))
     }
 
     fn cross(

@@ -31,7 +31,7 @@ pub fn init(
 ) -> sgpw::error::Result<ModelFile> {
     let valid = spec.check(data.y.len())?;
     let ctx = RunContext::quiet(ex());
-    let hyper = sgpw::methods::start::initial_hyper(data, &valid, &ctx, rng)?;
+    let hyper = sgpw::methods::start::initial_hyper(data, &valid, None, &ctx, rng)?;
     method.init(data, &valid, hyper, &ctx, rng)
 }
 

@@ -188,7 +188,8 @@ fn started(data: &TrainData) -> (ModelFile, ValidRunSpec) {
         .expect("a valid spec");
     let ctx = RunContext::quiet(ex());
     let mut rng = ChaCha8Rng::seed_from_u64(3);
-    let hyper = sgpw::methods::start::initial_hyper(data, &valid, &ctx, &mut rng).expect("hyper");
+    let hyper =
+        sgpw::methods::start::initial_hyper(data, &valid, None, &ctx, &mut rng).expect("hyper");
     let model = ANCHORED
         .init(data, &valid, hyper, &ctx, &mut rng)
         .expect("init");

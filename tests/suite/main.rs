@@ -22,6 +22,7 @@ mod new_family;
 mod nystrom;
 mod parquet_damaged;
 mod plot;
+mod predictive;
 mod reference_fitc_exact;
 mod rvm;
 mod self_contained;

@@ -6,7 +6,7 @@
 //! `--init-lengthscales` / `--init-signal-variance` / `--init-noise-variance` read in
 //! the data's units whether the run standardizes or not.
 
-mod common;
+use crate::common;
 use common::*;
 use nalgebra::{DMatrix, DVector};
 use sgpw::data::Dataset;

@@ -120,7 +120,7 @@ pub fn labels(values: &[f64], step: f64) -> (Vec<String>, Option<String>) {
         };
         return (labels, Some(note.replace("+-", "−")));
     }
-    if e >= 6 || e < -3 {
+    if !(-3..6).contains(&e) {
         let scale = 10f64.powi(e);
         let decimals = (e - k).max(0) as usize;
         let labels = values.iter().map(|v| plain(v / scale, decimals)).collect();

@@ -53,7 +53,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     // the labels wrapped in their rows.
     let longest = labels.iter().map(|(_, l)| width(l)).max().unwrap_or(0);
     let room = (inner.width as usize / 2).saturating_sub(1);
-    let both = room >= OTHER_COLUMNS + longest.min(12).max(8);
+    let both = room >= OTHER_COLUMNS + longest.clamp(8, 12);
     let others = if both {
         OTHER_COLUMNS
     } else {

@@ -557,7 +557,7 @@ mod tests {
             _ => f64::NAN,
         };
         assert!((elapsed(&a) - 3.5).abs() < 1e-9, "{}", elapsed(&a));
-        assert!(render(&a, 120, 30).contains("3.5s"));
+        assert!(render(&a, 120, 30).contains("3.50s"));
         a.update(Event::Job(JobEvent::Progress {
             id,
             phase: Phase::Fit { stage: 0 },

@@ -55,12 +55,16 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         }
         PredState::Failed(_, e) => message(frame, title, format!("cannot predict: {e}"), t.error()),
         PredState::Ready(_, curves) => {
+            // the y axis's name: the target column, and what its tick labels leave out
+            let chart = BandChart { curves, theme: *t };
+            let ticks = chart.y_ticks(area.height.saturating_sub(2));
             if curves.dim > 1 {
                 title = format!(
                     "{title}along {} ([ ]); others at training medians ",
                     curves.input_name
                 );
             }
+            title = format!("{title}· y: {} ", ticks.describe(&curves.target_name));
             let sw = |c| {
                 if t.color {
                     Style::new().fg(c)
@@ -113,7 +117,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             let block = block_for(title, Some(Line::from(legend)));
             let inner = block.inner(area);
             frame.render_widget(block, area);
-            frame.render_widget(BandChart { curves, theme: *t }, inner);
+            frame.render_widget(chart, inner);
         }
     }
 }

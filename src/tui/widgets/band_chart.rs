@@ -6,6 +6,7 @@
 //! With colour, the noisy band is filled dim and the latent band bright; without
 //! colour, the latent band is filled and the noisy band drawn as its two edges.
 
+use crate::chart::axis;
 use crate::methods::MarkerSize;
 use crate::tui::format::short;
 use crate::tui::predict::Curves;
@@ -13,7 +14,6 @@ use crate::tui::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Color;
-use ratatui::text::Line;
 use ratatui::widgets::Widget;
 use ratatui::widgets::canvas::{Canvas, Line as Seg, Points};
 
@@ -45,6 +45,15 @@ impl BandChart<'_> {
     pub fn y_bounds(&self) -> (f64, f64) {
         self.curves.y_range()
     }
+
+    /// The y ticks in a chart `height` rows high (the plot and the two rows under it),
+    /// by the rules of the other charts ([`axis`]): at most one per three rows, labels
+    /// that differ, and a note of what they leave out for the axis's name.
+    pub fn y_ticks(&self, height: u16) -> axis::Ticks {
+        let (y0, y1) = self.y_bounds();
+        let plot_rows = height.saturating_sub(2);
+        axis::linear(y0, y1, (plot_rows / 3).clamp(2, 6) as usize)
+    }
 }
 
 impl Widget for BandChart<'_> {
@@ -56,8 +65,14 @@ impl Widget for BandChart<'_> {
         }
         let (y0, y1) = self.y_bounds();
         let (x0, x1) = (c.grid[0], c.grid[c.grid.len() - 1]);
-        let labels = [short(y1), short(y0)];
-        let lw = labels.iter().map(|s| s.chars().count()).max().unwrap_or(0) as u16 + 1;
+        let ticks = self.y_ticks(area.height);
+        let lw = ticks
+            .labels
+            .iter()
+            .map(|s| s.chars().count())
+            .max()
+            .unwrap_or(0) as u16
+            + 1;
         let [ylab, right] =
             Layout::horizontal([Constraint::Length(lw), Constraint::Min(0)]).areas(area);
         let [plot, markers, xlab] = Layout::vertical([
@@ -66,15 +81,21 @@ impl Widget for BandChart<'_> {
             Constraint::Length(1),
         ])
         .areas(right);
-        Line::styled(labels[0].clone(), t.dim()).render(Rect { height: 1, ..ylab }, buf);
-        Line::styled(labels[1].clone(), t.dim()).render(
-            Rect {
-                y: plot.bottom().saturating_sub(1),
-                height: 1,
-                ..ylab
-            },
-            buf,
-        );
+        let mut used = Vec::new();
+        for (v, label) in ticks.pairs() {
+            let f = if y1 > y0 { (v - y0) / (y1 - y0) } else { 0.5 };
+            if !(-1e-9..=1.0 + 1e-9).contains(&f) {
+                continue;
+            }
+            let from_top = ((1.0 - f) * plot.height.saturating_sub(1) as f64).round() as u16;
+            let row = plot.y + from_top.min(plot.height.saturating_sub(1));
+            if used.contains(&row) {
+                continue;
+            }
+            used.push(row);
+            let w = label.chars().count() as u16;
+            buf.set_string(ylab.x + lw.saturating_sub(w + 1), row, label, t.dim());
+        }
 
         let color = t.color;
         let canvas = Canvas::default()

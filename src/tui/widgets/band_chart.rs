@@ -81,21 +81,18 @@ impl Widget for BandChart<'_> {
             Constraint::Length(1),
         ])
         .areas(right);
-        let mut used = Vec::new();
-        for (v, label) in ticks.pairs() {
-            let f = if y1 > y0 { (v - y0) / (y1 - y0) } else { 0.5 };
-            if !(-1e-9..=1.0 + 1e-9).contains(&f) {
-                continue;
-            }
-            let from_top = ((1.0 - f) * plot.height.saturating_sub(1) as f64).round() as u16;
-            let row = plot.y + from_top.min(plot.height.saturating_sub(1));
-            if used.contains(&row) {
-                continue;
-            }
-            used.push(row);
-            let w = label.chars().count() as u16;
-            buf.set_string(ylab.x + lw.saturating_sub(w + 1), row, label, t.dim());
-        }
+        super::line_chart::y_labels(
+            buf,
+            Rect {
+                width: lw - 1,
+                y: plot.y,
+                height: plot.height,
+                ..ylab
+            },
+            [y0, y1],
+            ticks.pairs(),
+            t.dim(),
+        );
 
         let color = t.color;
         let canvas = Canvas::default()

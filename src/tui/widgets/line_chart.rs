@@ -57,6 +57,32 @@ impl LineChart<'_> {
     }
 }
 
+/// Y labels right-aligned in `column` (the rows of the plot, the width of the labels),
+/// each on the row of its value in `bounds`, one per row; those outside are left out.
+pub fn y_labels<'a>(
+    buf: &mut Buffer,
+    column: Rect,
+    [y0, y1]: [f64; 2],
+    labels: impl Iterator<Item = (f64, &'a str)>,
+    style: Style,
+) {
+    let mut used: Vec<u16> = Vec::new();
+    for (v, label) in labels {
+        let f = if y1 > y0 { (v - y0) / (y1 - y0) } else { 0.5 };
+        if !(-1e-9..=1.0 + 1e-9).contains(&f) {
+            continue;
+        }
+        let from_top = ((1.0 - f) * column.height.saturating_sub(1) as f64).round() as u16;
+        let row = column.y + from_top.min(column.height.saturating_sub(1));
+        if used.contains(&row) {
+            continue;
+        }
+        used.push(row);
+        let w = label.chars().count() as u16;
+        buf.set_string(column.x + column.width.saturating_sub(w), row, label, style);
+    }
+}
+
 impl Widget for LineChart<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let lw = self.label_width.max(Self::labels_width(&self.y_labels));
@@ -80,23 +106,17 @@ impl Widget for LineChart<'_> {
         for x in plot.left()..plot.right() {
             buf.set_string(x, axis_y, "─", self.axis_style);
         }
-        // y labels: each on the row of its value, one per row
-        let [y0, y1] = self.y_bounds;
-        let mut used: Vec<u16> = Vec::new();
-        for (v, label) in &self.y_labels {
-            let f = if y1 > y0 { (v - y0) / (y1 - y0) } else { 0.5 };
-            if !(-1e-9..=1.0 + 1e-9).contains(&f) {
-                continue;
-            }
-            let from_top = ((1.0 - f) * plot.height.saturating_sub(1) as f64).round() as u16;
-            let row = plot.y + from_top.min(plot.height.saturating_sub(1));
-            if used.contains(&row) {
-                continue;
-            }
-            used.push(row);
-            let w = label.chars().count() as u16;
-            buf.set_string(area.x + lw.saturating_sub(w), row, label, self.axis_style);
-        }
+        y_labels(
+            buf,
+            Rect {
+                x: area.x,
+                width: lw,
+                ..plot
+            },
+            self.y_bounds,
+            self.y_labels.iter().map(|(v, l)| (*v, l.as_str())),
+            self.axis_style,
+        );
         // x labels: left, middle, right
         if has_x_labels {
             let y = axis_y + 1;

@@ -177,7 +177,7 @@ pub fn foresee(
     threads: usize,
     limit: &LimitArgs,
 ) -> Result<()> {
-    let e = crate::methods::cost::estimate(valid, n, d, threads);
+    let e = valid.estimate(n, d, threads);
     let name = valid.method().name();
     if !e.fits(limit.bytes()) {
         return Err(Error::input(e.refusal(

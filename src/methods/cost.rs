@@ -1,10 +1,10 @@
 //! What a run will cost before it starts: the memory one evaluation holds and the
 //! time it takes, from the method's count of both ([`super::Method::cost`]: the exact GP's n²
 //! and n³, a low-rank method's n·m²) and a product rate measured once on this machine.
-//! One estimate for every front end: `sgpw fit` and `sgpw run` print it and refuse a run
+//! Below the `Method` trait, which returns a [`Cost`]; a run's [`Estimate`] is
+//! `ValidRunSpec::estimate`. One estimate for every front end: `sgpw fit` and `sgpw run` print it and refuse a run
 //! over `--max-memory`; the app's new-runs form shows it and asks before such a run.
 
-use super::method::ValidRunSpec;
 use crate::exec::{CHUNK_ENTRIES, Par};
 use crate::linalg;
 use nalgebra::DMatrix;
@@ -52,28 +52,6 @@ pub struct Estimate {
     pub bytes: f64,
     /// Seconds one evaluation takes (an optimiser iteration takes one or more).
     pub seconds: f64,
-}
-
-/// The estimate for `spec` on n training points of d inputs, on `threads` threads:
-/// the method's [`super::Method::cost`] on the points it fits (all n, or `--subset`), and the
-/// exact GP of a subset start (`--hyper-from-subset`, `--init-lengthscales-from-subset`)
-/// where that holds more.
-pub fn estimate(spec: &ValidRunSpec, n: usize, d: usize, threads: usize) -> Estimate {
-    let s = spec.spec();
-    let fitted = s.options.subset.map_or(n, |k| k.min(n));
-    let cost = spec.method().cost(fitted, d, s.m);
-    let start = [
-        s.options.hyper_from_subset,
-        s.options.init_lengthscales_from_subset,
-    ]
-    .into_iter()
-    .flatten()
-    .map(|k| Cost::exact(k.min(n), d).bytes)
-    .fold(0.0, f64::max);
-    Estimate {
-        bytes: cost.bytes.max(start) + 8.0 * (n * (d + 1)) as f64,
-        seconds: cost.multiply_adds / rate(threads),
-    }
 }
 
 impl Estimate {
@@ -174,58 +152,6 @@ pub fn rate(threads: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run_spec::{MethodOptions, RunSpec};
-
-    fn run(method: &str, m: usize, options: MethodOptions) -> ValidRunSpec {
-        let s = RunSpec {
-            method: method.into(),
-            m,
-            seed: 1,
-            iters: 10,
-            standardize: true,
-            options,
-        };
-        s.check(20_000).expect("a valid spec")
-    }
-
-    fn spec(method: &str, m: usize) -> ValidRunSpec {
-        run(method, m, MethodOptions::default())
-    }
-
-    /// The exact GP's estimate grows as n² in memory and n³ in time, a low-rank one's
-    /// as n; at the trial's n = 16,512 the exact GP needs gigabytes, vfe m = 200 not.
-    #[test]
-    fn estimates_scale_as_the_methods_do() {
-        let full = spec("full", 0);
-        let (small, large) = (estimate(&full, 2000, 8, 1), estimate(&full, 4000, 8, 1));
-        let memory = large.bytes / small.bytes;
-        let time = large.seconds / small.seconds;
-        assert!((3.9..4.1).contains(&memory), "memory ×{memory}");
-        assert!((7.8..8.1).contains(&time), "time ×{time}");
-        let trial = estimate(&full, 16_512, 8, 1);
-        assert!(
-            trial.bytes > 6e9 && trial.bytes < 7e9,
-            "{}",
-            trial.describe()
-        );
-        assert!(!trial.fits(4 << 30));
-        assert!(trial.is_costly());
-        let vfe = spec("vfe", 200);
-        let (a, b) = (estimate(&vfe, 10_000, 8, 1), estimate(&vfe, 20_000, 8, 1));
-        assert!((1.9..2.1).contains(&(b.seconds / a.seconds)));
-        assert!(b.bytes < 2e8 && b.fits(1 << 30), "{}", b.describe());
-        // --subset fits the exact GP on that many points
-        let sub = run(
-            "full",
-            0,
-            MethodOptions {
-                subset: Some(2000),
-                ..MethodOptions::default()
-            },
-        );
-        assert!(estimate(&sub, 16_512, 8, 1).bytes < 2.0 * small.bytes);
-    }
-
     #[test]
     fn sizes_and_durations_read() {
         assert_eq!(bytes(6.54e9), "6.1 GiB");

@@ -3,6 +3,7 @@
 //! against one ([`ValidRunSpec`]). It knows no method by name: the families and methods
 //! below implement it, and the registry (`methods/mod.rs`) lists them.
 
+use super::cost;
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
@@ -181,8 +182,8 @@ pub trait Method: Send + Sync {
     /// What one evaluation on n training points of d inputs with m features holds and
     /// computes, for the estimate shown before a run starts ([`super::cost`]). Default: a
     /// low-rank method's O(n·m²).
-    fn cost(&self, n: usize, d: usize, m: usize) -> super::cost::Cost {
-        super::cost::Cost::low_rank(n, d, m)
+    fn cost(&self, n: usize, d: usize, m: usize) -> cost::Cost {
+        cost::Cost::low_rank(n, d, m)
     }
     /// The objective alone (defaults to the objective with its gradient).
     fn nlml(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<f64> {
@@ -357,6 +358,28 @@ pub struct ValidRunSpec {
 }
 
 impl ValidRunSpec {
+    /// The estimate for this run on n training points of d inputs, on `threads` threads:
+    /// the method's [`Method::cost`] on the points it fits (all n, or `--subset`), and the
+    /// exact GP of a subset start (`--hyper-from-subset`, `--init-lengthscales-from-subset`)
+    /// where that holds more.
+    pub fn estimate(&self, n: usize, d: usize, threads: usize) -> cost::Estimate {
+        let s = self.spec();
+        let fitted = s.options.subset.map_or(n, |k| k.min(n));
+        let cost = self.method().cost(fitted, d, s.m);
+        let start = [
+            s.options.hyper_from_subset,
+            s.options.init_lengthscales_from_subset,
+        ]
+        .into_iter()
+        .flatten()
+        .map(|k| cost::Cost::exact(k.min(n), d).bytes)
+        .fold(0.0, f64::max);
+        cost::Estimate {
+            bytes: cost.bytes.max(start) + 8.0 * (n * (d + 1)) as f64,
+            seconds: cost.multiply_adds / cost::rate(threads),
+        }
+    }
+
     pub fn method(&self) -> &'static dyn Method {
         self.resolved
     }
@@ -458,5 +481,61 @@ impl RunSpec {
             checked: self.clone(),
             resolved: method,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run_spec::{MethodOptions, RunSpec};
+
+    fn run(method: &str, m: usize, options: MethodOptions) -> ValidRunSpec {
+        let s = RunSpec {
+            method: method.into(),
+            m,
+            seed: 1,
+            iters: 10,
+            standardize: true,
+            options,
+        };
+        s.check(20_000).expect("a valid spec")
+    }
+
+    fn spec(method: &str, m: usize) -> ValidRunSpec {
+        run(method, m, MethodOptions::default())
+    }
+
+    /// The exact GP's estimate grows as n² in memory and n³ in time, a low-rank one's
+    /// as n; at the trial's n = 16,512 the exact GP needs gigabytes, vfe m = 200 not.
+    #[test]
+    fn estimates_scale_as_the_methods_do() {
+        let full = spec("full", 0);
+        let (small, large) = (full.estimate(2000, 8, 1), full.estimate(4000, 8, 1));
+        let memory = large.bytes / small.bytes;
+        let time = large.seconds / small.seconds;
+        assert!((3.9..4.1).contains(&memory), "memory ×{memory}");
+        assert!((7.8..8.1).contains(&time), "time ×{time}");
+        let trial = full.estimate(16_512, 8, 1);
+        assert!(
+            trial.bytes > 6e9 && trial.bytes < 7e9,
+            "{}",
+            trial.describe()
+        );
+        assert!(!trial.fits(4 << 30));
+        assert!(trial.is_costly());
+        let vfe = spec("vfe", 200);
+        let (a, b) = (vfe.estimate(10_000, 8, 1), vfe.estimate(20_000, 8, 1));
+        assert!((1.9..2.1).contains(&(b.seconds / a.seconds)));
+        assert!(b.bytes < 2e8 && b.fits(1 << 30), "{}", b.describe());
+        // --subset fits the exact GP on that many points
+        let sub = run(
+            "full",
+            0,
+            MethodOptions {
+                subset: Some(2000),
+                ..MethodOptions::default()
+            },
+        );
+        assert!(sub.estimate(16_512, 8, 1).bytes < 2.0 * small.bytes);
     }
 }

@@ -191,7 +191,7 @@ pub fn run_session_limited(
         let problem = match spec.check_for(shape(d), Naming::Keys) {
             Err(e) => Some(e.to_string()),
             Ok(valid) => {
-                let e = crate::methods::cost::estimate(&valid, d.n_train(), d.dim(), threads);
+                let e = valid.estimate(d.n_train(), d.dim(), threads);
                 let method = valid.method().name();
                 if !e.fits(max_memory) {
                     Some(e.refusal(method, d.n_train(), max_memory, "--max-memory"))

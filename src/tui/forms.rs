@@ -401,7 +401,7 @@ impl App {
 
 impl App {
     /// The costliest run the runs form asks for, on its loaded data set
-    /// ([`methods::cost::estimate`]): the form's note, and whether its memory is over
+    /// ([`crate::methods::ValidRunSpec::estimate`]): the form's note, and whether its memory is over
     /// what the machine has available. None while the form is not valid or its data
     /// set not loaded.
     pub(super) fn runs_form_estimate(&self, f: &Form) -> Option<(String, bool)> {
@@ -419,7 +419,7 @@ impl App {
                     continue;
                 };
                 count += 1;
-                let e = methods::cost::estimate(&valid, d.n_train(), d.dim(), threads);
+                let e = valid.estimate(d.n_train(), d.dim(), threads);
                 if worst.as_ref().is_none_or(|(w, ..)| e.bytes > w.bytes) {
                     let what = match valid.method().uses_m() {
                         true => format!("{} m = {}", spec.method, spec.m),

@@ -395,7 +395,7 @@ fn a_default_fit_stops_converged() {
     };
     let (r, _) = fit(&ds, &s);
     let r = r.expect("fit");
-    assert_eq!(r.stop, Some(sgpw::optim::Stop::Converged), "{:?}", r.stop);
+    assert_eq!(r.stop, sgpw::optim::Stop::Converged, "{:?}", r.stop);
     let record: svgp::SvgpRecord = r.model.require().expect("[svgp]");
     assert_eq!(record.stage_at.len(), svgp::schedule::STAGES, "{record:?}");
     assert!(record.epochs < svgp::DEFAULT_EPOCHS as f64 / 2.0, "{}", record.epochs);

@@ -1038,13 +1038,8 @@ pub(crate) fn train(
                     Some(&mut cache),
                     exec,
                 )?;
-                p.q = elbo::natural_step(
-                    &p.q,
-                    &e.d_mean_lik,
-                    &e.d_sigma_lik,
-                    sched.gamma,
-                    exec.par,
-                )?;
+                p.q =
+                    elbo::natural_step(&p.q, &e.d_mean_lik, &e.d_sigma_lik, sched.gamma, exec.par)?;
                 let e = evaluate_at(
                     &model,
                     &p,

@@ -398,7 +398,11 @@ fn a_default_fit_stops_converged() {
     assert_eq!(r.stop, sgpw::optim::Stop::Converged, "{:?}", r.stop);
     let record: svgp::SvgpRecord = r.model.require().expect("[svgp]");
     assert_eq!(record.stage_at.len(), svgp::schedule::STAGES, "{record:?}");
-    assert!(record.epochs < svgp::DEFAULT_EPOCHS as f64 / 2.0, "{}", record.epochs);
+    assert!(
+        record.epochs < svgp::DEFAULT_EPOCHS as f64 / 2.0,
+        "{}",
+        record.epochs
+    );
     let last = *record.full_neg_elbo.last().expect("a bound");
     assert!(last < record.full_neg_elbo[0], "{:?}", record.full_neg_elbo);
 }

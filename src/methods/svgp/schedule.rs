@@ -99,7 +99,9 @@ mod tests {
     /// noise on a steady fall it is not.
     #[test]
     fn stops_on_a_flat_noisy_bound_not_on_a_falling_one() {
-        let noise = [3.1, -2.4, 0.7, -4.0, 2.2, 1.5, -0.3, -3.3, 4.1, -1.0, 0.4, 2.8];
+        let noise = [
+            3.1, -2.4, 0.7, -4.0, 2.2, 1.5, -0.3, -3.3, 4.1, -1.0, 0.4, 2.8,
+        ];
         let flat: Vec<f64> = noise.iter().map(|e| 1000.0 + e).collect();
         assert!(plateaued(&flat, 10_000), "{flat:?}");
         // falling 5 nats a check under noise of ±4: still improving

@@ -1076,9 +1076,9 @@ pub(crate) fn train(
         }
         trace.push(value);
         ctx.report(phase, step, value);
-        let epoch_end = seen % n == 0;
+        let epoch_end = seen.is_multiple_of(n);
         let full_now = match s.elbo_every {
-            Some(k) => step % k == 0,
+            Some(k) => step.is_multiple_of(k),
             None => epoch_end,
         };
         let mut full_value = None;

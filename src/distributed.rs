@@ -891,7 +891,7 @@ fn train_minibatches(
     // each full-data ELBO on the way sums its value and failure slot
     let full = fitted
         .require::<svgp::SvgpRecord>()
-        .map_or(0, |r| r.full_at.len());
+        .map_or(0, |r| r.full_at.len() + r.probe_at.len());
     let summed = share.traffic().summed - before - 16 * full;
     let per_step = summed / outcome.iterations.max(1);
     if !share.is_root() {

@@ -364,8 +364,9 @@ pub struct MethodOptions {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch: Option<usize>,
-    /// svgp: passes over the shuffled training data (default: the iteration budget
-    /// counts minibatch steps instead).
+    /// svgp: the budget in passes over the shuffled training data (default: --iters
+    /// minibatch steps if given, else 2000 epochs); the stopping rule ends a fit sooner
+    /// once its bound stops improving.
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub epochs: Option<usize>,

@@ -10,9 +10,11 @@
 pub mod adam;
 pub mod elbo;
 pub mod file_rows;
+pub mod schedule;
 
 use self::adam::Adam;
 use self::elbo::{Factor, Prior, Projected, Rows, Terms, Variational, Want};
+use self::schedule::{Schedule, plateaued};
 use super::hyper::{head_grad, head_len, pack_hyper, unpack_hyper};
 use super::inducing::initial_points;
 use super::lowrank::jitter_grad;
@@ -26,7 +28,7 @@ use crate::linalg;
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, rows_to_matrix};
 use crate::optim::{Control, Outcome, Stop};
 use crate::run_context::{Phase, RunContext};
-use crate::run_spec::{DataShape, MethodOptions, Naming, SvgpOptimizer};
+use crate::run_spec::{DEFAULT_ITERATIONS, DataShape, MethodOptions, Naming, SvgpOptimizer};
 use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
@@ -69,6 +71,16 @@ pub struct SvgpRecord {
     /// Steps after which the full negative ELBO was evaluated (0: the start).
     pub full_at: Vec<usize>,
     pub full_neg_elbo: Vec<f64>,
+    /// The steps at which each stage of the schedule after the first began
+    /// (`schedule`: batch ×4, γ ×2, rate ÷2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stage_at: Vec<usize>,
+    /// With more than [`PROBE_ROWS`] rows, the stopping rule's checks: the steps and
+    /// the negative ELBO estimated on the probe rows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub probe_at: Vec<usize>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub probe_neg_elbo: Vec<f64>,
 }
 
 impl ModelTable for SvgpRecord {
@@ -144,23 +156,49 @@ pub fn set_variational(model: &mut ModelFile, q: &Variational) {
 struct Settings {
     optimizer: SvgpOptimizer,
     batch: usize,
-    steps: usize,
+    budget: Budget,
     nat_step: f64,
     lr: f64,
-    full_every: usize,
+    /// `--elbo-every`: steps between full-data bounds for the record (default: at the
+    /// end of every epoch).
+    elbo_every: Option<usize>,
 }
+
+/// What ends a run that the stopping rule has not ended.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Budget {
+    /// `--iters` given: minibatch steps.
+    Steps(usize),
+    /// `--epochs` (or, without it and without `--iters`, [`DEFAULT_EPOCHS`]): rows
+    /// visited, n per epoch, whatever the batch has grown to.
+    Rows(usize),
+}
+
+/// The epochs budget without `--epochs` or `--iters`: far more than the stopping rule
+/// takes on the bundled sets, so that the rule, not the budget, ends a fit.
+pub const DEFAULT_EPOCHS: usize = 2000;
+
+/// Rows of the bound's probe when n is larger: the rule's checks then evaluate the
+/// bound on the first `PROBE_ROWS` rows trained on (scaled by n over their count), so a
+/// check costs what these rows cost, not a pass over n. Every check sees the same rows,
+/// so their differences follow the full bound's.
+pub const PROBE_ROWS: usize = 10_000;
 
 impl Settings {
     fn of(o: &MethodOptions, n: usize, iters: usize) -> Settings {
         let batch = o.batch.unwrap_or(DEFAULT_BATCH).min(n).max(1);
-        let per_epoch = n.div_ceil(batch);
+        let budget = match o.epochs {
+            Some(e) => Budget::Rows(e.saturating_mul(n)),
+            None if iters == DEFAULT_ITERATIONS => Budget::Rows(DEFAULT_EPOCHS.saturating_mul(n)),
+            None => Budget::Steps(iters),
+        };
         Settings {
             optimizer: o.optimizer.unwrap_or(SvgpOptimizer::Natgrad),
             batch,
-            steps: o.epochs.map_or(iters, |e| e * per_epoch),
+            budget,
             nat_step: o.nat_step.unwrap_or(DEFAULT_NAT_STEP),
             lr: o.lr.unwrap_or(DEFAULT_LR),
-            full_every: o.elbo_every.unwrap_or(per_epoch).max(1),
+            elbo_every: o.elbo_every.map(|k| k.max(1)),
         }
     }
 }
@@ -901,9 +939,12 @@ impl Method for Svgp {
 /// The training loop (docs/methods.md §8.2): seeded shuffles, one minibatch per step.
 /// natgrad: a natural-gradient step γ on q(u) from the batch's gradient, then an Adam
 /// step on σ0², ℓ, σ², Z from the batch's gradient at the new q(u) (GPflow's recipe);
-/// adam: one Adam step on every parameter. The trace holds each step's minibatch
-/// estimate of the negative ELBO; `[svgp]` the full-data value every `--elbo-every`
-/// steps.
+/// adam: one Adam step on every parameter. The step sizes follow the [`Schedule`]: when
+/// the bound's checks stop improving ([`plateaued`]) the next stage begins, and when the
+/// last stage's do, the fit has converged. A check is the full bound at the end of every
+/// epoch, or with more than [`PROBE_ROWS`] rows the bound on the probe rows every
+/// [`PROBE_ROWS`] rows trained. The trace holds each step's minibatch estimate of the
+/// negative ELBO; `[svgp]` the full-data value every epoch (or `--elbo-every` steps).
 pub(crate) fn train(
     model: ModelFile,
     data: &mut dyn TrainingRows,
@@ -923,9 +964,9 @@ pub(crate) fn train(
         SvgpOptimizer::Natgrad => head_len(&model) + p.z.len(),
         SvgpOptimizer::Adam => theta.len(),
     };
-    let mut adam = Adam::new(adam_len, s.lr);
-    let c = n as f64 / s.batch as f64;
-    let mut trace = Vec::with_capacity(s.steps + 1);
+    let mut sched = Schedule::new(s.batch, s.nat_step, s.lr, n);
+    let mut adam = Adam::new(adam_len, sched.lr);
+    let mut trace = Vec::new();
     let start = data.full(&model, &p, exec)?;
     let mut record = SvgpRecord {
         optimizer: s.optimizer,
@@ -934,6 +975,9 @@ pub(crate) fn train(
         epochs: 0.0,
         full_at: vec![0],
         full_neg_elbo: vec![start],
+        stage_at: Vec::new(),
+        probe_at: Vec::new(),
+        probe_neg_elbo: Vec::new(),
     };
     trace.push(start);
     ctx.report(Phase::Fit { stage: 0 }, 0, start);
@@ -941,22 +985,40 @@ pub(crate) fn train(
     let mut evaluations = 1;
     let phase = Phase::Fit { stage: 0 };
     let mut step = 0;
-    // rows visited, for the epochs the record reports (a pass's last batch may be short)
+    // rows visited, for the budget and the epochs the record reports (a pass's last
+    // batch may be short, and batches never span two epochs)
     let mut seen = 0usize;
-    while step < s.steps {
+    // the stopping rule: this stage's checks; with n > PROBE_ROWS the probe's blocks
+    // (this process's part of the first batches) and their rows over every process
+    let mut checks: Vec<f64> = Vec::new();
+    let probing = n > PROBE_ROWS;
+    let mut probe: Vec<(DMatrix<f64>, Vec<f64>)> = Vec::new();
+    let mut probe_rows = 0usize;
+    let mut since_check = 0usize;
+    loop {
+        let more = match s.budget {
+            Budget::Steps(k) => step < k,
+            Budget::Rows(r) => seen < r,
+        };
+        if !more {
+            break;
+        }
         // a distributed fit learns of a cancellation in its evaluations' sums, on
         // every process at the same step
         if exec.share.is_none() && ctx.is_cancelled() {
             stop = Stop::Cancelled;
             break;
         }
-        let Batch { x, y, rows } = data.next_batch(s.batch, &mut rng)?;
-        let scale = if rows == s.batch {
-            c
-        } else {
-            n as f64 / rows as f64
-        };
+        let Batch { x, y, rows } = data.next_batch(sched.batch, &mut rng)?;
+        let scale = n as f64 / rows as f64;
         seen += rows;
+        since_check += rows;
+        if probing && probe_rows < PROBE_ROWS {
+            probe_rows += rows;
+            if !y.is_empty() {
+                probe.push((x.clone(), y.clone()));
+            }
+        }
         // none when this process holds none of the batch (a distributed fit)
         let block = || {
             (!y.is_empty())
@@ -977,7 +1039,7 @@ pub(crate) fn train(
                     exec,
                 )?;
                 p.q =
-                    elbo::natural_step(&p.q, &e.d_mean_lik, &e.d_sigma_lik, s.nat_step, exec.par)?;
+                    elbo::natural_step(&p.q, &e.d_mean_lik, &e.d_sigma_lik, sched.gamma, exec.par)?;
                 let e = evaluate_at(
                     &model,
                     &p,
@@ -1014,11 +1076,51 @@ pub(crate) fn train(
         }
         trace.push(value);
         ctx.report(phase, step, value);
-        if step % s.full_every == 0 || step == s.steps {
+        let epoch_end = seen.is_multiple_of(n);
+        let full_now = match s.elbo_every {
+            Some(k) => step.is_multiple_of(k),
+            None => epoch_end,
+        };
+        let mut full_value = None;
+        if full_now || (!probing && epoch_end) {
             let f = data.full(&model, &p, exec)?;
             evaluations += 1;
             record.full_at.push(step);
             record.full_neg_elbo.push(f);
+            full_value = Some(f);
+        }
+        // the rule's check: the full bound at an epoch's end, or the probe's bound
+        // every PROBE_ROWS rows once the probe is complete
+        let check = if !probing {
+            full_value.filter(|_| epoch_end)
+        } else if probe_rows >= PROBE_ROWS && since_check >= PROBE_ROWS {
+            let blocks = probe.iter().map(|(x, y)| (x.clone(), y.as_slice()));
+            let c = n as f64 / probe_rows as f64;
+            let e = evaluate_at(&model, &p, blocks, c, Want::Value, None, exec)?;
+            evaluations += 1;
+            record.probe_at.push(step);
+            record.probe_neg_elbo.push(-e.elbo);
+            Some(-e.elbo)
+        } else {
+            None
+        };
+        if let Some(f) = check {
+            since_check = 0;
+            checks.push(f);
+            if plateaued(&checks, n) {
+                match sched.next() {
+                    Some(next) => {
+                        sched = next;
+                        adam.set_rate(sched.lr);
+                        checks.clear();
+                        record.stage_at.push(step);
+                    }
+                    None => {
+                        stop = Stop::Converged;
+                        break;
+                    }
+                }
+            }
         }
         if ctx.observes(phase, step) {
             let mut reached = model.clone();
@@ -1040,6 +1142,7 @@ pub(crate) fn train(
         Some(&last) if last == step => *record.full_neg_elbo.last().unwrap_or(&f64::NAN),
         _ => {
             let f = data.full(&model, &p, exec)?;
+            evaluations += 1;
             record.full_at.push(step);
             record.full_neg_elbo.push(f);
             f

@@ -261,6 +261,17 @@ fn notes(cells: &Cells, specs: &BTreeMap<RunKey, RunSpec>) -> String {
             counted(collapsed)
         ));
     }
+    let done = all().count();
+    let budget = all()
+        .filter(|r| r.stop == Some(crate::optim::Stop::Budget))
+        .count();
+    if budget > 0 {
+        out.push_str(&format!(
+            "\nended by their iteration budget, not converged: {budget} of {done} runs (the \
+             stop column of --format csv names them; a larger --iters, or svgp's --epochs, \
+             lets them run on)\n"
+        ));
+    }
     let restarted: Vec<String> = all()
         .filter_map(|r| {
             r.collapse_restart().map(|c| {
@@ -488,6 +499,8 @@ pub struct Row {
     pub validation_mnlp: Option<f64>,
     pub best_iteration: Option<usize>,
     pub iterations: usize,
+    /// Why the fit ended: "converged", "budget", "cancelled", … (None: not recorded).
+    pub stop: Option<&'static str>,
     pub seconds: f64,
     /// The target column, as the stored model records it.
     pub target: Option<String>,
@@ -515,6 +528,7 @@ pub const COLUMNS: &[&str] = &[
     "validation_mnlp",
     "best_iteration",
     "iterations",
+    "stop",
     "seconds",
     "target",
 ];
@@ -565,6 +579,7 @@ pub fn rows(session: &Session) -> Vec<Row> {
                 validation_mnlp: kept.map(|v| v.mnlp),
                 best_iteration: r.best_iteration,
                 iterations: r.iterations,
+                stop: r.stop.map(|s| s.word()),
                 seconds: r.train_seconds,
                 target: r.model.as_ref().and_then(|m| m.target.clone()),
             }

@@ -382,6 +382,31 @@ fn training_is_reproducible_and_improves_the_bound() {
     }
 }
 
+/// With its defaults (no --epochs, the default --iters), a small fit runs until the
+/// stopping rule ends it: stop reason `converged`, every stage of the schedule entered,
+/// well inside the default epochs budget, and its bound below the start's.
+#[test]
+fn a_default_fit_stops_converged() {
+    let ds = dataset(300, 5);
+    let s = RunSpec {
+        iters: sgpw::run_spec::DEFAULT_ITERATIONS,
+        standardize: true,
+        ..spec(10, MethodOptions::default())
+    };
+    let (r, _) = fit(&ds, &s);
+    let r = r.expect("fit");
+    assert_eq!(r.stop, sgpw::optim::Stop::Converged, "{:?}", r.stop);
+    let record: svgp::SvgpRecord = r.model.require().expect("[svgp]");
+    assert_eq!(record.stage_at.len(), svgp::schedule::STAGES, "{record:?}");
+    assert!(
+        record.epochs < svgp::DEFAULT_EPOCHS as f64 / 2.0,
+        "{}",
+        record.epochs
+    );
+    let last = *record.full_neg_elbo.last().expect("a bound");
+    assert!(last < record.full_neg_elbo[0], "{:?}", record.full_neg_elbo);
+}
+
 /// Error messages name the option: γ outside (0, 1], a batch larger than the data,
 /// nat_step given to adam, svgp options given to another method.
 #[test]

@@ -22,6 +22,11 @@ impl Adam {
         }
     }
 
+    /// A new rate for the steps to come (the moments are kept).
+    pub fn set_rate(&mut self, lr: f64) {
+        self.lr = lr;
+    }
+
     /// One step downhill along `grad` (the gradient of what is minimised).
     pub fn step(&mut self, x: &mut [f64], grad: &[f64]) {
         self.t += 1;

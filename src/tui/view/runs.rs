@@ -211,6 +211,15 @@ fn details(app: &App) -> Line<'static> {
         " {} m={} ({meaning}) seed {} · {} it ",
         row.key.label, row.key.m, row.key.seed, row.spec.iters
     )));
+    // how the fit ended: a rule (converged) or the budget
+    if let Some(stop) = app.result_of(row).and_then(|r| r.stop) {
+        let style = match stop {
+            crate::optim::Stop::Converged => t.ok(),
+            crate::optim::Stop::Budget => t.warn(),
+            _ => t.dim(),
+        };
+        spans.push(Span::styled(format!("· {} ", stop.word()), style));
+    }
     // a deterministic start: another seed repeats this computation, not an independent run
     if !row.spec.seed_dependent() {
         spans.push(Span::styled("· seed-independent ", t.warn()));

@@ -1,0 +1,144 @@
+//! When svgp's training is done, and the steps that get it there (docs/methods.md §8.2).
+//!
+//! Minibatch steps of a fixed size never settle: q(u) is an average over the last
+//! ~1/γ batches and Adam's parameters wander by about its rate, so the bound stalls at
+//! a level set by the noise, not by the optimum. The [`Schedule`] runs in stages: when
+//! the bound stops improving (the [`Plateau`] rule), the batch grows, the
+//! natural-gradient step grows toward 1 (exact, and VFE's optimal q(u), once the batch is
+//! the whole data) and Adam's rate halves, so each stage's noise is below the last's.
+//! When the last stage stops improving, the fit has converged.
+
+/// Checks compared per window: the rule compares the mean of the last `WINDOW` checks of
+/// the bound with the mean of the `WINDOW` before.
+pub const WINDOW: usize = 5;
+/// How many noise standard errors an improvement must exceed to count.
+const Z: f64 = 2.0;
+/// An improvement of less than this many nats per training row and check counts as
+/// none, noise or not (a deterministic last stage creeps, it does not stop).
+const TOL_PER_ROW: f64 = 1e-5;
+/// Stages after the first: each grows the batch ×4, doubles γ and halves Adam's rate.
+pub const STAGES: usize = 3;
+const BATCH_GROWTH: usize = 4;
+
+/// Whether the negative bound (lower is better) of the checks `values`, all of one
+/// stage, has stopped improving beyond its noise: the mean of the last [`WINDOW`]
+/// against the mean of the [`WINDOW`] before; the noise from the successive differences
+/// of those 2·[`WINDOW`] values (a steady fall inflates it too, but by less than the
+/// fall it measures, so a bound still falling is never called flat). `rows` scales the
+/// tolerance. False until there are 2·[`WINDOW`] values.
+pub fn plateaued(values: &[f64], rows: usize) -> bool {
+    let k = values.len();
+    if k < 2 * WINDOW {
+        return false;
+    }
+    let recent = &values[k - 2 * WINDOW..];
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let improvement = mean(&recent[..WINDOW]) - mean(&recent[WINDOW..]);
+    let var = recent
+        .windows(2)
+        .map(|w| (w[1] - w[0]).powi(2))
+        .sum::<f64>()
+        / (2.0 * (2 * WINDOW - 1) as f64);
+    // the standard error of a difference of two means of WINDOW values
+    let se = (var * 2.0 / WINDOW as f64).sqrt();
+    let tol = TOL_PER_ROW * rows as f64 * WINDOW as f64;
+    !(improvement > Z * se && improvement > tol)
+}
+
+/// The step sizes of the current stage.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Schedule {
+    /// Rows per minibatch.
+    pub batch: usize,
+    /// The natural-gradient step γ.
+    pub gamma: f64,
+    /// Adam's rate.
+    pub lr: f64,
+    /// 0 for the start; [`STAGES`] for the last.
+    pub stage: usize,
+    n: usize,
+}
+
+impl Schedule {
+    /// The first stage: the given batch (at most n), γ and rate.
+    pub fn new(batch: usize, gamma: f64, lr: f64, n: usize) -> Schedule {
+        let batch = batch.min(n).max(1);
+        Schedule {
+            batch,
+            gamma,
+            lr,
+            stage: 0,
+            n,
+        }
+    }
+
+    /// The next stage, or None after the last: the batch ×4 (at most n), γ doubled (at
+    /// most 1; 1 once the batch is the whole data, where the step is exact), the rate
+    /// halved.
+    pub fn next(&self) -> Option<Schedule> {
+        if self.stage >= STAGES {
+            return None;
+        }
+        let batch = (self.batch * BATCH_GROWTH).min(self.n);
+        let gamma = (2.0 * self.gamma).min(1.0);
+        Some(Schedule {
+            batch,
+            gamma: if batch == self.n { 1.0 } else { gamma },
+            lr: self.lr / 2.0,
+            stage: self.stage + 1,
+            n: self.n,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bound that fell and then sits at a level with noise is flat; with the same
+    /// noise on a steady fall it is not.
+    #[test]
+    fn stops_on_a_flat_noisy_bound_not_on_a_falling_one() {
+        let noise = [
+            3.1, -2.4, 0.7, -4.0, 2.2, 1.5, -0.3, -3.3, 4.1, -1.0, 0.4, 2.8,
+        ];
+        let flat: Vec<f64> = noise.iter().map(|e| 1000.0 + e).collect();
+        assert!(plateaued(&flat, 10_000), "{flat:?}");
+        // falling 5 nats a check under noise of ±4: still improving
+        let falling: Vec<f64> = noise
+            .iter()
+            .enumerate()
+            .map(|(i, e)| 1000.0 - 5.0 * i as f64 + e)
+            .collect();
+        assert!(!plateaued(&falling, 10_000), "{falling:?}");
+        // a noiseless fall of 2 nats a check: above the tolerance (0.1 a check)
+        let smooth: Vec<f64> = (0..12).map(|i| 1000.0 - 2.0 * i as f64).collect();
+        assert!(!plateaued(&smooth, 10_000));
+        // a noiseless creep below the tolerance: done
+        let creep: Vec<f64> = (0..12).map(|i| 1000.0 - 0.01 * i as f64).collect();
+        assert!(plateaued(&creep, 10_000));
+    }
+
+    /// Too few checks to compare two windows: never flat.
+    #[test]
+    fn needs_two_windows() {
+        assert!(!plateaued(&[5.0; 2 * WINDOW - 1], 100));
+        assert!(plateaued(&[5.0; 2 * WINDOW], 100));
+    }
+
+    /// The stages grow the batch to the whole data (γ = 1 there), halve the rate, and
+    /// end after the last.
+    #[test]
+    fn stages_grow_the_batch_to_the_data() {
+        let s0 = Schedule::new(256, 0.1, 0.01, 10_000);
+        let s1 = s0.next().expect("stage 1");
+        assert_eq!((s1.batch, s1.gamma, s1.lr), (1024, 0.2, 0.005));
+        let s2 = s1.next().expect("stage 2");
+        assert_eq!((s2.batch, s2.gamma), (4096, 0.4));
+        let s3 = s2.next().expect("stage 3");
+        assert_eq!((s3.batch, s3.gamma, s3.stage), (10_000, 1.0, STAGES));
+        assert_eq!(s3.next(), None);
+        // a batch larger than the data is the data
+        assert_eq!(Schedule::new(500, 0.1, 0.01, 300).batch, 300);
+    }
+}

@@ -55,13 +55,26 @@ impl Transform {
     }
 }
 
-/// A block a method packs after the shared ones: its name, transform and length in a
-/// model (`None`: the rest of θ).
+/// How a fixed block of a method's own keeps its values: unpacking θ passes them
+/// through their transform, which may move them by a rounding.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Holds {
+    /// By its transform: exactly for the identity; to a rounding for the family's own
+    /// packing, whose tables may also depend on the shared blocks (smgp's widths
+    /// c² = ℓ² + e^ρ hold ρ, not c).
+    ByTransform,
+    /// Copied back from the model table of this name, which holds the block alone.
+    Table(&'static str),
+}
+
+/// A block a method packs after the shared ones: its name, transform, length in a
+/// model (`None`: the rest of θ) and how a fixed one is kept exactly.
 #[derive(Clone, Copy, Debug)]
 pub struct TailBlock {
     pub name: &'static str,
     pub transform: Transform,
     pub len: Option<fn(&ModelFile) -> usize>,
+    pub holds: Holds,
 }
 
 /// A family's parameters as one block, for families that do not name theirs.
@@ -69,6 +82,7 @@ pub const REST: TailBlock = TailBlock {
     name: FEATURES,
     transform: Transform::Own,
     len: None,
+    holds: Holds::ByTransform,
 };
 
 /// One block of θ.
@@ -78,6 +92,8 @@ pub struct Block {
     pub range: Range<usize>,
     pub transform: Transform,
     pub fixed: bool,
+    /// How a fixed one is kept exactly (the shared blocks: by their [`Hyper`] field).
+    pub holds: Holds,
 }
 
 /// Where the shared blocks sit in θ: a function of the model's shapes only (D, the
@@ -200,6 +216,7 @@ impl ParamLayout {
                 range,
                 transform,
                 fixed: false,
+                holds: Holds::ByTransform,
             });
         }
         let mut at = head.len().min(len);
@@ -211,6 +228,7 @@ impl ParamLayout {
                     range: at..at + n,
                     transform: t.transform,
                     fixed: false,
+                    holds: t.holds,
                 });
             }
             at += n;
@@ -222,6 +240,7 @@ impl ParamLayout {
                 range: at..len,
                 transform: Transform::Own,
                 fixed: false,
+                holds: Holds::ByTransform,
             });
         }
         for b in &mut blocks {
@@ -264,10 +283,19 @@ impl ParamLayout {
         self.blocks.iter().any(|b| b.fixed)
     }
 
-    /// Put the values of the fixed shared blocks of `from` into `to` exactly (packing
-    /// through a logarithm and back may move a value by a rounding).
+    /// Put the values of the fixed blocks of `from` into `to` exactly (packing through
+    /// a logarithm and back may move a value by a rounding); `to` is `from` with θ
+    /// unpacked into it.
     pub fn hold_fixed(&self, from: &ModelFile, to: &mut ModelFile) {
         for b in self.blocks.iter().filter(|b| b.fixed) {
+            match b.holds {
+                Holds::ByTransform => {}
+                Holds::Table(name) => {
+                    if let Some(t) = from.tables.get(name) {
+                        to.tables.insert(name.to_string(), t.clone());
+                    }
+                }
+            }
             match b.name {
                 SIGNAL_VARIANCE => to.hyper.signal_variance = from.hyper.signal_variance,
                 LENGTHSCALES => to
@@ -423,6 +451,7 @@ mod tests {
             name: "inducing_inputs",
             transform: Transform::Identity,
             len: Some(|_| 6),
+            holds: Holds::ByTransform,
         }];
         let layout = ParamLayout::new(&model, &tail, 10);
         let names: Vec<_> = layout.blocks().iter().map(|b| b.name).collect();

@@ -36,7 +36,7 @@ use crate::likelihood::Adjoints;
 use crate::linalg::{self, Jitter};
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, required_matrix};
 use crate::optim::{Outcome, Stop};
-use crate::params::{TailBlock, Transform};
+use crate::params::{Holds, TailBlock, Transform};
 use crate::run_context::{Phase, RunContext};
 use crate::run_spec::ApproxKind;
 use nalgebra::{DMatrix, SymmetricEigen};
@@ -224,6 +224,7 @@ const EIGEN_BLOCKS: [TailBlock; 2] = [
     TailBlock {
         name: "eigen_weights",
         transform: Transform::Log,
+        holds: Holds::Table(Eigen::NAME),
         len: Some(|model| {
             model
                 .tables
@@ -237,6 +238,7 @@ const EIGEN_BLOCKS: [TailBlock; 2] = [
         name: "basis_points",
         transform: Transform::Identity,
         len: None,
+        holds: Holds::ByTransform,
     },
 ];
 

@@ -65,6 +65,7 @@ impl Method for Nystrom {
             name: "basis_points",
             transform: crate::params::Transform::Identity,
             len: None,
+            holds: crate::params::Holds::ByTransform,
         }]
     }
     fn seed_help(&self) -> &'static str {

@@ -20,7 +20,7 @@ use crate::exec::Exec;
 use crate::kernel::Kernel;
 use crate::likelihood::Adjoints;
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, required_matrix};
-use crate::params::{self, Head, TailBlock, Transform};
+use crate::params::{self, Head, Holds, TailBlock, Transform};
 use crate::run_context::RunContext;
 use crate::run_spec::ApproxKind;
 use crate::scratch::Scratch;
@@ -58,6 +58,7 @@ pub const INDUCING_INPUTS: TailBlock = TailBlock {
     name: "inducing_inputs",
     transform: Transform::Identity,
     len: None,
+    holds: Holds::ByTransform,
 };
 
 /// SPGP+HS's blocks: the inducing inputs (m × D), then `pseudo_noise` h as logarithms.
@@ -78,6 +79,7 @@ const HETERO_BLOCKS: [TailBlock; 2] = [
         name: PseudoNoise::NAME,
         transform: Transform::Log,
         len: None,
+        holds: Holds::Table(PseudoNoise::NAME),
     },
 ];
 

@@ -23,7 +23,7 @@ use crate::kernel::{KernelKind, spectral};
 use crate::likelihood::Adjoints;
 use crate::linalg::{self, Jitter};
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, required_matrix};
-use crate::params::{TailBlock, Transform};
+use crate::params::{Holds, TailBlock, Transform};
 use crate::run_context::RunContext;
 use crate::run_spec::{ApproxKind, MethodOptions, RunSpec, SpectralInit, Stage};
 use nalgebra::DMatrix;
@@ -323,6 +323,7 @@ impl Family for SpectralPoints {
                 name: "spectral_points",
                 transform: Transform::Own,
                 len: None,
+                holds: Holds::ByTransform,
             }]
         } else {
             &[]

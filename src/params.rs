@@ -43,18 +43,6 @@ pub enum Transform {
     Own,
 }
 
-impl Transform {
-    pub fn describe(self) -> String {
-        match self {
-            Transform::Log => "log".into(),
-            Transform::LogAbove(f) if f > 0.0 => format!("log(v − {f:.3e})"),
-            Transform::LogAbove(_) => "log".into(),
-            Transform::Identity => "identity".into(),
-            Transform::Own => "the family's".into(),
-        }
-    }
-}
-
 /// How a fixed block of a method's own keeps its values: unpacking θ passes them
 /// through their transform, which may move them by a rounding.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -216,6 +216,7 @@ impl Method for Exact {
 /// (the subset initialisation the inter-domain and PSDS papers use on pumadyn-32nm),
 /// with the kernel `kernel`.
 /// Reports its iterations as the `SubsetInit` phase and stops when the run is cancelled.
+#[allow(clippy::too_many_arguments)] // the subset fit's settings and the run's fixed values
 pub fn hyper_from_subset(
     data: &TrainData,
     n_sub: usize,

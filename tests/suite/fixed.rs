@@ -10,8 +10,8 @@ use nalgebra::DVector;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use sgpw::data::Dataset;
-use sgpw::methods::{self, Method};
 use sgpw::methods::hyper::FreeProblem;
+use sgpw::methods::{self, Method};
 use sgpw::model_file::ModelFile;
 use sgpw::params::{ParamLayout, Transform};
 use sgpw::run_context::RunContext;
@@ -130,10 +130,14 @@ fn every_lbfgs_method_holds_any_fixed_block_and_fits_the_others() {
                 assert_eq!(bits(&theta[r.clone()]), bits(&theta0[r0.clone()]), "{what}");
             }
             assert_eq!(fitted.fixed, [block.name], "{what}");
-            let moved = layout.blocks().iter().filter(|b| b.name != block.name).any(|b| {
-                let rb = after.range(b.name);
-                bits(&theta[rb]) != bits(&theta0[b.range.clone()])
-            });
+            let moved = layout
+                .blocks()
+                .iter()
+                .filter(|b| b.name != block.name)
+                .any(|b| {
+                    let rb = after.range(b.name);
+                    bits(&theta[rb]) != bits(&theta0[b.range.clone()])
+                });
             assert!(moved, "{what}: nothing else was fitted");
         }
         // the shared values themselves, all four at once
@@ -242,10 +246,16 @@ fn a_run_holds_fixed_values_through_both_starts_and_files_them() {
         model.hyper.noise_variance.to_bits(),
         unfitted.model.hyper.noise_variance.to_bits()
     );
-    assert_ne!(model.hyper.signal_variance, unfitted.model.hyper.signal_variance);
+    assert_ne!(
+        model.hyper.signal_variance,
+        unfitted.model.hyper.signal_variance
+    );
 
     let text = model.to_toml().expect("writes");
-    assert!(text.contains("fixed = [\"noise_variance\", \"lengthscales\"]"), "{text}");
+    assert!(
+        text.contains("fixed = [\"noise_variance\", \"lengthscales\"]"),
+        "{text}"
+    );
     let dir = tempfile::tempdir().expect("dir");
     let path = dir.path().join("model.toml");
     std::fs::write(&path, &text).expect("writes");
@@ -258,7 +268,10 @@ fn a_run_holds_fixed_values_through_both_starts_and_files_them() {
         Ok(_) => panic!("an unknown fixed block passed"),
         Err(e) => e.to_string(),
     };
-    let line = 1 + bad.lines().position(|l| l.starts_with("fixed")).expect("a line");
+    let line = 1 + bad
+        .lines()
+        .position(|l| l.starts_with("fixed"))
+        .expect("a line");
     assert!(
         e.contains(&format!("line {line}"))
             && e.contains("'lengthscale' is not a parameter block")
@@ -266,11 +279,9 @@ fn a_run_holds_fixed_values_through_both_starts_and_files_them() {
         "{e}"
     );
     // a model without the key writes none
-    let plain: ModelFile = ModelFile::parse(&text.replace(
-        "fixed = [\"noise_variance\", \"lengthscales\"]\n",
-        "",
-    ))
-    .expect("reads");
+    let plain: ModelFile =
+        ModelFile::parse(&text.replace("fixed = [\"noise_variance\", \"lengthscales\"]\n", ""))
+            .expect("reads");
     assert!(!plain.to_toml().expect("writes").contains("fixed"));
 }
 
@@ -308,9 +319,14 @@ fn fix_is_one_declared_option_checked_against_the_method() {
     assert!(e.contains("only signal_variance"), "{e}");
     let e = refused("fitc", "fix = [\"rq_alpha\"]");
     assert!(e.contains("no parameter block 'rq_alpha'"), "{e}");
-    spec("fitc", 6, common::options("kernel = \"rq\"\nfix = [\"rq_alpha=2\"]"), 10)
-        .check(100)
-        .expect("rq has rq_alpha");
+    spec(
+        "fitc",
+        6,
+        common::options("kernel = \"rq\"\nfix = [\"rq_alpha=2\"]"),
+        10,
+    )
+    .check(100)
+    .expect("rq has rq_alpha");
     let e = refused(
         "vfe",
         "fix = [\"noise_variance=0.1\"]\ninit_noise_variance = 0.2",

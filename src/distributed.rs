@@ -791,6 +791,8 @@ fn start_model(
         model.noise_floor = Some(f);
         model.hyper.noise_variance = model.hyper.noise_variance.max(2.0 * f);
     }
+    methods::start::pins(sample, &spec.options, shared.standardize.as_ref())?
+        .apply_checked(&mut model)?;
     Ok(model)
 }
 

@@ -41,6 +41,10 @@ pub struct ModelFile {
     /// = no floor.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise_floor: Option<f64>,
+    /// The parameter blocks the fit held fixed (`--fix`; `crate::params`), at the values
+    /// the file gives; absent = none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fixed: Vec<String>,
     /// Input columns the model was fitted on, in order (used to read prediction inputs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inputs: Option<Vec<String>>,
@@ -358,6 +362,7 @@ impl ModelFile {
             approx: None,
             alpha: None,
             noise_floor: None,
+            fixed: Vec::new(),
             inputs: None,
             target: None,
             standardize: None,

@@ -187,6 +187,7 @@ pub const GENERAL_OPTIONS: &[&str] = &[
     "init_lengthscales",
     "init_signal_variance",
     "init_noise_variance",
+    "fix",
 ];
 
 /// Every option a run can carry. Keys a method does not read are rejected when the
@@ -359,6 +360,15 @@ pub struct MethodOptions {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub init_noise_variance: Option<f64>,
+    /// Methods fitted by L-BFGS (all but svgp, rvm, nystrom and greedy without --adapt):
+    /// parameter blocks held fixed, left out of the optimisation: a name holds the block
+    /// at its start (e.g. lengthscales, inducing_inputs), name=value holds a shared one at
+    /// a value in the data's units (noise_variance=0.01; signal_variance, lengthscales,
+    /// rq_alpha too). Repeat it or separate with commas; an unknown name lists the
+    /// method's blocks. The value stays in the model file's `fixed` list.
+    #[arg(long, value_delimiter = ',', value_name = "BLOCK[=VALUE]")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix: Option<Vec<crate::fix::Fix>>,
     /// svgp: points per minibatch B (default min(n, 256)); each step's ELBO estimate is
     /// n/B times the batch's sum.
     #[arg(long)]
@@ -619,6 +629,23 @@ impl MethodOptions {
                  init_lengthscales / init_signal_variance / init_noise_variance, not both",
                 flag(key)
             ));
+        }
+        for f in self.fix.iter().flatten().filter(|f| f.value.is_some()) {
+            let init = match f.name.as_str() {
+                "lengthscales" => self.init_lengthscales.is_some(),
+                "signal_variance" => self.init_signal_variance.is_some(),
+                "noise_variance" => self.init_noise_variance.is_some(),
+                _ => false,
+            };
+            if init {
+                return Err(format!(
+                    "fix{}: '{f}' gives {} its value; leave out init_{}{}",
+                    flag("fix"),
+                    f.name,
+                    f.name,
+                    flag(&format!("init_{}", f.name))
+                ));
+            }
         }
         if self.inducing_inputs.is_some() && self.inducing_init.is_some() {
             return Err(format!(
@@ -1206,6 +1233,10 @@ impl RunSpec {
         if let Some(v) = o.init_noise_variance {
             tag(format!("nv{v}"));
         }
+        if let Some(fixes) = o.fix.as_deref().filter(|f| !f.is_empty()) {
+            let names: Vec<String> = fixes.iter().map(|f| f.to_string()).collect();
+            tag(format!("fix-{}", names.join("+")));
+        }
         if let Some(b) = o.batch {
             tag(format!("b{b}"));
         }
@@ -1277,6 +1308,7 @@ mod tests {
                 "init_lengthscales",
                 "init_signal_variance",
                 "init_noise_variance",
+                "fix",
                 "batch",
                 "epochs",
                 "optimizer",

@@ -616,6 +616,8 @@ pub(crate) fn start_model(
         model.noise_floor = Some(f);
         model.hyper.noise_variance = model.hyper.noise_variance.max(2.0 * f);
     }
+    methods::start::pins(td, &spec.options, model.standardize.as_ref())?
+        .apply_checked(&mut model)?;
     Ok(model)
 }
 
@@ -663,6 +665,8 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
     ctx.set_offset(offset);
     ctx.set_positive(spec.options.positive());
     let floor = noise_floor(opts, &td);
+    // the blocks --fix holds, at one value for every start (the subset fits' included)
+    let pins = methods::start::pins(&td, opts, standardize.as_ref())?;
     let start_from =
         |hyper: Option<Hyper>, rng: &mut ChaCha8Rng, ctx: &RunContext| -> Result<ModelFile> {
             start_model(
@@ -711,6 +715,7 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
             td.y.len().min(methods::start::COLLAPSE_SUBSET),
             opts.kernel.unwrap_or_default(),
             methods::start::SUBSET_ITERS,
+            &pins,
             ctx,
             rng,
         )

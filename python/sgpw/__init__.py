@@ -171,7 +171,10 @@ def fit(
     them. ``Z``, an (m, D) array in X's units, is where the inducing inputs start
     (``--inducing-inputs``: fitc, vfe, dtc, pep, spgp-hs, svgp); m defaults to its rows.
     ``lengthscales=``, ``signal_variance=``, ``noise_variance=`` start the
-    hyperparameters, in the data's units (the units of ``Model.params``). The fit runs with the GIL released on ``threads`` threads (None: every core;
+    hyperparameters, in the data's units (the units of ``Model.params``). ``fix=`` holds
+    parameter blocks fixed (``--fix``): ``"lengthscales"`` at their start,
+    ``"noise_variance=0.01"`` at a value in the data's units, a list of such, or a dict
+    ``{"noise_variance": 0.01, "inducing_inputs": None}``; ``Model.fixed`` lists them. The fit runs with the GIL released on ``threads`` threads (None: every core;
     1: one); Ctrl-C raises KeyboardInterrupt. ``callback(iteration, objective)`` is
     called for each iteration of the fit (objective on the raw target scale), and with
     the default two starts for each iteration of the second start's fit after it,
@@ -187,6 +190,8 @@ def fit(
         X_test = _matrix(X_test, "X_test")
         y_test = _vector(y_test, "y_test")
     _check_keywords(options, "fit")
+    if isinstance(options.get("fix"), dict):
+        options["fix"] = [k if v is None else f"{k}={v!r}" for k, v in options["fix"].items()]
     settings = dict(method=method, m=m, seed=seed, iterations=iterations, standardize=standardize)
     settings.update(options)
     # the Python names of the starting values are their session keys for the parser
@@ -275,6 +280,12 @@ class Model:
     def inputs(self):
         """The input columns the model takes, in order."""
         return self._core.inputs
+
+    @property
+    def fixed(self):
+        """The parameter blocks the fit held fixed (``fix=``), e.g. ``["noise_variance"]``;
+        their values are in ``params``."""
+        return self._core.fixed
 
     @property
     def dim(self):

@@ -44,6 +44,12 @@ impl Model {
     }
 
     /// The number of input columns the model takes.
+    /// The parameter blocks the fit held fixed (`fix=`), as the model file lists them.
+    #[getter]
+    fn fixed(&self) -> Vec<String> {
+        self.predictor.model().fixed.clone()
+    }
+
     #[getter]
     fn dim(&self) -> usize {
         self.predictor.dim()

@@ -236,6 +236,7 @@ fn report(
             "collapsed": r.model.hyper.collapsed().is_some(),
             "collapse_restart": r.model.fit.as_ref().and_then(|f| f.collapse_restart.as_ref()),
             "second_start": r.model.fit.as_ref().and_then(|f| f.second_start.as_ref()),
+            "fixed": r.model.fixed,
             "notes": data.notes,
         }))?;
     } else {
@@ -292,6 +293,9 @@ fn report(
         if let Some(c) = r.model.fit.as_ref().and_then(|f| f.second_start.as_ref()) {
             crate::outln!("starts      {}", c.note())?;
         }
+        if !r.model.fixed.is_empty() {
+            crate::outln!("fixed       {}", fixed_note(r))?;
+        }
         if let Some(note) = r.model.hyper.collapse_note() {
             crate::outln!("warning     {note}")?;
         }
@@ -300,4 +304,30 @@ fn report(
         }
     }
     Ok(())
+}
+
+/// The blocks the fit held fixed, the shared ones with their values in the data's units
+/// ("noise_variance 0.01, inducing_inputs").
+fn fixed_note(r: &train::FitResult) -> String {
+    let h = r.predictor.hyper_in_data_units();
+    let value = |name: &str| match name {
+        crate::params::SIGNAL_VARIANCE => Some(format!("{:.6}", h.signal_variance)),
+        crate::params::NOISE_VARIANCE => Some(format!("{:.6}", h.noise_variance)),
+        crate::params::RQ_ALPHA => r.model.hyper.rq_alpha.map(|a| format!("{a:.6}")),
+        crate::params::LENGTHSCALES => h.lengthscales.as_ref().map(|l| {
+            let v: Vec<String> = l.iter().map(|x| format!("{x:.6}")).collect();
+            v.join(",")
+        }),
+        _ => None,
+    };
+    let parts: Vec<String> = r
+        .model
+        .fixed
+        .iter()
+        .map(|n| match value(n) {
+            Some(v) => format!("{n} {v}"),
+            None => n.clone(),
+        })
+        .collect();
+    format!("{} (held, not fitted)", parts.join(", "))
 }

@@ -36,6 +36,7 @@ use crate::likelihood::Adjoints;
 use crate::linalg::{self, Jitter};
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, required_matrix};
 use crate::optim::{Outcome, Stop};
+use crate::params::{Holds, TailBlock, Transform};
 use crate::run_context::{Phase, RunContext};
 use crate::run_spec::ApproxKind;
 use nalgebra::{DMatrix, SymmetricEigen};
@@ -217,9 +218,43 @@ pub fn tie_weights(lambda: &[f64]) -> Vec<f64> {
 
 /// The model as the SE pseudo-input method `name` (dtc or fitc) with B as its
 /// inducing inputs: the DTC/FITC tie of an EigenGP model.
+/// EigenGP's blocks after the shared ones: the weights as logarithms (where the model
+/// has them), then the basis points B (m × D).
+const EIGEN_BLOCKS: [TailBlock; 2] = [
+    TailBlock {
+        name: "eigen_weights",
+        transform: Transform::Log,
+        holds: Holds::Table(Eigen::NAME),
+        len: Some(|model| {
+            model
+                .tables
+                .get(Eigen::NAME)
+                .and_then(|t| t.get("weights"))
+                .and_then(|w| w.as_array())
+                .map_or(0, |w| w.len())
+        }),
+    },
+    TailBlock {
+        name: "basis_points",
+        transform: Transform::Identity,
+        len: None,
+        holds: Holds::ByTransform,
+    },
+];
+
 pub fn as_pseudo(model: &ModelFile, name: &str) -> ModelFile {
     let mut p = model.clone();
     p.method = name.to_string();
+    // the basis points are the pseudo-inputs; the weights are not in the tie
+    p.fixed = model
+        .fixed
+        .iter()
+        .filter(|f| f.as_str() != "eigen_weights")
+        .map(|f| match f.as_str() {
+            "basis_points" => "inducing_inputs".to_string(),
+            _ => f.clone(),
+        })
+        .collect();
     // [basis] and [inducing] hold the same `points`
     if let Some(points) = p.tables.remove(Basis::NAME) {
         p.tables.insert(Inducing::NAME.to_string(), points);
@@ -398,6 +433,10 @@ impl Family for EigenBasis {
             });
         }
         Ok(model)
+    }
+
+    fn tail_blocks(&self) -> &'static [TailBlock] {
+        &EIGEN_BLOCKS
     }
 
     fn check(&self, model: &ModelFile) -> Result<usize> {

@@ -11,6 +11,7 @@ use crate::kernel::KernelKind;
 use crate::likelihood::{LatentPrior, Posterior};
 use crate::linalg::{self, Jitter};
 use crate::model_file::{Hyper, ModelFile};
+use crate::params::Pins;
 use crate::run_context::{Phase, RunContext};
 use crate::run_spec::{LengthscaleStart, MethodOptions};
 use nalgebra::{DMatrix, DVector};
@@ -95,6 +96,9 @@ impl Method for Exact {
 
     fn init_uses_seed(&self, _options: &MethodOptions) -> bool {
         false
+    }
+    fn fits_by_lbfgs(&self, _options: &MethodOptions) -> bool {
+        true
     }
     fn seed_help(&self) -> &'static str {
         "deterministic start (the defaults of docs/methods.md §0.4); the seed matters only with \
@@ -212,18 +216,20 @@ impl Method for Exact {
 /// (the subset initialisation the inter-domain and PSDS papers use on pumadyn-32nm),
 /// with the kernel `kernel`.
 /// Reports its iterations as the `SubsetInit` phase and stops when the run is cancelled.
+#[allow(clippy::too_many_arguments)] // the subset fit's settings and the run's fixed values
 pub fn hyper_from_subset(
     data: &TrainData,
     n_sub: usize,
     kernel: KernelKind,
     iters: usize,
     start: LengthscaleStart,
+    pins: &Pins,
     ctx: &RunContext,
     rng: &mut ChaCha8Rng,
 ) -> Result<Hyper> {
     let sub = subset(data, n_sub, rng);
     let hyper = default_hyper(&sub, start).with_kernel(kernel);
-    Ok(fit_on(&sub, hyper, iters, ctx)?.0)
+    Ok(fit_on(&sub, hyper, iters, pins, ctx)?.0)
 }
 
 /// The starts of [`hyper_from_subset_starts`]: the half-range lengthscales of §0.4 times
@@ -256,6 +262,7 @@ pub fn hyper_from_subset_starts(
     n_sub: usize,
     kernel: KernelKind,
     iters: usize,
+    pins: &Pins,
     ctx: &RunContext,
     rng: &mut ChaCha8Rng,
 ) -> Result<(Hyper, String)> {
@@ -263,7 +270,7 @@ pub fn hyper_from_subset_starts(
     let mut best: Option<(Hyper, f64, String)> = None;
     for (start, name) in subset_starts(&sub, kernel) {
         // a start the exact GP cannot evaluate (a numerical failure) is passed over
-        let Ok((hyper, f)) = fit_on(&sub, start, iters, ctx) else {
+        let Ok((hyper, f)) = fit_on(&sub, start, iters, pins, ctx) else {
             ctx.exec.check()?;
             continue;
         };
@@ -279,10 +286,18 @@ pub fn hyper_from_subset_starts(
     })
 }
 
-/// The exact GP on `sub` from `hyper`, `iters` iterations as the `SubsetInit` phase: its
-/// hyperparameters and final NLML (model units).
-fn fit_on(sub: &TrainData, hyper: Hyper, iters: usize, ctx: &RunContext) -> Result<(Hyper, f64)> {
-    let model = ModelFile::new("full", hyper);
+/// The exact GP on `sub` from `hyper`, `iters` iterations as the `SubsetInit` phase, the
+/// run's fixed σ0², ℓ, α, σ² (`pins`) held: its hyperparameters and final NLML (model
+/// units).
+fn fit_on(
+    sub: &TrainData,
+    hyper: Hyper,
+    iters: usize,
+    pins: &Pins,
+    ctx: &RunContext,
+) -> Result<(Hyper, f64)> {
+    let mut model = ModelFile::new("full", hyper);
+    pins.apply(&mut model, true);
     let n = Exact.pack(&model).len();
     let (fitted, outcome) = fit_free(
         &Exact,

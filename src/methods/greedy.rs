@@ -1060,6 +1060,9 @@ impl Method for Greedy {
     fn second_start(&self, options: &MethodOptions) -> bool {
         options.adapt.is_some()
     }
+    fn fits_by_lbfgs(&self, options: &MethodOptions) -> bool {
+        options.adapt.is_some_and(|k| k > 0)
+    }
     fn summary(&self) -> &'static str {
         "greedy basis selection for DTC (Keerthi & Chu, NIPS 2005): m = d_max training points \
          chosen one at a time by --select rand|info|kappa|dmax|sb (default dmax) at fixed \

@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::kernel::KernelGrad;
 use crate::model_file::{Hyper, ModelFile};
 use crate::optim::{self, Outcome};
+use crate::params::{Head, ParamLayout};
 use crate::run_context::{Phase, RunContext};
 use crate::run_spec::{LengthscaleStart, Positive};
 use nalgebra::DMatrix;
@@ -35,66 +36,33 @@ pub fn default_hyper(data: &TrainData, start: LengthscaleStart) -> Hyper {
     Hyper::se(sf2, lengthscales, sf2 / 4.0)
 }
 
-/// Pack σ0², ℓ, the kernel's shape (rq's α), σ² as logarithms (the shared head of
-/// most parameter vectors); with a noise floor f, σ² is packed as log(σ² − f), so no
-/// step can take it below f.
+/// Pack σ0², ℓ, the kernel's shape (rq's α), σ² as logarithms: the shared blocks of
+/// [`crate::params`] at the head of every parameter vector; with a noise floor f, σ² is
+/// packed as log(σ² − f), so no step can take it below f.
 pub fn pack_hyper(model: &ModelFile, out: &mut Vec<f64>) {
-    out.push(model.hyper.signal_variance.ln());
-    out.extend(model.hyper.lengthscales.iter().map(|l| l.ln()));
-    out.extend(model.hyper.rq_alpha.map(f64::ln));
-    out.push((model.hyper.noise_variance - noise_floor(model)).ln());
+    Head::pack(model, out)
 }
 
 /// The length of the packed head [log σ0², log ℓ, log α (rq), log σ²].
 pub fn head_len(model: &ModelFile) -> usize {
-    model.hyper.lengthscales.len() + model.hyper.rq_alpha.map_or(0, |_| 1) + 2
+    Head::of(model).len()
 }
 
-/// The gradient of the packed head, in [`pack_hyper`]'s order, from the kernel's
-/// contractions `grads` (e.g. Kuf's and Kuu's) and what else the family adds to
-/// ∂/∂log σ0² (`extra_signal`: the prior diagonal, the jitter) and ∂/∂σ² (`d_noise`).
+/// The gradient of the packed head ([`Head::grad`]).
 pub fn head_grad(
     model: &ModelFile,
     grads: &[&KernelGrad],
     extra_signal: f64,
     d_noise: f64,
 ) -> Vec<f64> {
-    let mut out = Vec::with_capacity(head_len(model));
-    out.push(grads.iter().map(|g| g.log_signal_variance).sum::<f64>() + extra_signal);
-    for d in 0..model.hyper.lengthscales.len() {
-        out.push(grads.iter().map(|g| g.log_lengthscales[d]).sum());
-    }
-    for s in 0..model.hyper.kernel.shape_len() {
-        out.push(grads.iter().map(|g| g.log_shape[s]).sum());
-    }
-    out.push(noise_grad(model, d_noise));
-    out
+    Head::grad(model, grads, extra_signal, d_noise)
 }
 
-/// The model's noise floor (0 when it has none).
-pub fn noise_floor(model: &ModelFile) -> f64 {
-    model.noise_floor.unwrap_or(0.0)
-}
-
-/// ∂/∂θ of the packed noise parameter θ = log(σ² − floor), from ∂/∂σ².
-pub fn noise_grad(model: &ModelFile, d_noise: f64) -> f64 {
-    d_noise * (model.hyper.noise_variance - noise_floor(model))
-}
+pub use crate::params::{noise_floor, noise_grad};
 
 /// Inverse of [`pack_hyper`]; returns the number of entries read.
 pub fn unpack_hyper(theta: &[f64], model: &mut ModelFile) -> usize {
-    let d = model.hyper.lengthscales.len();
-    model.hyper.signal_variance = theta[0].exp();
-    for (l, t) in model.hyper.lengthscales.iter_mut().zip(&theta[1..=d]) {
-        *l = t.exp();
-    }
-    let mut at = d + 1;
-    if let Some(a) = model.hyper.rq_alpha.as_mut() {
-        *a = theta[at].exp();
-        at += 1;
-    }
-    model.hyper.noise_variance = noise_floor(model) + theta[at].exp();
-    at + 1
+    Head::unpack(theta, model)
 }
 
 /// σ0², ℓ, σ² as logarithms followed by a matrix of locations (pseudo-inputs,
@@ -144,7 +112,123 @@ pub fn fit_all<M: Method + ?Sized>(
     )
 }
 
-/// Minimise over the packed entries `free` only, the others held at their values.
+/// The problem L-BFGS solves when it fits some packed entries of a model: the
+/// optimiser's vector u holds the free entries only (none of a fixed block's), the
+/// log-packed head mapped to `--positive`'s parameterisation.
+pub struct FreeProblem<'a, M: Method + ?Sized> {
+    method: &'a M,
+    model: &'a ModelFile,
+    /// θ at the start: what the entries u does not hold keep.
+    full: Vec<f64>,
+    layout: ParamLayout,
+    /// The entries of θ that u holds, in order.
+    free: Vec<usize>,
+    /// The entries below this are the head `--positive` reparameterises.
+    head_end: usize,
+    positive: Positive,
+}
+
+impl<'a, M: Method + ?Sized> FreeProblem<'a, M> {
+    /// Fit the entries `free` of `model`'s θ, less those of its fixed blocks.
+    pub fn new(
+        method: &'a M,
+        model: &'a ModelFile,
+        free: Range<usize>,
+        positive: Positive,
+    ) -> FreeProblem<'a, M> {
+        let full = method.pack(model);
+        let layout = ParamLayout::new(model, method.tail_blocks(), full.len());
+        let free = layout.free(free);
+        let head_end = positive_head_end(model, &full);
+        FreeProblem {
+            method,
+            model,
+            full,
+            layout,
+            free,
+            head_end,
+            positive,
+        }
+    }
+
+    pub fn layout(&self) -> &ParamLayout {
+        &self.layout
+    }
+
+    /// The entries of θ the optimiser moves.
+    pub fn free(&self) -> &[usize] {
+        &self.free
+    }
+
+    /// The optimiser's starting point.
+    pub fn x0(&self) -> Vec<f64> {
+        self.free
+            .iter()
+            .map(|&i| {
+                if i < self.head_end {
+                    self.positive.from_log(self.full[i])
+                } else {
+                    self.full[i]
+                }
+            })
+            .collect()
+    }
+
+    /// θ at the optimiser's point u.
+    pub fn theta(&self, u: &[f64]) -> Vec<f64> {
+        let mut theta = self.full.clone();
+        for (&i, v) in self.free.iter().zip(u) {
+            theta[i] = *v;
+        }
+        for &i in self.free.iter().take_while(|&&i| i < self.head_end) {
+            theta[i] = self.positive.log_of(theta[i]);
+        }
+        theta
+    }
+
+    /// θ written into `into` (a copy of the starting model), the fixed blocks exactly
+    /// at their values.
+    pub fn unpack_into(&self, theta: &[f64], into: &mut ModelFile) {
+        self.method.unpack(theta, into);
+        if self.layout.any_fixed() {
+            self.layout.hold_fixed(self.model, into);
+        }
+    }
+
+    /// The model at the optimiser's point u.
+    pub fn model_at(&self, u: &[f64]) -> ModelFile {
+        let mut m = self.model.clone();
+        self.unpack_into(&self.theta(u), &mut m);
+        m
+    }
+
+    /// The objective and its gradient in u, the model built in `scratch`.
+    pub fn eval(
+        &self,
+        u: &[f64],
+        data: &TrainData,
+        scratch: &mut ModelFile,
+        exec: &crate::exec::Exec,
+    ) -> Result<(f64, Vec<f64>)> {
+        let theta = self.theta(u);
+        // unpack from the starting model each time: psds reads its points back from
+        // w ⊙ ℓ, and a reused scratch would let them drift by rounding, so the final
+        // model would not be bitwise the point the line search accepted
+        scratch.clone_from(self.model);
+        self.unpack_into(&theta, scratch);
+        self.method.objective(scratch, data, exec).map(|o| {
+            let mut g: Vec<f64> = self.free.iter().map(|&i| o.grad[i]).collect();
+            let in_head = self.free.iter().take_while(|&&i| i < self.head_end).count();
+            for k in 0..in_head {
+                g[k] *= self.positive.dlog_du(u[k]);
+            }
+            (o.nlml, g)
+        })
+    }
+}
+
+/// Minimise over the packed entries `free` only, the others held at their values;
+/// the entries of blocks the model fixes ([`ParamLayout::free`]) are never among them.
 /// Iteration numbers reported to the context continue from `continues` (see
 /// [`RunContext::on_iter`]).
 #[allow(clippy::too_many_arguments)]
@@ -158,45 +242,9 @@ pub fn fit_free<M: Method + ?Sized>(
     continues: Option<usize>,
     ctx: &RunContext,
 ) -> Result<(ModelFile, Outcome)> {
-    let full = method.pack(&model);
-    // the optimiser's coordinates: the packed ones, with the log-packed head mapped to
-    // `--positive`'s parameterisation (only where the head is pack_hyper's)
-    let head = positive_head(&model, &full, free.clone());
-    let positive = ctx.positive();
-    let to_theta = |u: &[f64]| {
-        let mut theta = full.clone();
-        theta[free.clone()].copy_from_slice(u);
-        for i in head.clone() {
-            theta[i] = positive.log_of(theta[i]);
-        }
-        theta
-    };
-    let x0: Vec<f64> = free
-        .clone()
-        .map(|i| {
-            if head.contains(&i) {
-                positive.from_log(full[i])
-            } else {
-                full[i]
-            }
-        })
-        .collect();
+    let problem = FreeProblem::new(method, &model, free, ctx.positive());
     let mut scratch = model.clone();
-    let objective = |sub: &[f64]| {
-        let theta = to_theta(sub);
-        // unpack from the starting model each time: psds reads its points back from
-        // w ⊙ ℓ, and a reused scratch would let them drift by rounding, so the final
-        // model would not be bitwise the point the line search accepted
-        scratch.clone_from(&model);
-        method.unpack(&theta, &mut scratch);
-        method.objective(&scratch, data, &ctx.exec).map(|o| {
-            let mut g = o.grad[free.clone()].to_vec();
-            for i in head.clone() {
-                g[i - free.start] *= positive.dlog_du(sub[i - free.start]);
-            }
-            (o.nlml, g)
-        })
-    };
+    let objective = |u: &[f64]| problem.eval(u, data, &mut scratch, &ctx.exec);
     let options = optim::Options {
         max_iters: iters,
         ..Default::default()
@@ -206,17 +254,14 @@ pub fn fit_free<M: Method + ?Sized>(
         let mut control = report(it);
         let at = it.iteration + continues.unwrap_or(0);
         if control == optim::Control::Continue && ctx.observes(phase, at) {
-            let theta = to_theta(&it.x);
-            let mut reached = model.clone();
-            method.unpack(&theta, &mut reached);
-            control = ctx.observe(at, &reached);
+            control = ctx.observe(at, &problem.model_at(&it.x));
         }
         control
     };
-    let outcome = optim::minimize(objective, &x0, &options, &mut on_iter)?;
-    let theta = to_theta(&outcome.x);
-    let mut fitted = model;
-    method.unpack(&theta, &mut fitted);
+    let outcome = optim::minimize(objective, &problem.x0(), &options, &mut on_iter)?;
+    let theta = problem.theta(&outcome.x);
+    let mut fitted = model.clone();
+    problem.unpack_into(&theta, &mut fitted);
     Ok((
         fitted,
         Outcome {
@@ -226,10 +271,10 @@ pub fn fit_free<M: Method + ?Sized>(
     ))
 }
 
-/// The entries of `free` that hold the log-packed head [log σ0², log ℓ, log α,
-/// log(σ² − floor)]: those `--positive` reparameterises. Empty when the method's
+/// Where the log-packed head [log σ0², log ℓ, log α, log(σ² − floor)] ends in `full`:
+/// the entries below it are those `--positive` reparameterises. 0 when the method's
 /// vector does not begin with [`pack_hyper`]'s head.
-fn positive_head(model: &ModelFile, full: &[f64], free: Range<usize>) -> Range<usize> {
+fn positive_head_end(model: &ModelFile, full: &[f64]) -> usize {
     let mut h = Vec::new();
     pack_hyper(model, &mut h);
     let starts_with_head = full.len() >= h.len()
@@ -237,11 +282,7 @@ fn positive_head(model: &ModelFile, full: &[f64], free: Range<usize>) -> Range<u
             .iter()
             .zip(&h)
             .all(|(a, b)| a.to_bits() == b.to_bits());
-    if starts_with_head {
-        free.start..free.end.min(h.len()).max(free.start)
-    } else {
-        0..0
-    }
+    if starts_with_head { h.len() } else { 0 }
 }
 
 impl Positive {

@@ -21,6 +21,7 @@ use crate::likelihood::{
 use crate::linalg::Jitter;
 use crate::model_file::{Hyper, ModelFile, Witness};
 use crate::optim::Outcome;
+use crate::params::{self, TailBlock};
 use crate::run_context::RunContext;
 use crate::run_spec::{ApproxKind, DataShape, MethodOptions, Naming, RunSpec};
 use crate::scratch::Scratch;
@@ -114,6 +115,16 @@ pub trait Family: Send + Sync + 'static {
     /// Why the family cannot use kernel `kind`, if it cannot ([`Method::refuses_kernel`]).
     fn refuses_kernel(&self, _kind: KernelKind) -> Option<String> {
         None
+    }
+    /// The blocks the family packs after the shared ones ([`Method::tail_blocks`]); by
+    /// default all of them as one block `features`.
+    fn tail_blocks(&self) -> &'static [TailBlock] {
+        std::slice::from_ref(&params::REST)
+    }
+    /// Whether the fit is L-BFGS over the packed parameters ([`Method::fits_by_lbfgs`]):
+    /// true unless the family trains its own way.
+    fn fits_by_lbfgs(&self, _options: &MethodOptions) -> bool {
+        true
     }
     /// Check the family's tables; returns the number of features m.
     fn check(&self, model: &ModelFile) -> Result<usize>;
@@ -775,6 +786,14 @@ impl<F: Family> Method for LowRankMethod<F> {
 
     fn pack(&self, model: &ModelFile) -> Vec<f64> {
         self.family.pack(model)
+    }
+
+    fn tail_blocks(&self) -> &'static [TailBlock] {
+        self.family.tail_blocks()
+    }
+
+    fn fits_by_lbfgs(&self, options: &MethodOptions) -> bool {
+        self.family.fits_by_lbfgs(options)
     }
 
     fn unpack(&self, theta: &[f64], model: &mut ModelFile) {

@@ -11,6 +11,7 @@ use crate::kernel::KernelKind;
 use crate::likelihood::{LatentPrior, Posterior};
 use crate::model_file::{Hyper, ModelFile, Witness};
 use crate::optim::Outcome;
+use crate::params::TailBlock;
 use crate::run_context::RunContext;
 use crate::run_spec::{DataShape, GENERAL_OPTIONS, MethodOptions, Naming, RunSpec};
 use nalgebra::DMatrix;
@@ -115,6 +116,27 @@ pub trait Method: Send + Sync {
     /// training is stochastic (svgp).
     fn second_start(&self, _options: &MethodOptions) -> bool {
         true
+    }
+    /// Whether the fit minimises the objective over the packed parameters with L-BFGS
+    /// (`hyper::fit_free`) with these options: what `--fix` needs (a block is fixed by
+    /// leaving it out of the optimiser's vector). False by default, so a method whose
+    /// training is its own refuses `--fix` rather than ignoring it.
+    fn fits_by_lbfgs(&self, _options: &MethodOptions) -> bool {
+        false
+    }
+    /// The blocks the method packs after the shared ones ([`crate::params`]), in
+    /// order; entries no block declares form one block `features`.
+    fn tail_blocks(&self) -> &'static [TailBlock] {
+        &[]
+    }
+    /// The names of the parameter blocks of this method's models with `kernel`: what
+    /// `--fix` and a model's `fixed` list may name.
+    fn block_names(&self, kernel: KernelKind) -> Vec<&'static str> {
+        crate::params::block_names(
+            self.uses_lengthscales(),
+            kernel == KernelKind::Rq,
+            self.tail_blocks(),
+        )
     }
     /// What the seed does in this method's initialisation, for `--help` and the app.
     fn seed_help(&self) -> &'static str {
@@ -346,6 +368,20 @@ pub fn check_model(method: &dyn Method, model: &ModelFile) -> Result<()> {
             ),
         ));
     }
+    let names = method.block_names(model.hyper.kernel);
+    for (i, name) in model.fixed.iter().enumerate() {
+        if !names.contains(&name.as_str()) || model.fixed[..i].contains(name) {
+            return Err(Error::at(
+                crate::error::Location::key("fixed"),
+                format!(
+                    "fixed: '{name}' is not a parameter block of method '{}' or is named \
+                     twice; its blocks are: {}",
+                    method.name(),
+                    names.join(", ")
+                ),
+            ));
+        }
+    }
     method.check(model)
 }
 
@@ -475,6 +511,22 @@ impl RunSpec {
                 naming.flag("kernel"),
                 method.name()
             )));
+        }
+        if let Some(fixes) = self.options.fix.as_deref().filter(|f| !f.is_empty()) {
+            if !method.fits_by_lbfgs(&self.options) {
+                return Err(Error::input(format!(
+                    "fix{}: method '{}' is not fitted by L-BFGS with these options, so it \
+                     cannot hold a parameter fixed",
+                    naming.flag("fix"),
+                    method.name()
+                )));
+            }
+            crate::params::check_fixes(
+                fixes,
+                &method.block_names(kernel),
+                method.name(),
+                &naming.flag("fix"),
+            )?;
         }
         method.check_options(&self.options, data, naming)?;
         Ok(ValidRunSpec {

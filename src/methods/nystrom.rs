@@ -28,6 +28,7 @@ use crate::likelihood::{LatentPrior, Posterior};
 use crate::linalg;
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness};
 use crate::optim::Outcome;
+use crate::params::TailBlock;
 use crate::run_context::{Phase, RunContext};
 use nalgebra::{DMatrix, DVector};
 use rand_chacha::ChaCha8Rng;
@@ -55,6 +56,17 @@ impl Nystrom {
 impl Method for Nystrom {
     fn second_start(&self, _options: &crate::run_spec::MethodOptions) -> bool {
         self.optimise
+    }
+    fn fits_by_lbfgs(&self, _options: &crate::run_spec::MethodOptions) -> bool {
+        self.optimise
+    }
+    fn tail_blocks(&self) -> &'static [TailBlock] {
+        &[TailBlock {
+            name: "basis_points",
+            transform: crate::params::Transform::Identity,
+            len: None,
+            holds: crate::params::Holds::ByTransform,
+        }]
     }
     fn seed_help(&self) -> &'static str {
         "the basis points are k-means centres from a seeded start (nystrom also fits its \
@@ -120,6 +132,7 @@ impl Method for Nystrom {
                 hyper.kernel,
                 spec.iters,
                 spec.options.lengthscale_start(),
+                &crate::params::Pins::none(), // nystrom refuses --fix
                 ctx,
                 rng,
             )?

@@ -248,6 +248,10 @@ impl Family for PcaPseudo {
         PLAIN.pack(model)
     }
 
+    fn tail_blocks(&self) -> &'static [crate::params::TailBlock] {
+        PLAIN.tail_blocks()
+    }
+
     fn unpack(&self, theta: &[f64], model: &mut ModelFile) {
         PLAIN.unpack(theta, model)
     }

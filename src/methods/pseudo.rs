@@ -20,6 +20,7 @@ use crate::exec::Exec;
 use crate::kernel::Kernel;
 use crate::likelihood::Adjoints;
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, required_matrix};
+use crate::params::{self, Head, Holds, TailBlock, Transform};
 use crate::run_context::RunContext;
 use crate::run_spec::ApproxKind;
 use crate::scratch::Scratch;
@@ -50,6 +51,37 @@ pub struct PseudoNoise {
 impl ModelTable for PseudoNoise {
     const NAME: &'static str = "pseudo_noise";
 }
+
+/// The `inducing_inputs` block: `[inducing] points`, m rows of D values (the rest of θ
+/// unless the family packs more after it).
+pub const INDUCING_INPUTS: TailBlock = TailBlock {
+    name: "inducing_inputs",
+    transform: Transform::Identity,
+    len: None,
+    holds: Holds::ByTransform,
+};
+
+/// SPGP+HS's blocks: the inducing inputs (m × D), then `pseudo_noise` h as logarithms.
+const HETERO_BLOCKS: [TailBlock; 2] = [
+    TailBlock {
+        len: Some(|model| {
+            let rows = model
+                .tables
+                .get(Inducing::NAME)
+                .and_then(|t| t.get("points"))
+                .and_then(|p| p.as_array())
+                .map_or(0, |r| r.len());
+            rows * model.hyper.lengthscales.len()
+        }),
+        ..INDUCING_INPUTS
+    },
+    TailBlock {
+        name: PseudoNoise::NAME,
+        transform: Transform::Log,
+        len: None,
+        holds: Holds::Table(PseudoNoise::NAME),
+    },
+];
 
 /// Where `[inducing] points` is.
 pub fn points_at() -> Location {
@@ -304,6 +336,14 @@ impl Family for PseudoInputs {
         Ok(m)
     }
 
+    fn tail_blocks(&self) -> &'static [TailBlock] {
+        if self.hetero {
+            &HETERO_BLOCKS
+        } else {
+            std::slice::from_ref(&INDUCING_INPUTS)
+        }
+    }
+
     fn pack(&self, model: &ModelFile) -> Vec<f64> {
         let mut theta = pack_hyper_and(model, inducing_points(model).ok());
         if self.hetero {
@@ -448,39 +488,44 @@ impl Family for PseudoInputs {
         let gu = k.grad_in(&z, &z, kuu, &adj.d_kuu, true, true, exec.par, s);
         // D is the kernel's input space (pca-spgp projects the data first)
         let (m, d) = (z.nrows(), z.ncols());
-        // [log σ0², log ℓ, log α (rq), log σ², X̄ (m×D, column-major), log h]
-        let head = super::hyper::head_len(model);
+        // the shared blocks, then X̄ (m×D, column-major), then log h (SPGP+HS)
+        let head = Head::of(model);
+        let points = head.len()..head.len() + m * d;
         if grad.is_empty() {
-            grad.resize(head + m * d + if self.hetero { m } else { 0 }, 0.0);
+            grad.resize(points.end + if self.hetero { m } else { 0 }, 0.0);
         }
-        grad[0] += gf.log_signal_variance
-            + gu.log_signal_variance
-            + kdiag_grad(model, adj)
-            + jitter_grad(parts.jitter, adj.jitter, &adj.d_kuu);
-        for ((g, a), b) in grad[1..=d]
+        for g in &mut grad[head.range(params::SIGNAL_VARIANCE)] {
+            *g += gf.log_signal_variance
+                + gu.log_signal_variance
+                + kdiag_grad(model, adj)
+                + jitter_grad(parts.jitter, adj.jitter, &adj.d_kuu);
+        }
+        for ((g, a), b) in grad[head.range(params::LENGTHSCALES)]
             .iter_mut()
             .zip(&gf.log_lengthscales)
             .zip(&gu.log_lengthscales)
         {
             *g += a + b;
         }
-        for ((g, a), b) in grad[1 + d..head - 1]
+        for ((g, a), b) in grad[head.range(params::RQ_ALPHA)]
             .iter_mut()
             .zip(&gf.log_shape)
             .zip(&gu.log_shape)
         {
             *g += a + b;
         }
-        grad[head - 1] += super::hyper::noise_grad(model, adj.d_noise);
+        for g in &mut grad[head.range(params::NOISE_VARIANCE)] {
+            *g += params::noise_grad(model, adj.d_noise);
+        }
         if let (Some(a), Some(b), Some(c)) = (&gf.a, &gu.a, &gu.b) {
-            let points = a.iter().zip(b.iter()).zip(c.iter());
-            for (g, ((a, b), c)) in grad[head..head + m * d].iter_mut().zip(points) {
+            let sums = a.iter().zip(b.iter()).zip(c.iter());
+            for (g, ((a, b), c)) in grad[points.clone()].iter_mut().zip(sums) {
                 *g += a + b + c;
             }
         }
         if self.hetero {
             let h = pseudo_noise(model, m)?;
-            for (g, v) in grad[head + m * d..]
+            for (g, v) in grad[points.end..]
                 .iter_mut()
                 .zip(pseudo_noise_grad(&h, adj))
             {

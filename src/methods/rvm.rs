@@ -235,6 +235,11 @@ impl Family for RelevanceVectors {
     }
 
     /// [log σ0², log ℓ, (log rq α), log σ², log α_j (M), log α of the bias].
+    /// Its fit is the fast marginal-likelihood loop, not L-BFGS.
+    fn fits_by_lbfgs(&self, _options: &crate::run_spec::MethodOptions) -> bool {
+        false
+    }
+
     fn pack(&self, model: &ModelFile) -> Vec<f64> {
         let mut theta = Vec::new();
         pack_hyper(model, &mut theta);

@@ -23,6 +23,7 @@ use crate::kernel::{KernelKind, spectral};
 use crate::likelihood::Adjoints;
 use crate::linalg::{self, Jitter};
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, required_matrix};
+use crate::params::{Holds, TailBlock, Transform};
 use crate::run_context::RunContext;
 use crate::run_spec::{ApproxKind, MethodOptions, RunSpec, SpectralInit, Stage};
 use nalgebra::DMatrix;
@@ -314,6 +315,19 @@ impl Family for SpectralPoints {
         let mut w = vec![Witness::lengthscales(model)];
         w.extend(Witness::rows(model, Spectral::NAME, "frequencies"));
         w
+    }
+
+    fn tail_blocks(&self) -> &'static [TailBlock] {
+        if self.learn_points {
+            &[TailBlock {
+                name: "spectral_points",
+                transform: Transform::Own,
+                len: None,
+                holds: Holds::ByTransform,
+            }]
+        } else {
+            &[]
+        }
     }
 
     fn pack(&self, model: &ModelFile) -> Vec<f64> {

@@ -7,6 +7,7 @@ use super::method::ValidRunSpec;
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::model_file::{Hyper, ModelFile, Standardize};
+use crate::params::{self, Pins};
 use crate::run_context::{Phase, RunContext};
 use crate::run_spec::{MethodOptions, Naming};
 use nalgebra::DMatrix;
@@ -41,7 +42,8 @@ pub fn initial_hyper(
     rng: &mut ChaCha8Rng,
 ) -> Result<Hyper> {
     let kernel = spec.options.kernel.unwrap_or_default();
-    match spec.options.init_lengthscales_from_subset {
+    let pins = pins(data, &spec.options, units)?;
+    let mut hyper = match spec.options.init_lengthscales_from_subset {
         Some(n) => {
             ctx.enter(Phase::SubsetInit);
             super::exact::hyper_from_subset(
@@ -50,16 +52,56 @@ pub fn initial_hyper(
                 kernel,
                 spec.iters.min(200),
                 spec.options.lengthscale_start(),
+                &pins,
                 ctx,
                 rng,
-            )
+            )?
         }
         None => given_hyper(
             default_hyper(data, spec.options.lengthscale_start()).with_kernel(kernel),
             &spec.options,
             units,
-        ),
+        )?,
+    };
+    pins.apply_hyper(&mut hyper);
+    Ok(hyper)
+}
+
+/// The run's `--fix` as [`Pins`]: the blocks it names, with the values of the shared
+/// ones in model units — the value given (in the data's units, converted as
+/// [`given_hyper`] converts starting values), else the start of docs/methods.md §0.4
+/// with the run's own starting values. Every start of the run holds them, so the
+/// value a block is fixed at does not depend on which start wins.
+pub fn pins(
+    data: &TrainData,
+    options: &MethodOptions,
+    units: Option<&Standardize>,
+) -> Result<Pins> {
+    let Some(fixes) = options.fix.as_deref().filter(|f| !f.is_empty()) else {
+        return Ok(Pins::none());
+    };
+    let kernel = options.kernel.unwrap_or_default();
+    let mut at = given_hyper(
+        default_hyper(data, options.lengthscale_start()).with_kernel(kernel),
+        options,
+        units,
+    )?;
+    let target_scale = units.map_or(1.0, |u| u.target_scale);
+    for f in fixes {
+        let Some(v) = f.value else { continue };
+        match f.name.as_str() {
+            params::SIGNAL_VARIANCE => at.signal_variance = v / (target_scale * target_scale),
+            params::NOISE_VARIANCE => at.noise_variance = v / (target_scale * target_scale),
+            params::RQ_ALPHA => at.rq_alpha = at.rq_alpha.map(|_| v),
+            params::LENGTHSCALES => {
+                for (d, l) in at.lengthscales.iter_mut().enumerate() {
+                    *l = v / units.map_or(1.0, |u| u.input_scale[d]);
+                }
+            }
+            _ => {}
+        }
     }
+    Ok(Pins::new(fixes, &at))
 }
 
 /// `start` with the starting values the run gives in the data's units (lengthscales in
@@ -240,12 +282,15 @@ pub fn hyper_for_fixed_kernel(
     match o.hyper_from_subset.or(fallback) {
         Some(n_sub) => {
             ctx.enter(Phase::SubsetInit);
+            // `hyper` holds the run's fixed values (initial_hyper's)
+            let pins = Pins::new(o.fix.as_deref().unwrap_or_default(), &hyper);
             super::exact::hyper_from_subset(
                 data,
                 n_sub,
                 hyper.kernel,
                 SUBSET_ITERS,
                 o.lengthscale_start(),
+                &pins,
                 ctx,
                 rng,
             )

@@ -12,6 +12,7 @@ mod data_errors;
 mod docs;
 mod eigengp;
 mod faults;
+mod fixed;
 mod fuzz;
 mod greedy;
 mod interdomain;

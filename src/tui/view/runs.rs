@@ -220,6 +220,10 @@ fn details(app: &App) -> Line<'static> {
         };
         spans.push(Span::styled(format!("· {} ", stop.word()), style));
     }
+    if let Some(fixes) = row.spec.options.fix.as_deref().filter(|f| !f.is_empty()) {
+        let names: Vec<String> = fixes.iter().map(|f| f.to_string()).collect();
+        spans.push(Span::raw(format!("· fixed {} ", names.join(", "))));
+    }
     // a deterministic start: another seed repeats this computation, not an independent run
     if !row.spec.seed_dependent() {
         spans.push(Span::styled("· seed-independent ", t.warn()));

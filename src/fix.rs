@@ -1,0 +1,89 @@
+//! What `--fix` (session key `fix`, Python `fix=`) gives: the name of a parameter
+//! block to hold fixed during the fit, and optionally the value to hold it at. A leaf
+//! module, so that the run options can carry it without importing the parameter layout
+//! (`crate::params`), which checks the names against a method's blocks.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+use std::str::FromStr;
+
+/// One `--fix` entry: `noise_variance=0.01` (held at 0.01, in the data's units) or
+/// `lengthscales` (held at its starting value).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fix {
+    pub name: String,
+    pub value: Option<f64>,
+}
+
+impl FromStr for Fix {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Fix, String> {
+        let (name, value) = match text.split_once('=') {
+            Some((n, v)) => (n.trim(), Some(v.trim())),
+            None => (text.trim(), None),
+        };
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
+            return Err(format!(
+                "'{text}' is not a parameter block: give a name such as noise_variance, \
+                 optionally with a value (noise_variance=0.01)"
+            ));
+        }
+        let value = match value {
+            None => None,
+            Some(v) => match v.parse::<f64>() {
+                Ok(x) if x.is_finite() && x > 0.0 => Some(x),
+                _ => {
+                    return Err(format!(
+                        "'{text}': the value '{v}' is not a positive number"
+                    ));
+                }
+            },
+        };
+        Ok(Fix {
+            name: name.to_string(),
+            value,
+        })
+    }
+}
+
+impl fmt::Display for Fix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.value {
+            Some(v) => write!(f, "{}={v}", self.name),
+            None => f.write_str(&self.name),
+        }
+    }
+}
+
+impl Serialize for Fix {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Fix {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Fix, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixes_read_and_write_the_same_text() {
+        for text in ["noise_variance=0.01", "lengthscales", "inducing_inputs"] {
+            let f: Fix = text.parse().expect("parses");
+            assert_eq!(f.to_string(), text);
+        }
+        let f: Fix = " signal_variance = 2 ".parse().expect("spaces");
+        assert_eq!(f.value, Some(2.0));
+        assert!("noise_variance=-1".parse::<Fix>().is_err());
+        assert!("noise_variance=abc".parse::<Fix>().is_err());
+        assert!("".parse::<Fix>().is_err());
+        assert!("Noise".parse::<Fix>().is_err());
+    }
+}

@@ -1,0 +1,485 @@
+//! A model's parameters as named blocks (docs/architecture.md "How to add a
+//! parameter"): each block has a name, a place in the packed vector θ and the
+//! transform that packs it. The shared blocks come first, in this order:
+//!
+//! | block | length | transform |
+//! |---|---|---|
+//! | `signal_variance` σ0² | 1 | log |
+//! | `lengthscales` ℓ | D (none for spgp-dr) | log |
+//! | `rq_alpha` α | 1 with the rq kernel | log |
+//! | `noise_variance` σ² | 1 | log(σ² − floor) |
+//!
+//! then the method's own blocks ([`TailBlock`], e.g. `inducing_inputs`). The layout
+//! alone packs and unpacks the shared blocks and places their gradients; families ask it
+//! for the range of a block by name instead of computing offsets. A fixed block (`--fix`,
+//! a model file's `fixed` list) stays in θ at its value but is left out of the
+//! optimiser's vector ([`ParamLayout::free`]), as GPflow's `set_trainable(False)`.
+
+use crate::error::{Error, Result};
+use crate::fix::Fix;
+use crate::kernel::KernelGrad;
+use crate::model_file::{Hyper, ModelFile};
+use std::ops::Range;
+
+pub const SIGNAL_VARIANCE: &str = "signal_variance";
+pub const LENGTHSCALES: &str = "lengthscales";
+pub const RQ_ALPHA: &str = "rq_alpha";
+pub const NOISE_VARIANCE: &str = "noise_variance";
+/// The name of a family's parameters where the family does not name its blocks.
+pub const FEATURES: &str = "features";
+/// The shared blocks, in their order in θ.
+pub const SHARED: [&str; 4] = [SIGNAL_VARIANCE, LENGTHSCALES, RQ_ALPHA, NOISE_VARIANCE];
+
+/// How a block's values are packed into θ.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Transform {
+    /// θ = log v (positive values).
+    Log,
+    /// θ = log(v − floor): v never goes below the floor (σ² with `--noise-floor`).
+    LogAbove(f64),
+    /// θ = v (locations: inducing inputs, frequencies, projections).
+    Identity,
+    /// Packed by the family in its own way (a mix of the above).
+    Own,
+}
+
+/// How a fixed block of a method's own keeps its values: unpacking θ passes them
+/// through their transform, which may move them by a rounding.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Holds {
+    /// By its transform: exactly for the identity; to a rounding for the family's own
+    /// packing, whose tables may also depend on the shared blocks (smgp's widths
+    /// c² = ℓ² + e^ρ hold ρ, not c).
+    ByTransform,
+    /// Copied back from the model table of this name, which holds the block alone.
+    Table(&'static str),
+}
+
+/// A block a method packs after the shared ones: its name, transform, length in a
+/// model (`None`: the rest of θ) and how a fixed one is kept exactly.
+#[derive(Clone, Copy, Debug)]
+pub struct TailBlock {
+    pub name: &'static str,
+    pub transform: Transform,
+    pub len: Option<fn(&ModelFile) -> usize>,
+    pub holds: Holds,
+}
+
+/// A family's parameters as one block, for families that do not name theirs.
+pub const REST: TailBlock = TailBlock {
+    name: FEATURES,
+    transform: Transform::Own,
+    len: None,
+    holds: Holds::ByTransform,
+};
+
+/// One block of θ.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Block {
+    pub name: &'static str,
+    pub range: Range<usize>,
+    pub transform: Transform,
+    pub fixed: bool,
+    /// How a fixed one is kept exactly (the shared blocks: by their [`Hyper`] field).
+    pub holds: Holds,
+}
+
+/// Where the shared blocks sit in θ: a function of the model's shapes only (D, the
+/// kernel's shape parameters), cheap enough to ask for in every pull-back.
+#[derive(Clone, Copy, Debug)]
+pub struct Head {
+    d: usize,
+    shape: usize,
+}
+
+impl Head {
+    pub fn of(model: &ModelFile) -> Head {
+        Head {
+            d: model.hyper.lengthscales.len(),
+            shape: model.hyper.rq_alpha.map_or(0, |_| 1),
+        }
+    }
+
+    /// The length of the shared blocks together.
+    pub fn len(self) -> usize {
+        self.d + self.shape + 2
+    }
+
+    pub fn is_empty(self) -> bool {
+        false
+    }
+
+    /// The range of shared block `name` (empty for any other name).
+    pub fn range(self, name: &str) -> Range<usize> {
+        match name {
+            SIGNAL_VARIANCE => 0..1,
+            LENGTHSCALES => 1..1 + self.d,
+            RQ_ALPHA => 1 + self.d..1 + self.d + self.shape,
+            NOISE_VARIANCE => 1 + self.d + self.shape..2 + self.d + self.shape,
+            _ => 0..0,
+        }
+    }
+
+    /// Pack σ0², ℓ, α (rq), σ² (see the module's table).
+    pub fn pack(model: &ModelFile, out: &mut Vec<f64>) {
+        out.push(model.hyper.signal_variance.ln());
+        out.extend(model.hyper.lengthscales.iter().map(|l| l.ln()));
+        out.extend(model.hyper.rq_alpha.map(f64::ln));
+        out.push((model.hyper.noise_variance - noise_floor(model)).ln());
+    }
+
+    /// Inverse of [`Head::pack`]; returns the number of entries read.
+    pub fn unpack(theta: &[f64], model: &mut ModelFile) -> usize {
+        let d = model.hyper.lengthscales.len();
+        model.hyper.signal_variance = theta[0].exp();
+        for (l, t) in model.hyper.lengthscales.iter_mut().zip(&theta[1..=d]) {
+            *l = t.exp();
+        }
+        let mut at = d + 1;
+        if let Some(a) = model.hyper.rq_alpha.as_mut() {
+            *a = theta[at].exp();
+            at += 1;
+        }
+        model.hyper.noise_variance = noise_floor(model) + theta[at].exp();
+        at + 1
+    }
+
+    /// The gradient of the shared blocks, in their order, from the kernel's contractions
+    /// `grads` (e.g. Kuf's and Kuu's) and what else the family adds to ∂/∂log σ0²
+    /// (`extra_signal`: the prior diagonal, the jitter) and ∂/∂σ² (`d_noise`).
+    pub fn grad(
+        model: &ModelFile,
+        grads: &[&KernelGrad],
+        extra_signal: f64,
+        d_noise: f64,
+    ) -> Vec<f64> {
+        let mut out = Vec::with_capacity(Head::of(model).len());
+        out.push(grads.iter().map(|g| g.log_signal_variance).sum::<f64>() + extra_signal);
+        for d in 0..model.hyper.lengthscales.len() {
+            out.push(grads.iter().map(|g| g.log_lengthscales[d]).sum());
+        }
+        for s in 0..model.hyper.kernel.shape_len() {
+            out.push(grads.iter().map(|g| g.log_shape[s]).sum());
+        }
+        out.push(noise_grad(model, d_noise));
+        out
+    }
+}
+
+/// The model's noise floor (0 when it has none).
+pub fn noise_floor(model: &ModelFile) -> f64 {
+    model.noise_floor.unwrap_or(0.0)
+}
+
+/// ∂/∂θ of the packed noise parameter θ = log(σ² − floor), from ∂/∂σ².
+pub fn noise_grad(model: &ModelFile, d_noise: f64) -> f64 {
+    d_noise * (model.hyper.noise_variance - noise_floor(model))
+}
+
+/// The blocks of one model's θ, built once per fit.
+#[derive(Clone, Debug)]
+pub struct ParamLayout {
+    blocks: Vec<Block>,
+    len: usize,
+}
+
+impl ParamLayout {
+    /// The layout of `model`'s θ (of length `len`): the shared blocks, then `tail`; the
+    /// blocks named in the model's `fixed` list are fixed.
+    pub fn new(model: &ModelFile, tail: &[TailBlock], len: usize) -> ParamLayout {
+        let head = Head::of(model);
+        let mut blocks = Vec::new();
+        for name in SHARED {
+            let range = head.range(name);
+            if range.is_empty() {
+                continue;
+            }
+            let transform = if name == NOISE_VARIANCE {
+                Transform::LogAbove(noise_floor(model))
+            } else {
+                Transform::Log
+            };
+            blocks.push(Block {
+                name,
+                range,
+                transform,
+                fixed: false,
+                holds: Holds::ByTransform,
+            });
+        }
+        let mut at = head.len().min(len);
+        for t in tail {
+            let n = t.len.map_or(len - at, |f| f(model)).min(len - at);
+            if n > 0 {
+                blocks.push(Block {
+                    name: t.name,
+                    range: at..at + n,
+                    transform: t.transform,
+                    fixed: false,
+                    holds: t.holds,
+                });
+            }
+            at += n;
+        }
+        if at < len {
+            // entries no block declares: the family's, as one block
+            blocks.push(Block {
+                name: FEATURES,
+                range: at..len,
+                transform: Transform::Own,
+                fixed: false,
+                holds: Holds::ByTransform,
+            });
+        }
+        for b in &mut blocks {
+            b.fixed = model.fixed.iter().any(|f| f == b.name);
+        }
+        ParamLayout { blocks, len }
+    }
+
+    pub fn blocks(&self) -> &[Block] {
+        &self.blocks
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The block called `name`, if the model has it.
+    pub fn block(&self, name: &str) -> Option<&Block> {
+        self.blocks.iter().find(|b| b.name == name)
+    }
+
+    /// The range of block `name` in θ (empty where the model has none).
+    pub fn range(&self, name: &str) -> Range<usize> {
+        self.block(name).map_or(0..0, |b| b.range.clone())
+    }
+
+    /// The entries of `within` the optimiser moves: those of no fixed block, in order.
+    pub fn free(&self, within: Range<usize>) -> Vec<usize> {
+        within
+            .filter(|&i| !self.blocks.iter().any(|b| b.fixed && b.range.contains(&i)))
+            .collect()
+    }
+
+    /// Whether any block is fixed.
+    pub fn any_fixed(&self) -> bool {
+        self.blocks.iter().any(|b| b.fixed)
+    }
+
+    /// Put the values of the fixed blocks of `from` into `to` exactly (packing through
+    /// a logarithm and back may move a value by a rounding); `to` is `from` with θ
+    /// unpacked into it.
+    pub fn hold_fixed(&self, from: &ModelFile, to: &mut ModelFile) {
+        for b in self.blocks.iter().filter(|b| b.fixed) {
+            match b.holds {
+                Holds::ByTransform => {}
+                Holds::Table(name) => {
+                    if let Some(t) = from.tables.get(name) {
+                        to.tables.insert(name.to_string(), t.clone());
+                    }
+                }
+            }
+            match b.name {
+                SIGNAL_VARIANCE => to.hyper.signal_variance = from.hyper.signal_variance,
+                LENGTHSCALES => to
+                    .hyper
+                    .lengthscales
+                    .copy_from_slice(&from.hyper.lengthscales),
+                RQ_ALPHA => to.hyper.rq_alpha = from.hyper.rq_alpha,
+                NOISE_VARIANCE => to.hyper.noise_variance = from.hyper.noise_variance,
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The names of the blocks a method's models have, for messages and checks: the
+/// shared ones that apply (`lengthscales` where the method has them, `rq_alpha` with
+/// the rq kernel) and the method's own.
+pub fn block_names(lengthscales: bool, rq: bool, tail: &[TailBlock]) -> Vec<&'static str> {
+    let mut names = vec![SIGNAL_VARIANCE];
+    if lengthscales {
+        names.push(LENGTHSCALES);
+    }
+    if rq {
+        names.push(RQ_ALPHA);
+    }
+    names.push(NOISE_VARIANCE);
+    names.extend(tail.iter().map(|t| t.name));
+    names
+}
+
+/// Check `--fix` entries against the names a method has (`names`): an unknown name, a
+/// name given twice, or a value for one of the method's own blocks is an error listing
+/// what may be given. `flag` names the setting.
+pub fn check_fixes(fixes: &[Fix], names: &[&str], method: &str, flag: &str) -> Result<()> {
+    for (i, f) in fixes.iter().enumerate() {
+        if !names.contains(&f.name.as_str()) {
+            return Err(Error::input(format!(
+                "fix{flag}: method '{method}' has no parameter block '{}'; its blocks are: {}",
+                f.name,
+                names.join(", ")
+            )));
+        }
+        if fixes[..i].iter().any(|g| g.name == f.name) {
+            return Err(Error::input(format!(
+                "fix{flag}: '{}' is given twice",
+                f.name
+            )));
+        }
+        if f.value.is_some() && !SHARED.contains(&f.name.as_str()) {
+            return Err(Error::input(format!(
+                "fix{flag}: '{f}': only {} take a value; '{}' is held at its start \
+                 (give it as '{}')",
+                SHARED.join(", "),
+                f.name,
+                f.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The blocks a run holds fixed and the values of the shared ones among them (model
+/// units): applied to every start of the run, the exact GP's subset fits included, so
+/// no start moves a fixed parameter.
+#[derive(Clone, Debug, Default)]
+pub struct Pins {
+    names: Vec<String>,
+    /// Where the fixed shared blocks are held (the other fields are not read).
+    at: Option<Hyper>,
+}
+
+impl Pins {
+    /// Nothing fixed.
+    pub fn none() -> Pins {
+        Pins::default()
+    }
+
+    /// Hold the blocks of `fixes` fixed, the shared ones at their values in `at`.
+    pub fn new(fixes: &[Fix], at: &Hyper) -> Pins {
+        Pins {
+            names: fixes.iter().map(|f| f.name.clone()).collect(),
+            at: (!fixes.is_empty()).then(|| at.clone()),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    fn holds(&self, name: &str) -> bool {
+        self.names.iter().any(|n| n == name)
+    }
+
+    /// Set the fixed shared values in `h`.
+    pub fn apply_hyper(&self, h: &mut Hyper) {
+        let Some(at) = &self.at else { return };
+        if self.holds(SIGNAL_VARIANCE) {
+            h.signal_variance = at.signal_variance;
+        }
+        if self.holds(LENGTHSCALES) && h.lengthscales.len() == at.lengthscales.len() {
+            h.lengthscales.clone_from(&at.lengthscales);
+        }
+        if self.holds(RQ_ALPHA) && h.rq_alpha.is_some() {
+            h.rq_alpha = at.rq_alpha;
+        }
+        if self.holds(NOISE_VARIANCE) {
+            h.noise_variance = at.noise_variance;
+        }
+    }
+
+    /// Set the fixed shared values in `model` and record every fixed block in its
+    /// `fixed` list; `shared_only` for a model of another method (the exact GP of a
+    /// subset start), which has none of the run's method's own blocks.
+    pub fn apply(&self, model: &mut ModelFile, shared_only: bool) {
+        self.apply_hyper(&mut model.hyper);
+        model.fixed = self
+            .names
+            .iter()
+            .filter(|n| !shared_only || SHARED.contains(&n.as_str()))
+            .cloned()
+            .collect();
+    }
+}
+
+impl Pins {
+    /// [`Pins::apply`] to a model of the run's method, refusing a fixed σ² below the
+    /// model's noise floor (σ² is packed above it).
+    pub fn apply_checked(&self, model: &mut ModelFile) -> Result<()> {
+        self.apply(model, false);
+        if let Some(f) = model.noise_floor
+            && self.holds(NOISE_VARIANCE)
+            && model.hyper.noise_variance <= f
+        {
+            return Err(Error::input(format!(
+                "fix (--fix): noise_variance is fixed at {} (model units), not above the noise \
+                 floor {f}: fix it higher, or lower the floor with --noise-floor (0: none)",
+                model.hyper.noise_variance
+            )));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_layout_names_the_blocks_in_packing_order() {
+        let mut model = ModelFile::new("fitc", Hyper::se(2.0, vec![1.0, 3.0], 0.5));
+        model.fixed = vec![NOISE_VARIANCE.into()];
+        let tail = [TailBlock {
+            name: "inducing_inputs",
+            transform: Transform::Identity,
+            len: Some(|_| 6),
+            holds: Holds::ByTransform,
+        }];
+        let layout = ParamLayout::new(&model, &tail, 10);
+        let names: Vec<_> = layout.blocks().iter().map(|b| b.name).collect();
+        assert_eq!(
+            names,
+            [
+                SIGNAL_VARIANCE,
+                LENGTHSCALES,
+                NOISE_VARIANCE,
+                "inducing_inputs"
+            ]
+        );
+        assert_eq!(layout.range(LENGTHSCALES), 1..3);
+        assert_eq!(layout.range("inducing_inputs"), 4..10);
+        assert_eq!(layout.free(0..10), [0, 1, 2, 4, 5, 6, 7, 8, 9]);
+        assert_eq!(layout.free(2..5), [2, 4]);
+        let mut theta = Vec::new();
+        Head::pack(&model, &mut theta);
+        assert_eq!(theta.len(), Head::of(&model).len());
+        let mut back = model.clone();
+        Head::unpack(&theta, &mut back);
+        assert!((back.hyper.lengthscales[1] - 3.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn unknown_names_list_the_blocks() {
+        let names = block_names(true, false, &[REST]);
+        let fixes: Vec<Fix> = vec!["noise".parse().expect("a name")];
+        let e = check_fixes(&fixes, &names, "fifgp", " (--fix)")
+            .expect_err("unknown")
+            .to_string();
+        assert!(
+            e.contains("no parameter block 'noise'")
+                && e.contains("signal_variance, lengthscales, noise_variance, features"),
+            "{e}"
+        );
+        let fixes: Vec<Fix> = vec!["features=2".parse().expect("a value")];
+        let e = check_fixes(&fixes, &names, "fifgp", "")
+            .expect_err("a value for a family block")
+            .to_string();
+        assert!(e.contains("only signal_variance"), "{e}");
+    }
+}

@@ -1,0 +1,335 @@
+//! `--fix`: every method fitted by L-BFGS (the registry is iterated, so a new one is
+//! covered) holds any one of its parameter blocks exactly where it started and fits the
+//! others; the objective the optimiser sees with blocks fixed has the gradient finite
+//! differences give; a run holds a fixed value through both default starts and writes
+//! it to the model file, which reads back and rewrites to the same bytes.
+
+use crate::common;
+use common::*;
+use nalgebra::DVector;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use sgpw::data::Dataset;
+use sgpw::methods::hyper::FreeProblem;
+use sgpw::methods::{self, Method};
+use sgpw::model_file::ModelFile;
+use sgpw::params::{ParamLayout, Transform};
+use sgpw::run_context::RunContext;
+use sgpw::run_spec::{MethodOptions, Positive, RunSpec};
+
+/// The size and options a method is tested with (spgp-dr and pca-spgp need `dims`;
+/// greedy fits by L-BFGS only with `adapt`).
+fn setup(method: &str) -> (usize, MethodOptions) {
+    let o = common::options;
+    match method {
+        "pep" => (6, o("alpha = 0.3")),
+        "spgp-dr" => (6, o("dims = 2\nhetero = true")),
+        "pca-spgp" => (6, o("dims = 2")),
+        "greedy" => (6, o("adapt = 1")),
+        _ => (6, MethodOptions::default()),
+    }
+}
+
+fn spec(method: &str, m: usize, options: MethodOptions, iters: usize) -> RunSpec {
+    RunSpec {
+        method: method.into(),
+        m,
+        seed: 3,
+        iters,
+        standardize: true,
+        options,
+    }
+}
+
+fn bits(v: &[f64]) -> Vec<u64> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+/// The methods of the registry fitted by L-BFGS with their test options.
+fn lbfgs_methods() -> Vec<&'static dyn Method> {
+    methods::registry()
+        .iter()
+        .copied()
+        .filter(|m| m.fits_by_lbfgs(&setup(m.name()).1))
+        .collect()
+}
+
+#[test]
+fn the_lbfgs_methods_are_the_ones_that_take_fix() {
+    let names: Vec<&str> = lbfgs_methods().iter().map(|m| m.name()).collect();
+    assert_eq!(
+        names,
+        [
+            "full",
+            "fitc",
+            "vfe",
+            "dtc",
+            "pep",
+            "spgp-hs",
+            "spgp-dr",
+            "pca-spgp",
+            "fifgp",
+            "tfifgp",
+            "smgp",
+            "psds",
+            "ssgp",
+            "eigengp",
+            "eigengp-joint",
+            "eigengp-plus",
+            "nystrom-opt",
+            "greedy",
+        ]
+    );
+    // the others refuse it rather than ignore it
+    for name in ["svgp", "rvm", "nystrom"] {
+        let mut options = setup(name).1;
+        options.fix = Some(vec!["noise_variance".parse().expect("a fix")]);
+        let e = spec(name, 6, options, 10)
+            .check(100)
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("not fitted by L-BFGS"), "{name}: {e}");
+    }
+}
+
+/// For every method fitted by L-BFGS and every block of its parameters: fitted with that
+/// block fixed, the block's packed entries end bit for bit where they started (the
+/// shared ones' values too; a block the family packs its own way, to a rounding), the
+/// model still lists it as fixed, and some other entry moved.
+#[test]
+fn every_lbfgs_method_holds_any_fixed_block_and_fits_the_others() {
+    let data = toy_data(60, 2, 11);
+    for method in lbfgs_methods() {
+        let (m, options) = setup(method.name());
+        let spec = spec(method.name(), m, options, 25);
+        let valid = spec.check(60).expect("a valid spec");
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let start = init(method, &data, &spec, &mut rng).expect("starts");
+        let theta0 = method.pack(&start);
+        let layout = ParamLayout::new(&start, method.tail_blocks(), theta0.len());
+        assert!(layout.blocks().len() >= 3, "{}", method.name());
+        for block in layout.blocks() {
+            let what = format!("{} with {} fixed", method.name(), block.name);
+            let mut model = start.clone();
+            model.fixed = vec![block.name.to_string()];
+            let ctx = RunContext::quiet(ex());
+            let (fitted, _) = method
+                .fit(model, &data, &valid, &ctx)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            let theta = method.pack(&fitted);
+            // (EigenGP's sequential schedule adds the weights after its start: blocks
+            // are compared by name)
+            let after = ParamLayout::new(&fitted, method.tail_blocks(), theta.len());
+            let (r0, r) = (block.range.clone(), after.range(block.name));
+            if block.transform == Transform::Own {
+                // the family's own packing holds its θ entries to a rounding
+                for (a, b) in theta[r.clone()].iter().zip(&theta0[r0.clone()]) {
+                    assert!((a - b).abs() <= 1e-14 * b.abs().max(1.0), "{what}: {a} {b}");
+                }
+            } else {
+                assert_eq!(bits(&theta[r.clone()]), bits(&theta0[r0.clone()]), "{what}");
+            }
+            assert_eq!(fitted.fixed, [block.name], "{what}");
+            let moved = layout
+                .blocks()
+                .iter()
+                .filter(|b| b.name != block.name)
+                .any(|b| {
+                    let rb = after.range(b.name);
+                    bits(&theta[rb]) != bits(&theta0[b.range.clone()])
+                });
+            assert!(moved, "{what}: nothing else was fitted");
+        }
+        // the shared values themselves, all four at once
+        let mut model = start.clone();
+        model.fixed = layout
+            .blocks()
+            .iter()
+            .filter(|b| sgpw::params::SHARED.contains(&b.name))
+            .map(|b| b.name.to_string())
+            .collect();
+        let ctx = RunContext::quiet(ex());
+        let (fitted, _) = method.fit(model, &data, &valid, &ctx).expect("fits");
+        assert_eq!(fitted.hyper, start.hyper, "{}", method.name());
+    }
+}
+
+/// The objective L-BFGS minimises with blocks fixed (the free entries only, in either
+/// parameterisation of the positive ones) has the gradient central differences give.
+#[test]
+fn the_gradient_with_blocks_fixed_matches_finite_differences() {
+    let data = toy_data(40, 2, 4);
+    let cases: &[(&str, &[&str])] = &[
+        ("full", &["lengthscales"]),
+        ("fitc", &["noise_variance", "inducing_inputs"]),
+        ("vfe", &["signal_variance"]),
+        ("spgp-hs", &["lengthscales", "pseudo_noise"]),
+        ("ssgp", &["noise_variance"]),
+        ("fifgp", &["lengthscales", "signal_variance"]),
+        ("eigengp-joint", &["basis_points"]),
+    ];
+    for &(name, fixed) in cases {
+        let method = methods::get(name).expect("a method");
+        let (m, options) = setup(name);
+        let spec = spec(name, m, options, 10);
+        let mut rng = ChaCha8Rng::seed_from_u64(2);
+        let mut model = init(method, &data, &spec, &mut rng).expect("starts");
+        model.fixed = fixed.iter().map(|s| s.to_string()).collect();
+        let n = method.pack(&model).len();
+        for positive in [Positive::Log, Positive::Softplus] {
+            let problem = FreeProblem::new(method, &model, 0..n, positive);
+            let layout = problem.layout();
+            for f in fixed {
+                let r = layout.range(f);
+                assert!(!r.is_empty(), "{name}: no block {f}");
+                assert!(problem.free().iter().all(|i| !r.contains(i)), "{name}: {f}");
+            }
+            let u = problem.x0();
+            assert!(u.len() < n, "{name}");
+            let mut scratch = model.clone();
+            let (_, grad) = problem
+                .eval(&u, &data, &mut scratch, &ex())
+                .expect("evaluates");
+            let mut f = |v: &[f64]| {
+                let mut s = model.clone();
+                problem.eval(v, &data, &mut s, &ex()).expect("evaluates").0
+            };
+            check_gradient(
+                &format!("{name} {positive:?} with {fixed:?} fixed"),
+                &mut f,
+                &u,
+                &grad,
+                1e-5,
+                1e-5,
+            );
+        }
+    }
+}
+
+fn dataset(train: TrainData) -> Dataset {
+    Dataset {
+        feature_names: vec!["a".into(), "b".into()],
+        target_name: "y".into(),
+        x_train: train.x.clone(),
+        y_train: DVector::from_vec(train.y.clone()),
+        x_test: None,
+        y_test: None,
+        notes: vec![],
+    }
+}
+
+/// A run with `--fix noise_variance=0.02 --fix lengthscales`: both default starts run
+/// (the second from the exact GP's subset fits, which hold the fixed values too); the
+/// fitted σ² is 0.02 in the data's units and ℓ is where a fit of no iterations leaves
+/// it, while σ0² is fitted. The model file lists both and reads back to the same bytes;
+/// an unknown name in a file is an error at its line listing the blocks.
+#[test]
+fn a_run_holds_fixed_values_through_both_starts_and_files_them() {
+    let ds = dataset(toy_data(80, 2, 9));
+    let options = common::options("fix = [\"noise_variance=0.02\", \"lengthscales\"]");
+    let run = |iters: usize| {
+        let (r, _) = fit(&ds, &spec("fitc", 8, options.clone(), iters));
+        r.expect("fits")
+    };
+    let fitted = run(40);
+    let unfitted = run(0);
+    let model = &fitted.model;
+    assert!(model.fit.as_ref().is_some_and(|f| f.second_start.is_some()));
+    assert_eq!(model.fixed, ["noise_variance", "lengthscales"]);
+    let noise = fitted.predictor.hyper_in_data_units().noise_variance;
+    assert!((noise - 0.02).abs() <= 1e-15, "{noise}");
+    assert_eq!(
+        bits(&model.hyper.lengthscales),
+        bits(&unfitted.model.hyper.lengthscales)
+    );
+    assert_eq!(
+        model.hyper.noise_variance.to_bits(),
+        unfitted.model.hyper.noise_variance.to_bits()
+    );
+    assert_ne!(
+        model.hyper.signal_variance,
+        unfitted.model.hyper.signal_variance
+    );
+
+    let text = model.to_toml().expect("writes");
+    assert!(
+        text.contains("fixed = [\"noise_variance\", \"lengthscales\"]"),
+        "{text}"
+    );
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("model.toml");
+    std::fs::write(&path, &text).expect("writes");
+    let (back, _) = methods::read_model(&path).expect("reads");
+    assert_eq!(back.to_toml().expect("writes"), text);
+
+    let bad = text.replace("\"lengthscales\"]", "\"lengthscale\"]");
+    std::fs::write(&path, &bad).expect("writes");
+    let e = match methods::read_model(&path) {
+        Ok(_) => panic!("an unknown fixed block passed"),
+        Err(e) => e.to_string(),
+    };
+    let line = 1 + bad
+        .lines()
+        .position(|l| l.starts_with("fixed"))
+        .expect("a line");
+    assert!(
+        e.contains(&format!("line {line}"))
+            && e.contains("'lengthscale' is not a parameter block")
+            && e.contains("signal_variance, lengthscales, noise_variance, inducing_inputs"),
+        "{e}"
+    );
+    // a model without the key writes none
+    let plain: ModelFile =
+        ModelFile::parse(&text.replace("fixed = [\"noise_variance\", \"lengthscales\"]\n", ""))
+            .expect("reads");
+    assert!(!plain.to_toml().expect("writes").contains("fixed"));
+}
+
+/// The option is one declaration: the session key and the form's text read the same,
+/// the label says what was fixed, and a value for a block that takes none, an unknown
+/// block, or a value beside the same block's starting value is refused naming them.
+#[test]
+fn fix_is_one_declared_option_checked_against_the_method() {
+    let from_form = sgpw::run_spec::parse_options(&[(
+        "fix".into(),
+        "noise_variance=0.01, inducing_inputs".into(),
+    )])
+    .expect("the form's text parses");
+    let session = common::options("fix = [\"noise_variance=0.01\", \"inducing_inputs\"]");
+    assert_eq!(from_form, session);
+    let s = spec("fitc", 6, session, 10);
+    assert_eq!(
+        s.default_label(),
+        "fitc-std-fix-noise_variance=0.01+inducing_inputs"
+    );
+    s.check(100).expect("valid");
+    let refused = |name: &str, text: &str| {
+        spec(name, 6, common::options(text), 10)
+            .check(100)
+            .expect_err("refused")
+            .to_string()
+    };
+    let e = refused("fifgp", "fix = [\"inducing_inputs\"]");
+    assert!(
+        e.contains("no parameter block 'inducing_inputs'")
+            && e.contains("signal_variance, lengthscales, noise_variance, features"),
+        "{e}"
+    );
+    let e = refused("fitc", "fix = [\"inducing_inputs=1\"]");
+    assert!(e.contains("only signal_variance"), "{e}");
+    let e = refused("fitc", "fix = [\"rq_alpha\"]");
+    assert!(e.contains("no parameter block 'rq_alpha'"), "{e}");
+    spec(
+        "fitc",
+        6,
+        common::options("kernel = \"rq\"\nfix = [\"rq_alpha=2\"]"),
+        10,
+    )
+    .check(100)
+    .expect("rq has rq_alpha");
+    let e = refused(
+        "vfe",
+        "fix = [\"noise_variance=0.1\"]\ninit_noise_variance = 0.2",
+    );
+    assert!(e.contains("leave out init_noise_variance"), "{e}");
+}

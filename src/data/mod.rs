@@ -14,6 +14,7 @@ pub mod progress;
 mod sample;
 pub mod stream;
 pub mod synthetic;
+mod table;
 
 use nalgebra::{DMatrix, DVector};
 use std::path::PathBuf;

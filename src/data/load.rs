@@ -3,14 +3,13 @@
 //! the user has to find it in their file; bad settings (a split outside (0, 1)) are
 //! [`Error::Input`]. Nothing here panics on user data.
 
-use super::parquet_check::{self, CheckedParquet};
+use super::data_file::DataFile;
 use super::progress::LoadProgress;
-use super::stream::{for_each_frame, is_parquet, open};
+use super::stream::Chunk;
 use super::table::{Columns, Table, quoted};
 use super::{Dataset, LoadSpec};
 use crate::error::{Error, Result};
 use nalgebra::{DMatrix, DVector};
-use polars::prelude::*;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
@@ -215,20 +214,21 @@ pub fn load_stripe(
     };
     // the rows ⌊part·n/parts⌋..⌊(part+1)·n/parts⌋ of n, where n is known
     let window = |n: usize| (n * part / parts, n * (part + 1) / parts);
-    if is_parquet(path) {
-        let checked = open(path).and_then(|f| parquet_check::check(path, &f));
-        let counts = agree(
-            checked
-                .as_ref()
-                .ok()
-                .map(|c| window(c.rows).1 - window(c.rows).0),
-            false,
-        );
-        let checked = checked?;
-        counts?;
+    let file = match DataFile::open(path) {
+        Ok(file) => file,
+        Err(e) => {
+            let _ = agree(None, false);
+            return Err(e);
+        }
+    };
+    if let Some(checked) = file.parquet() {
+        agree(Some(window(checked.rows).1 - window(checked.rows).0), false)?;
         let (first, last) = window(checked.rows);
-        let frame = super::stream::parquet_rows(path, &checked, first, last - first)?;
-        take(Table::new(path, Some(&checked), frame, first)?, &mut notes)?;
+        let chunk = file.rows_at(first, last - first, None)?;
+        take(
+            Table::new(path, Some(checked), chunk.frame, first)?,
+            &mut notes,
+        )?;
     } else {
         let range = super::csv_range::CsvRange::of(path, part, parts);
         match range {
@@ -254,7 +254,7 @@ pub fn load_stripe(
                 n?;
                 counts?;
                 let (low, high) = window.unwrap_or_default();
-                super::stream::for_each_frame(path, None, STRIPE_BLOCK, &mut |chunk| {
+                file.for_each_chunk(STRIPE_BLOCK, &mut |chunk| {
                     let (first, last) = (chunk.first, chunk.first + chunk.frame.height());
                     let (from, to) = (first.max(low), last.min(high));
                     if from < to {
@@ -293,19 +293,18 @@ pub fn load_stripe(
     })
 }
 
-/// The training columns (features, then the target) of rows `offset..` of a file,
-/// already read by polars (a block of a training file streamed through a fit,
+/// The training columns (features, then the target) of a chunk of `file`, the
+/// training file of `spec` (a block of a training file streamed through a fit,
 /// `methods::svgp::file_rows`): chosen and checked as [`load`] chooses and checks a
 /// whole file's, errors naming the rows of the file. Missing values are an error
 /// (a streamed fit does not drop rows). Returns (feature names, target name, columns).
-pub(crate) fn training_columns_of_frame(
+pub(crate) fn training_columns(
     spec: &LoadSpec,
-    parquet: Option<&CheckedParquet>,
-    frame: DataFrame,
-    offset: usize,
+    file: &DataFile,
+    chunk: Chunk,
 ) -> Result<(Vec<String>, String, Vec<Vec<f64>>)> {
     let path = &spec.train;
-    let table = Table::new(path, parquet, frame, offset)?;
+    let table = Table::new(path, file.parquet(), chunk.frame, chunk.first)?;
     let (target, features) = choose_columns(&table, spec)?;
     let mut used = features.clone();
     used.push(target.clone());
@@ -337,28 +336,12 @@ pub fn for_each_input_chunk(
     rows: usize,
     each: &mut dyn FnMut(usize, DMatrix<f64>) -> Result<()>,
 ) -> Result<usize> {
-    let checked = match is_parquet(path) {
-        true => Some(parquet_check::check(path, &open(path)?)?),
-        false => None,
-    };
-    for_each_frame(path, checked.as_ref(), rows, &mut |chunk| {
-        let x = inputs_of_frame(path, checked.as_ref(), chunk.frame, chunk.first, features)?;
-        each(chunk.first, x)
+    let file = DataFile::open(path)?;
+    file.for_each_chunk(rows, &mut |chunk| {
+        let first = chunk.first;
+        let table = Table::new(path, file.parquet(), chunk.frame, first)?;
+        each(first, inputs_of(&table, features)?)
     })
-}
-
-/// The input matrix of rows `offset..` of a file, already read by polars (a chunk of a
-/// large file, see `data::stream`; `parquet` for a Parquet file): checked as
-/// `load_inputs` checks a whole file, with errors naming the rows of the file.
-pub(crate) fn inputs_of_frame(
-    path: &Path,
-    parquet: Option<&CheckedParquet>,
-    frame: DataFrame,
-    offset: usize,
-    features: &[String],
-) -> Result<DMatrix<f64>> {
-    let table = Table::new(path, parquet, frame, offset)?;
-    inputs_of(&table, features)
 }
 
 fn inputs_of(table: &Table, features: &[String]) -> Result<DMatrix<f64>> {

@@ -3,10 +3,11 @@
 //! its cells (numbers, text that parses, the missing-value tokens) and the errors that
 //! name the file, the column and the row.
 
+use super::data_file::DataFile;
 use super::guard::guarded;
-use super::parquet_check::{self, CheckedParquet, Unusable};
+use super::parquet_check::{CheckedParquet, Unusable};
 use super::progress::{BLOCK_READ_BYTES, LoadProgress, read_frame};
-use super::stream::{NULL_TOKENS, csv_failure, is_parquet, open, polars_failure, read_csv_file};
+use super::stream::{NULL_TOKENS, csv_failure, open, polars_failure, read_csv_file};
 use crate::error::{Error, Result};
 use polars::prelude::*;
 use std::collections::BTreeSet;
@@ -73,7 +74,9 @@ impl Table {
             .metadata()
             .map_err(|e| Error::data(path, format!("cannot read: {e}")))?
             .len();
-        let csv = !is_parquet(path);
+        // A Parquet file is checked before polars decodes any of it.
+        let source = DataFile::with_file(path, &file)?;
+        let csv = source.is_csv();
         // The reader panics on some damaged files (a Parquet footer with a bad thrift
         // field: "thrift bool field", found by tests/suite/fuzz.rs): that is a damaged file,
         // not a crash.
@@ -87,19 +90,14 @@ impl Table {
             )
         };
         let polars = |e: PolarsError| Error::data(path, polars_failure(csv, &e));
-        // A Parquet file is checked before polars decodes any of it.
-        let parquet = match csv {
-            true => None,
-            false => {
-                let checked = parquet_check::check(path, &file)?;
-                checked.check_memory(path)?;
-                Some(checked)
-            }
-        };
+        let parquet = source.parquet();
+        if let Some(checked) = parquet {
+            checked.check_memory(path)?;
+        }
         let frame = if len >= BLOCK_READ_BYTES {
             drop(file);
-            guarded(|| read_frame(path, parquet.as_ref(), report)).map_err(damaged)??
-        } else if let Some(checked) = &parquet {
+            guarded(|| read_frame(&source, report)).map_err(damaged)??
+        } else if let Some(checked) = parquet {
             guarded(|| checked.read(file, None))
                 .map_err(damaged)?
                 .map_err(polars)?
@@ -108,7 +106,7 @@ impl Table {
                 .map_err(damaged)??
                 .map_err(|e| Error::data(path, csv_failure(path, &e)))?
         };
-        if let Some(p) = &parquet
+        if let Some(p) = parquet
             && frame.height() != p.rows
         {
             return Err(damaged(format!(
@@ -117,7 +115,7 @@ impl Table {
                 frame.height()
             )));
         }
-        Table::new(path, parquet.as_ref(), frame, 0)
+        Table::new(path, parquet, frame, 0)
     }
 
     /// A table of `frame` (rows `offset..` of the file) with the spaces around its

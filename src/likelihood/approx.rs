@@ -35,7 +35,7 @@ impl Approx {
 
     /// Whether Λ differs from point to point (FITC, power EP). Otherwise Λ = σ²I (DTC,
     /// VFE), and the second pass needs neither V nor the per-point v_iᵀA⁻¹v_i: it works
-    /// from Kuf alone ([`Backward::chunk`](super::Backward::chunk)).
+    /// from Kuf alone ([`Backward::chunk`](super::second_pass::Backward::chunk)).
     pub fn per_point_lambda(self) -> bool {
         self.weight() > 0.0
     }

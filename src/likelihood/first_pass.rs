@@ -2,14 +2,45 @@
 //! V = L⁻¹Kuf, λ and d per point, A = I + V Λ⁻¹ Vᵀ and β = V Λ⁻¹ y, ending in the
 //! [`Summary`] the objective and the posterior come from.
 
-use super::kuu_factor::KuuFactor;
-use super::{Approx, BLOCK, Kuu, LowRank, SMALL, Summary, check_chunk, stripes};
+use super::approx::Approx;
+use super::inputs::{Kuu, LowRank, check_chunk};
+use super::kuu_factor::{KuuFactor, SMALL};
+use super::summary::Summary;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
 use crate::linalg::{self, Jitter};
 use crate::scratch::Scratch;
 use multiversion::multiversion;
 use nalgebra::{DMatrix, DVector};
+
+/// Columns of V processed as one block: a block of V, its scaled copy and an m×m
+/// accumulator stay in cache, and the products on it still run at gemm speed.
+pub const BLOCK: usize = 256;
+
+/// Cut n columns of m rows (`cols`, empty when there is no such matrix) and two
+/// n-vectors (each of length n or empty) into the stripes of `linalg::stripe_len`:
+/// (first column, its columns, its entries of each vector).
+#[allow(clippy::type_complexity)] // the stripe's pieces, named in the doc comment
+pub(super) fn stripes<'a>(
+    n: usize,
+    m: usize,
+    cols: &'a mut [f64],
+    a: &'a mut [f64],
+    b: &'a mut [f64],
+) -> linalg::Stripes<(usize, &'a mut [f64], &'a mut [f64], &'a mut [f64])> {
+    let len = linalg::stripe_len(n);
+    let mut cols = cols.chunks_mut((m * len).max(1));
+    let mut a = a.chunks_mut(len);
+    let mut b = b.chunks_mut(len);
+    linalg::stripe_array((0..n.div_ceil(len)).map(|s| {
+        (
+            s * len,
+            cols.next().unwrap_or_default(),
+            a.next().unwrap_or_default(),
+            b.next().unwrap_or_default(),
+        )
+    }))
+}
 
 /// The n-sized values of one chunk that the second pass of FITC and power EP needs:
 /// V = L⁻¹Kuf (m×len), λ, and d where the extra term needs it (power EP).

@@ -1,12 +1,17 @@
 //! The Cholesky factor of Kuu with its jitter, dense or diagonal, and the solves the
 //! passes make with it (a diagonal Kuu's solves are scalings).
 
-use super::{Kuu, SMALL};
+use super::inputs::Kuu;
 use crate::error::{Error, Result};
 use crate::exec::{Exec, Par};
 use crate::linalg::{self, Jitter};
 use crate::scratch::Scratch;
 use nalgebra::{DMatrix, DVector};
+
+/// The m×m work of an evaluation (factorisations, inverses, sandwiches) runs on the
+/// calling thread: it is O(m³) against the passes' O(n·m²), and faer's parallel
+/// versions of it allocate on every call.
+pub(super) const SMALL: Par = Par::Seq;
 
 /// The Cholesky factor of Kuu (with its jitter).
 #[derive(Clone, Debug)]

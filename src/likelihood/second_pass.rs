@@ -2,8 +2,11 @@
 //! each chunk, then ∂/∂Kuu and ∂/∂σ² from what sums over the data (the derivation is
 //! in the module comment of `likelihood`).
 
-use super::first_pass::{ChunkValues, lambdas, solve_copy};
-use super::{Approx, BLOCK, LowRank, SMALL, Summary, check_chunk, stripes};
+use super::approx::Approx;
+use super::first_pass::{BLOCK, ChunkValues, lambdas, solve_copy, stripes};
+use super::inputs::{LowRank, check_chunk};
+use super::kuu_factor::SMALL;
+use super::summary::Summary;
 use crate::error::Result;
 use crate::exec::Exec;
 use crate::linalg;
@@ -14,7 +17,7 @@ use nalgebra::DMatrix;
 /// each chunk's Kuf and kdiag ([`Backward::chunk`]), while the parts of ∂/∂Kuu and
 /// ∂/∂σ² that sum over the data accumulate ([`Backward::finish`]).
 ///
-/// Work per data point, in multiply-adds (m² = one "unit"; see [`Work`](super::Work)):
+/// Work per data point, in multiply-adds (m² = one "unit"; see [`Work`](super::work::Work)):
 /// - FITC, power EP: P = A⁻¹V (1), V D_t Vᵀ (½, lower triangle), L⁻ᵀ Hᵀ (½), and
 ///   V = L⁻¹Kuf again (½) unless the first pass kept it: 2 or 2½ units.
 /// - DTC, VFE: Λ = σ²I, so v_iᵀA⁻¹v_i is needed only in its sum over the data,
@@ -24,7 +27,7 @@ use nalgebra::DMatrix;
 ///   neither V nor a second solve.
 ///
 /// Its m×m and n-sized matrices come from `exec.scratch` and go back there
-/// ([`Backward::finish`], and [`Adjoints::recycle`](super::Adjoints::recycle) for what it hands out).
+/// ([`Backward::finish`], and [`Adjoints::recycle`](super::evaluate::Adjoints::recycle) for what it hands out).
 pub struct Backward {
     pub(super) summary: Summary,
     /// δ = A⁻¹β (m×1)

@@ -1,8 +1,10 @@
 //! The core's O(m²) summary of the data once folded in: the objective, and the
 //! posterior it gives (docs/methods.md §1.4); online PSDS grows one a point at a time.
 
+use super::approx::Approx;
+use super::inputs::Kuu;
 use super::kuu_factor::KuuFactor;
-use super::{Approx, Kuu, LatentPrior, Posterior};
+use super::posterior::{LatentPrior, Posterior};
 use crate::error::Result;
 use crate::exec::{Exec, Par};
 use crate::linalg::{self, Jitter};

@@ -1,7 +1,8 @@
 //! A pass's sums over rows as one flat buffer, so that processes which each hold some of
 //! the rows add them (an all-reduce) and finish the pass as if one had folded in all.
 
-use super::{Accumulator, Backward};
+use super::first_pass::Accumulator;
+use super::second_pass::Backward;
 use crate::error::{Error, Result};
 use nalgebra::DMatrix;
 

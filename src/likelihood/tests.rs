@@ -1,6 +1,10 @@
 //! The core against dense O(n³) evaluations and finite differences.
 
 use super::*;
+use crate::error::Error;
+use crate::exec::{Exec, Par};
+use crate::linalg::{self, Jitter};
+use nalgebra::DMatrix;
 use nalgebra::DVector;
 use std::f64::consts::PI;
 

@@ -1,11 +1,11 @@
 //! The work of one evaluation by the core, counted from its algorithm, for
 //! `sgpw bench --roofline`.
 
-use super::Approx;
+use super::approx::Approx;
 
 /// The multiply-adds of one objective-and-gradient evaluation by the core, by the kind
 /// of kernel that does them, counted from the algorithm of
-/// [`Accumulator`](super::Accumulator) and [`Backward`](super::Backward)
+/// [`Accumulator`](super::first_pass::Accumulator) and [`Backward`](super::second_pass::Backward)
 /// (`sgpw bench --roofline` sets them against this machine's rates). A lone addition
 /// or multiplication counts as one, like a multiply-add.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -6,7 +6,8 @@
 //! is loaded and scored as `fit` scores it.
 
 use crate::data::LoadSpec;
-use crate::data::stream::{Chunk, for_each_frame, is_parquet, open};
+use crate::data::data_file::DataFile;
+use crate::data::stream::{Chunk, open};
 use crate::error::{Error, Result};
 use crate::methods::ValidRunSpec;
 use crate::methods::svgp::file_rows::{FileRows, SAMPLE_ROWS};
@@ -205,18 +206,10 @@ fn test_rows(
         target: Some(target.to_string()),
         ..data.clone()
     };
-    let parquet = match is_parquet(path) {
-        true => Some(crate::data::parquet_check::check(path, &open(path)?)?),
-        false => None,
-    };
+    let file = DataFile::open(path)?;
     let (mut x, mut y): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
-    for_each_frame(path, parquet.as_ref(), 1 << 16, &mut |c: Chunk| {
-        let (names, _, cols) = crate::data::load::training_columns_of_frame(
-            &spec,
-            parquet.as_ref(),
-            c.frame,
-            c.first,
-        )?;
+    file.for_each_chunk(1 << 16, &mut |c: Chunk| {
+        let (names, _, cols) = crate::data::load::training_columns(&spec, &file, c)?;
         let at: Vec<usize> = features
             .iter()
             .map(|f| {

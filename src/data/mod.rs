@@ -4,6 +4,7 @@
 pub mod arrays;
 pub mod big;
 mod csv_range;
+pub(crate) mod data_file;
 pub mod guard;
 pub mod load;
 pub mod moments;
@@ -14,6 +15,7 @@ pub mod progress;
 mod sample;
 pub mod stream;
 pub mod synthetic;
+mod table;
 
 use nalgebra::{DMatrix, DVector};
 use std::path::PathBuf;

@@ -1,13 +1,13 @@
 //! Loading a large file with progress: read a block of rows at a time
-//! (`stream::for_each_frame`), report the rows read after each block, and stack the
+//! (`DataFile::for_each_chunk`), report the rows read after each block, and stack the
 //! blocks into the one frame a whole-file read would give. A CSV block infers its
 //! column types from its own rows, so blocks can disagree (integers here, decimals
 //! there, text in one): such a column is made Float64 when every block read it as
 //! numbers, else text, which the loader then parses cell by cell as it would a
 //! whole file's text column (and names the bad cell's row).
 
-use super::parquet_check::CheckedParquet;
-use super::stream::{Chunk, for_each_frame};
+use super::data_file::DataFile;
+use super::stream::Chunk;
 use crate::error::{Error, Result};
 use polars::prelude::*;
 use std::path::{Path, PathBuf};
@@ -30,16 +30,16 @@ pub struct LoadProgress {
     pub checking: bool,
 }
 
-/// The whole file as one frame, read a block of rows at a time (`parquet`: the file's
-/// checked footer, if it is one); `report` hears after every block.
+/// The whole file as one frame, read a block of rows at a time; `report` hears after
+/// every block.
 pub(crate) fn read_frame(
-    path: &Path,
-    parquet: Option<&CheckedParquet>,
+    file: &DataFile,
     report: &mut dyn FnMut(LoadProgress),
 ) -> Result<DataFrame> {
+    let path = file.path();
     let mut frames: Vec<DataFrame> = Vec::new();
     let mut rows = 0;
-    for_each_frame(path, parquet, BLOCK_ROWS, &mut |chunk: Chunk| {
+    file.for_each_chunk(BLOCK_ROWS, &mut |chunk: Chunk| {
         rows = chunk.first + chunk.frame.height();
         frames.push(chunk.frame);
         report(LoadProgress {
@@ -123,8 +123,8 @@ mod tests {
         }
         std::fs::write(&path, &text).expect("writes");
         let mut seen = Vec::new();
-        let frame =
-            read_frame(&path, None, &mut |p| seen.push((p.rows, p.fraction))).expect("reads");
+        let file = DataFile::open(&path).expect("opens");
+        let frame = read_frame(&file, &mut |p| seen.push((p.rows, p.fraction))).expect("reads");
         assert_eq!(seen.len(), 2);
         assert_eq!(seen[1], (BLOCK_ROWS + 10, 1.0));
         assert!(seen[0].1 > 0.9 && seen[0].1 < 1.0, "{seen:?}");

@@ -5,9 +5,10 @@
 //! read after evenly spaced byte offsets. A gzipped CSV cannot be entered in the middle,
 //! and a small file is as quick to read whole: both are read whole (None here).
 
-use super::parquet_check::{self, CheckedParquet};
+use super::data_file::DataFile;
+use super::parquet_check::CheckedParquet;
 use super::progress::{BLOCK_READ_BYTES, stack};
-use super::stream::{Compression, csv_compression, csv_failure, is_parquet, open, read_csv_from};
+use super::stream::{Compression, csv_compression, csv_failure, open, read_csv_from};
 use crate::error::{Error, Result};
 use polars::prelude::*;
 use std::io::{BufRead, BufReader, Cursor, Seek, SeekFrom};
@@ -19,8 +20,14 @@ const WINDOWS: usize = 40;
 /// Whether `path` is worth sampling for about `rows` rows: Some(its row count where
 /// known without reading it, Parquet), or None when it is better read whole.
 pub(crate) fn plan(path: &Path, rows: usize) -> Result<Option<Option<usize>>> {
-    if is_parquet(path) {
-        let total = parquet_check::check(path, &open(path)?)?.rows;
+    plan_of(&DataFile::open(path)?, rows)
+}
+
+/// [`plan`] of a file already opened.
+fn plan_of(file: &DataFile, rows: usize) -> Result<Option<Option<usize>>> {
+    let path = file.path();
+    if let Some(checked) = file.parquet() {
+        let total = checked.rows;
         return Ok((total > 2 * rows).then_some(Some(total)));
     }
     let mut file = open(path)?;
@@ -37,18 +44,18 @@ pub(crate) fn sample_frame(
     rows: usize,
 ) -> Result<Option<(DataFrame, Option<CheckedParquet>)>> {
     let per = rows.div_ceil(WINDOWS).max(1);
-    if plan(path, rows)?.is_none() {
+    let file = DataFile::open(path)?;
+    if plan_of(&file, rows)?.is_none() {
         return Ok(None);
     }
-    if is_parquet(path) {
-        let checked = parquet_check::check(path, &open(path)?)?;
+    if let Some(checked) = file.parquet() {
         let total = checked.rows;
         let mut frames = Vec::with_capacity(WINDOWS);
         for k in 0..WINDOWS {
             let first = (total - per) * k / (WINDOWS - 1);
-            frames.push(super::stream::parquet_rows(path, &checked, first, per)?);
+            frames.push(file.rows_at(first, per, None)?.frame);
         }
-        return Ok(Some((stack(path, frames)?, Some(checked))));
+        return Ok(Some((stack(path, frames)?, file.into_parquet())));
     }
     let file = open(path)?;
     let len = file.metadata().map_or(0, |m| m.len());

@@ -6,7 +6,7 @@
 //! as a whole file would be, with errors naming the rows of the file.
 
 use super::guard::guarded;
-use super::parquet_check::{self, CheckedParquet};
+use super::parquet_check::CheckedParquet;
 use crate::error::{Error, Result};
 use polars::prelude::*;
 use std::cell::Cell;
@@ -19,7 +19,7 @@ use std::rc::Rc;
 pub(crate) struct Chunk {
     /// The block's first data row (0-based).
     pub first: usize,
-    pub frame: DataFrame,
+    pub(super) frame: DataFrame,
     /// How far through the file the block ends, in 0..=1 (rows of a Parquet file,
     /// bytes of a CSV file).
     pub fraction: f64,
@@ -28,22 +28,10 @@ pub(crate) struct Chunk {
     pub at_byte: Option<u64>,
 }
 
-/// Call `each` for consecutive blocks of at most `rows` rows of a CSV or Parquet file,
-/// every column as polars reads it (of a Parquet file, the columns sgpw can use; its
-/// footer `parquet` if already checked). Returns the number of rows read.
-pub(crate) fn for_each_frame(
-    path: &Path,
-    parquet: Option<&CheckedParquet>,
-    rows: usize,
-    each: &mut dyn FnMut(Chunk) -> Result<()>,
-) -> Result<usize> {
-    let rows = rows.max(1);
-    if !is_parquet(path) {
-        return csv_chunks(path, rows, each);
-    }
-    match parquet {
-        Some(checked) => parquet_chunks(path, checked, rows, each),
-        None => parquet_chunks(path, &parquet_check::check(path, &open(path)?)?, rows, each),
+impl Chunk {
+    /// The rows of the block.
+    pub(crate) fn rows(&self) -> usize {
+        self.frame.height()
     }
 }
 
@@ -68,7 +56,8 @@ pub(crate) fn open(path: &Path) -> Result<File> {
     Ok(file)
 }
 
-fn parquet_chunks(
+/// The blocks of a checked Parquet file (see [`super::data_file::DataFile::for_each_chunk`]).
+pub(super) fn parquet_chunks(
     path: &Path,
     checked: &CheckedParquet,
     rows: usize,
@@ -120,7 +109,8 @@ pub(crate) fn parquet_rows(
     Ok(frame)
 }
 
-fn csv_chunks(
+/// The blocks of a CSV file (see [`super::data_file::DataFile::for_each_chunk`]).
+pub(super) fn csv_chunks(
     path: &Path,
     rows: usize,
     each: &mut dyn FnMut(Chunk) -> Result<()>,
@@ -208,16 +198,23 @@ pub(crate) fn csv_block(
 }
 
 /// The `rows` rows of a plain CSV file from byte `at` (a block's `at_byte`, the start
-/// of a record), read as [`for_each_frame`] reads its blocks ([`csv_block`]); fewer
-/// rows there than before is an error (the file changed).
-pub(crate) fn csv_block_at(path: &Path, at: u64, rows: usize) -> Result<DataFrame> {
+/// of a record), rows `first..` of the file, read as [`csv_chunks`] reads its blocks
+/// ([`csv_block`]); fewer rows there than before is an error (the file changed).
+pub(crate) fn csv_block_at(path: &Path, first: usize, at: u64, rows: usize) -> Result<Chunk> {
     let read_err = |e: std::io::Error| Error::data(path, format!("cannot read: {e}"));
-    let mut lines = BufReader::new(open(path)?);
+    let file = open(path)?;
+    let size = file.metadata().map_or(0, |m| m.len()).max(1);
+    let mut lines = BufReader::new(file);
     let mut header = Vec::new();
     read_record(&mut lines, &mut header).map_err(read_err)?;
     lines.seek(std::io::SeekFrom::Start(at)).map_err(read_err)?;
     match csv_block(path, &mut lines, &header, rows)? {
-        Some((frame, count, _)) if count == rows => Ok(frame),
+        Some((frame, count, got)) if count == rows => Ok(Chunk {
+            first,
+            frame,
+            fraction: ((at + got) as f64 / size as f64).min(1.0),
+            at_byte: Some(at),
+        }),
         got => Err(Error::data(
             path,
             format!(
@@ -336,13 +333,6 @@ pub(crate) const NULL_TOKENS: &[&str] = &[
     "NA", "N/A", "n/a", "#N/A", "<NA>", "null", "NULL", "None", "?", "-NaN", "-nan",
 ];
 
-/// Parquet by extension (`.parquet`, `.pq`); everything else is read as CSV.
-pub(crate) fn is_parquet(path: &Path) -> bool {
-    path.extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| e.eq_ignore_ascii_case("parquet") || e.eq_ignore_ascii_case("pq"))
-}
-
 /// Polars' own reason, without its advice about polars options the user cannot set.
 pub(crate) fn polars_failure(csv: bool, e: &PolarsError) -> String {
     match e {
@@ -448,7 +438,7 @@ mod tests {
         std::fs::write(&gz, enc.finish().expect("compress")).expect("write");
         let blocks = |path: &Path| {
             let mut seen = Vec::new();
-            let rows = for_each_frame(path, None, 7, &mut |c: Chunk| {
+            let rows = csv_chunks(path, 7, &mut |c: Chunk| {
                 seen.push((c.first, c.frame));
                 Ok(())
             })
@@ -486,7 +476,7 @@ mod tests {
         let text = "x,\"multi\nline name\",y\n1,\"a\nb\",2\n3,\"say \"\"hi\"\"\n\",4\n\n5,c,6\n";
         std::fs::write(&path, text).expect("write");
         let mut seen = Vec::new();
-        let rows = for_each_frame(&path, None, 1, &mut |c: Chunk| {
+        let rows = csv_chunks(&path, 1, &mut |c: Chunk| {
             assert_eq!(c.frame.height(), 1, "block at row {}", c.first);
             assert_eq!(c.frame.width(), 3, "block at row {}", c.first);
             let x = c.frame.column("x").expect("x").i64().expect("ints").get(0);

@@ -15,19 +15,15 @@
 
 use super::elbo::Want;
 use super::{Batch, Params, Sums, TrainingRows};
-use crate::data::load::{drop_constant_features, training_columns_of_frame};
+use crate::data::data_file::DataFile;
+use crate::data::load::{drop_constant_features, training_columns};
 use crate::data::moments::target_problem;
-use crate::data::parquet_check::{self, CheckedParquet};
-use crate::data::stream::{
-    Chunk, Compression, csv_block_at, csv_compression, for_each_frame, is_parquet, open,
-    parquet_rows,
-};
+use crate::data::stream::{Chunk, Compression};
 use crate::data::{Dataset, LoadSpec, TrainData};
 use crate::error::{Error, Result};
 use crate::exec::Exec;
 use crate::model_file::ModelFile;
 use nalgebra::{DMatrix, DVector};
-use polars::prelude::DataFrame;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -43,21 +39,14 @@ pub const SAMPLE_ROWS: usize = 50_000;
 /// The reservoir sample's random stream (the run's seed on a stream of its own).
 const SAMPLE_STREAM: u64 = 0x7361_6d70;
 
-/// Where a block is in its file.
-#[derive(Clone, Copy, Debug)]
-enum Place {
-    /// Parquet: rows `first..first + rows`.
-    Rows,
-    /// Plain CSV: the records from this byte.
-    Byte(u64),
-}
-
 #[derive(Clone, Copy, Debug)]
 struct Block {
     /// The block's first data row in the file (0-based).
     first: usize,
     rows: usize,
-    place: Place,
+    /// Of a plain CSV file, the byte its first record starts at; None for Parquet,
+    /// whose rows are found by their numbers.
+    at_byte: Option<u64>,
 }
 
 /// Converts raw inputs and targets into model units (the model's standardisation).
@@ -66,7 +55,7 @@ pub type Units = Box<dyn Fn(&DMatrix<f64>, &[f64]) -> Result<TrainData>>;
 /// A training file read a block at a time.
 pub struct FileRows {
     spec: LoadSpec,
-    parquet: Option<CheckedParquet>,
+    file: DataFile,
     blocks: Vec<Block>,
     n: usize,
     /// Every feature column the file offers, and the target.
@@ -94,14 +83,10 @@ pub struct Indexed {
 impl FileRows {
     /// Whether a training file can be streamed: Parquet or plain CSV. A gzip-compressed
     /// CSV cannot be entered at a block.
-    pub fn check_streamable(path: &std::path::Path) -> Result<()> {
-        if is_parquet(path) {
-            return Ok(());
-        }
-        let mut file = open(path)?;
-        if csv_compression(path, &mut file)? == Compression::Gzip {
+    fn check_streamable(file: &DataFile) -> Result<()> {
+        if file.csv_compression()? == Some(Compression::Gzip) {
             return Err(Error::data(
-                path,
+                file.path(),
                 "a gzip-compressed CSV cannot be streamed (its blocks cannot be read out of \
                  order): decompress it (`gunzip`), or convert it to Parquet",
             ));
@@ -113,11 +98,8 @@ impl FileRows {
     /// sample of at most `sample_rows` rows.
     pub fn index(spec: &LoadSpec, seed: u64, sample_rows: usize) -> Result<Indexed> {
         let path = &spec.train;
-        Self::check_streamable(path)?;
-        let parquet = match is_parquet(path) {
-            true => Some(parquet_check::check(path, &open(path)?)?),
-            false => None,
-        };
+        let file = DataFile::open(path)?;
+        Self::check_streamable(&file)?;
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         rng.set_stream(SAMPLE_STREAM);
         let mut pass = Pass {
@@ -130,20 +112,20 @@ impl FileRows {
             rng,
         };
         let mut blocks = Vec::new();
-        match &parquet {
-            Some(checked) => {
+        match file.row_groups() {
+            Some(groups) => {
                 let mut first = 0;
-                for group in checked.row_group_rows() {
+                for group in groups {
                     let mut left = group;
                     while left > 0 {
                         let rows = left.min(MAX_BLOCK_ROWS);
-                        let frame = parquet_rows(path, checked, first, rows)?;
-                        let cols = training_columns_of_frame(spec, parquet.as_ref(), frame, first)?;
+                        let chunk = file.rows_at(first, rows, None)?;
+                        let cols = training_columns(spec, &file, chunk)?;
                         pass.take(cols)?;
                         blocks.push(Block {
                             first,
                             rows,
-                            place: Place::Rows,
+                            at_byte: None,
                         });
                         first += rows;
                         left -= rows;
@@ -151,17 +133,17 @@ impl FileRows {
                 }
             }
             None => {
-                for_each_frame(path, None, CSV_BLOCK_ROWS, &mut |c: Chunk| {
-                    let rows = c.frame.height();
+                file.for_each_chunk(CSV_BLOCK_ROWS, &mut |c: Chunk| {
+                    let (rows, first) = (c.rows(), c.first);
                     let at = c
                         .at_byte
                         .ok_or_else(|| Error::data(path, "a compressed CSV cannot be streamed"))?;
-                    let cols = training_columns_of_frame(spec, None, c.frame, c.first)?;
+                    let cols = training_columns(spec, &file, c)?;
                     pass.take(cols)?;
                     blocks.push(Block {
-                        first: c.first,
+                        first,
                         rows,
-                        place: Place::Byte(at),
+                        at_byte: Some(at),
                     });
                     Ok(())
                 })?;
@@ -211,7 +193,7 @@ impl FileRows {
         Ok(Indexed {
             rows: FileRows {
                 spec: spec.clone(),
-                parquet,
+                file,
                 blocks,
                 n,
                 features,
@@ -240,13 +222,12 @@ impl FileRows {
         self.blocks.len()
     }
 
-    /// The kept inputs and the target of a frame of rows `first..` of the file, in the
-    /// file's units, checked against what the pass found.
-    fn columns(&self, frame: DataFrame, first: usize) -> Result<(DMatrix<f64>, Vec<f64>)> {
+    /// The kept inputs and the target of a chunk of the file, in the file's units,
+    /// checked against what the pass found.
+    fn columns(&self, chunk: Chunk) -> Result<(DMatrix<f64>, Vec<f64>)> {
         let path = &self.spec.train;
-        let rows = frame.height();
-        let (features, target, cols) =
-            training_columns_of_frame(&self.spec, self.parquet.as_ref(), frame, first)?;
+        let (rows, first) = (chunk.rows(), chunk.first);
+        let (features, target, cols) = training_columns(&self.spec, &self.file, chunk)?;
         if features != self.features || target != self.target {
             return Err(Error::data(
                 path,
@@ -279,25 +260,19 @@ impl FileRows {
     /// Block `b`, in model units.
     fn read_block(&self, b: Block) -> Result<TrainData> {
         let path = &self.spec.train;
-        let frame = match (b.place, &self.parquet) {
-            (Place::Rows, Some(checked)) => parquet_rows(path, checked, b.first, b.rows)?,
-            (Place::Byte(at), _) => csv_block_at(path, at, b.rows)?,
-            (Place::Rows, None) => {
-                return Err(Error::data(path, "internal: a row block of a CSV file"));
-            }
-        };
-        if frame.height() != b.rows {
+        let chunk = self.file.rows_at(b.first, b.rows, b.at_byte)?;
+        if chunk.rows() != b.rows {
             return Err(Error::data(
                 path,
                 format!(
                     "the file changed while it was read: rows {}..{} were expected, {} found",
                     b.first + 1,
                     b.first + b.rows,
-                    frame.height()
+                    chunk.rows()
                 ),
             ));
         }
-        let (x, y) = self.columns(frame, b.first)?;
+        let (x, y) = self.columns(chunk)?;
         self.in_units(&x, &y)
     }
 
@@ -368,16 +343,11 @@ impl TrainingRows for FileRows {
     fn full(&self, model: &ModelFile, p: &Params, exec: &Exec) -> Result<f64> {
         let rows = exec.chunk_rows(p.z.nrows()).min(self.n.max(1));
         let mut sums = Sums::new(model, p, Want::Value, exec)?;
-        for_each_frame(
-            &self.spec.train,
-            self.parquet.as_ref(),
-            rows,
-            &mut |c: Chunk| {
-                let (x, y) = self.columns(c.frame, c.first)?;
-                let t = self.in_units(&x, &y)?;
-                sums.add(&t.x, &t.y, 1.0, None)
-            },
-        )?;
+        self.file.for_each_chunk(rows, &mut |c: Chunk| {
+            let (x, y) = self.columns(c)?;
+            let t = self.in_units(&x, &y)?;
+            sums.add(&t.x, &t.y, 1.0, None)
+        })?;
         Ok(-sums.finish().elbo)
     }
 }

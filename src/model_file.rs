@@ -340,15 +340,24 @@ impl ModelFile {
         (share < NOISE_COLLAPSE_RATIO).then_some(share)
     }
 
-    /// [`ModelFile::noise_collapsed`] in a sentence, with what to try.
-    pub fn noise_collapse_note(&self, target_variance: Option<f64>) -> Option<String> {
+    /// [`ModelFile::noise_collapsed`] in a sentence, with what to try; `fitc_like`: the
+    /// model's approximation has FITC's diagonal correction, the known cause.
+    pub fn noise_collapse_note(
+        &self,
+        target_variance: Option<f64>,
+        fitc_like: bool,
+    ) -> Option<String> {
         self.noise_collapsed(target_variance).map(|r| {
+            let cause = if fitc_like {
+                "this is FITC's known underestimate of the noise (its diagonal correction \
+                 takes the noise's place; docs/methods.md §0.4), and the error bars are too \
+                 narrow: compare --method vfe, or keep σ² up with --noise-floor 1e-3"
+            } else {
+                "the error bars are too narrow: keep σ² up with --noise-floor 1e-3"
+            };
             format!(
                 "the noise variance σ² ended at {r:.1e} of the targets' variance: the fit \
-                 treats the targets as nearly noiseless. Unless they are, this is FITC's \
-                 known underestimate of the noise (its diagonal correction takes the noise's \
-                 place; docs/methods.md §0.4), and the error bars are too narrow: compare \
-                 --method vfe, or keep σ² up with --noise-floor 1e-3"
+                 treats the targets as nearly noiseless. Unless they are, {cause}"
             )
         })
     }

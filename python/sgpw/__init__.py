@@ -341,7 +341,8 @@ class Model:
             if v is not None:
                 out[k] = _param(v)
         for key, value in self._core.tables().items():
-            if key in ("method", "inputs"):
+            # names, not values: the fixed blocks are `Model.fixed`
+            if key in ("method", "inputs", "fixed"):
                 continue
             if key == "hyper":
                 for k, v in value.items():

@@ -171,3 +171,24 @@ def test_threads_do_not_change_the_result_and_the_gil_is_released(data):
     # the other Python thread kept running while the fit ran (with the GIL held it
     # could not have ticked at all)
     assert during >= 5, during
+
+
+def test_fix_holds_a_block_and_fits_the_others(data):
+    X, y = data
+    free = sgpw.fit(X, y, method="vfe", m=12, iterations=30)
+    held = sgpw.fit(X, y, method="vfe", m=12, iterations=30, fix={"noise_variance": 0.05})
+    assert held.fixed == ["noise_variance"]
+    # in the data's units, as given
+    assert held.params["noise_variance"] == pytest.approx(0.05, rel=1e-12)
+    assert free.params["noise_variance"] != pytest.approx(0.05, rel=1e-3)
+    assert not np.allclose(held.params["lengthscales"], free.params["lengthscales"])
+    # a list of names and NAME=VALUE strings; the estimator passes it on
+    from sgpw.sklearn import SparseGPRegressor
+
+    est = SparseGPRegressor(
+        method="vfe", m=12, iterations=30, fix=["noise_variance=0.05", "lengthscales"]
+    ).fit(X, y)
+    assert sorted(est.model_.fixed) == ["lengthscales", "noise_variance"]
+    assert est.model_.params["noise_variance"] == pytest.approx(0.05, rel=1e-12)
+    with pytest.raises(ValueError, match="no parameter block 'bogus'"):
+        sgpw.fit(X, y, method="vfe", m=12, fix=["bogus"])

@@ -205,8 +205,10 @@ fn report(
         .test
         .map_or((None, None, None), |t| (t.nmse, Some(t.mnlp), Some(t.mse)));
     let negative = r.test.and_then(|t| t.negative_note(data.n_test));
-    let objective = crate::methods::get(&r.model.method)?.objective_name(&r.model);
-    if let Some(note) = r.model.noise_collapse_note(data.target_variance) {
+    let method = crate::methods::get(&r.model.method)?;
+    let objective = method.objective_name(&r.model);
+    let fitc_like = method.corrects_diagonal(&r.model);
+    if let Some(note) = r.model.noise_collapse_note(data.target_variance, fitc_like) {
         crate::noteln!("note: {note}");
     }
     if args.json {

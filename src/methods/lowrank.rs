@@ -743,6 +743,9 @@ impl<F: Family> Method for LowRankMethod<F> {
     fn objective_name(&self, model: &ModelFile) -> &'static str {
         self.approx_of(model).map_or("NLML", Approx::objective_name)
     }
+    fn corrects_diagonal(&self, model: &ModelFile) -> bool {
+        matches!(self.approx_of(model), Ok(Approx::Fitc | Approx::Pep { .. }))
+    }
     fn init_uses_seed(&self, options: &MethodOptions) -> bool {
         self.family.init_uses_seed(options)
     }

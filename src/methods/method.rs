@@ -151,6 +151,11 @@ pub trait Method: Send + Sync {
     fn objective_name(&self, _model: &ModelFile) -> &'static str {
         "NLML"
     }
+    /// Whether a model's approximation keeps FITC's diagonal correction (FITC, and power
+    /// EP in part), which is known to take the noise's place; none by default.
+    fn corrects_diagonal(&self, _model: &ModelFile) -> bool {
+        false
+    }
     /// What a fitted model adds to its evidence curve (model units); none by default.
     fn trace_marks(&self, _model: &ModelFile) -> TraceMarks {
         TraceMarks::default()

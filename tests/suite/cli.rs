@@ -781,6 +781,16 @@ fn fit_notes_a_noise_variance_that_collapsed() {
             stderr(&out)
         );
     }
+    // svgp has no diagonal correction: the note says so without blaming FITC
+    let out = sgpw(&["fit", "--train", &sinc, "--method", "svgp", "--m", "10"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("note: the noise variance σ² ended at")
+            && err.contains("--noise-floor")
+            && !err.contains("FITC"),
+        "svgp: {err}"
+    );
     // xsinx3 has noise of sd 0.5: no note
     let xsinx3 = repo("datasets/xsinx3_train.csv");
     let out = sgpw(&["fit", "--train", &xsinx3, "--method", "fitc", "--m", "10"]);

@@ -7,8 +7,8 @@
 use nalgebra::{DMatrix, DVector};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use sgpw::collapsed::{self, Approx, Kuu, LowRank};
 use sgpw::exec::{Exec, Par};
-use sgpw::likelihood::{self, Approx, Kuu, LowRank};
 use sgpw::linalg::{self, Jitter};
 use sgpw::methods::online::OnlinePsds;
 use sgpw::methods::spectrum::{features, psds_points};
@@ -116,17 +116,17 @@ fn batch(n: usize, d: usize, r: usize) {
     };
     let (fast, slow) = (lr(Kuu::Diagonal(&diag)), lr(Kuu::Dense(&dense)));
     let t_fast = time(&mut || {
-        black_box(likelihood::nlml_and_adjoints(&fast, &y, &exec).expect("core"));
+        black_box(collapsed::nlml_and_adjoints(&fast, &y, &exec).expect("core"));
     });
     let t_dense = time(&mut || {
-        black_box(likelihood::nlml_and_adjoints(&slow, &y, &exec).expect("core"));
+        black_box(collapsed::nlml_and_adjoints(&slow, &y, &exec).expect("core"));
     });
     let c = r as f64 * s2 / sf2;
     let t_closed = time(&mut || {
         black_box(closed_form(&phi, &y, c, s2));
     });
     // the three agree on ∂/∂Φᵀ (the NLMLs differ only by constants here)
-    let core = likelihood::nlml_and_adjoints(&fast, &y, &exec).expect("core");
+    let core = collapsed::nlml_and_adjoints(&fast, &y, &exec).expect("core");
     let (_, d_closed) = closed_form(&phi, &y, c, s2);
     let err = (&core.d_kuf - &d_closed).abs().max() / d_closed.abs().max();
     println!(

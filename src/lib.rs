@@ -2,12 +2,13 @@
 //!
 //! Data flows one way: `data` loads a [`data::Dataset`], a method from
 //! [`methods::registry`] initialises parameters, [`optim`] minimises the NLML
-//! (computed by [`likelihood`] for every low-rank method), the fitted model
+//! (computed by [`collapsed`] for every low-rank method), the fitted model
 //! caches its posterior, and [`metrics`] scores its predictions.
 
 pub mod arg_values;
 pub mod chart;
 pub mod cli;
+pub mod collapsed;
 pub mod data;
 #[cfg(feature = "mpi")]
 pub mod distributed;
@@ -16,7 +17,6 @@ pub mod exec;
 pub mod fix;
 pub mod jobs;
 pub mod kernel;
-pub mod likelihood;
 pub mod linalg;
 pub mod matrix_rows;
 pub mod methods;

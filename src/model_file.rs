@@ -6,9 +6,9 @@
 //! lengthscales, absolute frequencies); the optimiser's log-space vector is private
 //! to each method.
 
+use crate::collapsed::Posterior;
 use crate::error::{Error, Location, Result, Step};
 use crate::kernel::{Kernel, KernelKind};
-use crate::likelihood::Posterior;
 use crate::run_spec::ApproxKind;
 use nalgebra::DMatrix;
 use serde::de::DeserializeOwned;

@@ -3,11 +3,11 @@
 //! once, and score the test set — all under a [`RunContext`] (threads, cancellation,
 //! progress with its phase).
 
+use crate::collapsed::Posterior;
 use crate::data::moments::moments;
 use crate::data::{Dataset, TrainData};
 use crate::error::{Error, Result};
 use crate::exec::Exec;
-use crate::likelihood::Posterior;
 use crate::methods::{self, Method, ValidRunSpec};
 use crate::metrics::{self, TestMetrics};
 use crate::model_file::{

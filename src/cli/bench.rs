@@ -172,7 +172,7 @@ fn roofline(spec: &RunSpec, data: &TrainData, reps: usize, exec: Exec, json: boo
     crate::outln!(
         "  rates (faer, blocks of {} columns, {} threads): product {:.1}, triangular solve {:.1}, \
          symmetric update {:.1} GFLOP/s",
-        crate::likelihood::BLOCK,
+        crate::collapsed::BLOCK,
         par.threads(),
         2e-9 * rates.gemm,
         2e-9 * rates.trsm,

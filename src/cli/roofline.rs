@@ -1,11 +1,11 @@
 //! `sgpw bench --roofline`: one evaluation's time against its arithmetic at the rates
 //! this machine reaches with the core's own kernels. The rates are measured as the core
-//! runs them — faer's sequential kernels on blocks of `likelihood::BLOCK` columns, in
+//! runs them — faer's sequential kernels on blocks of `collapsed::BLOCK` columns, in
 //! the stripes of `linalg::map_ordered` on the same threads — and the arithmetic is the
-//! method's own count (`Method::work`, from `likelihood::Work` and the family's).
+//! method's own count (`Method::work`, from `collapsed::Work` and the family's).
 
+use crate::collapsed::{BLOCK, Work};
 use crate::exec::Par;
-use crate::likelihood::{BLOCK, Work};
 use crate::linalg;
 use nalgebra::DMatrix;
 use std::time::Instant;

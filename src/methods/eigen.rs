@@ -28,11 +28,11 @@ use super::lowrank::{
 };
 use super::method::{Markers, Method, ValidRunSpec};
 use super::pseudo::{self, Inducing, PLAIN, PseudoExtra, PseudoInputs};
+use crate::collapsed::Adjoints;
 use crate::data::TrainData;
 use crate::error::Location;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
-use crate::likelihood::Adjoints;
 use crate::linalg::{self, Jitter};
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, required_matrix};
 use crate::optim::{Outcome, Stop};

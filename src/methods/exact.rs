@@ -4,11 +4,11 @@
 
 use super::hyper::{default_hyper, fit_all, fit_free, pack_hyper, unpack_hyper};
 use super::method::{Method, Objective, ValidRunSpec};
+use crate::collapsed::{LatentPrior, Posterior};
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
 use crate::kernel::KernelKind;
-use crate::likelihood::{LatentPrior, Posterior};
 use crate::linalg::{self, Jitter};
 use crate::model_file::{Hyper, ModelFile};
 use crate::params::Pins;

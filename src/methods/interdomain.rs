@@ -17,12 +17,12 @@ use super::lowrank::{
     ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad, kdiag_grad,
 };
 use super::method::{Markers, ValidRunSpec};
+use crate::collapsed::Adjoints;
 use crate::data::TrainData;
 use crate::error::Location;
 use crate::error::{Error, Result};
 use crate::exec::{Exec, Par};
 use crate::kernel::KernelKind;
-use crate::likelihood::Adjoints;
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness};
 use crate::run_context::RunContext;
 use crate::run_spec::{ApproxKind, Centres};

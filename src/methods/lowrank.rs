@@ -5,19 +5,19 @@
 //! core's adjoints back to them. [`LowRankMethod`] pairs a family with an
 //! approximation and implements [`Method`] once for all of them: objective, gradient,
 //! posterior, prediction, staged fits and model checks go through this file and
-//! `likelihood.rs`, never through a copy.
+//! `collapsed/`, never through a copy.
 
 use super::hyper;
 use super::method::{Markers, Method, Objective, TraceMarks, ValidRunSpec};
 use super::shared_rows::SharedEval;
+use crate::collapsed::{
+    self, Accumulator, Adjoints, Approx, Backward, ChunkValues, Kuu, LowRank, Posterior, Summary,
+    Work,
+};
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::{Evaluation, Exec};
 use crate::kernel::KernelKind;
-use crate::likelihood::{
-    self, Accumulator, Adjoints, Approx, Backward, ChunkValues, Kuu, LowRank, Posterior, Summary,
-    Work,
-};
 use crate::linalg::Jitter;
 use crate::model_file::{Hyper, ModelFile, Witness};
 use crate::optim::Outcome;
@@ -153,7 +153,7 @@ pub trait Family: Send + Sync + 'static {
     /// The arithmetic of the family's part of one evaluation on n points whose Kuf
     /// is built `builds` times per point on average (twice where a chunk is computed
     /// again): building Kuf and Kuu and pulling their adjoints back, in multiply-adds
-    /// (see `likelihood::Work`). None where it has not been counted.
+    /// (see `collapsed::Work`). None where it has not been counted.
     fn feature_work(&self, _model: &ModelFile, _n: usize, _builds: f64) -> Option<f64> {
         None
     }
@@ -837,7 +837,7 @@ impl<F: Family> Method for LowRankMethod<F> {
             None => {
                 let (parts, extra) = self.family.parts(model, &data.x, true, exec)?;
                 let lr = parts.low_rank(model.hyper.noise_variance, approx);
-                let adj = likelihood::nlml_and_adjoints(&lr, &data.y, exec)?;
+                let adj = collapsed::nlml_and_adjoints(&lr, &data.y, exec)?;
                 self.family
                     .pull_back_into(model, &data.x, &parts, extra, &adj, exec, grad)?;
                 let out = (adj.nlml, adj.jitter);
@@ -908,7 +908,7 @@ impl<F: Family> Method for LowRankMethod<F> {
             };
         }
         let (parts, _) = self.family.parts(model, &data.x, false, exec)?;
-        likelihood::nlml(
+        collapsed::nlml(
             &parts.low_rank(model.hyper.noise_variance, approx),
             &data.y,
             exec,
@@ -933,7 +933,7 @@ impl<F: Family> Method for LowRankMethod<F> {
         }
         let (parts, _) = self.family.parts(model, &data.x, false, exec)?;
         let lr = parts.low_rank(model.hyper.noise_variance, approx);
-        let post = likelihood::posterior(&lr, &data.y, degenerate, exec)?;
+        let post = collapsed::posterior(&lr, &data.y, degenerate, exec)?;
         Ok((post, None))
     }
 

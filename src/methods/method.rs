@@ -4,11 +4,11 @@
 //! below implement it, and the registry (`methods/mod.rs`) lists them.
 
 use super::cost;
+use crate::collapsed::{LatentPrior, Posterior};
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
 use crate::kernel::KernelKind;
-use crate::likelihood::{LatentPrior, Posterior};
 use crate::model_file::{Hyper, ModelFile, Witness};
 use crate::optim::Outcome;
 use crate::params::TailBlock;
@@ -203,7 +203,7 @@ pub trait Method: Send + Sync {
         _model: &ModelFile,
         _n: usize,
         _exec: &Exec,
-    ) -> Result<Option<crate::likelihood::Work>> {
+    ) -> Result<Option<crate::collapsed::Work>> {
         Ok(None)
     }
     /// What one evaluation on n training points of d inputs with m features holds and

@@ -21,10 +21,10 @@ use super::eigen::{
 use super::hyper::{self, default_hyper};
 use super::method::{Markers, Method, Objective, ValidRunSpec};
 use super::{exact, kmeans, pseudo};
+use crate::collapsed::{LatentPrior, Posterior};
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
-use crate::likelihood::{LatentPrior, Posterior};
 use crate::linalg;
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness};
 use crate::optim::Outcome;

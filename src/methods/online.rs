@@ -9,9 +9,9 @@
 //! model's mean removed); [`crate::cli`]'s `stream` converts.
 
 use super::spectrum::{features, features_of, frequencies, jitter, kuu_diagonal};
+use crate::collapsed::{Kuu, Summary};
 use crate::error::{Error, Result};
 use crate::exec::Par;
-use crate::likelihood::{Kuu, Summary};
 use crate::linalg::Jitter;
 use crate::model_file::{ModelFile, Witness};
 use nalgebra::DMatrix;

@@ -10,11 +10,11 @@
 use super::lowrank::{ApproxChoice, Family, LowRankMethod, MaxM, Parts};
 use super::method::ValidRunSpec;
 use super::pseudo::{Inducing, PLAIN, PseudoExtra};
+use crate::collapsed::Adjoints;
 use crate::data::TrainData;
 use crate::error::Location;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
-use crate::likelihood::Adjoints;
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, rows_to_matrix};
 use crate::run_context::RunContext;
 use crate::run_spec::{ApproxKind, DataShape, MethodOptions, Naming};

@@ -24,12 +24,12 @@ use super::pseudo::{
     Inducing, PseudoNoise, add_pseudo_noise, initial_pseudo_noise, pack_pseudo_noise, points_at,
     pseudo_noise, pseudo_noise_grad, set_inducing_points,
 };
+use crate::collapsed::Adjoints;
 use crate::data::TrainData;
 use crate::error::Location;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
 use crate::kernel::Kernel;
-use crate::likelihood::Adjoints;
 use crate::linalg;
 use crate::model_file::{
     Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, required_matrix, rows_to_matrix,

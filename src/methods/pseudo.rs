@@ -13,12 +13,12 @@ use super::lowrank::{
     ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad, kdiag_grad,
 };
 use super::method::{MarkerSize, Markers, ValidRunSpec};
+use crate::collapsed::Adjoints;
 use crate::data::TrainData;
 use crate::error::Location;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
 use crate::kernel::Kernel;
-use crate::likelihood::Adjoints;
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, required_matrix};
 use crate::params::{self, Head, Holds, TailBlock, Transform};
 use crate::run_context::RunContext;

@@ -8,9 +8,9 @@
 //! carries a failure slot, a process that fails joins the next sum with it set, and a
 //! sum that reports a failure ends the evaluation on every process with an error.
 
+use crate::collapsed::{Accumulator, Approx, Backward, Sums};
 use crate::error::{Error, Result};
 use crate::exec::RowShare;
-use crate::likelihood::{Accumulator, Approx, Backward, Sums};
 use std::cell::Cell;
 
 /// The state of one shared evaluation: how many of its sums this process has joined

@@ -15,12 +15,12 @@
 use super::hyper::{pack_hyper, pack_hyper_and, unpack_hyper, unpack_hyper_and};
 use super::lowrank::{ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts};
 use super::method::ValidRunSpec;
+use crate::collapsed::Adjoints;
 use crate::data::TrainData;
 use crate::error::Location;
 use crate::error::{Error, Result};
 use crate::exec::{Exec, Par};
 use crate::kernel::{KernelKind, spectral};
-use crate::likelihood::Adjoints;
 use crate::linalg::{self, Jitter};
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, required_matrix};
 use crate::params::{Holds, TailBlock, Transform};

@@ -15,8 +15,8 @@ use common::*;
 use nalgebra::DMatrix;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use sgpw::collapsed::{self, Approx, Kuu, LowRank};
 use sgpw::exec::Par;
-use sgpw::likelihood::{self, Approx, Kuu, LowRank};
 use sgpw::methods;
 use sgpw::methods::eigen::{self, EigenSystem, eigen_system, gamma, tie_weights};
 use sgpw::methods::eigen::{Basis, Eigen};
@@ -172,7 +172,7 @@ fn stage1(c: &Case, name: &str) {
         noise: c.model.hyper.noise_variance,
         jitter: c.model.jitter_policy(),
     };
-    let adj = likelihood::nlml_and_adjoints(&lr, &c.data.y, &ex()).expect("core");
+    let adj = collapsed::nlml_and_adjoints(&lr, &c.data.y, &ex()).expect("core");
     let jitter = c.model.jitter.expect("fixed jitter");
     assert_close(
         &format!("{name} stage-1 d/dlog σf with the reference's defect"),

@@ -17,10 +17,10 @@ use nalgebra::DMatrix;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
+use sgpw::collapsed::Adjoints;
 use sgpw::data::TrainData;
 use sgpw::error::{Location, Result};
 use sgpw::exec::Exec;
-use sgpw::likelihood::Adjoints;
 use sgpw::methods::hyper::{noise_grad, pack_hyper, random_rows, unpack_hyper};
 use sgpw::methods::lowrank::{
     ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad, kdiag_grad,

@@ -5,8 +5,8 @@
 use crate::common;
 use common::*;
 use nalgebra::DMatrix;
+use sgpw::collapsed::{self, Approx, Kuu, LowRank};
 use sgpw::exec::Par;
-use sgpw::likelihood::{self, Approx, Kuu, LowRank};
 use sgpw::methods::pseudo::Inducing;
 use sgpw::methods::{self, Method};
 use sgpw::model_file::{Hyper, ModelFile};
@@ -160,7 +160,7 @@ fn gpml_fitc(name: &str) {
         noise: c.model.hyper.noise_variance,
         jitter: c.model.jitter_policy(),
     };
-    let adj = likelihood::nlml_and_adjoints(&lr, &c.y, &ex()).expect("core");
+    let adj = collapsed::nlml_and_adjoints(&lr, &c.y, &ex()).expect("core");
     let mut mapped: Vec<f64> = o.grad[1..=d].to_vec();
     mapped.push(2.0 * o.grad[0]);
     mapped.push(2.0 * o.grad[d + 1] + 2.0 * jitter * adj.d_kuu.trace());

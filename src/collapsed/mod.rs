@@ -1,4 +1,4 @@
-//! The one likelihood core of docs/methods.md §1 for every low-rank model:
+//! The one collapsed core (docs/methods.md §1) for every low-rank model with Gaussian noise:
 //! `C = Kfu Kuu⁻¹ Kuf + Λ`, `Λ = a·diag(d) + σ² I`, `d = diag(Kff − Qff)`, with the
 //! approximation choosing a and an extra term on d (see [`Approx`]).
 //!

@@ -17,6 +17,7 @@ pub mod exec;
 pub mod fix;
 pub mod jobs;
 pub mod kernel;
+pub mod likelihoods;
 pub mod linalg;
 pub mod matrix_rows;
 pub mod methods;

@@ -97,6 +97,48 @@ pub fn negative_note(latent: usize, noisy: usize, n_test: usize) -> Option<Strin
     })
 }
 
+/// Classification error rate: the share of 0/1 targets on the wrong side of p = ½ (p
+/// exactly ½ predicts class 0, as scikit-learn's classifiers' `predict` does: class 1
+/// only for a positive decision value).
+pub fn error_rate(y: &[f64], p_one: &[f64]) -> f64 {
+    let wrong = y
+        .iter()
+        .zip(p_one)
+        .filter(|(y, p)| (**p > 0.5) != (**y == 1.0))
+        .count();
+    wrong as f64 / y.len().max(1) as f64
+}
+
+/// Area under the ROC curve of 0/1 targets ranked by a score: the probability that a
+/// random class-1 point scores above a random class-0 point, ties counting ½ (the
+/// Mann–Whitney statistic, scikit-learn's `roc_auc_score`). None without both classes.
+pub fn auc(y: &[f64], score: &[f64]) -> Option<f64> {
+    let mut order: Vec<usize> = (0..y.len()).collect();
+    order.sort_by(|&a, &b| score[a].total_cmp(&score[b]));
+    // midranks of tied scores, summed over class 1
+    let (mut rank_sum, mut positives) = (0.0, 0usize);
+    let mut i = 0;
+    while i < order.len() {
+        let mut j = i;
+        while j + 1 < order.len() && score[order[j + 1]] == score[order[i]] {
+            j += 1;
+        }
+        let midrank = (i + j) as f64 / 2.0 + 1.0;
+        for &k in &order[i..=j] {
+            if y[k] == 1.0 {
+                rank_sum += midrank;
+                positives += 1;
+            }
+        }
+        i = j + 1;
+    }
+    let negatives = y.len() - positives;
+    (positives > 0 && negatives > 0).then(|| {
+        let p = positives as f64;
+        (rank_sum - p * (p + 1.0) / 2.0) / (p * negatives as f64)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,5 +170,17 @@ mod tests {
             mnlp_clamped(&y, &m, &[5.0, 4.0], 1.0),
             mnlp(&y, &m, &[5.0, 4.0])
         );
+    }
+
+    #[test]
+    fn classification_scores() {
+        let y = [0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0];
+        let s = [0.1, 0.8, 0.35, 0.35, 0.9, 0.2, 0.6, 0.6, 0.7, 0.05];
+        // scikit-learn 1.9.1: roc_auc_score(y, s) = 0.92 (two tied pairs)
+        assert!((auc(&y, &s).unwrap() - 0.92).abs() < 1e-15);
+        assert_eq!(auc(&[1.0, 1.0], &[0.2, 0.3]), None);
+        // wrong: y=1 at 0.35, y=0 at 0.6
+        assert!((error_rate(&y, &s) - 0.2).abs() < 1e-15);
+        assert_eq!(error_rate(&[1.0, 0.0], &[0.5, 0.5]), 0.5);
     }
 }

@@ -9,6 +9,7 @@
 //! adjoint with that matrix by the SE kernel's algebra ([`Kernel::contract`]), so one
 //! piece of code serves every kernel. The non-SE fills live in [`stationary`].
 
+pub mod expression;
 pub mod spectral;
 mod stationary;
 

@@ -1,0 +1,587 @@
+//! The one syntax of a kernel built from parts (issue 42), read by `--kernel`, session
+//! files, the app's form and Python alike:
+//!
+//! ```text
+//! se(ls=50, var=2500) + se(ls=100) * periodic(period=1, fix=period) + rq + se(ls=0.1)
+//! ```
+//!
+//! `+` is a sum and `*` a product (binding tighter), parentheses group, and a part is a
+//! name with optional `key=value` arguments: a number, a name, a quoted string (a
+//! column name with spaces) or a list of those in brackets (`dims=[0, 2]`,
+//! `fix=[var, period]`). This file reads the syntax only, with the position of every
+//! part and argument, so that a later error (an unknown part, a key the part does not
+//! take) can point into the expression; what the parts mean is the kernels' business.
+
+use std::fmt;
+
+/// Where something is in the expression: a range of character (not byte) positions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+}
+
+/// A kernel expression's tree.
+#[derive(Clone, Debug, PartialEq)]
+pub enum KernelExpr {
+    Sum(Vec<KernelExpr>),
+    Product(Vec<KernelExpr>),
+    Part(Part),
+}
+
+/// One part, `name(key=value, …)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Part {
+    pub name: String,
+    pub args: Vec<Arg>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Arg {
+    pub key: String,
+    pub value: Value,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Number(f64),
+    Name(String),
+    List(Vec<Value>),
+}
+
+/// What is wrong and where: [`ExprError::render`] draws the expression with a caret
+/// under the place.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExprError {
+    pub span: Span,
+    pub message: String,
+}
+
+impl ExprError {
+    pub fn new(span: Span, message: impl Into<String>) -> ExprError {
+        ExprError {
+            span,
+            message: message.into(),
+        }
+    }
+
+    /// The message, then the expression and a caret line under the span.
+    pub fn render(&self, expr: &str) -> String {
+        let width = (self.span.end.max(self.span.start + 1)) - self.span.start;
+        format!(
+            "{} (at character {})\n  {expr}\n  {}{}",
+            self.message,
+            self.span.start + 1,
+            " ".repeat(self.span.start),
+            "^".repeat(width)
+        )
+    }
+}
+
+impl KernelExpr {
+    /// Reads an expression; the error points at the first thing that is not one.
+    pub fn parse(text: &str) -> Result<KernelExpr, ExprError> {
+        let mut p = Parser {
+            chars: text.chars().collect(),
+            at: 0,
+        };
+        p.skip_space();
+        if p.at == p.chars.len() {
+            return Err(ExprError::new(
+                Span { start: 0, end: 0 },
+                "the kernel expression is empty: give a kernel such as se, or a sum \
+                 such as se + periodic",
+            ));
+        }
+        let e = p.sum()?;
+        p.skip_space();
+        match p.peek() {
+            None => Ok(e),
+            Some(')') => Err(p.error_here("a ')' without its '('")),
+            Some(c) => Err(p.error_here(format!("'{c}' where '+', '*' or the end was expected"))),
+        }
+    }
+
+    /// The parts from left to right.
+    pub fn parts(&self) -> Vec<&Part> {
+        match self {
+            KernelExpr::Part(p) => vec![p],
+            KernelExpr::Sum(v) | KernelExpr::Product(v) => {
+                v.iter().flat_map(|e| e.parts()).collect()
+            }
+        }
+    }
+
+    /// The summands of a sum (the whole expression otherwise).
+    pub fn summands(&self) -> Vec<&KernelExpr> {
+        match self {
+            KernelExpr::Sum(v) => v.iter().collect(),
+            e => vec![e],
+        }
+    }
+}
+
+struct Parser {
+    chars: Vec<char>,
+    at: usize,
+}
+
+impl Parser {
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.at).copied()
+    }
+
+    fn skip_space(&mut self) {
+        while self.peek().is_some_and(char::is_whitespace) {
+            self.at += 1;
+        }
+    }
+
+    fn error_here(&self, message: impl Into<String>) -> ExprError {
+        ExprError::new(
+            Span {
+                start: self.at,
+                end: self.at + 1,
+            },
+            message,
+        )
+    }
+
+    fn eat(&mut self, c: char) -> bool {
+        self.skip_space();
+        if self.peek() == Some(c) {
+            self.at += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn sum(&mut self) -> Result<KernelExpr, ExprError> {
+        let mut terms = vec![self.product()?];
+        while self.eat('+') {
+            terms.push(self.product()?);
+        }
+        Ok(if terms.len() == 1 {
+            terms.pop().unwrap()
+        } else {
+            KernelExpr::Sum(terms)
+        })
+    }
+
+    fn product(&mut self) -> Result<KernelExpr, ExprError> {
+        let mut factors = vec![self.factor()?];
+        while self.eat('*') {
+            factors.push(self.factor()?);
+        }
+        Ok(if factors.len() == 1 {
+            factors.pop().unwrap()
+        } else {
+            KernelExpr::Product(factors)
+        })
+    }
+
+    fn factor(&mut self) -> Result<KernelExpr, ExprError> {
+        self.skip_space();
+        let open = self.at;
+        if self.eat('(') {
+            let e = self.sum()?;
+            if !self.eat(')') {
+                return Err(ExprError::new(
+                    Span {
+                        start: open,
+                        end: open + 1,
+                    },
+                    "this '(' is not closed",
+                ));
+            }
+            // a sum in parentheses inside a product stays one factor
+            return Ok(e);
+        }
+        match self.peek() {
+            Some(c) if is_name_start(c) => self.part(),
+            Some(c) => Err(self.error_here(format!("'{c}' where a kernel was expected"))),
+            None => Err(self.error_here("the expression ends where a kernel was expected")),
+        }
+    }
+
+    fn name(&mut self) -> String {
+        let start = self.at;
+        while self.peek().is_some_and(is_name_char) {
+            self.at += 1;
+        }
+        self.chars[start..self.at].iter().collect()
+    }
+
+    fn part(&mut self) -> Result<KernelExpr, ExprError> {
+        let start = self.at;
+        let name = self.name();
+        let mut args: Vec<Arg> = Vec::new();
+        if self.eat('(') && !self.eat(')') {
+            loop {
+                self.skip_space();
+                let arg_start = self.at;
+                if !self.peek().is_some_and(is_name_start) {
+                    return Err(self.error_here(format!(
+                        "an argument of {name} must be key=value (e.g. ls=0.5)"
+                    )));
+                }
+                let key = self.name();
+                if args.iter().any(|a| a.key == key) {
+                    return Err(ExprError::new(
+                        Span {
+                            start: arg_start,
+                            end: self.at,
+                        },
+                        format!("{key} is given twice to {name}"),
+                    ));
+                }
+                if !self.eat('=') {
+                    return Err(self.error_here(format!("'=' after {key} in {name}(…)")));
+                }
+                let value = self.value()?;
+                args.push(Arg {
+                    key,
+                    value,
+                    span: Span {
+                        start: arg_start,
+                        end: self.at,
+                    },
+                });
+                if self.eat(')') {
+                    break;
+                }
+                if !self.eat(',') {
+                    self.skip_space();
+                    return Err(match self.peek() {
+                        None => ExprError::new(
+                            Span {
+                                start,
+                                end: start + name.chars().count(),
+                            },
+                            format!("the arguments of {name} are not closed with ')'"),
+                        ),
+                        Some(c) => self.error_here(format!(
+                            "'{c}' where ',' or ')' was expected in {name}(…)"
+                        )),
+                    });
+                }
+            }
+        }
+        Ok(KernelExpr::Part(Part {
+            name,
+            args,
+            span: Span {
+                start,
+                end: self.at,
+            },
+        }))
+    }
+
+    fn value(&mut self) -> Result<Value, ExprError> {
+        self.skip_space();
+        let start = self.at;
+        match self.peek() {
+            Some('[') => {
+                self.at += 1;
+                let mut items = Vec::new();
+                if self.eat(']') {
+                    return Ok(Value::List(items));
+                }
+                loop {
+                    items.push(self.value()?);
+                    if self.eat(']') {
+                        return Ok(Value::List(items));
+                    }
+                    if !self.eat(',') {
+                        return Err(ExprError::new(
+                            Span {
+                                start,
+                                end: start + 1,
+                            },
+                            "this '[' is not closed with ']'",
+                        ));
+                    }
+                }
+            }
+            Some(q @ ('"' | '\'')) => {
+                self.at += 1;
+                let from = self.at;
+                while self.peek().is_some_and(|c| c != q) {
+                    self.at += 1;
+                }
+                if self.peek().is_none() {
+                    return Err(ExprError::new(
+                        Span {
+                            start,
+                            end: start + 1,
+                        },
+                        "this quote is not closed",
+                    ));
+                }
+                let s: String = self.chars[from..self.at].iter().collect();
+                self.at += 1;
+                Ok(Value::Name(s))
+            }
+            Some(c) if c.is_ascii_digit() || c == '-' || c == '+' || c == '.' => {
+                while self
+                    .peek()
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'))
+                {
+                    // a sign only at the start or after an exponent's e
+                    let c = self.peek().unwrap();
+                    if matches!(c, '-' | '+')
+                        && self.at > start
+                        && !matches!(self.chars[self.at - 1], 'e' | 'E')
+                    {
+                        break;
+                    }
+                    self.at += 1;
+                }
+                let text: String = self.chars[start..self.at].iter().collect();
+                match text.parse::<f64>() {
+                    Ok(v) if v.is_finite() => Ok(Value::Number(v)),
+                    _ => Err(ExprError::new(
+                        Span {
+                            start,
+                            end: self.at,
+                        },
+                        format!("'{text}' is not a finite number"),
+                    )),
+                }
+            }
+            Some(c) if is_name_start(c) => Ok(Value::Name(self.name())),
+            Some(c) => Err(self.error_here(format!("'{c}' where a value was expected"))),
+            None => Err(self.error_here("the expression ends where a value was expected")),
+        }
+    }
+}
+
+fn is_name_start(c: char) -> bool {
+    c.is_alphabetic() || c == '_'
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The canonical form: what a label and a model file show, and what [`KernelExpr::parse`]
+/// reads back to the same tree.
+impl fmt::Display for KernelExpr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KernelExpr::Part(p) => write!(f, "{p}"),
+            KernelExpr::Sum(v) => join(f, v, " + ", |_| false),
+            // a sum inside a product needs its parentheses back
+            KernelExpr::Product(v) => join(f, v, " * ", |e| matches!(e, KernelExpr::Sum(_))),
+        }
+    }
+}
+
+fn join(
+    f: &mut fmt::Formatter<'_>,
+    items: &[KernelExpr],
+    sep: &str,
+    wrap: impl Fn(&KernelExpr) -> bool,
+) -> fmt::Result {
+    for (i, e) in items.iter().enumerate() {
+        if i > 0 {
+            f.write_str(sep)?;
+        }
+        if wrap(e) {
+            write!(f, "({e})")?;
+        } else {
+            write!(f, "{e}")?;
+        }
+    }
+    Ok(())
+}
+
+impl fmt::Display for Part {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name)?;
+        if !self.args.is_empty() {
+            f.write_str("(")?;
+            for (i, a) in self.args.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write!(f, "{}={}", a.key, a.value)?;
+            }
+            f.write_str(")")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            // the shortest text that reads back to the same f64, with an exponent far
+            // from 1
+            Value::Number(v) if *v != 0.0 && (v.abs() < 1e-4 || v.abs() >= 1e15) => {
+                write!(f, "{v:e}")
+            }
+            Value::Number(v) => write!(f, "{v}"),
+            Value::Name(s)
+                if !s.is_empty() && s.starts_with(is_name_start) && s.chars().all(is_name_char) =>
+            {
+                f.write_str(s)
+            }
+            Value::Name(s) if s.contains('"') => write!(f, "'{s}'"),
+            Value::Name(s) => write!(f, "\"{s}\""),
+            Value::List(v) => {
+                f.write_str("[")?;
+                for (i, x) in v.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{x}")?;
+                }
+                f.write_str("]")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(e: &KernelExpr) -> &Part {
+        match e {
+            KernelExpr::Part(p) => p,
+            other => panic!("not a part: {other:?}"),
+        }
+    }
+
+    /// The tree with every span zeroed: the same expression written differently.
+    fn without_spans(e: KernelExpr) -> KernelExpr {
+        let zero = Span { start: 0, end: 0 };
+        match e {
+            KernelExpr::Sum(v) => KernelExpr::Sum(v.into_iter().map(without_spans).collect()),
+            KernelExpr::Product(v) => {
+                KernelExpr::Product(v.into_iter().map(without_spans).collect())
+            }
+            KernelExpr::Part(p) => KernelExpr::Part(Part {
+                span: zero,
+                args: p
+                    .args
+                    .into_iter()
+                    .map(|a| Arg { span: zero, ..a })
+                    .collect(),
+                ..p
+            }),
+        }
+    }
+
+    #[test]
+    fn reads_the_issues_example_with_precedence_and_positions() {
+        let text =
+            "se(ls=50, var=2500) + se(ls=100) * periodic(period=1, fix=period) + rq + se(ls=0.1)";
+        let e = KernelExpr::parse(text).unwrap();
+        let KernelExpr::Sum(terms) = &e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(terms.len(), 4);
+        let KernelExpr::Product(f) = &terms[1] else {
+            panic!("{:?}", terms[1])
+        };
+        let periodic = part(&f[1]);
+        assert_eq!(periodic.name, "periodic");
+        assert_eq!(periodic.args[1].key, "fix");
+        assert_eq!(periodic.args[1].value, Value::Name("period".into()));
+        // spans are character positions into the text
+        let s = periodic.span;
+        assert_eq!(
+            text.chars()
+                .skip(s.start)
+                .take(s.end - s.start)
+                .collect::<String>(),
+            "periodic(period=1, fix=period)"
+        );
+        assert_eq!(part(&terms[2]).args, vec![]);
+        assert_eq!(part(&terms[0]).args[1].value, Value::Number(2500.0));
+        assert_eq!(e.parts().len(), 5);
+        assert_eq!(e.summands().len(), 4);
+        // the canonical form reads back to the same tree
+        assert_eq!(e.to_string(), text);
+        assert_eq!(KernelExpr::parse(&e.to_string()).unwrap(), e);
+    }
+
+    #[test]
+    fn lists_strings_signs_exponents_and_parentheses() {
+        let e = KernelExpr::parse(
+            "matern32(dims=[0, 1, 2]) * (se(dims=['x 3', y4]) + linear(var=1e-3, offset=-2.5E+1))",
+        )
+        .unwrap();
+        let KernelExpr::Product(f) = &e else {
+            panic!("{e:?}")
+        };
+        assert!(matches!(f[1], KernelExpr::Sum(_)));
+        assert_eq!(
+            part(&f[0]).args[0].value,
+            Value::List(vec![
+                Value::Number(0.0),
+                Value::Number(1.0),
+                Value::Number(2.0)
+            ])
+        );
+        let KernelExpr::Sum(s) = &f[1] else {
+            unreachable!()
+        };
+        assert_eq!(
+            part(&s[0]).args[0].value,
+            Value::List(vec![Value::Name("x 3".into()), Value::Name("y4".into())])
+        );
+        assert_eq!(part(&s[1]).args[0].value, Value::Number(1e-3));
+        assert_eq!(part(&s[1]).args[1].value, Value::Number(-25.0));
+        // the parentheses come back where the tree needs them, and only there
+        let text = e.to_string();
+        assert_eq!(
+            text,
+            "matern32(dims=[0, 1, 2]) * (se(dims=[\"x 3\", y4]) + linear(var=0.001, offset=-25))"
+        );
+        assert_eq!(
+            without_spans(KernelExpr::parse(&text).unwrap()),
+            without_spans(e)
+        );
+        assert_eq!(KernelExpr::parse("(se)").unwrap().to_string(), "se");
+        let tiny = KernelExpr::parse("white(var=1e-300)").unwrap();
+        assert_eq!(tiny.to_string(), "white(var=1e-300)");
+    }
+
+    #[test]
+    fn errors_point_into_the_expression() {
+        let cases = [
+            ("", 0, "empty"),
+            ("se +", 4, "ends where a kernel"),
+            ("se + * rq", 5, "'*' where a kernel"),
+            ("se(ls=)", 6, "')' where a value"),
+            ("se(ls 2)", 6, "'=' after ls"),
+            ("se(ls=1 var=2)", 8, "'v' where ',' or ')'"),
+            ("se(ls=1, ls=2)", 9, "ls is given twice"),
+            ("se(ls=1e)", 6, "'1e' is not a finite number"),
+            ("(se + rq", 0, "'(' is not closed"),
+            ("se) + rq", 2, "')' without its '('"),
+            ("se rq", 3, "'r' where '+', '*' or the end"),
+            ("se(dims=[0, 1)", 8, "'[' is not closed"),
+            ("se(dims=\"x)", 8, "quote is not closed"),
+            ("se(ls=1", 0, "not closed with ')'"),
+        ];
+        for (text, at, words) in cases {
+            let err = KernelExpr::parse(text).unwrap_err();
+            assert_eq!(err.span.start, at, "{text}: {err:?}");
+            assert!(err.message.contains(words), "{text}: {}", err.message);
+        }
+        let shown = KernelExpr::parse("se + * rq")
+            .unwrap_err()
+            .render("se + * rq");
+        assert_eq!(
+            shown,
+            "'*' where a kernel was expected (at character 6)\n  se + * rq\n       ^"
+        );
+    }
+}

@@ -8,7 +8,7 @@
 
 use crate::collapsed::Posterior;
 use crate::error::{Error, Location, Result, Step};
-use crate::kernel::{Kernel, KernelKind};
+use crate::kernel::{KernelKind, ModelKernel};
 use crate::run_spec::ApproxKind;
 use nalgebra::DMatrix;
 use serde::de::DeserializeOwned;
@@ -106,15 +106,30 @@ impl Hyper {
         }
     }
 
-    /// The kernel these hyperparameters describe (rq at its default α when the
-    /// model has none).
-    pub fn kernel(&self) -> Kernel {
-        Kernel {
-            kind: self.kernel,
-            signal_variance: self.signal_variance,
-            lengthscales: self.lengthscales.clone(),
-            rq_alpha: self.rq_alpha.unwrap_or(crate::kernel::DEFAULT_RQ_ALPHA),
-        }
+    /// The kernel these hyperparameters describe with the lengthscales `lengthscales`
+    /// (rq at its default α when the model has none): the one constructor of a model's
+    /// kernel, which [`Hyper::kernel`], [`Hyper::kernel_in`] and spgp-dr (unit
+    /// lengthscales on its projected space) call.
+    pub fn kernel_with(&self, lengthscales: Vec<f64>) -> ModelKernel {
+        ModelKernel::new(
+            self.kernel,
+            self.signal_variance,
+            lengthscales,
+            self.rq_alpha.unwrap_or(crate::kernel::DEFAULT_RQ_ALPHA),
+        )
+    }
+
+    /// The kernel these hyperparameters describe.
+    pub fn kernel(&self) -> ModelKernel {
+        self.kernel_with(self.lengthscales.clone())
+    }
+
+    /// [`Hyper::kernel`] with its lengthscales in memory from `scratch` (give them back
+    /// with [`ModelKernel::recycle`]): for a kernel built on every evaluation.
+    pub fn kernel_in(&self, scratch: &crate::scratch::Scratch) -> ModelKernel {
+        let mut lengthscales = scratch.take(self.lengthscales.len());
+        lengthscales.copy_from_slice(&self.lengthscales);
+        self.kernel_with(lengthscales)
     }
 
     /// The same hyperparameters with the kernel `kind` (rq starts at its default α).
@@ -638,8 +653,8 @@ impl ModelFile {
     }
 
     /// The model's kernel: k(X, Z) is `kernel().matrix(x, z, par)`, diag k(X) is
-    /// `kernel().diag(n)`.
-    pub fn kernel(&self) -> Kernel {
+    /// `kernel().diag(x)`.
+    pub fn kernel(&self) -> ModelKernel {
         self.hyper.kernel()
     }
 

@@ -153,13 +153,21 @@ impl Head {
         extra_signal: f64,
         d_noise: f64,
     ) -> Vec<f64> {
+        // the kernel's gradient is [log σ0², log ℓ (its inputs'), its shape]; a model
+        // without lengthscales (spgp-dr: unit ones on its projected space) skips them
         let mut out = Vec::with_capacity(Head::of(model).len());
-        out.push(grads.iter().map(|g| g.log_signal_variance).sum::<f64>() + extra_signal);
+        out.push(grads.iter().map(|g| g.params[0]).sum::<f64>() + extra_signal);
         for d in 0..model.hyper.lengthscales.len() {
-            out.push(grads.iter().map(|g| g.log_lengthscales[d]).sum());
+            out.push(grads.iter().map(|g| g.params[1 + d]).sum());
         }
-        for s in 0..model.hyper.kernel.shape_len() {
-            out.push(grads.iter().map(|g| g.log_shape[s]).sum());
+        let shape = model.hyper.kernel.shape_len();
+        for s in 0..shape {
+            out.push(
+                grads
+                    .iter()
+                    .map(|g| g.params[g.params.len() - shape + s])
+                    .sum(),
+            );
         }
         out.push(noise_grad(model, d_noise));
         out

@@ -4,7 +4,8 @@
 //! instruction and [`exp_nonpositive`] has no branches or calls, so the loops stay in
 //! SIMD lanes. rq's power goes through `ln_1p` and `exp`, scalar calls.
 
-use super::{Entry, KernelKind, exp_nonpositive};
+use super::KernelKind;
+use super::ard::{Entry, exp_nonpositive};
 use multiversion::multiversion;
 
 const SQRT3: f64 = 1.732_050_807_568_877_2;

@@ -9,16 +9,14 @@
 
 use super::hyper::{pack_hyper_and, unpack_hyper_and};
 use super::inducing::initial_points;
-use super::lowrank::{
-    ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad, kdiag_grad,
-};
+use super::lowrank::{ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad};
 use super::method::{MarkerSize, Markers, ValidRunSpec};
 use crate::collapsed::Adjoints;
 use crate::data::TrainData;
 use crate::error::Location;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
-use crate::kernel::Kernel;
+use crate::kernel::ModelKernel;
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, required_matrix};
 use crate::params::{self, Head, Holds, TailBlock, Transform};
 use crate::run_context::RunContext;
@@ -194,20 +192,10 @@ fn inducing_points_in(model: &ModelFile, scratch: &Scratch) -> Result<DMatrix<f6
     }
 }
 
-/// The model's kernel with its lengthscales in memory from `scratch` (given back with
-/// `scratch.give(k.lengthscales)`): the family builds one on every evaluation.
-fn kernel_in(model: &ModelFile, scratch: &Scratch) -> Kernel {
-    let mut lengthscales = scratch.take(model.hyper.lengthscales.len());
-    lengthscales.copy_from_slice(&model.hyper.lengthscales);
-    Kernel {
-        kind: model.hyper.kernel,
-        signal_variance: model.hyper.signal_variance,
-        lengthscales,
-        rq_alpha: model
-            .hyper
-            .rq_alpha
-            .unwrap_or(crate::kernel::DEFAULT_RQ_ALPHA),
-    }
+/// The model's kernel with its parameters in memory from `scratch` (given back with
+/// [`ModelKernel::recycle`]): the family builds one on every evaluation.
+fn kernel_in(model: &ModelFile, scratch: &Scratch) -> ModelKernel {
+    model.hyper.kernel_in(scratch)
 }
 
 /// The starting pseudo-noise of SPGP+HS: h_j = 10⁻³·σ0² (small: the model starts
@@ -441,15 +429,13 @@ impl Family for PseudoInputs {
         } else {
             None
         };
-        let mut kdiag = s.take(x.nrows());
-        kdiag.fill(model.hyper.signal_variance);
         let parts = Parts {
             kuf: k.matrix_in(&z, x, exec.par, s),
             kuu: KuuMatrix::Dense(kuu),
-            kdiag,
+            kdiag: k.diag_in(x, s),
             jitter: model.jitter_policy(),
         };
-        s.give(k.lengthscales);
+        k.recycle(s);
         Ok((parts, PseudoExtra { z, kernel_kuu }))
     }
 
@@ -494,26 +480,21 @@ impl Family for PseudoInputs {
         if grad.is_empty() {
             grad.resize(points.end + if self.hetero { m } else { 0 }, 0.0);
         }
-        for g in &mut grad[head.range(params::SIGNAL_VARIANCE)] {
-            *g += gf.log_signal_variance
-                + gu.log_signal_variance
-                + kdiag_grad(model, adj)
-                + jitter_grad(parts.jitter, adj.jitter, &adj.d_kuu);
+        // the kernel's blocks open θ in their own order: Kuf's and Kuu's contractions,
+        // the prior diagonal's, and the jitter's (the policy scales it with σ0²)
+        let mut kg = s.take(k.params_len());
+        for ((t, a), b) in kg.iter_mut().zip(&gf.params).zip(&gu.params) {
+            *t = a + b;
         }
-        for ((g, a), b) in grad[head.range(params::LENGTHSCALES)]
-            .iter_mut()
-            .zip(&gf.log_lengthscales)
-            .zip(&gu.log_lengthscales)
-        {
-            *g += a + b;
+        k.diag_grad(x, &adj.d_kdiag, &mut kg);
+        for t in &mut kg[head.range(params::SIGNAL_VARIANCE)] {
+            *t += jitter_grad(parts.jitter, adj.jitter, &adj.d_kuu);
         }
-        for ((g, a), b) in grad[head.range(params::RQ_ALPHA)]
-            .iter_mut()
-            .zip(&gf.log_shape)
-            .zip(&gu.log_shape)
-        {
-            *g += a + b;
+        debug_assert_eq!(kg.len(), head.range(params::NOISE_VARIANCE).start);
+        for (g, t) in grad.iter_mut().zip(&kg) {
+            *g += t;
         }
+        s.give(kg);
         for g in &mut grad[head.range(params::NOISE_VARIANCE)] {
             *g += params::noise_grad(model, adj.d_noise);
         }
@@ -534,7 +515,7 @@ impl Family for PseudoInputs {
         }
         gf.recycle(s);
         gu.recycle(s);
-        s.give(k.lengthscales);
+        k.recycle(s);
         self.recycle(PseudoExtra { z, kernel_kuu }, s);
         Ok(())
     }

@@ -282,7 +282,7 @@ impl Family for RelevanceVectors {
         let parts = Parts {
             kuf,
             kuu: KuuMatrix::Diagonal(precisions(&r)),
-            kdiag: model.kernel().diag(x.nrows()),
+            kdiag: model.kernel().diag(x),
             // A = diag(α) is the prior precision itself: nothing to regularise
             jitter: Jitter::Fixed(0.0),
         };

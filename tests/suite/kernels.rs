@@ -11,7 +11,7 @@ use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use sgpw::exec::Par;
-use sgpw::kernel::{Kernel, KernelKind};
+use sgpw::kernel::{Ard, Kernel, KernelKind};
 use sgpw::methods::pseudo::Inducing;
 use sgpw::methods::spectrum;
 use sgpw::methods::{self, Method};
@@ -150,7 +150,7 @@ fn dense(model: &ModelFile, data: &TrainData, a: f64, extra: &dyn Fn(f64, f64) -
     let q = kuf.transpose() * kuu.cholesky().expect("spd").solve(&kuf);
     let n = data.y.len();
     let s2 = model.hyper.noise_variance;
-    let kdiag = k.diag(n);
+    let kdiag = k.diag(&data.x);
     let mut c = q.clone();
     let mut e = 0.0;
     for i in 0..n {
@@ -210,7 +210,7 @@ fn kernel_values_are_the_formulas() {
             sf2 * (1.0 + r * r / (2.0 * alpha)).powf(-alpha),
         ),
     ] {
-        let k = Kernel {
+        let k = Ard {
             kind,
             signal_variance: sf2,
             lengthscales: ell.to_vec(),
@@ -219,7 +219,7 @@ fn kernel_values_are_the_formulas() {
         let got = k.matrix(&a, &b, Par::Seq)[(0, 0)];
         assert!((got - want).abs() < 1e-14, "{kind}: {got} vs {want}");
         assert_eq!(k.gram(&a, Par::Seq)[(0, 0)], sf2, "{kind}: k(x, x)");
-        assert_eq!(k.diag(3), vec![sf2; 3]);
+        assert_eq!(k.diag(&DMatrix::zeros(3, 2)), vec![sf2; 3]);
     }
 }
 
@@ -237,7 +237,7 @@ fn spectral_features_converge_to_the_matern_kernels() {
         KernelKind::Matern32,
         KernelKind::Matern52,
     ] {
-        let kern = Kernel {
+        let kern = Ard {
             kind,
             signal_variance: sf2,
             lengthscales: ell.to_vec(),
@@ -253,18 +253,19 @@ fn spectral_features_converge_to_the_matern_kernels() {
         let mut rng = ChaCha8Rng::seed_from_u64(7);
         let mut errors = Vec::new();
         for r in [50, 500, 20_000] {
-            let drawn = spectrum::draw_points(kind, r, 2, &mut rng).expect("a sampler");
+            let drawn = spectrum::draw_points(&kern, r, 2, &mut rng).expect("a sampler");
             let err = (approx(drawn) - &exact).amax();
             let tol = 6.0 * sf2 / (2.0 * r as f64).sqrt();
             assert!(err < tol, "{kind}, {r} draws: {err} ≥ {tol}");
             errors.push(err);
         }
         assert!(errors[2] < errors[0], "{kind}: {errors:?}");
-        let fixed = spectrum::kernel_points(kind, 20_000, 2).expect("a sampler");
+        let fixed = spectrum::kernel_points(&kern, 20_000, 2).expect("a sampler");
         let err = (approx(fixed) - &exact).amax();
         assert!(err < 0.03, "{kind}, Hammersley points: {err}");
     }
-    assert!(spectrum::kernel_points(KernelKind::Rq, 10, 2).is_none());
+    let rq = Ard::new(KernelKind::Rq, 1.0, vec![1.0; 2], 1.0);
+    assert!(spectrum::kernel_points(&rq, 10, 2).is_none());
 }
 
 #[test]

@@ -138,6 +138,9 @@ pub trait Kernel: Send + Sync + std::fmt::Debug {
     fn params_len(&self) -> usize;
     /// Set its parameters from their logarithms, in the order of its blocks.
     fn set_log_params(&mut self, theta: &[f64]);
+    /// Copy block `name`'s values from `from` (a kernel of the same form) exactly: a
+    /// fixed block is held at its value, not at exp(log v).
+    fn hold_block(&mut self, from: &dyn Kernel, name: &str);
     /// K(A, B) (`a.nrows() × b.nrows()`) in memory from `scratch`; every entry is
     /// written once (the buffer is not zeroed first).
     fn matrix_in(
@@ -154,6 +157,10 @@ pub trait Kernel: Send + Sync + std::fmt::Debug {
     /// The prior variance k(x, x) where it is the same at every x (a stationary
     /// kernel's), else None.
     fn prior_variance(&self) -> Option<f64>;
+    /// Add `d` × ∂ log(prior variance)/∂(log parameters) into `out`: the gradient of
+    /// what scales with the prior variance (the automatic jitter), given its gradient
+    /// `d` in the log prior variance.
+    fn log_prior_variance_grad(&self, d: f64, out: &mut [f64]);
     /// Contract the adjoint `adj` of K(A, B) (`k`, same shape) with ∂K/∂(parameters,
     /// A, B), the points' gradients only where asked; memory from `scratch` (give it
     /// back with [`KernelGrad::recycle`]).

@@ -660,12 +660,19 @@ impl ModelFile {
 
     /// The jitter policy for this model.
     pub fn jitter_policy(&self) -> crate::linalg::Jitter {
-        match self.jitter {
-            Some(j) => crate::linalg::Jitter::Fixed(j),
-            None => crate::linalg::Jitter::Auto {
-                scale: self.hyper.signal_variance,
-            },
-        }
+        jitter_policy(self.jitter, self.hyper.signal_variance)
+    }
+}
+
+/// The jitter policy of a model whose `jitter` key is `jitter` and whose prior
+/// variance is `prior_variance`: that absolute jitter, else the automatic one scaled
+/// by the prior variance (docs/methods.md §1.3).
+pub fn jitter_policy(jitter: Option<f64>, prior_variance: f64) -> crate::linalg::Jitter {
+    match jitter {
+        Some(j) => crate::linalg::Jitter::Fixed(j),
+        None => crate::linalg::Jitter::Auto {
+            scale: prior_variance,
+        },
     }
 }
 

@@ -181,7 +181,12 @@ pub fn noise_floor(model: &ModelFile) -> f64 {
 
 /// ∂/∂θ of the packed noise parameter θ = log(σ² − floor), from ∂/∂σ².
 pub fn noise_grad(model: &ModelFile, d_noise: f64) -> f64 {
-    d_noise * (model.hyper.noise_variance - noise_floor(model))
+    noise_grad_at(model.hyper.noise_variance, noise_floor(model), d_noise)
+}
+
+/// [`noise_grad`] of a noise variance σ² above a floor.
+pub fn noise_grad_at(noise_variance: f64, floor: f64, d_noise: f64) -> f64 {
+    d_noise * (noise_variance - floor)
 }
 
 /// The blocks of one model's θ, built once per fit.

@@ -290,6 +290,18 @@ impl Kernel for Ard {
         }
     }
 
+    fn hold_block(&mut self, from: &dyn Kernel, name: &str) {
+        let Some(from) = from.as_ard() else {
+            return;
+        };
+        match name {
+            crate::params::SIGNAL_VARIANCE => self.signal_variance = from.signal_variance,
+            crate::params::LENGTHSCALES => self.lengthscales.copy_from_slice(&from.lengthscales),
+            crate::params::RQ_ALPHA => self.rq_alpha = from.rq_alpha,
+            _ => {}
+        }
+    }
+
     fn matrix_in(
         &self,
         a: &DMatrix<f64>,
@@ -314,6 +326,11 @@ impl Kernel for Ard {
 
     fn prior_variance(&self) -> Option<f64> {
         Some(self.signal_variance)
+    }
+
+    /// The prior variance is σ0²: all of `d` goes to log σ0².
+    fn log_prior_variance_grad(&self, d: f64, out: &mut [f64]) {
+        out[0] += d;
     }
 
     fn grad_in(

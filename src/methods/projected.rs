@@ -125,6 +125,7 @@ impl Family for Projected {
     }
 
     type Extra = ProjectedExtra;
+    type State = ModelFile;
 
     fn init(
         &self,

@@ -108,6 +108,7 @@ fn precisions(r: &Relevance) -> Vec<f64> {
 
 impl Family for RelevanceVectors {
     type Extra = ();
+    type State = ModelFile;
 
     fn second_start(&self, _options: &MethodOptions) -> bool {
         false

@@ -268,6 +268,7 @@ fn unpack_keep_points(theta: &[f64], model: &mut ModelFile) {
 impl Family for SpectralPoints {
     /// The absolute frequencies w (r×D).
     type Extra = DMatrix<f64>;
+    type State = ModelFile;
 
     fn init_uses_seed(&self, options: &MethodOptions) -> bool {
         options.init == Some(SpectralInit::Random)

@@ -67,6 +67,7 @@ fn points(model: &ModelFile) -> Result<DMatrix<f64>> {
 
 impl Family for Anchored {
     type Extra = DMatrix<f64>;
+    type State = ModelFile;
 
     fn init(
         &self,

@@ -14,7 +14,7 @@ mod ard;
 pub mod spectral;
 mod stationary;
 
-pub use ard::{Ard, contract_ops, fill_ops};
+pub use ard::{Ard, LENGTHSCALES, RQ_ALPHA, SIGNAL_VARIANCE, contract_ops, fill_ops};
 
 use crate::exec::Par;
 use crate::scratch::Scratch;
@@ -229,10 +229,13 @@ impl Clone for Box<dyn Kernel> {
 /// the registry. Built by [`ModelKernel::new`], the one constructor of a model's kernel
 /// (`Hyper::kernel` calls it); used as a `&dyn Kernel` (it derefs to one), with no
 /// allocation beyond the parameters' own.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub enum ModelKernel {
     /// se, matern12, matern32, matern52, rq.
     Ard(Ard),
+    /// A kernel built in code, which no model file names: one a library user or a test
+    /// defines, fitted through a family's typed state (`pseudo::PseudoState::new`).
+    Code(Box<dyn Kernel>),
 }
 
 impl ModelKernel {
@@ -258,6 +261,7 @@ impl ModelKernel {
     pub fn recycle(self, scratch: &Scratch) {
         match self {
             ModelKernel::Ard(k) => scratch.give(k.lengthscales),
+            ModelKernel::Code(_) => {}
         }
     }
 
@@ -265,6 +269,7 @@ impl ModelKernel {
     pub fn boxed(self) -> Box<dyn Kernel> {
         match self {
             ModelKernel::Ard(k) => Box::new(k),
+            ModelKernel::Code(k) => k,
         }
     }
 }
@@ -274,6 +279,7 @@ impl std::ops::Deref for ModelKernel {
     fn deref(&self) -> &(dyn Kernel + 'static) {
         match self {
             ModelKernel::Ard(k) => k,
+            ModelKernel::Code(k) => &**k,
         }
     }
 }
@@ -282,7 +288,14 @@ impl std::ops::DerefMut for ModelKernel {
     fn deref_mut(&mut self) -> &mut (dyn Kernel + 'static) {
         match self {
             ModelKernel::Ard(k) => k,
+            ModelKernel::Code(k) => &mut **k,
         }
+    }
+}
+
+impl From<Box<dyn Kernel>> for ModelKernel {
+    fn from(k: Box<dyn Kernel>) -> ModelKernel {
+        ModelKernel::Code(k)
     }
 }
 

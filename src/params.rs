@@ -21,9 +21,8 @@ use crate::kernel::KernelGrad;
 use crate::model_file::{Hyper, ModelFile};
 use std::ops::Range;
 
-pub const SIGNAL_VARIANCE: &str = "signal_variance";
-pub const LENGTHSCALES: &str = "lengthscales";
-pub const RQ_ALPHA: &str = "rq_alpha";
+/// The ARD kernel's blocks, named by the kernel (`kernel::Ard::blocks`).
+pub use crate::kernel::{LENGTHSCALES, RQ_ALPHA, SIGNAL_VARIANCE};
 pub const NOISE_VARIANCE: &str = "noise_variance";
 /// The name of a family's parameters where the family does not name its blocks.
 pub const FEATURES: &str = "features";
@@ -248,6 +247,21 @@ impl ParamLayout {
             b.fixed = model.fixed.iter().any(|f| f == b.name);
         }
         ParamLayout { blocks, len }
+    }
+
+    /// A layout of `len` entries with no block fixed (a model built in code, whose
+    /// blocks no model file names).
+    pub fn unfixed(len: usize) -> ParamLayout {
+        ParamLayout {
+            blocks: vec![Block {
+                name: FEATURES,
+                range: 0..len,
+                transform: Transform::Own,
+                fixed: false,
+                holds: Holds::ByTransform,
+            }],
+            len,
+        }
     }
 
     pub fn blocks(&self) -> &[Block] {

@@ -9,12 +9,18 @@
 //! piece of code serves every kind. The non-SE fills live in `stationary.rs`.
 
 use super::spectral::SpectralDensity;
-use super::{DEFAULT_RQ_ALPHA, Kernel, KernelBlock, KernelGrad, KernelKind, stationary};
+use super::stationary::{self, Entry, exp_nonpositive};
+use super::{DEFAULT_RQ_ALPHA, Kernel, KernelBlock, KernelGrad, KernelKind};
 use crate::exec::Par;
 use crate::scratch::Scratch;
 use multiversion::multiversion;
 use nalgebra::DMatrix;
 use rayon::prelude::*;
+
+/// The names of the parameter blocks (`--fix`, the parameter layout).
+pub const SIGNAL_VARIANCE: &str = "signal_variance";
+pub const LENGTHSCALES: &str = "lengthscales";
+pub const RQ_ALPHA: &str = "rq_alpha";
 
 /// Matrices with fewer entries than this are filled on one thread.
 const PAR_MIN_ENTRIES: usize = 1 << 16;
@@ -100,54 +106,6 @@ fn fill_column(col: &mut [f64], sa: &[f64], bj: &[f64], sf2: f64) {
     }
 }
 
-/// e^x for the kernel's x = −r²/2 ≤ 0, without branches or calls so that the loop
-/// around it runs in SIMD lanes (a call to libm's exp per entry was a sixth of a large
-/// evaluation and kept the loop scalar). Within 1 ulp of `f64::exp` on [−708, 0]
-/// (tested); 0 below −708, where e^x < 3.3·10⁻³⁰⁸ would be subnormal; NaN for NaN.
-/// Plain operations only, never fused, so every compiled version gives the same bits.
-#[inline(always)]
-pub(crate) fn exp_nonpositive(x: f64) -> f64 {
-    // 1.5·2⁵²: adding it rounds x·log₂e to the nearest integer n, which then sits in
-    // the low bits of the sum
-    const SHIFT: f64 = 6755399441055744.0;
-    // ln 2 in two parts (fdlibm's bits): LN2_HI ends in 21 zero bits, so n·LN2_HI
-    // is exact for |n| < 2²¹
-    const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
-    const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
-    let t = x * std::f64::consts::LOG2_E + SHIFT;
-    let n = t - SHIFT;
-    // |r| ≤ ln2/2, e^x = 2ⁿ e^r
-    let r = (x - n * LN2_HI) - n * LN2_LO;
-    // e^r − 1 − r = r² Σ_{k≥2} r^(k−2)/k!, to degree 13 (the rest is below 5·10⁻¹⁸),
-    // by Estrin's scheme: eight dependent steps instead of Horner's twenty-four
-    const C: [f64; 12] = [
-        0.5,
-        1.0 / 6.0,
-        1.0 / 24.0,
-        1.0 / 120.0,
-        1.0 / 720.0,
-        1.0 / 5_040.0,
-        1.0 / 40_320.0,
-        1.0 / 362_880.0,
-        1.0 / 3_628_800.0,
-        1.0 / 39_916_800.0,
-        1.0 / 479_001_600.0,
-        1.0 / 6_227_020_800.0,
-    ];
-    let r2 = r * r;
-    let r4 = r2 * r2;
-    let pair = |k: usize| C[k] + C[k + 1] * r;
-    let q0 = pair(0) + pair(2) * r2;
-    let q1 = pair(4) + pair(6) * r2;
-    let q2 = pair(8) + pair(10) * r2;
-    let s = (q0 + q1 * r4) + q2 * (r4 * r4);
-    let er = 1.0 + (r + r2 * s);
-    // 2ⁿ from its exponent bits; n ≥ −1021 wherever it is used
-    let k = (t.to_bits() as i64).wrapping_sub(SHIFT.to_bits() as i64);
-    let two_n = f64::from_bits((k.wrapping_add(1023) as u64).wrapping_shl(52));
-    if x < -708.0 { 0.0 } else { er * two_n }
-}
-
 /// One column of P = adj ∘ K into `pc`; adds it to the row sums and returns its sum.
 #[multiversion(targets = "simd")]
 fn contract_column(pc: &mut [f64], kc: &[f64], ac: &[f64], row_sum: &mut [f64]) -> f64 {
@@ -161,17 +119,6 @@ fn contract_column(pc: &mut [f64], kc: &[f64], ac: &[f64], row_sum: &mut [f64]) 
 /// Columns of P formed before their share of P·B is added as one product: a
 /// column at a time, the na×D sums were loaded and stored D times per column.
 const CONTRACT_BLOCK: usize = 64;
-
-/// What [`Ard::matrix_of`] writes per entry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Entry {
-    /// k(a, b)
-    Value,
-    /// −2 ∂k/∂r², through which every derivative in ℓ and the points goes.
-    Slope,
-    /// ∂k/∂log α (rq).
-    ShapeSlope,
-}
 
 impl Ard {
     /// The kernel `kind` with these parameters (α is read by rq only).
@@ -261,14 +208,11 @@ impl Kernel for Ard {
 
     fn blocks(&self) -> Vec<KernelBlock> {
         let mut b = vec![
-            KernelBlock::new(crate::params::SIGNAL_VARIANCE, vec![self.signal_variance]),
-            KernelBlock::new(crate::params::LENGTHSCALES, self.lengthscales.clone()),
+            KernelBlock::new(SIGNAL_VARIANCE, vec![self.signal_variance]),
+            KernelBlock::new(LENGTHSCALES, self.lengthscales.clone()),
         ];
         if self.kind == KernelKind::Rq {
-            b.push(KernelBlock::new(
-                crate::params::RQ_ALPHA,
-                vec![self.rq_alpha],
-            ));
+            b.push(KernelBlock::new(RQ_ALPHA, vec![self.rq_alpha]));
         }
         b.retain(|b| !b.values.is_empty());
         b
@@ -295,9 +239,9 @@ impl Kernel for Ard {
             return;
         };
         match name {
-            crate::params::SIGNAL_VARIANCE => self.signal_variance = from.signal_variance,
-            crate::params::LENGTHSCALES => self.lengthscales.copy_from_slice(&from.lengthscales),
-            crate::params::RQ_ALPHA => self.rq_alpha = from.rq_alpha,
+            SIGNAL_VARIANCE => self.signal_variance = from.signal_variance,
+            LENGTHSCALES => self.lengthscales.copy_from_slice(&from.lengthscales),
+            RQ_ALPHA => self.rq_alpha = from.rq_alpha,
             _ => {}
         }
     }

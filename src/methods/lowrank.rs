@@ -670,6 +670,17 @@ impl<F: Family> LowRankMethod<F> {
 }
 
 impl<F: Family> LowRankMethod<F> {
+    /// A typed model from a state built in code (e.g. with a kernel no model file
+    /// names), evaluated with `approx`: what [`Method::typed_fit`] reads from a model.
+    pub fn typed_from(&self, state: F::State, approx: Approx) -> Box<dyn TypedModel + '_> {
+        Box::new(TypedLowRank {
+            method: self,
+            approx,
+            start: state.clone(),
+            state,
+        })
+    }
+
     /// The objective and its gradient (into `grad`) at a state, on this process's rows:
     /// in one piece or chunk by chunk. Returns the objective and the jitter.
     fn objective_of(
@@ -992,12 +1003,7 @@ impl<F: Family> Method for LowRankMethod<F> {
         if state.as_model().is_some() {
             return None;
         }
-        Some(Box::new(TypedLowRank {
-            method: self,
-            approx,
-            start: state.clone(),
-            state,
-        }))
+        Some(self.typed_from(state, approx))
     }
 
     fn work(&self, model: &ModelFile, n: usize, exec: &Exec) -> Result<Option<Work>> {

@@ -215,6 +215,27 @@ pub struct PseudoState {
 }
 
 impl PseudoState {
+    /// A state built in code (any kernel, a model file need not name it): pseudo-inputs
+    /// `z` (m×D), SPGP+HS's `h` (None for the plain family), σ² above `noise_floor`, and
+    /// an absolute `jitter` (None: the automatic one).
+    pub fn new(
+        kernel: ModelKernel,
+        z: DMatrix<f64>,
+        h: Option<Vec<f64>>,
+        noise_variance: f64,
+        noise_floor: f64,
+        jitter: Option<f64>,
+    ) -> PseudoState {
+        PseudoState {
+            kernel,
+            z,
+            h,
+            noise_variance,
+            noise_floor,
+            jitter,
+        }
+    }
+
     /// The model's jitter policy ([`ModelFile::jitter_policy`]) at the state's kernel.
     fn jitter_policy(&self) -> Jitter {
         // every kernel a model file names has a constant prior variance

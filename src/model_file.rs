@@ -8,7 +8,7 @@
 
 use crate::collapsed::Posterior;
 use crate::error::{Error, Location, Result, Step};
-use crate::kernel::{Kernel, KernelKind};
+use crate::kernel::{KernelKind, ModelKernel};
 use crate::run_spec::ApproxKind;
 use nalgebra::DMatrix;
 use serde::de::DeserializeOwned;
@@ -106,15 +106,30 @@ impl Hyper {
         }
     }
 
-    /// The kernel these hyperparameters describe (rq at its default α when the
-    /// model has none).
-    pub fn kernel(&self) -> Kernel {
-        Kernel {
-            kind: self.kernel,
-            signal_variance: self.signal_variance,
-            lengthscales: self.lengthscales.clone(),
-            rq_alpha: self.rq_alpha.unwrap_or(crate::kernel::DEFAULT_RQ_ALPHA),
-        }
+    /// The kernel these hyperparameters describe with the lengthscales `lengthscales`
+    /// (rq at its default α when the model has none): the one constructor of a model's
+    /// kernel, which [`Hyper::kernel`], [`Hyper::kernel_in`] and spgp-dr (unit
+    /// lengthscales on its projected space) call.
+    pub fn kernel_with(&self, lengthscales: Vec<f64>) -> ModelKernel {
+        ModelKernel::new(
+            self.kernel,
+            self.signal_variance,
+            lengthscales,
+            self.rq_alpha.unwrap_or(crate::kernel::DEFAULT_RQ_ALPHA),
+        )
+    }
+
+    /// The kernel these hyperparameters describe.
+    pub fn kernel(&self) -> ModelKernel {
+        self.kernel_with(self.lengthscales.clone())
+    }
+
+    /// [`Hyper::kernel`] with its lengthscales in memory from `scratch` (give them back
+    /// with [`ModelKernel::recycle`]): for a kernel built on every evaluation.
+    pub fn kernel_in(&self, scratch: &crate::scratch::Scratch) -> ModelKernel {
+        let mut lengthscales = scratch.take(self.lengthscales.len());
+        lengthscales.copy_from_slice(&self.lengthscales);
+        self.kernel_with(lengthscales)
     }
 
     /// The same hyperparameters with the kernel `kind` (rq starts at its default α).
@@ -638,19 +653,26 @@ impl ModelFile {
     }
 
     /// The model's kernel: k(X, Z) is `kernel().matrix(x, z, par)`, diag k(X) is
-    /// `kernel().diag(n)`.
-    pub fn kernel(&self) -> Kernel {
+    /// `kernel().diag(x)`.
+    pub fn kernel(&self) -> ModelKernel {
         self.hyper.kernel()
     }
 
     /// The jitter policy for this model.
     pub fn jitter_policy(&self) -> crate::linalg::Jitter {
-        match self.jitter {
-            Some(j) => crate::linalg::Jitter::Fixed(j),
-            None => crate::linalg::Jitter::Auto {
-                scale: self.hyper.signal_variance,
-            },
-        }
+        jitter_policy(self.jitter, self.hyper.signal_variance)
+    }
+}
+
+/// The jitter policy of a model whose `jitter` key is `jitter` and whose prior
+/// variance is `prior_variance`: that absolute jitter, else the automatic one scaled
+/// by the prior variance (docs/methods.md §1.3).
+pub fn jitter_policy(jitter: Option<f64>, prior_variance: f64) -> crate::linalg::Jitter {
+    match jitter {
+        Some(j) => crate::linalg::Jitter::Fixed(j),
+        None => crate::linalg::Jitter::Auto {
+            scale: prior_variance,
+        },
     }
 }
 

@@ -21,9 +21,8 @@ use crate::kernel::KernelGrad;
 use crate::model_file::{Hyper, ModelFile};
 use std::ops::Range;
 
-pub const SIGNAL_VARIANCE: &str = "signal_variance";
-pub const LENGTHSCALES: &str = "lengthscales";
-pub const RQ_ALPHA: &str = "rq_alpha";
+/// The ARD kernel's blocks, named by the kernel (`kernel::Ard::blocks`).
+pub use crate::kernel::{LENGTHSCALES, RQ_ALPHA, SIGNAL_VARIANCE};
 pub const NOISE_VARIANCE: &str = "noise_variance";
 /// The name of a family's parameters where the family does not name its blocks.
 pub const FEATURES: &str = "features";
@@ -153,13 +152,21 @@ impl Head {
         extra_signal: f64,
         d_noise: f64,
     ) -> Vec<f64> {
+        // the kernel's gradient is [log σ0², log ℓ (its inputs'), its shape]; a model
+        // without lengthscales (spgp-dr: unit ones on its projected space) skips them
         let mut out = Vec::with_capacity(Head::of(model).len());
-        out.push(grads.iter().map(|g| g.log_signal_variance).sum::<f64>() + extra_signal);
+        out.push(grads.iter().map(|g| g.params[0]).sum::<f64>() + extra_signal);
         for d in 0..model.hyper.lengthscales.len() {
-            out.push(grads.iter().map(|g| g.log_lengthscales[d]).sum());
+            out.push(grads.iter().map(|g| g.params[1 + d]).sum());
         }
-        for s in 0..model.hyper.kernel.shape_len() {
-            out.push(grads.iter().map(|g| g.log_shape[s]).sum());
+        let shape = model.hyper.kernel.shape_len();
+        for s in 0..shape {
+            out.push(
+                grads
+                    .iter()
+                    .map(|g| g.params[g.params.len() - shape + s])
+                    .sum(),
+            );
         }
         out.push(noise_grad(model, d_noise));
         out
@@ -173,7 +180,12 @@ pub fn noise_floor(model: &ModelFile) -> f64 {
 
 /// ∂/∂θ of the packed noise parameter θ = log(σ² − floor), from ∂/∂σ².
 pub fn noise_grad(model: &ModelFile, d_noise: f64) -> f64 {
-    d_noise * (model.hyper.noise_variance - noise_floor(model))
+    noise_grad_at(model.hyper.noise_variance, noise_floor(model), d_noise)
+}
+
+/// [`noise_grad`] of a noise variance σ² above a floor.
+pub fn noise_grad_at(noise_variance: f64, floor: f64, d_noise: f64) -> f64 {
+    d_noise * (noise_variance - floor)
 }
 
 /// The blocks of one model's θ, built once per fit.
@@ -235,6 +247,21 @@ impl ParamLayout {
             b.fixed = model.fixed.iter().any(|f| f == b.name);
         }
         ParamLayout { blocks, len }
+    }
+
+    /// A layout of `len` entries with no block fixed (a model built in code, whose
+    /// blocks no model file names).
+    pub fn unfixed(len: usize) -> ParamLayout {
+        ParamLayout {
+            blocks: vec![Block {
+                name: FEATURES,
+                range: 0..len,
+                transform: Transform::Own,
+                fixed: false,
+                holds: Holds::ByTransform,
+            }],
+            len,
+        }
     }
 
     pub fn blocks(&self) -> &[Block] {

@@ -413,6 +413,7 @@ impl Family for EigenBasis {
     }
 
     type Extra = EigenExtra;
+    type State = ModelFile;
 
     fn init(
         &self,
@@ -501,7 +502,10 @@ impl Family for EigenBasis {
         let b = basis_points(model)?;
         let Some(w) = weights(model, b.nrows())? else {
             let pm = as_pseudo(model, self.pseudo_name());
-            let (parts, z) = PLAIN.parts(&pm, x, for_gradient, exec)?;
+            let state = PLAIN.state(&pm, &exec.scratch)?;
+            let built = PLAIN.parts(&state, x, for_gradient, exec);
+            PLAIN.recycle_state(state, &exec.scratch);
+            let (parts, z) = built?;
             return Ok((parts, EigenExtra::Tie(z)));
         };
         let eig = eigen_system(model, &b, exec)?;
@@ -536,7 +540,10 @@ impl Family for EigenBasis {
         let (b, kbx, eig) = match extra {
             EigenExtra::Tie(z) => {
                 let pm = as_pseudo(model, self.pseudo_name());
-                return PLAIN.pull_back(&pm, x, parts, z, adj, exec);
+                let state = PLAIN.state(&pm, &exec.scratch)?;
+                let grad = PLAIN.pull_back(&state, x, parts, z, adj, exec);
+                PLAIN.recycle_state(state, &exec.scratch);
+                return grad;
             }
             EigenExtra::Weights { b, kbx, eig } => (b, kbx, eig),
         };

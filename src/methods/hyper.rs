@@ -2,7 +2,7 @@
 //! hyperparameters, packing σ0², ℓ, σ² as logarithms at the head of the parameter
 //! vector, and the optimiser runs over all or some of the packed entries.
 
-use super::method::Method;
+use super::method::{Method, TypedModel};
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::kernel::KernelGrad;
@@ -13,6 +13,7 @@ use crate::run_context::{Phase, RunContext};
 use crate::run_spec::{LengthscaleStart, Positive};
 use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
+use std::cell::RefCell;
 use std::ops::Range;
 
 /// Default hyperparameters of docs/methods.md §0.4: σ0² = mean(y²) (y centred),
@@ -126,6 +127,9 @@ pub struct FreeProblem<'a, M: Method + ?Sized> {
     /// The entries below this are the head `--positive` reparameterises.
     head_end: usize,
     positive: Positive,
+    /// The model as typed values, where the method holds one ([`Method::typed_fit`]):
+    /// each evaluation unpacks θ into it instead of into a copy of the model file.
+    typed: Option<RefCell<Box<dyn TypedModel + 'a>>>,
 }
 
 impl<'a, M: Method + ?Sized> FreeProblem<'a, M> {
@@ -148,6 +152,7 @@ impl<'a, M: Method + ?Sized> FreeProblem<'a, M> {
             free,
             head_end,
             positive,
+            typed: method.typed_fit(model).map(RefCell::new),
         }
     }
 
@@ -202,7 +207,9 @@ impl<'a, M: Method + ?Sized> FreeProblem<'a, M> {
         m
     }
 
-    /// The objective and its gradient in u, the model built in `scratch`.
+    /// The objective and its gradient in u: θ unpacked into the typed model where the
+    /// method holds one (on one process: a shared evaluation announces a model file to
+    /// the others), else into `scratch`, a copy of the model file.
     pub fn eval(
         &self,
         u: &[f64],
@@ -211,18 +218,33 @@ impl<'a, M: Method + ?Sized> FreeProblem<'a, M> {
         exec: &crate::exec::Exec,
     ) -> Result<(f64, Vec<f64>)> {
         let theta = self.theta(u);
-        // unpack from the starting model each time: psds reads its points back from
-        // w ⊙ ℓ, and a reused scratch would let them drift by rounding, so the final
-        // model would not be bitwise the point the line search accepted
-        scratch.clone_from(self.model);
-        self.unpack_into(&theta, scratch);
-        self.method.objective(scratch, data, exec).map(|o| {
-            let mut g: Vec<f64> = self.free.iter().map(|&i| o.grad[i]).collect();
+        let evaluated = match &self.typed {
+            Some(typed) if exec.share.is_none() => {
+                let mut typed = typed.borrow_mut();
+                typed.unpack(&theta, &self.layout);
+                let mut grad = Vec::new();
+                typed
+                    .objective_into(data, exec, &mut grad)
+                    .map(|(nlml, _)| (nlml, grad))
+            }
+            _ => {
+                // unpack from the starting model each time: psds reads its points back
+                // from w ⊙ ℓ, and a reused scratch would let them drift by rounding, so
+                // the final model would not be bitwise the point the line search accepted
+                scratch.clone_from(self.model);
+                self.unpack_into(&theta, scratch);
+                self.method
+                    .objective(scratch, data, exec)
+                    .map(|o| (o.nlml, o.grad))
+            }
+        };
+        evaluated.map(|(nlml, grad)| {
+            let mut g: Vec<f64> = self.free.iter().map(|&i| grad[i]).collect();
             let in_head = self.free.iter().take_while(|&&i| i < self.head_end).count();
             for k in 0..in_head {
                 g[k] *= self.positive.dlog_du(u[k]);
             }
-            (o.nlml, g)
+            (nlml, g)
         })
     }
 }

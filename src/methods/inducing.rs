@@ -39,7 +39,7 @@ pub fn initial_points(
 
 /// The column k(X, x_j) of the starting kernel (whichever `--kernel` the run has):
 /// the one place this module evaluates k between points.
-fn kernel_column(x: &DMatrix<f64>, j: usize, kernel: &Kernel) -> DVector<f64> {
+fn kernel_column(x: &DMatrix<f64>, j: usize, kernel: &dyn Kernel) -> DVector<f64> {
     let row = x.rows(j, 1).into_owned();
     let col = kernel.matrix(x, &row, Par::Seq);
     DVector::from_column_slice(col.as_slice())
@@ -83,7 +83,7 @@ pub fn greedy_variance(
     }
     let kernel = hyper.kernel();
     let prior = hyper.signal_variance;
-    let mut d = kernel.diag(n);
+    let mut d = kernel.diag(x);
     let mut taken = vec![false; n];
     // rows of C, each n long
     let mut c: Vec<DVector<f64>> = Vec::with_capacity(m);
@@ -94,7 +94,7 @@ pub fn greedy_variance(
         taken[j] = true;
         let dj = d[j];
         if dj > EXPLAINED * prior {
-            let mut e = kernel_column(x, j, &kernel);
+            let mut e = kernel_column(x, j, &*kernel);
             for row in &c {
                 e.axpy(-row[j], row, 1.0);
             }

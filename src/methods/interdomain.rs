@@ -182,6 +182,7 @@ impl Family for InterDomain {
     }
 
     type Extra = Extra;
+    type State = ModelFile;
 
     fn init(
         &self,

@@ -8,7 +8,7 @@
 //! `collapsed/`, never through a copy.
 
 use super::hyper;
-use super::method::{Markers, Method, Objective, TraceMarks, ValidRunSpec};
+use super::method::{Markers, Method, Objective, TraceMarks, TypedModel, ValidRunSpec};
 use super::shared_rows::SharedEval;
 use crate::collapsed::{
     self, Accumulator, Adjoints, Approx, Backward, ChunkValues, Kuu, LowRank, Posterior, Summary,
@@ -21,12 +21,13 @@ use crate::kernel::KernelKind;
 use crate::linalg::Jitter;
 use crate::model_file::{Hyper, ModelFile, Witness};
 use crate::optim::Outcome;
-use crate::params::{self, TailBlock};
+use crate::params::{self, ParamLayout, TailBlock};
 use crate::run_context::RunContext;
 use crate::run_spec::{ApproxKind, DataShape, MethodOptions, Naming, RunSpec};
 use crate::scratch::Scratch;
 use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
+use std::borrow::Cow;
 use std::ops::Range;
 
 /// Kuu as a family builds it.
@@ -84,11 +85,80 @@ impl Parts {
     }
 }
 
+/// What an evaluation reads of a model: the family's parameters and the noise as typed
+/// values ([`Family::State`]), read from the model file once, or the model file itself
+/// for a family that reads its tables on every evaluation.
+pub trait FamilyState: Clone + Send + Sync + 'static {
+    /// The Gaussian noise variance σ² the core adds.
+    fn noise_variance(&self) -> f64;
+    /// The state of a model whose state is the model file itself (None for typed states).
+    fn of_model(model: &ModelFile) -> Option<&Self>;
+    /// The model file, where the state is one.
+    fn as_model(&self) -> Option<&ModelFile>;
+    /// The model file, where the state is one.
+    fn as_model_mut(&mut self) -> Option<&mut ModelFile>;
+}
+
+/// The state of the families not yet converted to typed values: the model file, read
+/// through its tables (and their caches) on every evaluation.
+impl FamilyState for ModelFile {
+    fn noise_variance(&self) -> f64 {
+        self.hyper.noise_variance
+    }
+    fn of_model(model: &ModelFile) -> Option<&ModelFile> {
+        Some(model)
+    }
+    fn as_model(&self) -> Option<&ModelFile> {
+        Some(self)
+    }
+    fn as_model_mut(&mut self) -> Option<&mut ModelFile> {
+        Some(self)
+    }
+}
+
+/// The error of a typed state asked for its model file (a family whose `State` is
+/// typed overrides the defaults that need one).
+fn no_model() -> Error {
+    Error::input("internal: the family's typed state has no model file to read")
+}
+
 /// A family of inducing features: parameters ↔ (Kuf, Kuu, kdiag).
 pub trait Family: Send + Sync + 'static {
     /// What [`Family::parts`] computes on the way that [`Family::pull_back`] reuses
     /// (e.g. the sines beside the cosines of frequency features).
     type Extra: Send;
+    /// The parameters an evaluation reads ([`FamilyState`]): `ModelFile` for a family
+    /// that reads its tables on every evaluation, else its own typed values, which an
+    /// L-BFGS fit reads once and unpacks θ into (no model file inside the loop).
+    type State: FamilyState;
+
+    /// The state of `model`: the model itself where the state is the model file; read
+    /// into typed values (memory from `scratch`, given back by
+    /// [`Family::recycle_state`]) otherwise.
+    fn state<'a>(&self, model: &'a ModelFile, _scratch: &Scratch) -> Result<Cow<'a, Self::State>> {
+        Self::State::of_model(model)
+            .map(Cow::Borrowed)
+            .ok_or_else(no_model)
+    }
+    /// Give a state read by [`Family::state`] back to `scratch`.
+    fn recycle_state(&self, _state: Cow<'_, Self::State>, _scratch: &Scratch) {}
+    /// The number of features m of a state (what [`Family::check`] returns for its model).
+    fn size(&self, state: &Self::State) -> Result<usize> {
+        self.check(state.as_model().ok_or_else(no_model)?)
+    }
+    /// θ (in [`Family::pack`]'s order) into a state, as [`Family::unpack`] into a model.
+    fn unpack_state(&self, theta: &[f64], state: &mut Self::State) {
+        if let Some(model) = state.as_model_mut() {
+            self.unpack(theta, model);
+        }
+    }
+    /// Put the values of `layout`'s fixed blocks in `start` into `state` exactly (θ
+    /// passed through a logarithm and back may move them by a rounding).
+    fn hold_fixed_state(&self, layout: &ParamLayout, start: &Self::State, state: &mut Self::State) {
+        if let (Some(from), Some(to)) = (start.as_model(), state.as_model_mut()) {
+            layout.hold_fixed(from, to);
+        }
+    }
 
     /// A new model with the starting hyperparameters and the family's tables for
     /// m = `spec.m` features.
@@ -135,7 +205,7 @@ pub trait Family: Send + Sync + 'static {
     /// the extras `pull_back` needs.
     fn parts(
         &self,
-        model: &ModelFile,
+        state: &Self::State,
         x: &DMatrix<f64>,
         for_gradient: bool,
         exec: &Exec,
@@ -143,7 +213,7 @@ pub trait Family: Send + Sync + 'static {
     /// The gradient in `pack` order from the core's adjoints at the same inputs.
     fn pull_back(
         &self,
-        model: &ModelFile,
+        state: &Self::State,
         x: &DMatrix<f64>,
         parts: &Parts,
         extra: Self::Extra,
@@ -163,7 +233,7 @@ pub trait Family: Send + Sync + 'static {
     #[allow(clippy::too_many_arguments)] // pull_back's arguments and the sums
     fn pull_back_into(
         &self,
-        model: &ModelFile,
+        state: &Self::State,
         x: &DMatrix<f64>,
         parts: &Parts,
         extra: Self::Extra,
@@ -171,7 +241,7 @@ pub trait Family: Send + Sync + 'static {
         exec: &Exec,
         grad: &mut Vec<f64>,
     ) -> Result<()> {
-        let g = self.pull_back(model, x, parts, extra, adj, exec)?;
+        let g = self.pull_back(state, x, parts, extra, adj, exec)?;
         if grad.is_empty() {
             grad.resize(g.len(), 0.0);
         }
@@ -347,8 +417,8 @@ impl<F: Family> LowRankMethod<F> {
 
     /// The chunks of rows when the data are too large for one evaluation
     /// (`Exec::chunk_entries`); None when they fit.
-    fn chunks(&self, model: &ModelFile, n: usize, exec: &Exec) -> Result<Option<Chunks>> {
-        let rows = exec.chunk_rows(self.family.check(model)?);
+    fn chunks(&self, state: &F::State, n: usize, exec: &Exec) -> Result<Option<Chunks>> {
+        let rows = exec.chunk_rows(self.family.size(state)?);
         Ok((n > rows).then_some(Chunks { n, rows }))
     }
 
@@ -356,7 +426,7 @@ impl<F: Family> LowRankMethod<F> {
     /// posterior come from, with Kuf built and dropped one chunk at a time.
     fn summary_in_chunks(
         &self,
-        model: &ModelFile,
+        state: &F::State,
         data: &TrainData,
         chunks: Chunks,
         approx: Approx,
@@ -365,7 +435,7 @@ impl<F: Family> LowRankMethod<F> {
     ) -> Result<Summary> {
         let mut acc: Option<Accumulator> = None;
         for k in 0..chunks.len() {
-            self.first_pass(model, data, chunks.get(k), approx, exec, &mut acc)?;
+            self.first_pass(state, data, chunks.get(k), approx, exec, &mut acc)?;
         }
         let mut acc = acc.ok_or_else(|| Error::input("no data"))?;
         if let Some(shared) = shared {
@@ -394,14 +464,18 @@ impl<F: Family> LowRankMethod<F> {
         }
         let shared = SharedEval::new(share, m, params, approx);
         let chunks = Chunks::of(data.y.len(), exec, m);
-        self.summary_in_chunks(model, data, chunks, approx, exec, Some(&shared))
-            .map_err(|e| shared.failed(e, 1))
+        let state = self.family.state(model, &exec.scratch)?;
+        let summary = self
+            .summary_in_chunks(&state, data, chunks, approx, exec, Some(&shared))
+            .map_err(|e| shared.failed(e, 1));
+        self.family.recycle_state(state, &exec.scratch);
+        summary
     }
 
     /// One chunk's first pass, building and dropping its parts.
     fn first_pass(
         &self,
-        model: &ModelFile,
+        state: &F::State,
         data: &TrainData,
         rows: Range<usize>,
         approx: Approx,
@@ -410,8 +484,8 @@ impl<F: Family> LowRankMethod<F> {
     ) -> Result<()> {
         let s = &exec.scratch;
         let x = rows_in(&data.x, &rows, s);
-        let (parts, extra) = self.family.parts(model, &x, false, exec)?;
-        let lr = parts.low_rank(model.hyper.noise_variance, approx);
+        let (parts, extra) = self.family.parts(state, &x, false, exec)?;
+        let lr = parts.low_rank(state.noise_variance(), approx);
         let acc = match acc {
             Some(a) => a,
             None => acc.insert(new_accumulator(&lr, approx, exec)?),
@@ -441,7 +515,7 @@ impl<F: Family> LowRankMethod<F> {
     #[allow(clippy::too_many_arguments)] // the evaluation's inputs and where its sums go
     fn objective_in_chunks(
         &self,
-        model: &ModelFile,
+        state: &F::State,
         data: &TrainData,
         chunks: Chunks,
         approx: Approx,
@@ -450,24 +524,24 @@ impl<F: Family> LowRankMethod<F> {
         shared: Option<&SharedEval>,
     ) -> Result<(f64, f64)> {
         let s = &exec.scratch;
-        let m = self.family.check(model)?;
+        let m = self.family.size(state)?;
         let kept_from = chunks.len() - kept_chunks(chunks, m, data.x.ncols(), approx, exec);
         let mut acc: Option<Accumulator> = None;
         for k in 0..kept_from {
-            self.first_pass(model, data, chunks.get(k), approx, exec, &mut acc)?;
+            self.first_pass(state, data, chunks.get(k), approx, exec, &mut acc)?;
         }
         let mut back = None;
         self.kept_passes(
-            kept_from, chunks, model, data, approx, exec, &mut acc, &mut back, grad, shared,
+            kept_from, chunks, state, data, approx, exec, &mut acc, &mut back, grad, shared,
         )?;
         let (mut back, nlml) = back.ok_or_else(|| Error::input("no data"))?;
         let jitter = back.summary().jitter();
         for k in (0..kept_from).rev() {
             let rows = chunks.get(k);
             let x = rows_in(&data.x, &rows, s);
-            let (parts, extra) = self.family.parts(model, &x, true, exec)?;
+            let (parts, extra) = self.family.parts(state, &x, true, exec)?;
             self.second_pass(
-                model, data, rows, &x, parts, extra, None, nlml, &mut back, exec, grad,
+                state, data, rows, &x, parts, extra, None, nlml, &mut back, exec, grad,
             )?;
             s.give_matrix(x);
         }
@@ -476,7 +550,7 @@ impl<F: Family> LowRankMethod<F> {
         }
         let (d_kuu, d_noise) = back.finish(exec);
         let none = s.matrix(0, data.x.ncols());
-        let (parts, extra) = self.family.parts(model, &none, true, exec)?;
+        let (parts, extra) = self.family.parts(state, &none, true, exec)?;
         let adj = Adjoints {
             nlml,
             jitter,
@@ -486,7 +560,7 @@ impl<F: Family> LowRankMethod<F> {
             d_noise,
         };
         self.family
-            .pull_back_into(model, &none, &parts, extra, &adj, exec, grad)?;
+            .pull_back_into(state, &none, &parts, extra, &adj, exec, grad)?;
         adj.recycle(s);
         parts.recycle(s);
         s.give_matrix(none);
@@ -502,7 +576,7 @@ impl<F: Family> LowRankMethod<F> {
         &self,
         k: usize,
         chunks: Chunks,
-        model: &ModelFile,
+        state: &F::State,
         data: &TrainData,
         approx: Approx,
         exec: &Exec,
@@ -528,9 +602,9 @@ impl<F: Family> LowRankMethod<F> {
         }
         let rows = chunks.get(k);
         let x = rows_in(&data.x, &rows, s);
-        let (parts, extra) = self.family.parts(model, &x, true, exec)?;
+        let (parts, extra) = self.family.parts(state, &x, true, exec)?;
         let values = {
-            let lr = parts.low_rank(model.hyper.noise_variance, approx);
+            let lr = parts.low_rank(state.noise_variance(), approx);
             let acc = match acc {
                 Some(a) => a,
                 None => acc.insert(new_accumulator(&lr, approx, exec)?),
@@ -540,7 +614,7 @@ impl<F: Family> LowRankMethod<F> {
         self.kept_passes(
             k + 1,
             chunks,
-            model,
+            state,
             data,
             approx,
             exec,
@@ -552,7 +626,7 @@ impl<F: Family> LowRankMethod<F> {
         let (b, nlml) = back.as_mut().ok_or_else(|| Error::input("no data"))?;
         let nlml = *nlml;
         self.second_pass(
-            model, data, rows, &x, parts, extra, values, nlml, b, exec, grad,
+            state, data, rows, &x, parts, extra, values, nlml, b, exec, grad,
         )?;
         s.give_matrix(x);
         Ok(())
@@ -562,7 +636,7 @@ impl<F: Family> LowRankMethod<F> {
     #[allow(clippy::too_many_arguments)] // the chunk and the evaluation's state
     fn second_pass(
         &self,
-        model: &ModelFile,
+        state: &F::State,
         data: &TrainData,
         rows: Range<usize>,
         x: &DMatrix<f64>,
@@ -576,7 +650,7 @@ impl<F: Family> LowRankMethod<F> {
     ) -> Result<()> {
         let s = &exec.scratch;
         let approx = back.summary().approx();
-        let lr = parts.low_rank(model.hyper.noise_variance, approx);
+        let lr = parts.low_rank(state.noise_variance(), approx);
         let (d_kuf, d_kdiag) = back.chunk(&lr, &data.y[rows], values, exec)?;
         let m = d_kuf.nrows();
         let adj = Adjoints {
@@ -588,10 +662,90 @@ impl<F: Family> LowRankMethod<F> {
             d_noise: 0.0,
         };
         self.family
-            .pull_back_into(model, x, &parts, extra, &adj, exec, grad)?;
+            .pull_back_into(state, x, &parts, extra, &adj, exec, grad)?;
         adj.recycle(s);
         parts.recycle(s);
         Ok(())
+    }
+}
+
+impl<F: Family> LowRankMethod<F> {
+    /// A typed model from a state built in code (e.g. with a kernel no model file
+    /// names), evaluated with `approx`: what [`Method::typed_fit`] reads from a model.
+    pub fn typed_from(&self, state: F::State, approx: Approx) -> Box<dyn TypedModel + '_> {
+        Box::new(TypedLowRank {
+            method: self,
+            approx,
+            start: state.clone(),
+            state,
+        })
+    }
+
+    /// The objective and its gradient (into `grad`) at a state, on this process's rows:
+    /// in one piece or chunk by chunk. Returns the objective and the jitter.
+    fn objective_of(
+        &self,
+        state: &F::State,
+        data: &TrainData,
+        approx: Approx,
+        exec: &Exec,
+        grad: &mut Vec<f64>,
+    ) -> Result<(f64, f64)> {
+        let s = &exec.scratch;
+        grad.clear();
+        let (nlml, jitter) = match self.chunks(state, data.y.len(), exec)? {
+            Some(chunks) => {
+                self.objective_in_chunks(state, data, chunks, approx, exec, grad, None)?
+            }
+            None => {
+                let (parts, extra) = self.family.parts(state, &data.x, true, exec)?;
+                let lr = parts.low_rank(state.noise_variance(), approx);
+                let adj = collapsed::nlml_and_adjoints(&lr, &data.y, exec)?;
+                self.family
+                    .pull_back_into(state, &data.x, &parts, extra, &adj, exec, grad)?;
+                let out = (adj.nlml, adj.jitter);
+                adj.recycle(s);
+                parts.recycle(s);
+                out
+            }
+        };
+        if grad.iter().any(|v| !v.is_finite()) {
+            return Err(Error::numerical(format!(
+                "{}: the gradient is not finite",
+                self.name
+            )));
+        }
+        Ok((nlml, jitter))
+    }
+}
+
+/// A low-rank model held as its family's typed state through an L-BFGS fit: θ is
+/// unpacked into the state, never into a model file.
+struct TypedLowRank<'a, F: Family> {
+    method: &'a LowRankMethod<F>,
+    approx: Approx,
+    /// The state the fit started from: where fixed blocks are held.
+    start: F::State,
+    state: F::State,
+}
+
+impl<F: Family> TypedModel for TypedLowRank<'_, F> {
+    fn unpack(&mut self, theta: &[f64], layout: &ParamLayout) {
+        let family = &self.method.family;
+        family.unpack_state(theta, &mut self.state);
+        if layout.any_fixed() {
+            family.hold_fixed_state(layout, &self.start, &mut self.state);
+        }
+    }
+
+    fn objective_into(
+        &self,
+        data: &TrainData,
+        exec: &Exec,
+        grad: &mut Vec<f64>,
+    ) -> Result<(f64, f64)> {
+        self.method
+            .objective_of(&self.state, data, self.approx, exec, grad)
     }
 }
 
@@ -818,41 +972,38 @@ impl<F: Family> Method for LowRankMethod<F> {
     ) -> Result<(f64, f64)> {
         let approx = self.approx_of(model)?;
         let s = &exec.scratch;
-        grad.clear();
         if let Some(share) = exec.share.as_deref() {
+            grad.clear();
             let (m, params) = (self.family.check(model)?, self.family.pack(model).len());
             if share.is_root() {
                 share.announce(Evaluation::Gradient, model)?;
             }
             let shared = SharedEval::new(share, m, params, approx);
             let chunks = Chunks::of(data.y.len(), exec, m);
-            return self
-                .objective_in_chunks(model, data, chunks, approx, exec, grad, Some(&shared))
+            let state = self.family.state(model, s)?;
+            let out = self
+                .objective_in_chunks(&state, data, chunks, approx, exec, grad, Some(&shared))
                 .map_err(|e| shared.failed(e, 2));
+            self.family.recycle_state(state, s);
+            return out;
         }
-        let (nlml, jitter) = match self.chunks(model, data.y.len(), exec)? {
-            Some(chunks) => {
-                self.objective_in_chunks(model, data, chunks, approx, exec, grad, None)?
-            }
-            None => {
-                let (parts, extra) = self.family.parts(model, &data.x, true, exec)?;
-                let lr = parts.low_rank(model.hyper.noise_variance, approx);
-                let adj = collapsed::nlml_and_adjoints(&lr, &data.y, exec)?;
-                self.family
-                    .pull_back_into(model, &data.x, &parts, extra, &adj, exec, grad)?;
-                let out = (adj.nlml, adj.jitter);
-                adj.recycle(s);
-                parts.recycle(s);
-                out
-            }
-        };
-        if grad.iter().any(|v| !v.is_finite()) {
-            return Err(Error::numerical(format!(
-                "{}: the gradient is not finite",
-                self.name
-            )));
+        let state = self.family.state(model, s)?;
+        let out = self.objective_of(&state, data, approx, exec, grad);
+        self.family.recycle_state(state, s);
+        out
+    }
+
+    fn typed_fit<'a>(&'a self, model: &ModelFile) -> Option<Box<dyn TypedModel + 'a>> {
+        let approx = self.approx_of(model).ok()?;
+        let state = self
+            .family
+            .state(model, &Scratch::default())
+            .ok()?
+            .into_owned();
+        if state.as_model().is_some() {
+            return None;
         }
-        Ok((nlml, jitter))
+        Some(self.typed_from(state, approx))
     }
 
     fn work(&self, model: &ModelFile, n: usize, exec: &Exec) -> Result<Option<Work>> {
@@ -860,7 +1011,8 @@ impl<F: Family> Method for LowRankMethod<F> {
         let m = self.family.check(model)?;
         let d = model.hyper.lengthscales.len();
         // the points of the chunks the second pass builds again
-        let rebuilt: usize = match self.chunks(model, n, exec)? {
+        let state = self.family.state(model, &exec.scratch)?;
+        let rebuilt: usize = match self.chunks(&state, n, exec)? {
             None => 0,
             Some(chunks) => {
                 let kept = kept_chunks(chunks, m, d, approx, exec);
@@ -868,7 +1020,8 @@ impl<F: Family> Method for LowRankMethod<F> {
             }
         };
         let none = DMatrix::zeros(0, d);
-        let (parts, _) = self.family.parts(model, &none, false, exec)?;
+        let (parts, _) = self.family.parts(&state, &none, false, exec)?;
+        self.family.recycle_state(state, &exec.scratch);
         let dense = matches!(parts.kuu, KuuMatrix::Dense(_));
         let builds = 1.0 + rebuilt as f64 / n.max(1) as f64;
         let Some(features) = self.family.feature_work(model, n, builds) else {
@@ -897,9 +1050,10 @@ impl<F: Family> Method for LowRankMethod<F> {
                 Err(Error::numerical("the NLML is not finite"))
             };
         }
-        if let Some(chunks) = self.chunks(model, data.y.len(), exec)? {
+        let state = self.family.state(model, &exec.scratch)?;
+        if let Some(chunks) = self.chunks(&state, data.y.len(), exec)? {
             let nlml = self
-                .summary_in_chunks(model, data, chunks, approx, exec, None)?
+                .summary_in_chunks(&state, data, chunks, approx, exec, None)?
                 .nlml();
             return if nlml.is_finite() {
                 Ok(nlml)
@@ -907,9 +1061,9 @@ impl<F: Family> Method for LowRankMethod<F> {
                 Err(Error::numerical("the NLML is not finite"))
             };
         }
-        let (parts, _) = self.family.parts(model, &data.x, false, exec)?;
+        let (parts, _) = self.family.parts(&state, &data.x, false, exec)?;
         collapsed::nlml(
-            &parts.low_rank(model.hyper.noise_variance, approx),
+            &parts.low_rank(state.noise_variance(), approx),
             &data.y,
             exec,
         )
@@ -927,12 +1081,13 @@ impl<F: Family> Method for LowRankMethod<F> {
             let summary = self.shared_summary(model, data, approx, exec, Evaluation::Posterior)?;
             return Ok((summary.posterior(degenerate, exec.par), None));
         }
-        if let Some(chunks) = self.chunks(model, data.y.len(), exec)? {
-            let summary = self.summary_in_chunks(model, data, chunks, approx, exec, None)?;
+        let state = self.family.state(model, &exec.scratch)?;
+        if let Some(chunks) = self.chunks(&state, data.y.len(), exec)? {
+            let summary = self.summary_in_chunks(&state, data, chunks, approx, exec, None)?;
             return Ok((summary.posterior(degenerate, exec.par), None));
         }
-        let (parts, _) = self.family.parts(model, &data.x, false, exec)?;
-        let lr = parts.low_rank(model.hyper.noise_variance, approx);
+        let (parts, _) = self.family.parts(&state, &data.x, false, exec)?;
+        let lr = parts.low_rank(state.noise_variance(), approx);
         let post = collapsed::posterior(&lr, &data.y, degenerate, exec)?;
         Ok((post, None))
     }
@@ -944,7 +1099,8 @@ impl<F: Family> Method for LowRankMethod<F> {
         x: &DMatrix<f64>,
         exec: &Exec,
     ) -> Result<(DMatrix<f64>, Vec<f64>)> {
-        let (parts, _) = self.family.parts(model, x, false, exec)?;
+        let state = self.family.state(model, &exec.scratch)?;
+        let (parts, _) = self.family.parts(&state, x, false, exec)?;
         Ok((parts.kuf, parts.kdiag))
     }
 

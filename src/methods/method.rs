@@ -11,7 +11,7 @@ use crate::exec::Exec;
 use crate::kernel::KernelKind;
 use crate::model_file::{Hyper, ModelFile, Witness};
 use crate::optim::Outcome;
-use crate::params::TailBlock;
+use crate::params::{ParamLayout, TailBlock};
 use crate::run_context::RunContext;
 use crate::run_spec::{DataShape, GENERAL_OPTIONS, MethodOptions, Naming, RunSpec};
 use nalgebra::DMatrix;
@@ -31,6 +31,23 @@ pub struct Objective {
 /// A method: its parameters, initialisation, objective and predictions.
 ///
 /// The optimiser, jobs and app never know which method runs.
+/// A model held as typed values through an L-BFGS fit ([`Method::typed_fit`]): θ goes
+/// in, the objective and its gradient in θ's order come out. What the fit returns is
+/// written into a model file once, at its end.
+pub trait TypedModel {
+    /// Set the parameters from θ (the method's `pack` order), the blocks `layout`
+    /// fixes exactly at the values the model was read with.
+    fn unpack(&mut self, theta: &[f64], layout: &ParamLayout);
+    /// The objective and its gradient (into `grad`) at the parameters; returns the
+    /// objective and the jitter, as [`Method::objective_into`].
+    fn objective_into(
+        &self,
+        data: &TrainData,
+        exec: &Exec,
+        grad: &mut Vec<f64>,
+    ) -> Result<(f64, f64)>;
+}
+
 pub trait Method: Send + Sync {
     /// Registry name (`--method`).
     fn name(&self) -> &'static str;
@@ -194,6 +211,13 @@ pub trait Method: Send + Sync {
         grad.clear();
         grad.extend_from_slice(&o.grad);
         Ok((o.nlml, o.jitter))
+    }
+    /// `model` as typed values for an L-BFGS fit ([`TypedModel`]): read once, then θ is
+    /// unpacked into them on every evaluation, never into the model file. None where the
+    /// method evaluates through its model file (the fit then unpacks θ into a copy of
+    /// it on every evaluation).
+    fn typed_fit<'a>(&'a self, _model: &ModelFile) -> Option<Box<dyn TypedModel + 'a>> {
+        None
     }
     /// The arithmetic of one [`Method::objective`] on n training points with these
     /// threads and memory budget, by kind (`sgpw bench --roofline`); None where it has

@@ -202,6 +202,7 @@ impl Family for PcaPseudo {
 
     /// The plain family's extras and the projected inputs.
     type Extra = (PseudoExtra, DMatrix<f64>);
+    type State = ModelFile;
 
     fn init(
         &self,
@@ -278,7 +279,10 @@ impl Family for PcaPseudo {
     ) -> Result<(Parts, Self::Extra)> {
         let (mean, basis) = pca_of(model)?;
         let xp = project(x, &mean, &basis)?;
-        let (parts, extra) = PLAIN.parts(model, &xp, for_gradient, exec)?;
+        let state = PLAIN.state(model, &exec.scratch)?;
+        let built = PLAIN.parts(&state, &xp, for_gradient, exec);
+        PLAIN.recycle_state(state, &exec.scratch);
+        let (parts, extra) = built?;
         Ok((parts, (extra, xp)))
     }
 
@@ -291,7 +295,10 @@ impl Family for PcaPseudo {
         adj: &Adjoints,
         exec: &Exec,
     ) -> Result<Vec<f64>> {
-        PLAIN.pull_back(model, &xp, parts, extra, adj, exec)
+        let state = PLAIN.state(model, &exec.scratch)?;
+        let grad = PLAIN.pull_back(&state, &xp, parts, extra, adj, exec);
+        PLAIN.recycle_state(state, &exec.scratch);
+        grad
     }
 }
 

@@ -29,7 +29,7 @@ use crate::data::TrainData;
 use crate::error::Location;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
-use crate::kernel::Kernel;
+use crate::kernel::ModelKernel;
 use crate::linalg;
 use crate::model_file::{
     Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, required_matrix, rows_to_matrix,
@@ -99,11 +99,8 @@ fn points(model: &ModelFile, g: usize) -> Result<DMatrix<f64>> {
 
 /// The model's kernel on the projected space: σ0², unit lengthscales (the projection
 /// carries the scales).
-fn kernel(model: &ModelFile, g: usize) -> Kernel {
-    Kernel {
-        lengthscales: vec![1.0; g],
-        ..model.kernel()
-    }
+fn kernel(model: &ModelFile, g: usize) -> ModelKernel {
+    model.hyper.kernel_with(vec![1.0; g])
 }
 
 /// `P = V_Gᵀ diag(1/ℓ)`, V_G the top G principal directions of X diag(1/ℓ).
@@ -128,6 +125,7 @@ impl Family for Projected {
     }
 
     type Extra = ProjectedExtra;
+    type State = ModelFile;
 
     fn init(
         &self,

@@ -10,7 +10,7 @@
 use super::hyper::{pack_hyper_and, unpack_hyper_and};
 use super::inducing::initial_points;
 use super::lowrank::{
-    ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad, kdiag_grad,
+    ApproxChoice, Family, FamilyState, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad,
 };
 use super::method::{MarkerSize, Markers, ValidRunSpec};
 use crate::collapsed::Adjoints;
@@ -18,15 +18,19 @@ use crate::data::TrainData;
 use crate::error::Location;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
-use crate::kernel::Kernel;
-use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, required_matrix};
-use crate::params::{self, Head, Holds, TailBlock, Transform};
+use crate::kernel::ModelKernel;
+use crate::linalg::Jitter;
+use crate::model_file::{
+    Hyper, ModelFile, ModelTable, Witness, jitter_policy, matrix_to_rows, required_matrix,
+};
+use crate::params::{self, Holds, ParamLayout, TailBlock, Transform};
 use crate::run_context::RunContext;
 use crate::run_spec::ApproxKind;
 use crate::scratch::Scratch;
 use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// `[inducing] points`: the pseudo-inputs, m rows of D values (of G for the projected
 /// families).
@@ -194,19 +198,64 @@ fn inducing_points_in(model: &ModelFile, scratch: &Scratch) -> Result<DMatrix<f6
     }
 }
 
-/// The model's kernel with its lengthscales in memory from `scratch` (given back with
-/// `scratch.give(k.lengthscales)`): the family builds one on every evaluation.
-fn kernel_in(model: &ModelFile, scratch: &Scratch) -> Kernel {
-    let mut lengthscales = scratch.take(model.hyper.lengthscales.len());
-    lengthscales.copy_from_slice(&model.hyper.lengthscales);
-    Kernel {
-        kind: model.hyper.kernel,
-        signal_variance: model.hyper.signal_variance,
-        lengthscales,
-        rq_alpha: model
-            .hyper
-            .rq_alpha
-            .unwrap_or(crate::kernel::DEFAULT_RQ_ALPHA),
+/// The pseudo-input families' parameters as typed values ([`Family::State`]): read
+/// from a model once (an L-BFGS fit unpacks θ into them on every evaluation), or for
+/// one evaluation outside a fit (memory from the run's scratch).
+#[derive(Clone, Debug)]
+pub struct PseudoState {
+    kernel: ModelKernel,
+    /// The pseudo-inputs X̄ (m×D; D the kernel's inputs).
+    z: DMatrix<f64>,
+    /// SPGP+HS's pseudo-noise h (m values); None for the plain family.
+    h: Option<Vec<f64>>,
+    noise_variance: f64,
+    noise_floor: f64,
+    /// The model's absolute jitter, if it sets one.
+    jitter: Option<f64>,
+}
+
+impl PseudoState {
+    /// A state built in code (any kernel, a model file need not name it): pseudo-inputs
+    /// `z` (m×D), SPGP+HS's `h` (None for the plain family), σ² above `noise_floor`, and
+    /// an absolute `jitter` (None: the automatic one).
+    pub fn new(
+        kernel: ModelKernel,
+        z: DMatrix<f64>,
+        h: Option<Vec<f64>>,
+        noise_variance: f64,
+        noise_floor: f64,
+        jitter: Option<f64>,
+    ) -> PseudoState {
+        PseudoState {
+            kernel,
+            z,
+            h,
+            noise_variance,
+            noise_floor,
+            jitter,
+        }
+    }
+
+    /// The model's jitter policy ([`ModelFile::jitter_policy`]) at the state's kernel.
+    fn jitter_policy(&self) -> Jitter {
+        // every kernel a model file names has a constant prior variance
+        let scale = self.kernel.prior_variance().unwrap_or(1.0);
+        jitter_policy(self.jitter, scale)
+    }
+}
+
+impl FamilyState for PseudoState {
+    fn noise_variance(&self) -> f64 {
+        self.noise_variance
+    }
+    fn of_model(_model: &ModelFile) -> Option<&PseudoState> {
+        None
+    }
+    fn as_model(&self) -> Option<&ModelFile> {
+        None
+    }
+    fn as_model_mut(&mut self) -> Option<&mut ModelFile> {
+        None
     }
 }
 
@@ -278,8 +327,6 @@ pub fn pack_pseudo_noise(model: &ModelFile, theta: &mut Vec<f64>) {
 
 /// What [`PseudoInputs::parts`] hands to its pull-back.
 pub struct PseudoExtra {
-    /// The pseudo-inputs.
-    z: DMatrix<f64>,
     /// SPGP+HS: the kernel's Kuu without diag(h) (what the kernel's derivatives are
     /// contracted with); None for the plain family, whose Kuu is the kernel's.
     kernel_kuu: Option<DMatrix<f64>>,
@@ -301,6 +348,64 @@ impl Family for PseudoInputs {
     }
 
     type Extra = PseudoExtra;
+    type State = PseudoState;
+
+    fn state<'a>(&self, model: &'a ModelFile, scratch: &Scratch) -> Result<Cow<'a, PseudoState>> {
+        let z = inducing_points_in(model, scratch)?;
+        let h = if self.hetero {
+            Some(pseudo_noise(model, z.nrows())?)
+        } else {
+            None
+        };
+        Ok(Cow::Owned(PseudoState {
+            kernel: model.hyper.kernel_in(scratch),
+            z,
+            h,
+            noise_variance: model.hyper.noise_variance,
+            noise_floor: params::noise_floor(model),
+            jitter: model.jitter,
+        }))
+    }
+
+    fn recycle_state(&self, state: Cow<'_, PseudoState>, scratch: &Scratch) {
+        if let Cow::Owned(st) = state {
+            st.kernel.recycle(scratch);
+            scratch.give_matrix(st.z);
+        }
+    }
+
+    fn size(&self, state: &PseudoState) -> Result<usize> {
+        Ok(state.z.nrows())
+    }
+
+    /// θ = [the kernel's blocks, log(σ² − floor), X̄ (m×D, column-major), log h
+    /// (SPGP+HS)], as [`Family::unpack`] writes it into a model.
+    fn unpack_state(&self, theta: &[f64], state: &mut PseudoState) {
+        let k = state.kernel.params_len();
+        state.kernel.set_log_params(&theta[..k]);
+        state.noise_variance = state.noise_floor + theta[k].exp();
+        let points = k + 1..k + 1 + state.z.len();
+        state
+            .z
+            .as_mut_slice()
+            .copy_from_slice(&theta[points.clone()]);
+        if let Some(h) = &mut state.h {
+            for (v, t) in h.iter_mut().zip(&theta[points.end..]) {
+                *v = t.exp();
+            }
+        }
+    }
+
+    fn hold_fixed_state(&self, layout: &ParamLayout, start: &PseudoState, state: &mut PseudoState) {
+        for b in layout.blocks().iter().filter(|b| b.fixed) {
+            match b.name {
+                params::NOISE_VARIANCE => state.noise_variance = start.noise_variance,
+                PseudoNoise::NAME => state.h.clone_from(&start.h),
+                name if name == INDUCING_INPUTS.name => state.z.copy_from(&start.z),
+                name => state.kernel.hold_block(&*start.kernel, name),
+            }
+        }
+    }
 
     fn init(
         &self,
@@ -423,39 +528,30 @@ impl Family for PseudoInputs {
 
     fn parts(
         &self,
-        model: &ModelFile,
+        state: &PseudoState,
         x: &DMatrix<f64>,
         _for_gradient: bool,
         exec: &Exec,
     ) -> Result<(Parts, PseudoExtra)> {
         let s = &exec.scratch;
-        let z = inducing_points_in(model, s)?;
-        let k = kernel_in(model, s);
-        let mut kuu = k.matrix_in(&z, &z, exec.par, s);
-        let kernel_kuu = if self.hetero {
-            Some(add_pseudo_noise_in(
-                &mut kuu,
-                &pseudo_noise(model, z.nrows())?,
-                s,
-            ))
-        } else {
-            None
-        };
-        let mut kdiag = s.take(x.nrows());
-        kdiag.fill(model.hyper.signal_variance);
+        let (k, z) = (&*state.kernel, &state.z);
+        let mut kuu = k.matrix_in(z, z, exec.par, s);
+        let kernel_kuu = state
+            .h
+            .as_ref()
+            .map(|h| add_pseudo_noise_in(&mut kuu, h, s));
         let parts = Parts {
-            kuf: k.matrix_in(&z, x, exec.par, s),
+            kuf: k.matrix_in(z, x, exec.par, s),
             kuu: KuuMatrix::Dense(kuu),
-            kdiag,
-            jitter: model.jitter_policy(),
+            kdiag: k.diag_in(x, s),
+            jitter: state.jitter_policy(),
         };
-        s.give(k.lengthscales);
-        Ok((parts, PseudoExtra { z, kernel_kuu }))
+        Ok((parts, PseudoExtra { kernel_kuu }))
     }
 
     fn pull_back(
         &self,
-        model: &ModelFile,
+        state: &PseudoState,
         x: &DMatrix<f64>,
         parts: &Parts,
         extra: PseudoExtra,
@@ -463,13 +559,13 @@ impl Family for PseudoInputs {
         exec: &Exec,
     ) -> Result<Vec<f64>> {
         let mut grad = Vec::new();
-        self.pull_back_into(model, x, parts, extra, adj, exec, &mut grad)?;
+        self.pull_back_into(state, x, parts, extra, adj, exec, &mut grad)?;
         Ok(grad)
     }
 
     fn pull_back_into(
         &self,
-        model: &ModelFile,
+        state: &PseudoState,
         x: &DMatrix<f64>,
         parts: &Parts,
         extra: PseudoExtra,
@@ -478,71 +574,136 @@ impl Family for PseudoInputs {
         grad: &mut Vec<f64>,
     ) -> Result<()> {
         let s = &exec.scratch;
-        let PseudoExtra { z, kernel_kuu } = extra;
-        let kuu = match &kernel_kuu {
+        let kuu = match &extra.kernel_kuu {
             Some(k) => k,
             None => parts.dense_kuu()?,
         };
-        let k = kernel_in(model, s);
-        let gf = k.grad_in(&z, x, &parts.kuf, &adj.d_kuf, true, false, exec.par, s);
-        let gu = k.grad_in(&z, &z, kuu, &adj.d_kuu, true, true, exec.par, s);
+        let (k, z) = (&*state.kernel, &state.z);
+        let gf = k.grad_in(z, x, &parts.kuf, &adj.d_kuf, true, false, exec.par, s);
+        let gu = k.grad_in(z, z, kuu, &adj.d_kuu, true, true, exec.par, s);
         // D is the kernel's input space (pca-spgp projects the data first)
         let (m, d) = (z.nrows(), z.ncols());
-        // the shared blocks, then X̄ (m×D, column-major), then log h (SPGP+HS)
-        let head = Head::of(model);
-        let points = head.len()..head.len() + m * d;
+        // θ: the kernel's blocks in their own order, log(σ² − floor), X̄ (m×D,
+        // column-major), then log h (SPGP+HS)
+        let noise = k.params_len();
+        let points = noise + 1..noise + 1 + m * d;
         if grad.is_empty() {
-            grad.resize(points.end + if self.hetero { m } else { 0 }, 0.0);
+            grad.resize(points.end + state.h.as_ref().map_or(0, Vec::len), 0.0);
         }
-        for g in &mut grad[head.range(params::SIGNAL_VARIANCE)] {
-            *g += gf.log_signal_variance
-                + gu.log_signal_variance
-                + kdiag_grad(model, adj)
-                + jitter_grad(parts.jitter, adj.jitter, &adj.d_kuu);
+        // the kernel's: Kuf's and Kuu's contractions, the prior diagonal's, and the
+        // automatic jitter's (it scales with the prior variance)
+        let mut kg = s.take(noise);
+        for ((t, a), b) in kg.iter_mut().zip(&gf.params).zip(&gu.params) {
+            *t = a + b;
         }
-        for ((g, a), b) in grad[head.range(params::LENGTHSCALES)]
-            .iter_mut()
-            .zip(&gf.log_lengthscales)
-            .zip(&gu.log_lengthscales)
-        {
-            *g += a + b;
+        k.diag_grad(x, &adj.d_kdiag, &mut kg);
+        k.log_prior_variance_grad(jitter_grad(parts.jitter, adj.jitter, &adj.d_kuu), &mut kg);
+        for (g, t) in grad.iter_mut().zip(&kg) {
+            *g += t;
         }
-        for ((g, a), b) in grad[head.range(params::RQ_ALPHA)]
-            .iter_mut()
-            .zip(&gf.log_shape)
-            .zip(&gu.log_shape)
-        {
-            *g += a + b;
-        }
-        for g in &mut grad[head.range(params::NOISE_VARIANCE)] {
-            *g += params::noise_grad(model, adj.d_noise);
-        }
+        s.give(kg);
+        grad[noise] += params::noise_grad_at(state.noise_variance, state.noise_floor, adj.d_noise);
         if let (Some(a), Some(b), Some(c)) = (&gf.a, &gu.a, &gu.b) {
             let sums = a.iter().zip(b.iter()).zip(c.iter());
             for (g, ((a, b), c)) in grad[points.clone()].iter_mut().zip(sums) {
                 *g += a + b + c;
             }
         }
-        if self.hetero {
-            let h = pseudo_noise(model, m)?;
-            for (g, v) in grad[points.end..]
-                .iter_mut()
-                .zip(pseudo_noise_grad(&h, adj))
-            {
+        if let Some(h) = &state.h {
+            for (g, v) in grad[points.end..].iter_mut().zip(pseudo_noise_grad(h, adj)) {
                 *g += v;
             }
         }
         gf.recycle(s);
         gu.recycle(s);
-        s.give(k.lengthscales);
-        self.recycle(PseudoExtra { z, kernel_kuu }, s);
+        self.recycle(extra, s);
         Ok(())
     }
 
     fn recycle(&self, extra: PseudoExtra, scratch: &Scratch) {
-        scratch.give_matrix(extra.z);
         if let Some(k) = extra.kernel_kuu {
             scratch.give_matrix(k);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::KernelKind;
+    use crate::methods::method::Method;
+
+    /// An L-BFGS fit unpacks θ into the typed [`PseudoState`] instead of into a copy of
+    /// the model file: both give the same bits, for every approximation, SPGP+HS, the rq
+    /// kernel's shape, fixed blocks, and in one piece or in chunks.
+    #[test]
+    fn the_typed_state_evaluates_to_the_model_files_bits() {
+        let (n, m) = (60, 7);
+        let x = DMatrix::from_fn(n, 2, |i, k| ((i * (k + 2)) as f64 * 0.37).sin() * 2.0);
+        let y = (0..n)
+            .map(|i| (x[(i, 0)] + 0.5 * x[(i, 1)]).sin())
+            .collect();
+        let data = TrainData { x, y };
+        let cases: [(&LowRankMethod<PseudoInputs>, KernelKind, &[&str]); 6] = [
+            (&FITC, KernelKind::Se, &[]),
+            (
+                &VFE,
+                KernelKind::Matern32,
+                &["lengthscales", "noise_variance"],
+            ),
+            (&DTC, KernelKind::Rq, &["rq_alpha"]),
+            (
+                &PEP,
+                KernelKind::Se,
+                &["signal_variance", "inducing_inputs"],
+            ),
+            (&SPGP_HS, KernelKind::Se, &[]),
+            (&SPGP_HS, KernelKind::Matern52, &["pseudo_noise"]),
+        ];
+        for (method, kind, fixed) in cases {
+            let mut model = ModelFile::new(
+                method.name,
+                Hyper::se(1.3, vec![0.8, 1.4], 0.1).with_kernel(kind),
+            );
+            set_inducing_points(&mut model, &data.x.rows(0, m).into_owned());
+            if method.family.hetero {
+                model.set(&initial_pseudo_noise(m, 1.3));
+            }
+            if method.name == "pep" {
+                model.alpha = Some(0.5);
+            }
+            model.noise_floor = Some(0.01);
+            model.fixed = fixed.iter().map(|f| f.to_string()).collect();
+            // a point the optimiser can reach: the fixed blocks' entries at the start
+            let mut theta = method.pack(&model);
+            let layout = ParamLayout::new(&model, method.tail_blocks(), theta.len());
+            for i in layout.free(0..theta.len()) {
+                theta[i] += 0.05 * (i as f64 * 0.7).sin();
+            }
+            let mut typed = method.typed_fit(&model).expect("a typed state");
+            typed.unpack(&theta, &layout);
+            let mut file = model.clone();
+            method.unpack(&theta, &mut file);
+            layout.hold_fixed(&model, &mut file);
+            let chunked = Exec {
+                chunk_entries: 20 * m,
+                ..Exec::sequential()
+            };
+            for exec in [Exec::sequential(), chunked] {
+                let (mut g_typed, mut g_file) = (Vec::new(), Vec::new());
+                let v_typed = typed
+                    .objective_into(&data, &exec, &mut g_typed)
+                    .expect("typed");
+                let v_file = method
+                    .objective_into(&file, &data, &exec, &mut g_file)
+                    .expect("file");
+                let what = format!("{} {kind} fixed {fixed:?}", method.name);
+                assert_eq!(v_typed.0.to_bits(), v_file.0.to_bits(), "{what}");
+                assert_eq!(g_typed.len(), g_file.len(), "{what}");
+                for (i, (a, b)) in g_typed.iter().zip(&g_file).enumerate() {
+                    assert_eq!(a.to_bits(), b.to_bits(), "{what}: entry {i}: {a} {b}");
+                }
+            }
         }
     }
 }

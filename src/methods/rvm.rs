@@ -108,6 +108,7 @@ fn precisions(r: &Relevance) -> Vec<f64> {
 
 impl Family for RelevanceVectors {
     type Extra = ();
+    type State = ModelFile;
 
     fn second_start(&self, _options: &MethodOptions) -> bool {
         false
@@ -282,7 +283,7 @@ impl Family for RelevanceVectors {
         let parts = Parts {
             kuf,
             kuu: KuuMatrix::Diagonal(precisions(&r)),
-            kdiag: model.kernel().diag(x.nrows()),
+            kdiag: model.kernel().diag(x),
             // A = diag(α) is the prior precision itself: nothing to regularise
             jitter: Jitter::Fixed(0.0),
         };

@@ -30,7 +30,7 @@
 
 use crate::error::{Error, Result};
 use crate::exec::Exec;
-use crate::kernel::Kernel;
+use crate::kernel::ModelKernel;
 use nalgebra::{DMatrix, DVector};
 use std::f64::consts::PI;
 
@@ -56,13 +56,13 @@ pub const MIN_RELATIVE_S: f64 = 1e-8;
 /// The candidate basis functions at the training inputs.
 pub struct Candidates<'a> {
     x: &'a DMatrix<f64>,
-    kernel: Kernel,
+    kernel: ModelKernel,
     bias: bool,
 }
 
 impl<'a> Candidates<'a> {
     /// φ_m = k(·, x_m) for each training input x_m, and the constant if `bias`.
-    pub fn new(x: &'a DMatrix<f64>, kernel: Kernel, bias: bool) -> Candidates<'a> {
+    pub fn new(x: &'a DMatrix<f64>, kernel: ModelKernel, bias: bool) -> Candidates<'a> {
         Candidates { x, kernel, bias }
     }
 

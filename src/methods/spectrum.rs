@@ -20,7 +20,8 @@ use crate::data::TrainData;
 use crate::error::Location;
 use crate::error::{Error, Result};
 use crate::exec::{Exec, Par};
-use crate::kernel::{KernelKind, spectral};
+use crate::kernel::spectral::{self, SpectralDensity};
+use crate::kernel::{Kernel, KernelKind};
 use crate::linalg::{self, Jitter};
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, required_matrix};
 use crate::params::{Holds, TailBlock, Transform};
@@ -148,14 +149,15 @@ pub fn psds_points(r: usize, d: usize) -> DMatrix<f64> {
 /// [`psds_points`]; for a Matérn kernel the Hammersley set in D + 1 dimensions, its
 /// first D coordinates mapped to a normal vector and scaled by the radial factor of
 /// the last (docs/methods.md, "Kernels"). None for a kernel without a sampler (rq).
-pub fn kernel_points(kind: KernelKind, r: usize, d: usize) -> Option<DMatrix<f64>> {
-    if kind.is_se() {
+pub fn kernel_points(kernel: &dyn Kernel, r: usize, d: usize) -> Option<DMatrix<f64>> {
+    let density = kernel.spectral()?;
+    if density == SpectralDensity::Gaussian {
         return Some(psds_points(r, d));
     }
     let h = hammersley(r, d + 1);
     let mut s = DMatrix::from_fn(r, d, |i, k| normal_quantile(h[(i, k)]));
     for i in 0..r {
-        let f = spectral::radial_factor(kind, h[(i, d)])?;
+        let f = density.radial_factor(h[(i, d)])?;
         s.row_mut(i).scale_mut(f);
     }
     Some(s)
@@ -164,17 +166,18 @@ pub fn kernel_points(kind: KernelKind, r: usize, d: usize) -> Option<DMatrix<f64
 /// r spectral points drawn from a kernel's spectral density (unscaled); None for a
 /// kernel without a sampler (rq).
 pub fn draw_points(
-    kind: KernelKind,
+    kernel: &dyn Kernel,
     r: usize,
     d: usize,
     rng: &mut ChaCha8Rng,
 ) -> Option<DMatrix<f64>> {
+    let density = kernel.spectral()?;
     let mut s = DMatrix::zeros(r, d);
     for i in 0..r {
         for k in 0..d {
             s[(i, k)] = StandardNormal.sample(rng);
         }
-        let f = spectral::draw_radial_factor(kind, rng)?;
+        let f = density.draw_radial_factor(rng)?;
         s.row_mut(i).scale_mut(f);
     }
     Some(s)
@@ -265,6 +268,7 @@ fn unpack_keep_points(theta: &[f64], model: &mut ModelFile) {
 impl Family for SpectralPoints {
     /// The absolute frequencies w (r×D).
     type Extra = DMatrix<f64>;
+    type State = ModelFile;
 
     fn init_uses_seed(&self, options: &MethodOptions) -> bool {
         options.init == Some(SpectralInit::Random)
@@ -284,12 +288,13 @@ impl Family for SpectralPoints {
     ) -> Result<ModelFile> {
         let (r, d) = (spec.m, data.x.ncols());
         let kind = hyper.kernel;
+        let kernel = hyper.kernel();
         let s = match spec.options.init.unwrap_or(SpectralInit::Psds) {
-            SpectralInit::Psds => kernel_points(kind, r, d),
-            SpectralInit::Random if kind.is_se() => {
+            SpectralInit::Psds => kernel_points(&*kernel, r, d),
+            SpectralInit::Random if kernel.spectral() == Some(SpectralDensity::Gaussian) => {
                 Some(DMatrix::from_fn(r, d, |_, _| StandardNormal.sample(rng)))
             }
-            SpectralInit::Random => draw_points(kind, r, d, rng),
+            SpectralInit::Random => draw_points(&*kernel, r, d, rng),
         }
         .ok_or_else(|| {
             Error::input(spectral::refusal(kind).unwrap_or_else(|| format!("kernel {kind}")))

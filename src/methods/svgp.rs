@@ -317,7 +317,7 @@ pub(crate) struct Sums<'m> {
     p: &'m Params,
     want: Want,
     exec: &'m Exec,
-    kernel: crate::kernel::Kernel,
+    kernel: crate::kernel::ModelKernel,
     factor: Factor,
     /// Blocks added so far (the index of the next one in a cache).
     blocks: usize,
@@ -340,7 +340,7 @@ impl<'m> Sums<'m> {
     ) -> Result<Sums<'m>> {
         let (z, m) = (&p.z, p.z.nrows());
         let kernel = model.kernel();
-        let factor = Factor::new(&Self::prior_of(model, &kernel, z), exec.par)?;
+        let factor = Factor::new(&Self::prior_of(model, &*kernel, z), exec.par)?;
         Ok(Sums {
             model,
             p,
@@ -362,7 +362,7 @@ impl<'m> Sums<'m> {
 
     fn prior_of<'k>(
         model: &ModelFile,
-        kernel: &'k crate::kernel::Kernel,
+        kernel: &'k dyn crate::kernel::Kernel,
         z: &'k DMatrix<f64>,
     ) -> Prior<'k> {
         Prior {
@@ -386,7 +386,7 @@ impl<'m> Sums<'m> {
         let (k, par) = (self.blocks, self.exec.par);
         self.blocks += 1;
         let (model, p, kernel, want) = (self.model, self.p, &self.kernel, self.want);
-        let prior = Self::prior_of(model, kernel, &p.z);
+        let prior = Self::prior_of(model, &**kernel, &p.z);
         let fresh;
         let proj = match cache {
             Some(kept) => {
@@ -699,7 +699,7 @@ pub fn posterior_of(model: &ModelFile, exec: &Exec) -> Result<Posterior> {
     let q = variational(model, m)?;
     let kernel = model.kernel();
     let prior = Prior {
-        kernel: &kernel,
+        kernel: &*kernel,
         z: &z,
         noise: model.hyper.noise_variance,
         jitter: model.jitter_policy(),
@@ -922,7 +922,7 @@ impl Method for Svgp {
     ) -> Result<(DMatrix<f64>, Vec<f64>)> {
         let z = inducing_points(model)?;
         let k = model.kernel();
-        Ok((k.matrix(&z, x, exec.par), k.diag(x.nrows())))
+        Ok((k.matrix(&z, x, exec.par), k.diag(x)))
     }
 
     fn fit(

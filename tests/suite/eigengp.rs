@@ -290,9 +290,9 @@ fn joint(name: &str) {
         .kernel()
         .grad(&b, &b, &e.kbb, &adj, true, true, Par::Seq);
     let mut g = o.grad.clone();
-    g[0] += corr.log_signal_variance;
+    g[0] += corr.params[0];
     for k in 0..d {
-        g[1 + k] += corr.log_lengthscales[k];
+        g[1 + k] += corr.params[1 + k];
     }
     let (ca, cb) = (corr.a.expect("a"), corr.b.expect("b"));
     let gb: Vec<f64> = o.grad[d + 2 + m..]

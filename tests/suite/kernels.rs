@@ -10,13 +10,18 @@ use common::*;
 use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use sgpw::collapsed::Approx;
 use sgpw::exec::Par;
-use sgpw::kernel::{Kernel, KernelKind};
+use sgpw::kernel::{Ard, Kernel, KernelBlock, KernelGrad, KernelKind, ModelKernel};
 use sgpw::methods::pseudo::Inducing;
+use sgpw::methods::pseudo::{self, PseudoState};
 use sgpw::methods::spectrum;
 use sgpw::methods::{self, Method};
 use sgpw::model_file::ModelFile;
+use sgpw::optim;
+use sgpw::params::ParamLayout;
 use sgpw::run_spec::{MethodOptions, RunSpec};
+use sgpw::scratch::Scratch;
 use std::f64::consts::PI;
 
 const KINDS: [KernelKind; 5] = [
@@ -150,7 +155,7 @@ fn dense(model: &ModelFile, data: &TrainData, a: f64, extra: &dyn Fn(f64, f64) -
     let q = kuf.transpose() * kuu.cholesky().expect("spd").solve(&kuf);
     let n = data.y.len();
     let s2 = model.hyper.noise_variance;
-    let kdiag = k.diag(n);
+    let kdiag = k.diag(&data.x);
     let mut c = q.clone();
     let mut e = 0.0;
     for i in 0..n {
@@ -210,7 +215,7 @@ fn kernel_values_are_the_formulas() {
             sf2 * (1.0 + r * r / (2.0 * alpha)).powf(-alpha),
         ),
     ] {
-        let k = Kernel {
+        let k = Ard {
             kind,
             signal_variance: sf2,
             lengthscales: ell.to_vec(),
@@ -219,7 +224,7 @@ fn kernel_values_are_the_formulas() {
         let got = k.matrix(&a, &b, Par::Seq)[(0, 0)];
         assert!((got - want).abs() < 1e-14, "{kind}: {got} vs {want}");
         assert_eq!(k.gram(&a, Par::Seq)[(0, 0)], sf2, "{kind}: k(x, x)");
-        assert_eq!(k.diag(3), vec![sf2; 3]);
+        assert_eq!(k.diag(&DMatrix::zeros(3, 2)), vec![sf2; 3]);
     }
 }
 
@@ -237,7 +242,7 @@ fn spectral_features_converge_to_the_matern_kernels() {
         KernelKind::Matern32,
         KernelKind::Matern52,
     ] {
-        let kern = Kernel {
+        let kern = Ard {
             kind,
             signal_variance: sf2,
             lengthscales: ell.to_vec(),
@@ -253,18 +258,19 @@ fn spectral_features_converge_to_the_matern_kernels() {
         let mut rng = ChaCha8Rng::seed_from_u64(7);
         let mut errors = Vec::new();
         for r in [50, 500, 20_000] {
-            let drawn = spectrum::draw_points(kind, r, 2, &mut rng).expect("a sampler");
+            let drawn = spectrum::draw_points(&kern, r, 2, &mut rng).expect("a sampler");
             let err = (approx(drawn) - &exact).amax();
             let tol = 6.0 * sf2 / (2.0 * r as f64).sqrt();
             assert!(err < tol, "{kind}, {r} draws: {err} ≥ {tol}");
             errors.push(err);
         }
         assert!(errors[2] < errors[0], "{kind}: {errors:?}");
-        let fixed = spectrum::kernel_points(kind, 20_000, 2).expect("a sampler");
+        let fixed = spectrum::kernel_points(&kern, 20_000, 2).expect("a sampler");
         let err = (approx(fixed) - &exact).amax();
         assert!(err < 0.03, "{kind}, Hammersley points: {err}");
     }
-    assert!(spectrum::kernel_points(KernelKind::Rq, 10, 2).is_none());
+    let rq = Ard::new(KernelKind::Rq, 1.0, vec![1.0; 2], 1.0);
+    assert!(spectrum::kernel_points(&rq, 10, 2).is_none());
 }
 
 #[test]
@@ -333,4 +339,202 @@ fn sessions_and_labels_carry_the_kernel() {
     let parsed =
         sgpw::run_spec::parse_options(&[("kernel".into(), "matern52".into())]).expect("parses");
     assert_eq!(parsed, new);
+}
+
+/// k(x, x') = σ² cos(2π Σ_d (x_d − x'_d)/p_d): a kernel defined outside the crate
+/// (docs/architecture.md, "How to add a kernel"), its parameters log σ² and log p.
+#[derive(Clone, Debug)]
+struct Cosine {
+    variance: f64,
+    periods: Vec<f64>,
+}
+
+impl Cosine {
+    /// u = 2π Σ_d (a_id − b_jd)/p_d
+    fn phase(&self, a: &DMatrix<f64>, i: usize, b: &DMatrix<f64>, j: usize) -> f64 {
+        (0..self.periods.len())
+            .map(|d| 2.0 * PI * (a[(i, d)] - b[(j, d)]) / self.periods[d])
+            .sum()
+    }
+}
+
+impl Kernel for Cosine {
+    fn name(&self) -> &'static str {
+        "cosine"
+    }
+    fn dim(&self) -> usize {
+        self.periods.len()
+    }
+    fn blocks(&self) -> Vec<KernelBlock> {
+        vec![
+            KernelBlock::new("signal_variance", vec![self.variance]),
+            KernelBlock::new("periods", self.periods.clone()),
+        ]
+    }
+    fn params_len(&self) -> usize {
+        1 + self.periods.len()
+    }
+    fn set_log_params(&mut self, theta: &[f64]) {
+        self.variance = theta[0].exp();
+        for (p, t) in self.periods.iter_mut().zip(&theta[1..]) {
+            *p = t.exp();
+        }
+    }
+    fn hold_block(&mut self, from: &dyn Kernel, name: &str) {
+        for b in from.blocks().into_iter().filter(|b| b.name == name) {
+            match name {
+                "signal_variance" => self.variance = b.values[0],
+                _ => self.periods.copy_from_slice(&b.values),
+            }
+        }
+    }
+    fn matrix_in(
+        &self,
+        a: &DMatrix<f64>,
+        b: &DMatrix<f64>,
+        _par: Par,
+        _scratch: &Scratch,
+    ) -> DMatrix<f64> {
+        DMatrix::from_fn(a.nrows(), b.nrows(), |i, j| {
+            self.variance * self.phase(a, i, b, j).cos()
+        })
+    }
+    fn diag_in(&self, x: &DMatrix<f64>, _scratch: &Scratch) -> Vec<f64> {
+        vec![self.variance; x.nrows()]
+    }
+    fn diag_grad(&self, _x: &DMatrix<f64>, adj: &[f64], out: &mut [f64]) {
+        out[0] += self.variance * adj.iter().sum::<f64>();
+    }
+    fn prior_variance(&self) -> Option<f64> {
+        Some(self.variance)
+    }
+    fn log_prior_variance_grad(&self, d: f64, out: &mut [f64]) {
+        out[0] += d;
+    }
+    fn grad_in(
+        &self,
+        a: &DMatrix<f64>,
+        b: &DMatrix<f64>,
+        k: &DMatrix<f64>,
+        adj: &DMatrix<f64>,
+        want_a: bool,
+        want_b: bool,
+        _par: Par,
+        _scratch: &Scratch,
+    ) -> KernelGrad {
+        let dim = self.dim();
+        let mut params = vec![0.0; 1 + dim];
+        let mut ga = want_a.then(|| DMatrix::zeros(a.nrows(), dim));
+        let mut gb = want_b.then(|| DMatrix::zeros(b.nrows(), dim));
+        for i in 0..a.nrows() {
+            for j in 0..b.nrows() {
+                params[0] += adj[(i, j)] * k[(i, j)];
+                // adj · ∂k/∂u, k = σ² cos u
+                let s = -adj[(i, j)] * self.variance * self.phase(a, i, b, j).sin();
+                for d in 0..dim {
+                    let c = 2.0 * PI / self.periods[d];
+                    // ∂u/∂log p_d = −c (a_d − b_d), ∂u/∂a_d = c = −∂u/∂b_d
+                    params[1 + d] -= s * c * (a[(i, d)] - b[(j, d)]);
+                    if let Some(g) = &mut ga {
+                        g[(i, d)] += s * c;
+                    }
+                    if let Some(g) = &mut gb {
+                        g[(j, d)] -= s * c;
+                    }
+                }
+            }
+        }
+        KernelGrad {
+            params,
+            a: ga,
+            b: gb,
+        }
+    }
+    fn is_stationary(&self) -> bool {
+        true
+    }
+    fn clone_box(&self) -> Box<dyn Kernel> {
+        Box::new(self.clone())
+    }
+}
+
+/// A kernel defined here, outside the crate, enters fitc and vfe through the pseudo
+/// family's typed state (no model file names it): its contraction and the objective's
+/// gradient in its parameters, σ² and the inducing inputs match finite differences,
+/// and an L-BFGS fit through the typed model lowers the objective.
+#[test]
+fn a_kernel_defined_in_the_test_fits_with_fitc_and_vfe() {
+    let cos = Cosine {
+        variance: 0.8,
+        periods: vec![2.5, 4.0],
+    };
+    // the kernel's own contraction, into its parameters and both sets of points
+    let a = DMatrix::from_fn(4, 2, |i, d| ((i * 3 + d) as f64 * 0.7).sin());
+    let b = DMatrix::from_fn(3, 2, |i, d| ((i * 5 + d * 2) as f64 * 0.3).cos());
+    let adj = DMatrix::from_fn(4, 3, |i, j| (i as f64 - 1.5 * j as f64).sin());
+    let g = cos.grad(
+        &a,
+        &b,
+        &cos.matrix(&a, &b, Par::Seq),
+        &adj,
+        true,
+        true,
+        Par::Seq,
+    );
+    let contracted = |k: &Cosine, a: &DMatrix<f64>, b: &DMatrix<f64>| {
+        k.matrix(a, b, Par::Seq).component_mul(&adj).sum()
+    };
+    let mut theta = vec![cos.variance.ln(), cos.periods[0].ln(), cos.periods[1].ln()];
+    theta.extend(a.iter());
+    theta.extend(b.iter());
+    let mut want = g.params.clone();
+    want.extend(g.a.expect("asked").iter());
+    want.extend(g.b.expect("asked").iter());
+    let mut at = |t: &[f64]| {
+        let mut k = cos.clone();
+        k.set_log_params(&t[..3]);
+        let a = DMatrix::from_column_slice(4, 2, &t[3..11]);
+        let b = DMatrix::from_column_slice(3, 2, &t[11..]);
+        contracted(&k, &a, &b)
+    };
+    check_gradient("cosine contraction", &mut at, &theta, &want, 1e-6, 1e-6);
+
+    let data = toy_data(40, 2, 5);
+    let m = 2;
+    for (method, approx) in [(&pseudo::FITC, Approx::Fitc), (&pseudo::VFE, Approx::Vfe)] {
+        let z = data.x.rows(0, m).into_owned();
+        let state = PseudoState::new(
+            ModelKernel::from(cos.clone_box()),
+            z.clone(),
+            None,
+            0.3,
+            0.0,
+            None,
+        );
+        let mut typed = method.typed_from(state, approx);
+        // θ = [log σ², log p, log σ², Z]
+        let mut theta0 = vec![0.8f64.ln(), 2.5f64.ln(), 4.0f64.ln(), 0.3f64.ln()];
+        theta0.extend(z.iter());
+        let layout = ParamLayout::unfixed(theta0.len());
+        let mut eval = |t: &[f64]| -> sgpw::error::Result<(f64, Vec<f64>)> {
+            typed.unpack(t, &layout);
+            let mut grad = Vec::new();
+            let (nlml, _) = typed
+                .objective_into(&data, &ex(), &mut grad)
+                .expect("evaluates");
+            Ok((nlml, grad))
+        };
+        let (f0, g0) = eval(&theta0).expect("evaluates");
+        let mut value = |t: &[f64]| eval(t).expect("evaluates").0;
+        check_gradient(method.name, &mut value, &theta0, &g0, 1e-5, 1e-4);
+        let options = optim::Options {
+            max_iters: 30,
+            ..Default::default()
+        };
+        let out = optim::minimize(eval, &theta0, &options, &mut |_: &optim::IterInfo| {
+            optim::Control::Continue
+        })
+        .expect("fits");
+        assert!(out.f < f0 - 1e-3, "{}: {} from {f0}", method.name, out.f);
+    }
 }

@@ -67,6 +67,7 @@ fn points(model: &ModelFile) -> Result<DMatrix<f64>> {
 
 impl Family for Anchored {
     type Extra = DMatrix<f64>;
+    type State = ModelFile;
 
     fn init(
         &self,
@@ -154,15 +155,15 @@ impl Family for Anchored {
             exec.par,
         );
         let mut grad = vec![
-            gf.log_signal_variance
-                + gu.log_signal_variance
+            gf.params[0]
+                + gu.params[0]
                 + kdiag_grad(model, adj)
                 + jitter_grad(parts.jitter, adj.jitter, &adj.d_kuu),
         ];
         grad.extend(
-            gf.log_lengthscales
+            gf.params[1..]
                 .iter()
-                .zip(&gu.log_lengthscales)
+                .zip(&gu.params[1..])
                 .map(|(a, b)| a + b),
         );
         grad.push(noise_grad(model, adj.d_noise));

@@ -10,7 +10,7 @@ use nalgebra::{DMatrix, DVector};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use sgpw::data::{Dataset, TrainData};
-use sgpw::kernel::Kernel;
+use sgpw::kernel::{Ard, Kernel};
 use sgpw::methods;
 use sgpw::methods::rvm::{Relevance, RvmFit};
 use sgpw::methods::sparse_bayes::{Action, Candidates, FastRvm};
@@ -30,7 +30,7 @@ fn rel_err(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// The whole candidate matrix Φ (n×N) densely: kernel columns, then the bias.
-fn dense_phi(x: &DMatrix<f64>, kernel: &Kernel, bias: bool) -> DMatrix<f64> {
+fn dense_phi(x: &DMatrix<f64>, kernel: &dyn Kernel, bias: bool) -> DMatrix<f64> {
     let k = kernel.matrix(x, x, sgpw::exec::Par::Seq);
     if bias {
         k.insert_column(x.nrows(), 1.0)
@@ -119,12 +119,12 @@ fn reference(
 }
 
 /// A 2-D problem with the bias and a 1-D one without, each run step by step.
-fn problems() -> Vec<(TrainData, Kernel, bool)> {
+fn problems() -> Vec<(TrainData, Ard, bool)> {
     let a = toy_data(60, 2, 3);
     let b = toy_data(45, 1, 8);
     vec![
-        (a, Kernel::se(1.3, vec![0.8, 1.1]), true),
-        (b, Kernel::se(0.9, vec![0.5]), false),
+        (a, Ard::se(1.3, vec![0.8, 1.1]), true),
+        (b, Ard::se(0.9, vec![0.5]), false),
     ]
 }
 
@@ -132,7 +132,7 @@ fn problems() -> Vec<(TrainData, Kernel, bool)> {
 fn every_step_equals_the_dense_computation_and_the_evidence_never_falls() {
     for (data, kernel, bias) in problems() {
         let phi = dense_phi(&data.x, &kernel, bias);
-        let cands = Candidates::new(&data.x, kernel.clone(), bias);
+        let cands = Candidates::new(&data.x, kernel.clone().into(), bias);
         let mut fast = FastRvm::new(cands, &data.y, 0.05, 1e-6, true, 40, &ex()).expect("starts");
         let mut last = fast.log_ml();
         let (mut adds, mut reest, mut deletes, mut noise) = (0, 0, 0, 0);

@@ -6,7 +6,7 @@ use super::incremental::Incremental;
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::{Exec, Par};
-use crate::kernel::Kernel;
+use crate::kernel::ModelKernel;
 use crate::linalg::{self, Jitter};
 use crate::model_file::ModelFile;
 use crate::optim::Control;
@@ -24,7 +24,7 @@ pub const KAPPA: usize = 59;
 /// Kernel columns K(X, x_c) of candidates, with the optional cache of discarded rows.
 struct Rows<'a> {
     x: &'a DMatrix<f64>,
-    kernel: Kernel,
+    kernel: ModelKernel,
     /// Discarded rows by training index, oldest first out.
     discarded: HashMap<usize, Vec<f64>>,
     fifo: VecDeque<usize>,
@@ -34,7 +34,7 @@ struct Rows<'a> {
 }
 
 impl<'a> Rows<'a> {
-    fn new(x: &'a DMatrix<f64>, kernel: Kernel, capacity: usize) -> Rows<'a> {
+    fn new(x: &'a DMatrix<f64>, kernel: ModelKernel, capacity: usize) -> Rows<'a> {
         Rows {
             x,
             kernel,

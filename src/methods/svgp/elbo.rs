@@ -79,7 +79,7 @@ impl Variational {
 
 /// The model's part of one evaluation: kernel, inducing inputs, noise, jitter policy.
 pub struct Prior<'a> {
-    pub kernel: &'a Kernel,
+    pub kernel: &'a dyn Kernel,
     pub z: &'a DMatrix<f64>,
     pub noise: f64,
     pub jitter: Jitter,
@@ -121,13 +121,19 @@ pub enum Want {
 pub struct Projected {
     pub kub: DMatrix<f64>,
     pub a: DMatrix<f64>,
+    /// The prior variances k(x_i, x_i) of the rows.
+    pub kdiag: Vec<f64>,
 }
 
 pub fn project(prior: &Prior, factor: &Factor, x: &DMatrix<f64>, par: Par) -> Projected {
     let kub = prior.kernel.matrix(prior.z, x, par);
     let mut a = kub.clone();
     linalg::solve_lower(&factor.l, &mut a, par);
-    Projected { kub, a }
+    Projected {
+        kub,
+        a,
+        kdiag: prior.kernel.diag(x),
+    }
 }
 
 /// The ELBO's terms on one batch (or on the whole data) and its gradients.
@@ -172,7 +178,7 @@ pub fn expected_loglik(
     let b = y.len();
     let s2 = prior.noise;
     let a = &proj.a;
-    let kdiag = prior.kernel.diag(b);
+    let kdiag = &proj.kdiag;
     let mut resid = vec![0.0; b];
     let (mut sum, mut d_noise) = (0.0, 0.0);
     // Rᵀ A: the columns' norms are A_iᵀ Σ A_i (not needed by a natural-gradient step)

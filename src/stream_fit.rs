@@ -1,38 +1,39 @@
 //! A fit whose training file is read a block at a time instead of loaded (`sgpw fit
 //! --method svgp` on a file of at least [`STREAM_FILE_BYTES`], or with `--stream`;
 //! docs/methods.md §8.4): one pass finds the file's blocks and a seeded sample, the
-//! standardisation and the start come from the sample, and svgp trains on minibatches
-//! streamed from the file ([`crate::methods::svgp::file_rows`]). The test file, if any,
-//! is loaded and scored as `fit` scores it.
+//! standardisation and the start come from the sample, and the method trains on
+//! minibatches streamed from the file ([`FileRows`], through [`Method::fit_rows`]: any
+//! method that trains on minibatches, svgp today). The fit ends as every fit does
+//! ([`train::finish`]); the test file, if any, is read a block at a time and scored.
 
 use crate::data::LoadSpec;
 use crate::data::data_file::DataFile;
+use crate::data::file_rows::{FileRows, SAMPLE_ROWS};
 use crate::data::stream::{Chunk, open};
 use crate::error::{Error, Result};
-use crate::methods::ValidRunSpec;
-use crate::methods::svgp::file_rows::{FileRows, SAMPLE_ROWS};
-use crate::methods::svgp::{self, Params, Sums, elbo::Want};
-use crate::metrics;
-use crate::model_file::{FitInfo, raw_scale_offset};
-use crate::optim::Stop;
+use crate::methods::{self, RowSource, ValidRunSpec};
+use crate::model_file::raw_scale_offset;
 use crate::run_context::{Phase, RunContext};
-use crate::train::{self, FitResult, Predictor};
+use crate::train::{self, Final, FitResult, Stopped, Test};
 use nalgebra::DMatrix;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use std::cell::Cell;
 use std::path::Path;
 use std::time::Instant;
 
-/// svgp streams a training file at least this large without `--stream`.
+/// A method that trains on minibatches streams a training file at least this large
+/// without `--stream`.
 pub const STREAM_FILE_BYTES: u64 = 256 << 20;
 
-/// Whether `fit` streams the training file of `spec`: asked (`--stream`), or an svgp
-/// fit whose file is at least [`STREAM_FILE_BYTES`] on disk.
+/// Whether `fit` streams the training file of `spec`: asked (`--stream`), or the fit
+/// of a method that trains on minibatches whose file is at least [`STREAM_FILE_BYTES`]
+/// on disk.
 pub fn streams(spec: &ValidRunSpec, path: &Path, asked: bool) -> Result<bool> {
     if asked {
         return Ok(true);
     }
-    if spec.method != "svgp" {
+    if !spec.method().fits_rows() {
         return Ok(false);
     }
     let len = open(path)?.metadata().map_or(0, |m| m.len());
@@ -48,9 +49,16 @@ fn check(data: &LoadSpec, spec: &ValidRunSpec) -> Result<()> {
         )))
     };
     let o = &spec.options;
-    if spec.method != "svgp" {
+    if !spec.method().fits_rows() {
+        let minibatch: Vec<&str> = methods::registry()
+            .iter()
+            .filter(|m| m.fits_rows())
+            .map(|m| m.name())
+            .collect();
         return refuse(&format!(
-            "trains svgp only, not {}: its minibatches are what can be read a block at a time",
+            "trains only a method that learns from minibatches ({}), not {}: minibatches \
+             are what can be read a block at a time",
+            minibatch.join(", "),
             spec.method
         ));
     }
@@ -86,7 +94,7 @@ pub struct Streamed {
     pub notes: Vec<String>,
 }
 
-/// Train svgp on `data.train` streamed, then score `data.test` (loaded).
+/// Train on `data.train` streamed, then score `data.test`.
 pub fn fit(data: &LoadSpec, spec: &ValidRunSpec, ctx: &RunContext) -> Result<Streamed> {
     check(data, spec)?;
     let method = spec.method();
@@ -94,7 +102,7 @@ pub fn fit(data: &LoadSpec, spec: &ValidRunSpec, ctx: &RunContext) -> Result<Str
     let indexed = FileRows::index(data, spec.seed, SAMPLE_ROWS)?;
     let mut rows = indexed.rows;
     let sample = indexed.sample;
-    let n = svgp::TrainingRows::n(&rows);
+    let n = rows.n();
     spec.spec().check(n)?;
     let (td, target_mean, standardize) = train::prepare(&sample, spec.standardize);
     let offset = raw_scale_offset(standardize.as_ref(), n);
@@ -119,75 +127,32 @@ pub fn fit(data: &LoadSpec, spec: &ValidRunSpec, ctx: &RunContext) -> Result<Str
         train::model_data(&units_model, x, y)
     }));
     ctx.enter(Phase::Fit { stage: 0 });
-    let (fitted, outcome) = svgp::train(model, &mut rows, spec, ctx)?;
-    if outcome.stop == Stop::Cancelled {
-        return Err(Error::CancelledAfter(Box::new(crate::error::Partial {
-            iterations: outcome.iterations,
-            trace: outcome.trace.iter().map(|v| v + offset).collect(),
-            seconds: started.elapsed().as_secs_f64(),
-        })));
-    }
-    ctx.enter(Phase::Posterior);
-    let exec = &ctx.exec;
-    let mut fitted = fitted;
-    let nlml = outcome.f + offset;
-    let jitter = {
-        let p = Params::of(&fitted)?;
-        Sums::new(&fitted, &p, Want::Value, exec)?.finish().jitter
+    let (fitted, outcome) = method.fit_rows(model, RowSource::File(&mut rows), spec, ctx)?;
+    // the constant predictor's variance from the sample's targets
+    let target_variance = train::target_variance(sample.y_train.as_slice(), target_mean);
+    let stopped = Stopped {
+        target_variance: Some(target_variance),
+        ..Stopped::plain(method, fitted, outcome, offset, started, n)
     };
-    let posterior = svgp::posterior_of(&fitted, exec)?;
-    let train_seconds = started.elapsed().as_secs_f64();
-    fitted.posterior = method.stores_posterior().then(|| posterior.clone());
-    fitted.fit = Some(FitInfo {
-        nlml,
-        jitter_used: jitter,
-        iterations: outcome.iterations,
-        train_seconds,
-        n_train: n,
-        collapse_restart: None,
-        second_start: None,
-    });
-    let predictor = Predictor::from_posterior(method, fitted.clone(), posterior, None);
-    let mut test_n = 0;
-    let (test, constant_mnlp) = match &data.test {
-        Some(path) => {
-            ctx.enter(Phase::Scoring);
-            let (x, y) = test_rows(data, path, &sample.feature_names, &sample.target_name)?;
-            test_n = y.len();
-            // the constant predictor's variance from the sample's targets
-            let train_y = sample.y_train.as_slice();
-            let (q, scale) =
-                crate::data::moments::sum_of_squares(train_y.iter().map(|v| v - target_mean));
-            let var = q / train_y.len().max(1) as f64 * scale * scale;
-            let constant = metrics::constant_mnlp(&y, target_mean, var);
-            (
-                Some(predictor.score_with(&x, &y, exec)?),
-                (var > 0.0 && constant.is_finite()).then_some(constant),
-            )
+    let n_test = Cell::new(0);
+    let load = data.test.as_ref().map(|path| {
+        let n_test = &n_test;
+        let sample = &sample;
+        move || {
+            let rows = test_rows(data, path, &sample.feature_names, &sample.target_name)?;
+            n_test.set(rows.1.len());
+            Ok(rows)
         }
-        None => (None, None),
+    });
+    let test = match &load {
+        Some(load) => Test::Load(load),
+        None => Test::None,
     };
-    train::check_finite(nlml, &outcome.trace, test.as_ref())?;
-    let n_test = test_n;
-    let result = FitResult {
-        model: fitted,
-        predictor,
-        trace: outcome.trace.iter().map(|v| v + offset).collect(),
-        iterations: outcome.iterations,
-        evaluations: outcome.evaluations,
-        train_seconds,
-        nlml,
-        jitter,
-        stop: outcome.stop,
-        test,
-        validation: Vec::new(),
-        best_iteration: None,
-        constant_mnlp,
-    };
+    let result = train::finish(stopped, Final::WithoutRows, test, ctx)?;
     Ok(Streamed {
         result,
         n_train: n,
-        n_test,
+        n_test: n_test.get(),
         dim: sample.feature_names.len(),
         notes: sample.notes.clone(),
     })

@@ -4,7 +4,8 @@
 //! sums are added in another order than one process adds its stripes), a fit follows
 //! the single-process one to 1e-9 and a converged 100-iteration fit ends at its
 //! parameters to 1e-9, and a distributed fit repeats bit for bit; svgp's minibatch fit
-//! follows the single-process one to 1e-9. Skipped, saying so,
+//! follows the single-process one to 1e-9; a distributed fit interrupted while it
+//! iterates ends as every cancelled fit ends, saying how far it got. Skipped, saying so,
 //! where `mpirun` is not installed.
 #![cfg(feature = "mpi")]
 
@@ -463,4 +464,42 @@ fn svgp_over_processes_follows_the_single_process_fit() {
         })
         .collect();
     assert_eq!(twice[0], twice[1], "the same processes give the same bits");
+}
+
+/// Ctrl-C on `mpirun` (which passes a signal on to the processes) while a distributed
+/// fit iterates: the root cancels the fit and ends it as a single-process fit ends
+/// (train::finish: the iteration, the seconds and the objective reached), the others
+/// follow it, and no model is saved. (Before, the root's end of a cancelled fit was
+/// `Error::Cancelled`, without how far it got, and the signal killed every process.)
+#[test]
+fn a_cancelled_fit_says_how_far_it_got() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("dir");
+    let file = data(dir.path(), 20_000, 4, "csv");
+    let model = dir.path().join("cancelled.toml");
+    let mut args = fit_args(file.to_str().expect("utf-8"), "fitc", 100, 100_000, &model);
+    args.insert(1, "--distributed".into());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let child = mpirun(2, &args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawns");
+    // reading and the start take well under a second; the fit iterates for minutes
+    std::thread::sleep(std::time::Duration::from_secs(6));
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let out = child.wait_with_output().expect("waits");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(" at iteration ") && err.contains("no model was saved"),
+        "{err}"
+    );
+    assert!(err.contains("cancelled by signal"), "{err}");
+    assert!(!model.exists(), "a cancelled fit saved a model");
 }

@@ -1,13 +1,15 @@
 //! `sgpw fit`: train one model, report its metrics, optionally save it.
 
-use super::{DataArgs, LimitArgs, MemoryArgs, RunArgs, print_json};
-use crate::error::Result;
-use crate::exec::Exec;
+use super::{DataArgs, LimitArgs, MemoryArgs, RunArgs, exit, print_json};
+use crate::error::{Error, Result};
+use crate::exec::{CancelToken, Exec};
 use crate::run_context::{Progress, RunContext};
 use crate::train;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 #[derive(Args)]
 pub struct FitArgs {
@@ -45,11 +47,10 @@ struct Shape {
     n_test: usize,
     dim: usize,
     notes: Vec<String>,
-    /// The training targets' variance, where the data were loaded whole.
-    target_variance: Option<f64>,
 }
 
-pub fn run(args: FitArgs) -> Result<()> {
+/// `sgpw fit`; its exit code: 0, or 128 + the signal that cancelled the fit.
+pub fn run(args: FitArgs) -> Result<u8> {
     let spec = args.run.spec()?;
     // method, m's upper bound and options before reading any data; m ≤ n after
     spec.check(usize::MAX)?;
@@ -62,6 +63,8 @@ pub fn run(args: FitArgs) -> Result<()> {
     }
     let data = crate::data::load(&load)?;
     let valid = spec.check(data.n_train())?;
+    let (exec, signal) =
+        cancelled_by_signals(Exec::default().with_memory_budget(args.memory.bytes()))?;
     for note in &data.notes {
         crate::noteln!("note: {note}");
     }
@@ -69,19 +72,83 @@ pub fn run(args: FitArgs) -> Result<()> {
     super::foresee(&valid, data.n_train(), data.dim(), threads, &args.limit)?;
     let bar = progress_bar(&spec);
     let sink = |p: &Progress| show(&bar, p);
-    let exec = Exec::default().with_memory_budget(args.memory.bytes());
     let ctx = RunContext::new(exec, &sink);
     let result = train::fit(&data, &valid, &ctx);
     bar.finish_and_clear();
-    let r = result?;
+    let r = match ended(result, &signal)? {
+        Ended::Fitted(r) => r,
+        Ended::Cancelled(code) => return Ok(code),
+    };
     let shape = Shape {
         n_train: data.n_train(),
         n_test: data.n_test(),
         dim: data.dim(),
         notes: data.notes.clone(),
-        target_variance: Some(data.y_train.variance()),
     };
-    report(&args, &spec, &r, &shape)
+    report(&args, &spec, &r, &shape)?;
+    Ok(exit::OK)
+}
+
+/// How a fit ended: fitted, or cancelled by a signal (the exit code to return).
+enum Ended<T> {
+    Fitted(T),
+    Cancelled(u8),
+}
+
+/// A fit's result, or, when a signal cancelled it, a note of how far it got (nothing
+/// is saved) and the signal's exit code.
+fn ended<T>(result: Result<T>, signal: &AtomicUsize) -> Result<Ended<T>> {
+    let sig = signal.load(Ordering::SeqCst) as i32;
+    match result {
+        Err(Error::CancelledAfter(p)) if sig != 0 => {
+            let last = p.trace.last().map_or(String::new(), |v| {
+                format!("; objective {v:.6} there (raw target scale)")
+            });
+            crate::noteln!(
+                "cancelled by signal {sig} at iteration {} after {:.2} s{last}; no model was \
+                 saved",
+                p.iterations,
+                p.seconds
+            );
+            Ok(Ended::Cancelled(exit::signal(sig)))
+        }
+        Err(Error::Cancelled) if sig != 0 => {
+            crate::noteln!("cancelled by signal {sig}; no model was saved");
+            Ok(Ended::Cancelled(exit::signal(sig)))
+        }
+        Err(e) => Err(e),
+        Ok(r) => Ok(Ended::Fitted(r)),
+    }
+}
+
+/// `exec` with a cancel token that SIGINT or SIGTERM sets, and the signal that set it
+/// (0: none): the fit then ends with how far it got ([`ended`]). A second signal ends
+/// the process at once.
+fn cancelled_by_signals(exec: Exec) -> Result<(Exec, Arc<AtomicUsize>)> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let caught = Arc::new(AtomicUsize::new(0));
+    let err = |e: std::io::Error| Error::input(format!("cannot watch for signals: {e}"));
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).map_err(err)?;
+    let token = CancelToken::new();
+    let (seen, cancel) = (caught.clone(), token.clone());
+    std::thread::Builder::new()
+        .name("sgpw-signals".into())
+        .spawn(move || {
+            for sig in signals.forever() {
+                if seen.swap(sig as usize, Ordering::SeqCst) != 0 {
+                    std::process::exit(i32::from(exit::signal(sig)));
+                }
+                cancel.cancel();
+            }
+        })
+        .map_err(err)?;
+    Ok((
+        Exec {
+            cancel: token,
+            ..exec
+        },
+        caught,
+    ))
 }
 
 /// `fit` with the training file streamed ([`crate::stream_fit`]).
@@ -89,19 +156,23 @@ fn streamed(
     args: &FitArgs,
     spec: &crate::run_spec::RunSpec,
     load: &crate::data::LoadSpec,
-) -> Result<()> {
+) -> Result<u8> {
     let valid = spec.check(usize::MAX)?;
     crate::noteln!(
         "note: streaming {} a block at a time (svgp; docs/methods.md §8.4)",
         load.train.display()
     );
     let bar = progress_bar(spec);
+    let (exec, signal) =
+        cancelled_by_signals(Exec::default().with_memory_budget(args.memory.bytes()))?;
     let sink = |p: &Progress| show(&bar, p);
-    let exec = Exec::default().with_memory_budget(args.memory.bytes());
     let ctx = RunContext::new(exec, &sink);
     let result = crate::stream_fit::fit(load, &valid, &ctx);
     bar.finish_and_clear();
-    let r = result?;
+    let r = match ended(result, &signal)? {
+        Ended::Fitted(r) => r,
+        Ended::Cancelled(code) => return Ok(code),
+    };
     for note in &r.notes {
         crate::noteln!("note: {note}");
     }
@@ -110,9 +181,9 @@ fn streamed(
         n_test: r.n_test,
         dim: r.dim,
         notes: r.notes.clone(),
-        target_variance: None,
     };
-    report(args, spec, &r.result, &shape)
+    report(args, spec, &r.result, &shape)?;
+    Ok(exit::OK)
 }
 
 /// The progress bar of a fit.
@@ -139,13 +210,14 @@ fn show(bar: &ProgressBar, p: &Progress) {
 
 /// `fit --distributed` without the `mpi` feature: how to get it.
 #[cfg(not(feature = "mpi"))]
-fn distributed(_args: &FitArgs, _spec: &crate::run_spec::RunSpec) -> Result<()> {
+fn distributed(_args: &FitArgs, _spec: &crate::run_spec::RunSpec) -> Result<u8> {
     Err(crate::error::Error::input(super::NO_MPI))
 }
 
-/// `fit --distributed`: every process fits; the root (rank 0) reports and saves.
+/// `fit --distributed`: every process fits; the root (rank 0) reports and saves. A
+/// signal to the root cancels the fit (the others follow it); the others ignore one.
 #[cfg(feature = "mpi")]
-fn distributed(args: &FitArgs, spec: &crate::run_spec::RunSpec) -> Result<()> {
+fn distributed(args: &FitArgs, spec: &crate::run_spec::RunSpec) -> Result<u8> {
     let procs = crate::distributed::start()?;
     let root = procs.share.rank == 0;
     let valid = spec.check(usize::MAX)?;
@@ -156,10 +228,17 @@ fn distributed(args: &FitArgs, spec: &crate::run_spec::RunSpec) -> Result<()> {
     };
     let sink = |p: &Progress| show(&bar, p);
     let exec = Exec::default().with_memory_budget(args.memory.bytes());
+    // the others' tokens are never read: a signal forwarded to them is swallowed
+    let (exec, signal) = match root {
+        true => cancelled_by_signals(exec)?,
+        false => (exec.clone(), cancelled_by_signals(exec)?.1),
+    };
     let fitted = crate::distributed::fit(&procs, &args.data.spec(spec.seed), &valid, exec, &sink);
     bar.finish_and_clear();
-    let Some(f) = fitted? else {
-        return Ok(());
+    let f = match ended(fitted, &signal)? {
+        Ended::Fitted(Some(f)) => f,
+        Ended::Fitted(None) => return Ok(exit::OK),
+        Ended::Cancelled(code) => return Ok(code),
     };
     for note in &f.notes {
         crate::noteln!("note: {note}");
@@ -186,9 +265,9 @@ fn distributed(args: &FitArgs, spec: &crate::run_spec::RunSpec) -> Result<()> {
         n_test: f.n_test,
         dim: f.dim,
         notes: f.notes,
-        target_variance: None,
     };
-    report(args, spec, &f.result, &shape)
+    report(args, spec, &f.result, &shape)?;
+    Ok(exit::OK)
 }
 
 /// Print what a fit produced (and save the model).
@@ -207,8 +286,7 @@ fn report(
     let negative = r.test.and_then(|t| t.negative_note(data.n_test));
     let method = crate::methods::get(&r.model.method)?;
     let objective = method.objective_name(&r.model);
-    let fitc_like = method.corrects_diagonal(&r.model);
-    if let Some(note) = r.model.noise_collapse_note(data.target_variance, fitc_like) {
+    if let Some(note) = r.noise_note() {
         crate::noteln!("note: {note}");
     }
     if args.json {

@@ -270,7 +270,7 @@ pub fn execute(cli: Cli) -> Result<u8> {
         .command
         .unwrap_or_else(|| Command::Open(open::OpenArgs::demo()))
     {
-        Command::Fit(a) => done(fit::run(a)),
+        Command::Fit(a) => fit::run(a),
         Command::Predict(a) => done(predict::run(a)),
         Command::Nlml(a) => done(nlml::run(a)),
         Command::Bench(a) => done(bench::run(a)),

@@ -5,6 +5,7 @@ pub mod arrays;
 pub mod big;
 mod csv_range;
 pub(crate) mod data_file;
+pub mod file_rows;
 pub mod guard;
 pub mod load;
 pub mod moments;

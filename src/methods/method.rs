@@ -6,6 +6,7 @@
 use super::cost;
 use crate::collapsed::{LatentPrior, Posterior};
 use crate::data::TrainData;
+use crate::data::file_rows::FileRows;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
 use crate::kernel::KernelKind;
@@ -330,6 +331,34 @@ pub trait Method: Send + Sync {
         posterior.covariance(&kus, prior, exec.par)
     }
 
+    /// Whether the method trains on minibatches drawn from a [`RowSource`]
+    /// ([`Method::fit_rows`]): what a streamed fit (`sgpw fit --stream`) needs, and how
+    /// a distributed fit trains it. False by default.
+    fn fits_rows(&self) -> bool {
+        false
+    }
+
+    /// Fit from `model` on minibatches drawn from `rows`: in memory (in a distributed
+    /// fit this process's stripe, the sums of each minibatch added over every process
+    /// through `ctx.exec`), or a file read a block at a time. A method that does not
+    /// train on minibatches refuses (the default).
+    fn fit_rows(
+        &self,
+        _model: ModelFile,
+        _rows: RowSource<'_>,
+        _spec: &ValidRunSpec,
+        _ctx: &RunContext,
+    ) -> Result<(ModelFile, Outcome)> {
+        Err(rows_refused(self.name()))
+    }
+
+    /// The posterior and the objective's jitter of a model [`Method::fit_rows`] fitted,
+    /// from the model alone: the end of a streamed fit, which holds no rows to evaluate
+    /// on. A method that does not train on minibatches refuses (the default).
+    fn end_without_rows(&self, _model: &ModelFile, _exec: &Exec) -> Result<(Posterior, f64)> {
+        Err(rows_refused(self.name()))
+    }
+
     /// Fit: minimise the objective from `model` (most methods: `hyper::fit_all`, one
     /// L-BFGS run over every packed parameter; staged schedules their own).
     fn fit(
@@ -339,6 +368,27 @@ pub trait Method: Send + Sync {
         spec: &ValidRunSpec,
         ctx: &RunContext,
     ) -> Result<(ModelFile, Outcome)>;
+}
+
+/// Where a minibatch method's training rows come from ([`Method::fit_rows`]).
+pub enum RowSource<'a> {
+    /// Rows in memory, in model units: `data` holds rows `first`.. of the `n` rows of
+    /// every process (one process: 0 and all of them).
+    Memory {
+        data: &'a TrainData,
+        first: usize,
+        n: usize,
+    },
+    /// A training file read a block at a time, its rows in model units.
+    File(&'a mut FileRows),
+}
+
+/// The error of a method asked to train on minibatches that does not.
+fn rows_refused(method: &str) -> Error {
+    Error::input(format!(
+        "method '{method}' does not train on minibatches, so it cannot be fitted from a \
+         streamed file (--stream) or minibatch by minibatch over processes"
+    ))
 }
 
 /// The error of a method that cannot give the full covariance of its predictions.

@@ -30,7 +30,7 @@ pub mod spectrum;
 pub mod start;
 pub mod svgp;
 
-pub use method::{MarkerSize, Markers, Method, Objective, TraceMarks, ValidRunSpec};
+pub use method::{MarkerSize, Markers, Method, Objective, RowSource, TraceMarks, ValidRunSpec};
 
 use crate::error::{Error, Location, Result};
 use crate::model_file::ModelFile;

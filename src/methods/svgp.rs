@@ -18,7 +18,7 @@ use self::schedule::{Schedule, plateaued};
 use super::hyper::{head_grad, head_len, pack_hyper, unpack_hyper};
 use super::inducing::initial_points;
 use super::lowrank::jitter_grad;
-use super::method::{Markers, Method, Objective, TraceMarks, ValidRunSpec};
+use super::method::{Markers, Method, Objective, RowSource, TraceMarks, ValidRunSpec};
 use super::pseudo::{Inducing, inducing_points, set_inducing_points};
 use crate::collapsed::{LatentPrior, Posterior};
 use crate::data::TrainData;
@@ -934,6 +934,31 @@ impl Method for Svgp {
     ) -> Result<(ModelFile, Outcome)> {
         train(model, &mut InMemory::new(data), spec, ctx)
     }
+
+    fn fits_rows(&self) -> bool {
+        true
+    }
+
+    fn fit_rows(
+        &self,
+        model: ModelFile,
+        rows: RowSource<'_>,
+        spec: &ValidRunSpec,
+        ctx: &RunContext,
+    ) -> Result<(ModelFile, Outcome)> {
+        match rows {
+            RowSource::Memory { data, first, n } => {
+                train(model, &mut InMemory::stripe(data, first, n), spec, ctx)
+            }
+            RowSource::File(file) => train(model, file, spec, ctx),
+        }
+    }
+
+    fn end_without_rows(&self, model: &ModelFile, exec: &Exec) -> Result<(Posterior, f64)> {
+        let p = Params::of(model)?;
+        let jitter = Sums::new(model, &p, Want::Value, exec)?.finish().jitter;
+        Ok((posterior_of(model, exec)?, jitter))
+    }
 }
 
 /// The training loop (docs/methods.md §8.2): seeded shuffles, one minibatch per step.
@@ -1140,6 +1165,9 @@ pub(crate) fn train(
     }
     let f = match record.full_at.last() {
         Some(&last) if last == step => *record.full_neg_elbo.last().unwrap_or(&f64::NAN),
+        // cancelled: no full-data evaluation (it would be cancelled too), so the fit
+        // ends with how far it got (train::finish); the last minibatch estimate
+        _ if stop == Stop::Cancelled => *trace.last().unwrap_or(&f64::NAN),
         _ => {
             let f = data.full(&model, &p, exec)?;
             evaluations += 1;

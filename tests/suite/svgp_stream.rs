@@ -11,9 +11,9 @@ use nalgebra::DMatrix;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use sgpw::data::big::{big_function, write_big};
+use sgpw::data::file_rows::{FileRows, SAMPLE_ROWS};
 use sgpw::data::{LoadSpec, TrainData};
 use sgpw::methods::Method;
-use sgpw::methods::svgp::file_rows::{FileRows, SAMPLE_ROWS};
 use sgpw::methods::svgp::{Params, SVGP, TrainingRows};
 use sgpw::run_context::RunContext;
 use sgpw::run_spec::{MethodOptions, RunSpec};
@@ -72,7 +72,7 @@ fn a_one_block_file_trains_as_the_loaded_data_do() {
 }
 
 /// Rows in the file's units (no standardisation), for looking at the order itself.
-fn raw_units() -> sgpw::methods::svgp::file_rows::Units {
+fn raw_units() -> sgpw::data::file_rows::Units {
     Box::new(|x: &DMatrix<f64>, y: &[f64]| {
         Ok(TrainData {
             x: x.clone(),
@@ -256,4 +256,88 @@ fn restarts_share_the_epochs() {
     assert_eq!(r.iterations, 35, "1 epoch per start, then 4");
     let record: sgpw::methods::svgp::SvgpRecord = r.model.require().expect("[svgp]");
     assert_eq!(record.steps, 28);
+}
+
+/// Fit `run` with a context whose sink cancels the run once the fit (not the start)
+/// reports step `at`: the partial result it kept.
+fn cancelled_at(
+    at: usize,
+    run: impl FnOnce(&RunContext) -> sgpw::error::Result<()>,
+) -> sgpw::error::Partial {
+    use sgpw::exec::{CancelToken, Exec, Par};
+    use sgpw::run_context::{Phase, Progress};
+    let token = CancelToken::new();
+    let cancel = token.clone();
+    // the phase entered last: the start's own fits report iterations too
+    let fitting = std::cell::Cell::new(false);
+    let sink = move |p: &Progress| {
+        if p.nlml.is_none() {
+            fitting.set(matches!(p.phase, Phase::Fit { .. }));
+        } else if fitting.get() && p.iteration >= at {
+            cancel.cancel();
+        }
+    };
+    let ctx = RunContext::new(Exec::new(Par::Threads(0), token), &sink);
+    match run(&ctx) {
+        Err(sgpw::error::Error::CancelledAfter(p)) => *p,
+        Err(e) => panic!("not cancelled after it started: {e}"),
+        Ok(()) => panic!("not cancelled"),
+    }
+}
+
+/// One cancel behaviour on every path through a fit (`train::finish`): a streamed fit
+/// cancelled at a step keeps how far it got exactly as the in-memory fit of the same
+/// rows cancelled at that step does (a file of one block trains bit for bit as the
+/// loaded rows do), and the end a distributed fit's root hands its cancelled outcome
+/// to keeps it too, on the raw target scale.
+#[test]
+fn a_cancelled_fit_keeps_how_far_it_got_on_every_path() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("one.csv");
+    write_big(&path, 300, 2, 5, false).expect("writes");
+    let data = load_spec(&path);
+    let valid = spec(8, 32, 50).check(300).expect("valid");
+    let loaded = sgpw::data::load(&data).expect("loads");
+    let in_memory = cancelled_at(5, |ctx| sgpw::train::fit(&loaded, &valid, ctx).map(|_| ()));
+    let streamed = cancelled_at(5, |ctx| {
+        sgpw::stream_fit::fit(&data, &valid, ctx).map(|_| ())
+    });
+    assert_eq!(in_memory.iterations, 5);
+    assert_eq!(in_memory.trace.len(), 6, "the start and each step");
+    assert_eq!(
+        (streamed.iterations, &streamed.trace),
+        (in_memory.iterations, &in_memory.trace)
+    );
+    // the shared end, given a cancelled outcome as a distributed fit's root gives it
+    let model = sgpw::train::fit(&loaded, &valid.with_epochs(1), &RunContext::quiet(ex()))
+        .expect("fits")
+        .model;
+    let outcome = sgpw::optim::Outcome {
+        x: Vec::new(),
+        f: 2.0,
+        grad: Vec::new(),
+        iterations: 2,
+        evaluations: 3,
+        trace: vec![4.0, 3.0, 2.0],
+        stop: sgpw::optim::Stop::Cancelled,
+    };
+    let stopped =
+        sgpw::train::Stopped::plain(&SVGP, model, outcome, 10.0, std::time::Instant::now(), 300);
+    let td = TrainData {
+        x: loaded.x_train.clone(),
+        y: loaded.y_train.as_slice().to_vec(),
+    };
+    let ended = sgpw::train::finish(
+        stopped,
+        sgpw::train::Final::On(&td),
+        sgpw::train::Test::None,
+        &RunContext::quiet(ex()),
+    );
+    match ended {
+        Err(sgpw::error::Error::CancelledAfter(p)) => {
+            assert_eq!((p.iterations, p.trace), (2, vec![14.0, 13.0, 12.0]));
+        }
+        Err(e) => panic!("{e}"),
+        Ok(_) => panic!("a cancelled fit ended as a finished one"),
+    }
 }

@@ -1,0 +1,100 @@
+//! Where a fit begins: the data in model units ([`prepare`]), the noise floor, and the
+//! start model ([`start_model`]), shared by every path through a fit.
+
+use crate::data::moments::moments;
+use crate::data::{Dataset, TrainData};
+use crate::error::Result;
+use crate::methods::{self, ValidRunSpec};
+use crate::model_file::{Hyper, ModelFile, Standardize};
+use crate::run_context::RunContext;
+use nalgebra::DMatrix;
+use rand_chacha::ChaCha8Rng;
+
+/// Transform a data set into model units and record the transformation. The means and
+/// standard deviations are computed on scaled values ([`crate::data::moments`]), so a
+/// target near 1e150 standardizes as one near 1 does.
+pub fn prepare(data: &Dataset, standardize: bool) -> (TrainData, f64, Option<Standardize>) {
+    let y = data.y_train.as_slice();
+    let target = moments(y.iter().copied());
+    let mean = target.mean;
+    if !standardize {
+        let td = TrainData {
+            x: data.x_train.clone(),
+            y: y.iter().map(|v| v - mean).collect(),
+        };
+        return (td, mean, None);
+    }
+    // a constant column keeps scale 1 (the loader drops constant inputs and refuses a
+    // constant target; a hand-built data set may still have one)
+    let unit = |sd: f64| if sd > 0.0 { sd } else { 1.0 };
+    let x = &data.x_train;
+    let inputs: Vec<_> = (0..x.ncols())
+        .map(|d| moments(x.column(d).iter().copied()))
+        .collect();
+    let center: Vec<f64> = inputs.iter().map(|m| m.mean).collect();
+    let scale: Vec<f64> = inputs.iter().map(|m| unit(m.sd)).collect();
+    let ys = unit(target.sd);
+    let td = TrainData {
+        x: DMatrix::from_fn(x.nrows(), x.ncols(), |i, d| {
+            (x[(i, d)] - center[d]) / scale[d]
+        }),
+        y: y.iter().map(|v| (v - mean) / ys).collect(),
+    };
+    (
+        td,
+        mean,
+        Some(Standardize {
+            input_center: center,
+            input_scale: scale,
+            target_scale: ys,
+        }),
+    )
+}
+
+/// The noise floor in model units: a fraction of the training targets' variance.
+pub(crate) fn noise_floor(opts: &crate::run_spec::MethodOptions, td: &TrainData) -> Option<f64> {
+    Some(opts.noise_floor()).filter(|f| *f > 0.0).map(|f| {
+        let n = td.y.len().max(1) as f64;
+        f * td.y.iter().map(|v| v * v).sum::<f64>() / n
+    })
+}
+
+/// A start: hyperparameters (`hyper`, else [`methods::start::initial_hyper`]'s), then the
+/// method's own initialisation, from `td` (the training data in model units, or a sample
+/// of it), with the transformation into model units and the noise floor recorded.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn start_model(
+    td: &TrainData,
+    spec: &ValidRunSpec,
+    target_mean: f64,
+    standardize: Option<Standardize>,
+    feature_names: &[String],
+    target_name: &str,
+    floor: Option<f64>,
+    hyper: Option<Hyper>,
+    rng: &mut ChaCha8Rng,
+    ctx: &RunContext,
+) -> Result<ModelFile> {
+    let hyper = match hyper {
+        Some(h) => h,
+        None => methods::start::initial_hyper(td, spec, standardize.as_ref(), ctx, rng)?,
+    };
+    let mut model = spec.method().init(td, spec, hyper, ctx, rng)?;
+    methods::start::set_given_inducing_inputs(
+        &mut model,
+        spec,
+        feature_names,
+        standardize.as_ref(),
+    )?;
+    model.target_mean = target_mean;
+    model.standardize = standardize;
+    model.inputs = Some(feature_names.to_vec());
+    model.target = Some(target_name.to_string());
+    if let Some(f) = floor {
+        model.noise_floor = Some(f);
+        model.hyper.noise_variance = model.hyper.noise_variance.max(2.0 * f);
+    }
+    methods::start::pins(td, &spec.options, model.standardize.as_ref())?
+        .apply_checked(&mut model)?;
+    Ok(model)
+}

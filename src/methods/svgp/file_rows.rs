@@ -13,8 +13,8 @@
 //! full-data ELBO reads the file a chunk of `Exec::chunk_rows` rows at a time, as the
 //! in-memory sum does.
 
-use super::elbo::Want;
-use super::{Batch, Params, Sums, TrainingRows};
+use super::elbo::{Projected, Want};
+use super::{Batch, Evaluation, Params, Sums, TrainingRows};
 use crate::data::data_file::DataFile;
 use crate::data::load::{drop_constant_features, training_columns};
 use crate::data::moments::target_problem;
@@ -340,15 +340,22 @@ impl TrainingRows for FileRows {
         })
     }
 
-    fn full(&self, model: &ModelFile, p: &Params, exec: &Exec) -> Result<f64> {
+    fn sums(
+        &self,
+        model: &ModelFile,
+        p: &Params,
+        want: Want,
+        _cache: Option<&mut Vec<Projected>>,
+        exec: &Exec,
+    ) -> Result<Evaluation> {
         let rows = exec.chunk_rows(p.z.nrows()).min(self.n.max(1));
-        let mut sums = Sums::new(model, p, Want::Value, exec)?;
+        let mut sums = Sums::new(model, p, want, exec)?;
         self.file.for_each_chunk(rows, &mut |c: Chunk| {
             let (x, y) = self.columns(c)?;
             let t = self.in_units(&x, &y)?;
             sums.add(&t.x, &t.y, 1.0, None)
         })?;
-        Ok(-sums.finish().elbo)
+        Ok(sums.finish())
     }
 }
 

@@ -645,7 +645,8 @@ pub trait TrainingRows {
 /// any q (§8.3), where the ELBO is vfe's collapsed bound — and, at it, the negative
 /// ELBO over every row with what `want` asks for (its gradient in the head and Z is
 /// the collapsed bound's, since the ELBO's gradient in q vanishes there). Two passes
-/// over the rows; in memory they share each chunk's projection.
+/// over the rows; rows in memory that are one chunk share its projection (more would
+/// keep an m × n matrix, not a chunk's).
 pub(crate) fn exact_q(
     data: &dyn TrainingRows,
     model: &ModelFile,
@@ -654,10 +655,17 @@ pub(crate) fn exact_q(
     exec: &Exec,
 ) -> Result<(Variational, Evaluation)> {
     let mut cache = Vec::new();
-    let e = data.sums(model, p, Want::Natural, Some(&mut cache), exec)?;
+    let one_chunk = data.n() <= exec.chunk_rows(p.z.nrows());
+    let e = data.sums(
+        model,
+        p,
+        Want::Natural,
+        one_chunk.then_some(&mut cache),
+        exec,
+    )?;
     let q = elbo::natural_step(&p.q, &e.d_mean_lik, &e.d_sigma_lik, 1.0, exec.par)?;
     let at = Params { z: p.z.clone(), q };
-    let e = data.sums(model, &at, want, Some(&mut cache), exec)?;
+    let e = data.sums(model, &at, want, one_chunk.then_some(&mut cache), exec)?;
     Ok((at.q, negated(e)))
 }
 
@@ -1504,7 +1512,14 @@ mod tests {
             let mut run = progress();
             let rows = InMemory::new(&data);
             let stop = if hidden {
-                exact_stage(&mut m, &mut p, &Hidden(rows), Budget::Steps(25), &mut run, &ctx)
+                exact_stage(
+                    &mut m,
+                    &mut p,
+                    &Hidden(rows),
+                    Budget::Steps(25),
+                    &mut run,
+                    &ctx,
+                )
             } else {
                 exact_stage(&mut m, &mut p, &rows, Budget::Steps(25), &mut run, &ctx)
             }
@@ -1514,7 +1529,11 @@ mod tests {
         let (a, b) = (&ends[0], &ends[1]);
         assert_eq!(a.0, b.0);
         assert_eq!(a.1.len(), b.1.len(), "{:?} {:?}", a.1, b.1);
-        assert!(a.1.len() > 10 && a.1[a.1.len() - 1] < a.1[0] - 1.0, "{:?}", a.1);
+        assert!(
+            a.1.len() > 10 && a.1[a.1.len() - 1] < a.1[0] - 1.0,
+            "{:?}",
+            a.1
+        );
         for (u, v) in a.1.iter().zip(&b.1) {
             assert!((u - v).abs() < 1e-6 * (1.0 + u.abs()), "{u} vs {v}");
         }
@@ -1522,6 +1541,11 @@ mod tests {
         assert!(close(a.2.noise_variance, b.2.noise_variance));
         assert!(a.3.z.iter().zip(b.3.z.iter()).all(|(u, v)| close(*u, *v)));
         let (qa, qb) = (&a.3.q, &b.3.q);
-        assert!(qa.mean.iter().zip(qb.mean.iter()).all(|(u, v)| close(*u, *v)));
+        assert!(
+            qa.mean
+                .iter()
+                .zip(qb.mean.iter())
+                .all(|(u, v)| close(*u, *v))
+        );
     }
 }

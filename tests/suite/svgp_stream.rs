@@ -91,7 +91,9 @@ fn the_exact_stage_from_a_file_ends_as_the_loaded_one() {
     let ctx = RunContext::quiet(ex());
     let loaded = sgpw::data::load(&data).expect("loads");
     let a = sgpw::train::fit(&loaded, &valid, &ctx).expect("in memory");
-    let b = sgpw::stream_fit::fit(&data, &valid, &ctx).expect("streamed").result;
+    let b = sgpw::stream_fit::fit(&data, &valid, &ctx)
+        .expect("streamed")
+        .result;
     assert_eq!(a.stop, sgpw::optim::Stop::Converged);
     assert_eq!(b.stop, a.stop);
     let rb: sgpw::methods::svgp::SvgpRecord = b.model.require().expect("[svgp]");

@@ -370,7 +370,8 @@ fn training_is_reproducible_and_improves_the_bound() {
         let record: svgp::SvgpRecord = a.model.require().expect("[svgp]");
         assert_eq!(record.steps, 21);
         assert_eq!(record.epochs, 3.0);
-        assert_eq!(record.full_at, [0, 7, 14, 21]);
+        // the last after the closed-form q(u) at the end
+        assert_eq!(record.full_at, [0, 7, 14, 21, 21]);
         assert!(
             record.full_neg_elbo[3] < record.full_neg_elbo[0],
             "{optimizer:?}: {:?}",
@@ -383,8 +384,9 @@ fn training_is_reproducible_and_improves_the_bound() {
 }
 
 /// With its defaults (no --epochs, the default --iters), a small fit runs until the
-/// stopping rule ends it: stop reason `converged`, every stage of the schedule entered,
-/// well inside the default epochs budget, and its bound below the start's.
+/// stopping rule ends it: stop reason `converged`, the schedule's stages entered until
+/// the batch is the whole data (the exact stage), well inside the default epochs
+/// budget, and its bound below the start's.
 #[test]
 fn a_default_fit_stops_converged() {
     let ds = dataset(300, 5);
@@ -397,7 +399,8 @@ fn a_default_fit_stops_converged() {
     let r = r.expect("fit");
     assert_eq!(r.stop, sgpw::optim::Stop::Converged, "{:?}", r.stop);
     let record: svgp::SvgpRecord = r.model.require().expect("[svgp]");
-    assert_eq!(record.stage_at.len(), svgp::schedule::STAGES, "{record:?}");
+    // 300 rows: the second stage's batch is the whole data, the exact stage
+    assert_eq!(record.stage_at.len(), 1, "{record:?}");
     assert!(
         record.epochs < svgp::DEFAULT_EPOCHS as f64 / 2.0,
         "{}",
@@ -620,4 +623,88 @@ fn a_minibatch_over_processes_is_the_one_process_minibatch() {
         evaluate(&model, block, c, Want::All, None, &exec).map(|_| ())
     });
     assert!(failed.iter().all(|r| r.is_err()), "{failed:?}");
+}
+
+/// vfe's collapsed bound at the Z and hyperparameters of an svgp model.
+fn vfe_bound_at(model: &ModelFile, data: &TrainData) -> f64 {
+    let mut vfe = model.clone();
+    vfe.method = "vfe".into();
+    vfe.posterior = None;
+    vfe.tables.remove("variational");
+    vfe.tables.remove("svgp");
+    pseudo::VFE.nlml(&vfe, data, &ex()).expect("vfe")
+}
+
+/// A fit ends with q(u) at its closed-form optimum, even when minibatch steps end it
+/// (here its budget, three epochs of batches of 32): SVGP at its optimal q(u) is VFE,
+/// so its bound is vfe's collapsed bound at the Z and hyperparameters reached, and the
+/// record's last value is that bound.
+#[test]
+fn a_fit_ends_at_the_optimal_q() {
+    let ds = dataset(200, 21);
+    let data = toy_data(200, 2, 21);
+    let options = MethodOptions {
+        batch: Some(32),
+        epochs: Some(3),
+        ..Default::default()
+    };
+    let (r, _) = fit(&ds, &spec(6, options));
+    let r = r.expect("fit");
+    assert_eq!(r.stop, sgpw::optim::Stop::Budget);
+    // the model's units: the targets less their mean
+    let mut data = data;
+    data.y.iter_mut().for_each(|v| *v -= r.model.target_mean);
+    let svgp_bound = SVGP.nlml(&r.model, &data, &ex()).expect("nlml");
+    let vfe_bound = vfe_bound_at(&r.model, &data);
+    let rel = (svgp_bound - vfe_bound).abs() / vfe_bound.abs();
+    assert!(rel < 1e-9, "svgp {svgp_bound} vs vfe {vfe_bound} ({rel:e})");
+    let record: svgp::SvgpRecord = r.model.require().expect("[svgp]");
+    let last = *record.full_neg_elbo.last().expect("a bound");
+    assert!(
+        (last - svgp_bound).abs() < 1e-9 * svgp_bound.abs(),
+        "{last} {svgp_bound}"
+    );
+}
+
+/// With its defaults, once the batch is the whole data the fit finishes with L-BFGS on
+/// the bound at the optimal q(u) (the exact stage): it ends at vfe's bound from its own
+/// fit (vfe with its defaults, one start), not short of it as Adam's steps at the
+/// stages' halved rates left it.
+#[test]
+fn a_default_fit_reaches_vfe_s_bound() {
+    let ds = dataset(300, 5);
+    let s = RunSpec {
+        iters: sgpw::run_spec::DEFAULT_ITERATIONS,
+        ..spec(10, MethodOptions::default())
+    };
+    let (r, _) = fit(&ds, &s);
+    let r = r.expect("fit");
+    let svgp_bound = r.nlml;
+    let v = RunSpec {
+        method: "vfe".into(),
+        ..spec(
+            10,
+            MethodOptions {
+                single_start: true,
+                ..Default::default()
+            },
+        )
+    };
+    let v = RunSpec {
+        iters: sgpw::run_spec::DEFAULT_ITERATIONS,
+        ..v
+    };
+    let (vr, _) = fit(&ds, &v);
+    let vr = vr.expect("vfe fit");
+    let vfe_bound = vr.nlml;
+    eprintln!("vfe {:?} after {}", vr.stop, vr.iterations);
+    let record: svgp::SvgpRecord = r.model.require().expect("[svgp]");
+    eprintln!(
+        "svgp {svgp_bound} ({} steps, stages at {:?}), vfe {vfe_bound}",
+        record.steps, record.stage_at
+    );
+    assert!(
+        svgp_bound < vfe_bound + 1e-3 * 300.0,
+        "svgp {svgp_bound}, vfe {vfe_bound}"
+    );
 }

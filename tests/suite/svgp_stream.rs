@@ -71,6 +71,39 @@ fn a_one_block_file_trains_as_the_loaded_data_do() {
     }
 }
 
+/// With its defaults the fit ends in the exact stage (300 rows: the second stage is the
+/// whole data), whose bound a file takes from svgp's own code at the closed-form q(u),
+/// two passes over the file per evaluation (the loaded data take it from vfe's): it
+/// converges, and ends where the loaded fit does (their minibatch stages drew other
+/// orders, so to a tolerance).
+#[test]
+fn the_exact_stage_from_a_file_ends_as_the_loaded_one() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("one.parquet");
+    write_big(&path, 300, 2, 5, true).expect("writes");
+    let data = load_spec(&path);
+    let s = RunSpec {
+        iters: sgpw::run_spec::DEFAULT_ITERATIONS,
+        options: MethodOptions::default(),
+        ..spec(8, 32, 1)
+    };
+    let valid = s.check(300).expect("valid");
+    let ctx = RunContext::quiet(ex());
+    let loaded = sgpw::data::load(&data).expect("loads");
+    let a = sgpw::train::fit(&loaded, &valid, &ctx).expect("in memory");
+    let b = sgpw::stream_fit::fit(&data, &valid, &ctx)
+        .expect("streamed")
+        .result;
+    assert_eq!(a.stop, sgpw::optim::Stop::Converged);
+    assert_eq!(b.stop, a.stop);
+    let rb: sgpw::methods::svgp::SvgpRecord = b.model.require().expect("[svgp]");
+    let exact_steps = rb.steps - rb.stage_at[0];
+    assert!(exact_steps >= 10, "{exact_steps} L-BFGS steps");
+    let rel = (a.nlml - b.nlml).abs() / a.nlml.abs();
+    eprintln!("loaded {} streamed {} ({rel:e})", a.nlml, b.nlml);
+    assert!(rel < 1e-3, "{} vs {} ({rel:e})", a.nlml, b.nlml);
+}
+
 /// Rows in the file's units (no standardisation), for looking at the order itself.
 fn raw_units() -> sgpw::data::file_rows::Units {
     Box::new(|x: &DMatrix<f64>, y: &[f64]| {

@@ -2,8 +2,8 @@
 //! §8.4): its minibatches are the file's, and the full-data ELBO reads the file a chunk
 //! of `Exec::chunk_rows` rows at a time, as the in-memory sum does.
 
-use super::elbo::Want;
-use super::{Batch, Params, Sums, TrainingRows};
+use super::elbo::{Projected, Want};
+use super::{Batch, Evaluation, Params, Sums, TrainingRows};
 use crate::data::file_rows::FileRows;
 use crate::error::Result;
 use crate::exec::Exec;
@@ -24,10 +24,17 @@ impl TrainingRows for FileRows {
         })
     }
 
-    fn full(&self, model: &ModelFile, p: &Params, exec: &Exec) -> Result<f64> {
+    fn sums(
+        &self,
+        model: &ModelFile,
+        p: &Params,
+        want: Want,
+        _cache: Option<&mut Vec<Projected>>,
+        exec: &Exec,
+    ) -> Result<Evaluation> {
         let rows = exec.chunk_rows(p.z.nrows()).min(FileRows::n(self).max(1));
-        let mut sums = Sums::new(model, p, Want::Value, exec)?;
+        let mut sums = Sums::new(model, p, want, exec)?;
         self.for_each_chunk(rows, &mut |t| sums.add(&t.x, &t.y, 1.0, None))?;
-        Ok(-sums.finish().elbo)
+        Ok(sums.finish())
     }
 }

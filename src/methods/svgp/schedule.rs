@@ -19,6 +19,11 @@ const TOL_PER_ROW: f64 = 1e-5;
 /// Stages after the first: each grows the batch ×4, doubles γ and halves Adam's rate.
 pub const STAGES: usize = 3;
 const BATCH_GROWTH: usize = 4;
+/// A stage of at most this many steps per epoch is the exact one instead: a step of
+/// L-BFGS costs a pass over the data, and once a batch is a sixteenth of it, a pass of
+/// minibatch steps is too few steps to gain what an L-BFGS step on the whole data does
+/// (kin40k, m = 200: 1 nat an epoch at B = 1024, against 5–10 an L-BFGS step).
+const EXACT_STEPS: usize = 16;
 
 /// Whether the negative bound (lower is better) of the checks `values`, all of one
 /// stage, has stopped improving beyond its noise: the mean of the last [`WINDOW`]
@@ -72,14 +77,26 @@ impl Schedule {
         }
     }
 
-    /// The next stage, or None after the last: the batch ×4 (at most n), γ doubled (at
-    /// most 1; 1 once the batch is the whole data, where the step is exact), the rate
-    /// halved.
+    /// Whether this stage's batch is the whole data, reached by the schedule: its
+    /// bound is deterministic and q(u)'s optimum closed-form, so training finishes with
+    /// L-BFGS at that optimum (the exact stage) rather than with more steps.
+    pub fn exact(&self) -> bool {
+        self.stage > 0 && self.batch == self.n
+    }
+
+    /// The next stage, or None after the last: the batch ×4, γ doubled (at most 1),
+    /// the rate halved; the whole data with γ = 1 (the exact stage) once the batch would
+    /// be at least n / 16.
     pub fn next(&self) -> Option<Schedule> {
-        if self.stage >= STAGES {
+        if self.stage >= STAGES || self.exact() {
             return None;
         }
-        let batch = (self.batch * BATCH_GROWTH).min(self.n);
+        let batch = self.batch * BATCH_GROWTH;
+        let batch = if batch.saturating_mul(EXACT_STEPS) >= self.n {
+            self.n
+        } else {
+            batch
+        };
         let gamma = (2.0 * self.gamma).min(1.0);
         Some(Schedule {
             batch,
@@ -130,15 +147,29 @@ mod tests {
     /// end after the last.
     #[test]
     fn stages_grow_the_batch_to_the_data() {
-        let s0 = Schedule::new(256, 0.1, 0.01, 10_000);
+        let s0 = Schedule::new(256, 0.1, 0.01, 200_000);
         let s1 = s0.next().expect("stage 1");
         assert_eq!((s1.batch, s1.gamma, s1.lr), (1024, 0.2, 0.005));
         let s2 = s1.next().expect("stage 2");
         assert_eq!((s2.batch, s2.gamma), (4096, 0.4));
+        assert!(!s2.exact());
+        // 16384 · 16 ≥ 200 000: the whole data
         let s3 = s2.next().expect("stage 3");
-        assert_eq!((s3.batch, s3.gamma, s3.stage), (10_000, 1.0, STAGES));
+        assert_eq!((s3.batch, s3.gamma, s3.stage), (200_000, 1.0, STAGES));
+        assert!(s3.exact());
         assert_eq!(s3.next(), None);
-        // a batch larger than the data is the data
-        assert_eq!(Schedule::new(500, 0.1, 0.01, 300).batch, 300);
+        // larger data stay on minibatches to the last stage
+        let big = Schedule::new(256, 0.1, 0.01, 1_000_000);
+        let last = big.next().and_then(|s| s.next()).and_then(|s| s.next());
+        assert_eq!(last.map(|s| (s.batch, s.exact())), Some((16_384, false)));
+        // 10 000 rows: at B = 1024 an epoch is 10 steps, the exact stage comes next
+        let s1 = Schedule::new(256, 0.1, 0.01, 10_000)
+            .next()
+            .expect("stage 1");
+        assert_eq!((s1.batch, s1.gamma, s1.exact()), (10_000, 1.0, true));
+        assert_eq!(s1.next(), None);
+        // a batch larger than the data is the data (the first stage is not exact)
+        let small = Schedule::new(500, 0.1, 0.01, 300);
+        assert_eq!((small.batch, small.exact()), (300, false));
     }
 }

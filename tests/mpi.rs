@@ -6,8 +6,8 @@
 //! parameters to 1e-9, and a distributed fit repeats bit for bit; svgp's minibatch fit
 //! follows the single-process one to 1e-9; a distributed fit interrupted while it
 //! iterates ends as every cancelled fit ends, saying how far it got. Skipped, saying so,
-//! where `mpirun` is not installed.
-#![cfg(feature = "mpi")]
+//! where `mpirun` is not installed. Built only with the feature (`required-features` in
+//! Cargo.toml).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

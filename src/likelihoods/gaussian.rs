@@ -1,6 +1,6 @@
 //! Gaussian noise, y = f + ε, ε ~ N(0, σ²): everything in closed form.
 
-use super::{BadTarget, Expectation, GaussHermite, Likelihood, Pointwise};
+use super::{BadTarget, Expectation, GaussHermite, Likelihood, Pointwise, finite_targets};
 
 const LN_2PI: f64 = 1.837_877_066_409_345_5;
 
@@ -38,13 +38,7 @@ impl Likelihood for Gaussian {
     }
 
     fn check_targets(&self, y: &[f64]) -> Result<(), BadTarget> {
-        match y.iter().position(|v| !v.is_finite()) {
-            Some(row) => Err(BadTarget {
-                row,
-                reason: format!("the target {} is not a finite number", y[row]),
-            }),
-            None => Ok(()),
-        }
+        finite_targets(y)
     }
 
     fn log_density(&self, y: f64, f: f64, d_params: Option<&mut [f64]>) -> Pointwise {

@@ -116,6 +116,18 @@ pub struct BadTarget {
     pub reason: String,
 }
 
+/// The check of a likelihood whose targets may be any real number: the first that is
+/// not finite.
+pub fn finite_targets(y: &[f64]) -> Result<(), BadTarget> {
+    match y.iter().position(|v| !v.is_finite()) {
+        Some(row) => Err(BadTarget {
+            row,
+            reason: format!("the target {} is not a finite number", y[row]),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// An observation model. Object safe: a model holds a `Box<dyn Likelihood>`.
 pub trait Likelihood: Send + Sync + std::fmt::Debug {
     fn name(&self) -> &'static str;

@@ -2,7 +2,7 @@
 //! far less than under Gaussian noise. GPflow's `StudentT(scale, df)`: the same density
 //! and parameterisation (σ the scale, not the standard deviation).
 
-use super::{BadTarget, GaussHermite, Likelihood, Pointwise};
+use super::{BadTarget, GaussHermite, Likelihood, Pointwise, finite_targets};
 use libm::lgamma as ln_gamma;
 use statrs::function::gamma::digamma;
 
@@ -44,13 +44,7 @@ impl Likelihood for StudentT {
     }
 
     fn check_targets(&self, y: &[f64]) -> Result<(), BadTarget> {
-        match y.iter().position(|v| !v.is_finite()) {
-            Some(row) => Err(BadTarget {
-                row,
-                reason: format!("the target {} is not a finite number", y[row]),
-            }),
-            None => Ok(()),
-        }
+        finite_targets(y)
     }
 
     /// With e = y − f and A = νσ²:

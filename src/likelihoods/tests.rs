@@ -39,6 +39,32 @@ fn close(got: f64, want: f64, tol: f64, what: &str) {
     );
 }
 
+/// `d` (∂/∂log θ_k, from the likelihood) against central differences of `value` in
+/// each log θ_k.
+fn check_log_params(
+    lik: &dyn Likelihood,
+    d: &[f64],
+    name: &str,
+    value: impl Fn(&dyn Likelihood) -> f64,
+) {
+    for (i, di) in d.iter().enumerate() {
+        let at = |log_theta: f64| {
+            let mut l = lik.clone_box();
+            let mut v = l.params();
+            v[i] = log_theta.exp();
+            l.set_params(&v);
+            value(l.as_ref())
+        };
+        let want = central(at, lik.params()[i].ln(), 1e-6);
+        close(
+            *di,
+            want,
+            1e-7,
+            &format!("{name}: ∂/∂log {}", lik.param_names()[i]),
+        );
+    }
+}
+
 #[test]
 fn pointwise_derivatives_match_finite_differences() {
     for (lik, y) in cases() {
@@ -60,22 +86,7 @@ fn pointwise_derivatives_match_finite_differences() {
             let k = lik.param_names().len();
             let mut d = vec![0.0; k];
             lik.log_density(y, f, Some(&mut d));
-            for (i, di) in d.iter().enumerate() {
-                let at = |log_theta: f64| {
-                    let mut l = lik.clone();
-                    let mut v = l.params();
-                    v[i] = log_theta.exp();
-                    l.set_params(&v);
-                    l.log_density(y, f, None).value
-                };
-                let want = central(at, lik.params()[i].ln(), 1e-6);
-                close(
-                    *di,
-                    want,
-                    1e-7,
-                    &format!("{name}: ∂/∂log {}", lik.param_names()[i]),
-                );
-            }
+            check_log_params(lik.as_ref(), &d, &name, |l| l.log_density(y, f, None).value);
         }
     }
 }
@@ -102,22 +113,9 @@ fn expectation_derivatives_match_finite_differences() {
                 1e-6,
                 &name,
             );
-            for (i, di) in d.iter().enumerate() {
-                let at = |log_theta: f64| {
-                    let mut l = lik.clone();
-                    let mut v = l.params();
-                    v[i] = log_theta.exp();
-                    l.set_params(&v);
-                    l.expected_log_density(y, mean, var, &q, None).value
-                };
-                let want = central(at, lik.params()[i].ln(), 1e-6);
-                close(
-                    *di,
-                    want,
-                    1e-7,
-                    &format!("{name}: ∂/∂log {}", lik.param_names()[i]),
-                );
-            }
+            check_log_params(lik.as_ref(), &d, &name, |l| {
+                l.expected_log_density(y, mean, var, &q, None).value
+            });
         }
     }
 }

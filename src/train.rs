@@ -318,12 +318,11 @@ impl<'a> Run<'a> {
         ctx.enter(Phase::SubsetInit);
         let spec = self.spec;
         let n_sub = second_start_subset(self.td.y.len(), spec.m, self.td.x.ncols(), spec.iters);
-        let env = |k: &str, d: usize| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
         methods::exact::hyper_from_subset_warm(
             &self.td,
-            (env("SGPW_NSUB", n_sub), env("SGPW_WARM", warm_subset(self.td.x.ncols()))),
+            (n_sub, warm_subset(self.td.x.ncols())),
             spec.options.kernel.unwrap_or_default(),
-            (SUBSET_ITERS, env("SGPW_REFINE", REFINE_ITERS)),
+            (SUBSET_ITERS, REFINE_ITERS),
             &self.pins,
             ctx,
             rng,

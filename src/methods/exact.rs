@@ -299,16 +299,8 @@ pub fn hyper_from_subset_warm(
         x: sub.x.rows(0, n_warm).into_owned(),
         y: sub.y[..n_warm].to_vec(),
     };
-    let cpu = || { let st = std::fs::read_to_string("/proc/self/stat").unwrap_or_default(); let f: Vec<&str> = st.split_whitespace().collect(); (f.get(13).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0) + f.get(14).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0)) / 100.0 };
-    let c0 = cpu();
-    let t0 = std::time::Instant::now();
-    let (hyper, fw, name) = best_of_starts(&warm, kernel, iters, pins, ctx)?;
-    let t1 = t0.elapsed().as_secs_f64();
-    let r = fit_on(&sub, hyper.clone(), refine_iters, pins, ctx);
-    if std::env::var_os("SGPW_DEBUG_SUBSET").is_some() {
-        eprintln!("DEBUG subset n_sub {} warm {n_warm} f {fw} {t1:.3}s refine f {:?} {:.3}s cpu {:.2}", sub.y.len(), r.as_ref().map(|x| (x.1, &x.0.lengthscales[..2])).ok(), t0.elapsed().as_secs_f64(), cpu() - c0);
-    }
-    match r {
+    let (hyper, _, name) = best_of_starts(&warm, kernel, iters, pins, ctx)?;
+    match fit_on(&sub, hyper.clone(), refine_iters, pins, ctx) {
         Ok((refined, f)) if f.is_finite() => Ok((refined, name)),
         // the refinement failed numerically: the small fit's end is still a start
         Ok(_) | Err(Error::Numerical(_)) => Ok((hyper, name)),

@@ -494,3 +494,46 @@ fn a_raced_fit_reports_each_phase() {
         None => assert!(dropped.is_empty(), "{reports:?}"),
     }
 }
+
+/// Where the second start's fit falls clearly behind, it is stopped and the run's
+/// result is the one-start fit bit for bit (objective, scores, iterations), having paid
+/// for far fewer than the second fit's whole budget of evaluations. fitc, m = 10, on
+/// the signal data: seeds 3–5 of 1–6 end with the first start's fit (measured). Before
+/// the race both fits ran to their end: no `dropped_at`, and twice the evaluations.
+#[test]
+fn a_dropped_second_start_leaves_the_one_start_fit_bit_for_bit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let signal = dir.path().join("signal.csv");
+    write_csv(&signal, true);
+    let s = signal.display().to_string();
+    let fit = |seed: &str, extra: &[&str]| -> serde_json::Value {
+        let mut args = vec![
+            "fit", "--train", &s, "--split", "0.8", "--method", "fitc", "--m", "10", "--iters",
+            "200", "--seed", seed, "--json",
+        ];
+        args.extend_from_slice(extra);
+        serde_json::from_str(&stdout(&sgpw(&args))).expect("JSON")
+    };
+    let mut dropped_seconds = 0;
+    for seed in ["1", "2", "3", "4", "5", "6"] {
+        let two = fit(seed, &[]);
+        let record = &two["second_start"];
+        if record["kept_second"] != false {
+            continue;
+        }
+        dropped_seconds += 1;
+        let one = fit(seed, &["--single-start"]);
+        let at = record["dropped_at"].as_u64().expect("the second fit was stopped");
+        for key in ["nlml", "nmse", "mnlp", "iterations"] {
+            assert_eq!(two[key], one[key], "seed {seed} {key}: {two}\n{one}");
+        }
+        assert_eq!(record["first_nlml"], one["nlml"], "{two}\n{one}");
+        let evals = |v: &serde_json::Value| v["evaluations"].as_u64().expect("evaluations");
+        let extra = evals(&two) - evals(&one);
+        assert!(
+            extra < evals(&one) && extra <= 3 * (at + 1),
+            "seed {seed}: {extra} more evaluations, stopped at {at}: {two}\n{one}"
+        );
+    }
+    assert!(dropped_seconds > 0, "no seed kept the first start's end");
+}

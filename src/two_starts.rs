@@ -350,12 +350,17 @@ mod tests {
     /// leader than the slack; without the slack it would run for most of the budget.
     #[test]
     fn fits_heading_for_the_same_end_are_not_raced_to_it() {
-        let first: Vec<f64> = (0..=100).map(|i| -79_450.0 - 20.0 * (1.0 + i as f64).ln()).collect();
+        let first: Vec<f64> = (0..=100)
+            .map(|i| -79_450.0 - 20.0 * (1.0 + i as f64).ln())
+            .collect();
         let second: Vec<f64> = first.iter().map(|f| f + 10.0).collect();
         let with_slack = first_drop(&first, &second, &Rules::new(100, 90_000));
         assert_eq!(with_slack, Some((5, 1)));
         let without = first_drop(&first, &second, &Rules::new(100, 0));
-        assert!(without.is_some_and(|(at, k)| at > 50 && k == 1), "{without:?}");
+        assert!(
+            without.is_some_and(|(at, k)| at > 50 && k == 1),
+            "{without:?}"
+        );
     }
 
     /// A stand-in fit: `iters` iterations along `trace`, reporting each through the

@@ -523,7 +523,9 @@ fn a_dropped_second_start_leaves_the_one_start_fit_bit_for_bit() {
         }
         dropped_seconds += 1;
         let one = fit(seed, &["--single-start"]);
-        let at = record["dropped_at"].as_u64().expect("the second fit was stopped");
+        let at = record["dropped_at"]
+            .as_u64()
+            .expect("the second fit was stopped");
         for key in ["nlml", "nmse", "mnlp", "iterations"] {
             assert_eq!(two[key], one[key], "seed {seed} {key}: {two}\n{one}");
         }

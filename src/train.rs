@@ -4,8 +4,9 @@
 //! progress with its phase). [`fit`] runs its steps in order: the rows to fit
 //! ([`fit_rows`]), the data in model units ([`prepare`]), the first fit ([`Run::first`],
 //! from one start or the best of `--restarts`), a second start or the restart of a
-//! collapsed fit ([`Run::second`]), the validation's best iterate, and the end every
-//! path through a fit shares ([`finish`]).
+//! collapsed fit ([`Run::second`]) — by default the two starts' fits raced instead
+//! ([`Run::race`]) —, the validation's best iterate, and the end every path through a
+//! fit shares ([`finish`]).
 
 mod finish;
 mod predictor;

@@ -34,4 +34,5 @@ pub mod session;
 pub mod stream_fit;
 pub mod train;
 pub mod tui;
+pub mod two_starts;
 pub mod words;

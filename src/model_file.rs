@@ -274,6 +274,11 @@ pub struct SecondStart {
     pub subset_start: String,
     /// Whether the second fit is the model (its objective was the lower).
     pub kept_second: bool,
+    /// The iteration at which the other fit, clearly behind, was stopped (the two are
+    /// raced, docs/methods.md §0.4); its objective above is where it stopped. None: both
+    /// ran to their end (with `--restarts`, or neither fell behind before one ended).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped_at: Option<usize>,
 }
 
 impl SecondStart {
@@ -292,9 +297,13 @@ impl SecondStart {
                 "subset-fitted start",
             )
         };
+        let stopped = match self.dropped_at {
+            Some(at) => format!(" when stopped behind at iteration {at}"),
+            None => String::new(),
+        };
         format!(
-            "two; kept {kept} end, objective {:.6} ({other_start}: {other:.6}; subset \
-             start {})",
+            "two; kept {kept} end, objective {:.6} ({other_start}: {other:.6}{stopped}; \
+             subset start {})",
             self.first_nlml.min(self.second_nlml),
             self.subset_start
         )

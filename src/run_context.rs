@@ -16,8 +16,12 @@ pub enum Phase {
     SubsetInit,
     /// A short optimisation from start k of `--restarts K` (counted from 0).
     Restart { start: usize },
-    /// The fit from the default second start (docs/methods.md §0.4), after the first.
+    /// The fit from the default second start (docs/methods.md §0.4), raced against the
+    /// first (`Fit`).
     SecondStart,
+    /// One of the two starts' fits fell clearly behind and was stopped (`second`: the
+    /// subset-fitted start's); the other goes on alone.
+    Dropped { second: bool },
     /// Minimising the objective (stage k of a staged schedule counts from 1; 0 = one stage).
     Fit { stage: usize },
     /// Computing the posterior prediction needs.
@@ -29,9 +33,11 @@ pub enum Phase {
 impl Phase {
     pub fn word(self) -> &'static str {
         match self {
-            Phase::SubsetInit => "subset init",
+            Phase::SubsetInit => "subset fit",
             Phase::Restart { .. } => "restarts",
             Phase::SecondStart => "second start",
+            Phase::Dropped { second: true } => "second start dropped",
+            Phase::Dropped { second: false } => "first start dropped",
             Phase::Fit { .. } => "fit",
             Phase::Posterior => "posterior",
             Phase::Scoring => "scoring",
@@ -57,6 +63,27 @@ pub struct Progress {
 /// `every` iterations of the main fit with the model reached; may stop the fit.
 pub type Observer<'a> = &'a dyn Fn(usize, &ModelFile) -> Control;
 
+/// What a race of two fits ([`crate::two_starts`]) hears after each reported iteration
+/// of a fit phase (the iteration, the objective in model units); it may block until the
+/// fit's turn comes again, and says whether to go on.
+pub type Gate<'a> = &'a dyn Fn(usize, f64) -> Control;
+
+/// What a context is made of that another thread can take ([`RunContext::parts`]).
+#[derive(Clone)]
+pub struct Parts {
+    exec: Exec,
+    started: Instant,
+    offset: f64,
+    positive: Positive,
+}
+
+impl Parts {
+    /// When the run started.
+    pub fn started(&self) -> Instant {
+        self.started
+    }
+}
+
 /// Threads, cancellation and a progress sink for one run.
 pub struct RunContext<'a> {
     pub exec: Exec,
@@ -71,6 +98,8 @@ pub struct RunContext<'a> {
     offset: std::cell::Cell<f64>,
     /// How the optimiser parameterises σ0², ℓ, σ² (the run's `--positive`).
     positive: std::cell::Cell<Positive>,
+    /// The race this fit runs in, if any.
+    gate: Option<Gate<'a>>,
 }
 
 fn ignore(_: &Progress) {}
@@ -85,6 +114,7 @@ impl<'a> RunContext<'a> {
             fit_reported_as: None,
             offset: std::cell::Cell::new(0.0),
             positive: std::cell::Cell::new(DEFAULT_POSITIVE),
+            gate: None,
         }
     }
 
@@ -98,7 +128,45 @@ impl<'a> RunContext<'a> {
             fit_reported_as: None,
             offset: std::cell::Cell::new(0.0),
             positive: std::cell::Cell::new(DEFAULT_POSITIVE),
+            gate: None,
         }
+    }
+
+    /// What another thread needs to run a fit of this run: threads, cancellation, the
+    /// start time, the objective's offset and the parameterisation.
+    pub fn parts(&self) -> Parts {
+        Parts {
+            exec: self.exec.clone(),
+            started: self.started,
+            offset: self.offset.get(),
+            positive: self.positive.get(),
+        }
+    }
+
+    /// A context built from [`RunContext::parts`] in another thread: its reports go to
+    /// `sink`, its fit phase reported as `reported_as` (if given), and after each
+    /// reported iteration of its fit it asks `gate` whether to go on.
+    pub fn raced(
+        parts: Parts,
+        sink: &'a dyn Fn(&Progress),
+        reported_as: Option<Phase>,
+        gate: Gate<'a>,
+    ) -> RunContext<'a> {
+        RunContext {
+            exec: parts.exec,
+            sink,
+            started: parts.started,
+            observer: None,
+            fit_reported_as: reported_as,
+            offset: std::cell::Cell::new(parts.offset),
+            positive: std::cell::Cell::new(parts.positive),
+            gate: Some(gate),
+        }
+    }
+
+    /// Hand a report made elsewhere (another thread's fit) to this context's sink.
+    pub fn forward(&self, progress: &Progress) {
+        (self.sink)(progress);
     }
 
     /// Parameterise the positive hyperparameters as `positive` from now on.
@@ -128,6 +196,7 @@ impl<'a> RunContext<'a> {
             fit_reported_as: Some(Phase::Restart { start: k }),
             offset: self.offset.clone(),
             positive: self.positive.clone(),
+            gate: None,
         }
     }
 
@@ -150,6 +219,7 @@ impl<'a> RunContext<'a> {
             fit_reported_as: Some(Phase::SecondStart),
             offset: self.offset.clone(),
             positive: self.positive.clone(),
+            gate: None,
         }
     }
 
@@ -163,6 +233,7 @@ impl<'a> RunContext<'a> {
             fit_reported_as: self.fit_reported_as,
             offset: self.offset.clone(),
             positive: self.positive.clone(),
+            gate: None,
         }
     }
 
@@ -243,20 +314,27 @@ impl<'a> RunContext<'a> {
             (Some(as_phase), Phase::Fit { .. }) => as_phase,
             _ => phase,
         };
+        let gated = matches!(phase, Phase::Fit { .. } | Phase::SecondStart);
         move |it: &IterInfo| {
-            if !(continues.is_some() && it.iteration == 0) {
+            let iteration = it.iteration + continues.unwrap_or(0);
+            let reported = !(continues.is_some() && it.iteration == 0);
+            if reported {
                 (self.sink)(&Progress {
                     phase,
-                    iteration: it.iteration + continues.unwrap_or(0),
+                    iteration,
                     nlml: Some(it.nlml + self.offset.get()),
                     elapsed: self.elapsed(),
                     validation: None,
                 });
             }
+            let control = match self.gate {
+                Some(gate) if gated && reported => gate(iteration, it.nlml),
+                _ => Control::Continue,
+            };
             if self.is_cancelled() {
                 Control::Stop
             } else {
-                Control::Continue
+                control
             }
         }
     }

@@ -4,8 +4,9 @@
 //! progress with its phase). [`fit`] runs its steps in order: the rows to fit
 //! ([`fit_rows`]), the data in model units ([`prepare`]), the first fit ([`Run::first`],
 //! from one start or the best of `--restarts`), a second start or the restart of a
-//! collapsed fit ([`Run::second`]), the validation's best iterate, and the end every
-//! path through a fit shares ([`finish`]).
+//! collapsed fit ([`Run::second`]) — by default the two starts' fits raced instead
+//! ([`Run::race`]) —, the validation's best iterate, and the end every path through a
+//! fit shares ([`finish`]).
 
 mod finish;
 mod predictor;
@@ -115,6 +116,7 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
     let (data, valid) = fit_rows(data, spec)?;
     let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
     let run = Run::new(&data, spec, &mut rng, started, ctx)?;
+    let run = &run;
     let validator = valid
         .as_ref()
         .map(|(x, y)| Validator::new(&run.td, x, y, spec.options.early_stop));
@@ -125,22 +127,33 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
     let every = (spec.iters / 50).max(5);
     let watched = ctx.observed(&observe, every);
     let fit_ctx = if validator.is_some() { &watched } else { ctx };
-    // the second start's subset fit comes first (progress reads subset init, fit,
-    // second start); its draws come from a stream of their own
-    let mut second_rng = ChaCha8Rng::seed_from_u64(restart_seed(spec.seed, SECOND_STREAM));
-    let second = if spec.runs_second_start() {
-        Some(run.subset_hyper(&mut second_rng)?)
-    } else {
-        None
-    };
-    let (mut fitted, mut outcome) = run.first(&mut rng, fit_ctx)?;
-    unless_cancelled(&outcome, run.offset, started)?;
-    let (second_start, collapse_restart) = run.second(
-        second.map(|s| (s, second_rng)),
-        validator.is_none(),
-        (&mut fitted, &mut outcome),
-        fit_ctx,
-    )?;
+    // the second start's draws come from a stream of their own, so the first fit is the
+    // one-start fit bit for bit unless the race stops it
+    let second_rng = ChaCha8Rng::seed_from_u64(restart_seed(spec.seed, SECOND_STREAM));
+    let (mut fitted, outcome, second_start, collapse_restart) =
+        if spec.runs_second_start() && spec.options.restarts.unwrap_or(1) <= 1 {
+            let (fitted, outcome, second_start) = run.race(rng, second_rng, ctx)?;
+            (fitted, outcome, Some(second_start), None)
+        } else {
+            // with --restarts the second start's subset fit comes first (progress reads
+            // subset fit, restarts, second start) and its fit runs to the end after them
+            let mut second_rng = second_rng;
+            let second = if spec.runs_second_start() {
+                Some(run.second_start_hyper(&mut second_rng, ctx)?)
+            } else {
+                None
+            };
+            let (mut fitted, mut outcome) = run.first(&mut rng, ctx, fit_ctx)?;
+            unless_cancelled(&outcome, run.offset, started)?;
+            let (second_start, collapse_restart) = run.second(
+                second.map(|s| (s, second_rng)),
+                validator.is_none(),
+                (&mut fitted, &mut outcome),
+                ctx,
+                fit_ctx,
+            )?;
+            (fitted, outcome, second_start, collapse_restart)
+        };
     let (validation, best) = match validator {
         Some(v) => v.into_scores(),
         None => (Vec::new(), None),
@@ -206,7 +219,7 @@ fn fit_rows<'d>(
 
 /// What every start and fit of one run shares: the training rows in model units and
 /// how the model is started on them.
-struct Run<'a, 'c> {
+struct Run<'a> {
     spec: &'a ValidRunSpec,
     td: TrainData,
     target_mean: f64,
@@ -220,10 +233,9 @@ struct Run<'a, 'c> {
     offset: f64,
     /// When the fit started: a cancelled fit's seconds count from here.
     started: Instant,
-    ctx: &'a RunContext<'c>,
 }
 
-impl<'a, 'c> Run<'a, 'c> {
+impl<'a> Run<'a> {
     /// The rows of `data` in model units (`--subset`'s draws from `rng`), and the
     /// context told the objective's offset and how positive parameters are moved.
     fn new(
@@ -231,8 +243,8 @@ impl<'a, 'c> Run<'a, 'c> {
         spec: &'a ValidRunSpec,
         rng: &mut ChaCha8Rng,
         started: Instant,
-        ctx: &'a RunContext<'c>,
-    ) -> Result<Run<'a, 'c>> {
+        ctx: &RunContext,
+    ) -> Result<Run<'a>> {
         let opts = &spec.options;
         let (td, target_mean, standardize) = prepare(data, spec.standardize);
         let td = match opts.subset {
@@ -255,7 +267,6 @@ impl<'a, 'c> Run<'a, 'c> {
             pins,
             offset,
             started,
-            ctx,
         })
     }
 
@@ -283,27 +294,103 @@ impl<'a, 'c> Run<'a, 'c> {
     /// σ0², ℓ, σ² of a full GP fitted on a subset (the best of six starts;
     /// docs/methods.md §0.4), its draws from `rng`: where the second start and the
     /// collapse restart begin.
-    fn subset_hyper(&self, rng: &mut ChaCha8Rng) -> Result<(Hyper, String)> {
-        self.ctx.enter(Phase::SubsetInit);
+    fn subset_hyper(&self, rng: &mut ChaCha8Rng, ctx: &RunContext) -> Result<(Hyper, String)> {
+        ctx.enter(Phase::SubsetInit);
         methods::exact::hyper_from_subset_starts(
             &self.td,
             self.td.y.len().min(methods::start::COLLAPSE_SUBSET),
             self.spec.options.kernel.unwrap_or_default(),
             methods::start::SUBSET_ITERS,
             &self.pins,
-            self.ctx,
+            ctx,
             rng,
         )
     }
 
+    /// σ0², ℓ, σ² of the default second start: a full GP on a subset sized by the main
+    /// fit's cost, its six starts fitted on a smaller part of it and the best refined on
+    /// all of it (docs/methods.md §0.4; [`methods::exact::hyper_from_subset_warm`]).
+    fn second_start_hyper(
+        &self,
+        rng: &mut ChaCha8Rng,
+        ctx: &RunContext,
+    ) -> Result<(Hyper, String)> {
+        use methods::start::{REFINE_ITERS, SUBSET_ITERS, second_start_subset, warm_subset};
+        ctx.enter(Phase::SubsetInit);
+        let spec = self.spec;
+        let n_sub = second_start_subset(self.td.y.len(), spec.m, self.td.x.ncols(), spec.iters);
+        methods::exact::hyper_from_subset_warm(
+            &self.td,
+            (n_sub, warm_subset(self.td.x.ncols())),
+            spec.options.kernel.unwrap_or_default(),
+            (SUBSET_ITERS, REFINE_ITERS),
+            &self.pins,
+            ctx,
+            rng,
+        )
+    }
+
+    /// The default fit's two starts raced ([`crate::two_starts`]): the fit from the
+    /// §0.4 start (the run's `rng`) and the fit from the subset-fitted start (its
+    /// subset fit and draws from `second_rng`) advance in turns, the one clearly behind
+    /// is stopped, and the lower objective is kept. The first fit's first turn comes
+    /// before the subset fit, so progress shows an objective from the first evaluation.
+    fn race(
+        &self,
+        mut rng: ChaCha8Rng,
+        mut second_rng: ChaCha8Rng,
+        ctx: &RunContext,
+    ) -> Result<(ModelFile, Outcome, SecondStart)> {
+        let (spec, method) = (self.spec, self.spec.method());
+        let first = |c: &RunContext| {
+            c.enter(Phase::Fit { stage: 0 });
+            let model = self.start(None, &mut rng, c)?;
+            method.fit(model, &self.td, spec, c)
+        };
+        let mut subset_start = String::new();
+        let second = |c: &RunContext| {
+            let (hyper, from) = self.second_start_hyper(&mut second_rng, c)?;
+            subset_start = from;
+            c.enter(Phase::SecondStart);
+            let model = self.start(Some(hyper), &mut second_rng, c)?;
+            method.fit(model, &self.td, spec, c)
+        };
+        let ended = crate::two_starts::race(ctx, (spec.iters, self.td.y.len()), first, second);
+        // a cancelled run keeps how far its fit got (the first's, else the second's);
+        // otherwise an error of either fit is the run's
+        for out in [&ended.first, &ended.second].into_iter().flatten() {
+            unless_cancelled(&out.1, self.offset, self.started)?;
+        }
+        let (first, second) = (ended.first?, ended.second?);
+        let (first_nlml, second_nlml) = (first.1.f + self.offset, second.1.f + self.offset);
+        let (mut fitted, mut outcome) = first;
+        let kept_second = keep_lower(&mut fitted, &mut outcome, second);
+        Ok((
+            fitted,
+            outcome,
+            SecondStart {
+                first_nlml,
+                second_nlml,
+                subset_start,
+                kept_second,
+                dropped_at: ended.dropped.map(|(_, at)| at),
+            },
+        ))
+    }
+
     /// The first fit: from one start, or the best of `--restarts`' short fits
     /// continued.
-    fn first(&self, rng: &mut ChaCha8Rng, fit_ctx: &RunContext) -> Result<(ModelFile, Outcome)> {
+    fn first(
+        &self,
+        rng: &mut ChaCha8Rng,
+        ctx: &RunContext,
+        fit_ctx: &RunContext,
+    ) -> Result<(ModelFile, Outcome)> {
         let (spec, method) = (self.spec, self.spec.method());
         match spec.options.restarts.unwrap_or(1) {
-            k if k > 1 => self.best_of_restarts(k, rng, fit_ctx),
+            k if k > 1 => self.best_of_restarts(k, rng, ctx, fit_ctx),
             _ => {
-                let model = self.start(None, rng, self.ctx)?;
+                let model = self.start(None, rng, ctx)?;
                 fit_ctx.enter(Phase::Fit { stage: 0 });
                 method.fit(model, &self.td, spec, fit_ctx)
             }
@@ -317,6 +404,7 @@ impl<'a, 'c> Run<'a, 'c> {
         &self,
         k: usize,
         rng: &mut ChaCha8Rng,
+        ctx: &RunContext,
         fit_ctx: &RunContext,
     ) -> Result<(ModelFile, Outcome)> {
         let (spec, method) = (self.spec, self.spec.method());
@@ -338,7 +426,7 @@ impl<'a, 'c> Run<'a, 'c> {
             } else {
                 ChaCha8Rng::seed_from_u64(restart_seed(spec.seed, r))
             };
-            let rctx = self.ctx.restart(r);
+            let rctx = ctx.restart(r);
             rctx.enter(Phase::Restart { start: r });
             let model = self.start(None, &mut rng_r, &rctx)?;
             let (m, out) = method.fit(model, &self.td, &short_spec, &rctx)?;
@@ -378,9 +466,10 @@ impl<'a, 'c> Run<'a, 'c> {
         second: Option<((Hyper, String), ChaCha8Rng)>,
         may_restart: bool,
         (fitted, outcome): (&mut ModelFile, &mut Outcome),
+        ctx: &RunContext,
         fit_ctx: &RunContext,
     ) -> Result<(Option<SecondStart>, Option<CollapseRestart>)> {
-        let (spec, method, ctx) = (self.spec, self.spec.method(), self.ctx);
+        let (spec, method) = (self.spec, self.spec.method());
         let (started, offset) = (self.started, self.offset);
         if let Some(((hyper, subset_start), mut rng_s)) = second {
             let model = self.start(Some(hyper), &mut rng_s, ctx)?;
@@ -396,6 +485,7 @@ impl<'a, 'c> Run<'a, 'c> {
                     second_nlml,
                     subset_start,
                     kept_second,
+                    dropped_at: None,
                 }),
                 None,
             ));
@@ -404,7 +494,7 @@ impl<'a, 'c> Run<'a, 'c> {
             return Ok((None, None));
         }
         let mut rng_c = ChaCha8Rng::seed_from_u64(restart_seed(spec.seed, COLLAPSE_STREAM));
-        let (hyper, subset_start) = self.subset_hyper(&mut rng_c)?;
+        let (hyper, subset_start) = self.subset_hyper(&mut rng_c, ctx)?;
         let model = self.start(Some(hyper), &mut rng_c, ctx)?;
         fit_ctx.enter(Phase::Fit { stage: 0 });
         let (m, out) = method.fit(model, &self.td, spec, fit_ctx)?;

@@ -374,6 +374,8 @@ pub fn fit<'py>(
             d.set_item("second_nlml", s.second_nlml)?;
             d.set_item("subset_start", &s.subset_start)?;
             d.set_item("kept_second", s.kept_second)?;
+            // the iteration the fit behind was stopped at (the two are raced), or None
+            d.set_item("dropped_at", s.dropped_at)?;
             Some(d)
         }
         None => None,

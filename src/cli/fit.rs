@@ -3,7 +3,7 @@
 use super::{DataArgs, LimitArgs, MemoryArgs, RunArgs, exit, print_json};
 use crate::error::{Error, Result};
 use crate::exec::{CancelToken, Exec};
-use crate::run_context::{Progress, RunContext};
+use crate::run_context::{Phase, Progress, RunContext};
 use crate::train;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -71,7 +71,8 @@ pub fn run(args: FitArgs) -> Result<u8> {
     let threads = crate::exec::Par::Threads(0).threads();
     super::foresee(&valid, data.n_train(), data.dim(), threads, &args.limit)?;
     let bar = progress_bar(&spec);
-    let sink = |p: &Progress| show(&bar, p);
+    let shown = Default::default();
+    let sink = |p: &Progress| show(&bar, &shown, p);
     let ctx = RunContext::new(exec, &sink);
     let result = train::fit(&data, &valid, &ctx);
     bar.finish_and_clear();
@@ -165,7 +166,8 @@ fn streamed(
     let bar = progress_bar(spec);
     let (exec, signal) =
         cancelled_by_signals(Exec::default().with_memory_budget(args.memory.bytes()))?;
-    let sink = |p: &Progress| show(&bar, p);
+    let shown = Default::default();
+    let sink = |p: &Progress| show(&bar, &shown, p);
     let ctx = RunContext::new(exec, &sink);
     let result = crate::stream_fit::fit(load, &valid, &ctx);
     bar.finish_and_clear();
@@ -198,13 +200,64 @@ fn progress_bar(spec: &crate::run_spec::RunSpec) -> ProgressBar {
     bar
 }
 
-fn show(bar: &ProgressBar, p: &Progress) {
-    match p.nlml {
-        Some(v) => {
-            bar.set_position(p.iteration as u64);
-            bar.set_message(format!("{}: objective {v:.4}", p.phase.word()));
+fn show(bar: &ProgressBar, shown: &std::cell::RefCell<Shown>, p: &Progress) {
+    let (position, message) = shown.borrow_mut().take(p);
+    if let Some(i) = position {
+        bar.set_position(i as u64);
+    }
+    bar.set_message(message);
+}
+
+/// What the progress line has heard: the last iteration and objective of each start's
+/// fit, which the default run races (docs/methods.md §0.4), and which was dropped.
+#[derive(Default)]
+struct Shown {
+    first: Option<(usize, f64)>,
+    second: Option<(usize, f64)>,
+    dropped: Option<bool>,
+}
+
+impl Shown {
+    /// Take a report: the bar's new position (None: unchanged) and its message — the
+    /// phase, and once the second start's fit has reported, both fits side by side
+    /// ("start 1 it 40: 7712.1 · start 2 it 25: 7750.3", "dropped" for the one behind).
+    fn take(&mut self, p: &Progress) -> (Option<usize>, String) {
+        let at = Some((p.iteration, p.nlml.unwrap_or(f64::NAN)));
+        match (p.phase, p.nlml) {
+            (Phase::Fit { .. }, Some(_)) => self.first = at,
+            (Phase::SecondStart, Some(_)) => self.second = at,
+            (Phase::Dropped { second }, _) => self.dropped = Some(second),
+            (phase, Some(v)) => {
+                return (
+                    Some(p.iteration),
+                    format!("{}: objective {v:.4}", phase.word()),
+                );
+            }
+            (phase, None) => return (None, phase.word().to_string()),
         }
-        None => bar.set_message(p.phase.word()),
+        if self.second.is_none() && self.dropped.is_none() {
+            let v = p.nlml.unwrap_or(f64::NAN);
+            return (
+                Some(p.iteration),
+                format!("{}: objective {v:.4}", p.phase.word()),
+            );
+        }
+        let one = |k: usize, fit: Option<(usize, f64)>, dropped: bool| match (fit, dropped) {
+            (Some((i, _)), true) => format!("start {k} dropped at it {i}"),
+            (Some((i, v)), false) => format!("start {k} it {i}: {v:.4}"),
+            (None, _) => format!("start {k} waits"),
+        };
+        let position = [self.first, self.second]
+            .iter()
+            .flatten()
+            .map(|(i, _)| *i)
+            .max();
+        let message = format!(
+            "{} · {}",
+            one(1, self.first, self.dropped == Some(false)),
+            one(2, self.second, self.dropped == Some(true))
+        );
+        (position, message)
     }
 }
 
@@ -226,7 +279,8 @@ fn distributed(args: &FitArgs, spec: &crate::run_spec::RunSpec) -> Result<u8> {
     } else {
         ProgressBar::hidden()
     };
-    let sink = |p: &Progress| show(&bar, p);
+    let shown = Default::default();
+    let sink = |p: &Progress| show(&bar, &shown, p);
     let exec = Exec::default().with_memory_budget(args.memory.bytes());
     // the others' tokens are never read: a signal forwarded to them is swallowed
     let (exec, signal) = match root {
@@ -410,4 +464,54 @@ fn fixed_note(r: &train::FitResult) -> String {
         })
         .collect();
     format!("{} (held, not fitted)", parts.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(phase: Phase, iteration: usize, nlml: Option<f64>) -> Progress {
+        Progress {
+            phase,
+            iteration,
+            nlml,
+            elapsed: 0.0,
+            validation: None,
+        }
+    }
+
+    /// The progress line names the phase: the first start's fit alone at first, the
+    /// subset fit, then both starts' fits side by side, and the one dropped.
+    #[test]
+    fn the_progress_line_names_each_start_and_the_one_dropped() {
+        let mut shown = Shown::default();
+        let fit = Phase::Fit { stage: 0 };
+        assert_eq!(
+            shown.take(&report(fit, 3, Some(10.0))),
+            (Some(3), "fit: objective 10.0000".to_string())
+        );
+        assert_eq!(
+            shown.take(&report(Phase::SubsetInit, 0, None)).1,
+            "subset fit"
+        );
+        assert_eq!(
+            shown.take(&report(Phase::SubsetInit, 7, Some(99.0))).1,
+            "subset fit: objective 99.0000"
+        );
+        assert_eq!(
+            shown.take(&report(Phase::SecondStart, 1, Some(12.5))),
+            (
+                Some(3),
+                "start 1 it 3: 10.0000 · start 2 it 1: 12.5000".to_string()
+            )
+        );
+        shown.take(&report(Phase::Dropped { second: false }, 3, None));
+        assert_eq!(
+            shown.take(&report(Phase::SecondStart, 9, Some(8.0))),
+            (
+                Some(9),
+                "start 1 dropped at it 3 · start 2 it 9: 8.0000".to_string()
+            )
+        );
+    }
 }

@@ -23,6 +23,55 @@ pub const SUBSET_ITERS: usize = 200;
 /// (several starts, the best NLML kept: [`super::exact::hyper_from_subset_starts`]).
 pub const COLLAPSE_SUBSET: usize = 1000;
 
+/// The default second start's subset fit ([`super::exact::hyper_from_subset_warm`]: six
+/// starts on [`WARM_SUBSET`] points, the best refined on all n_s for at most
+/// [`REFINE_ITERS`] iterations) is sized to cost a fraction of the main fit: n_s points
+/// with n_s³ ≤ this × iterations × n·m·(m + D), between [`MIN_SECOND_SUBSET`] and
+/// [`COLLAPSE_SUBSET`] (never above n). An exact-GP evaluation costs about n_s³ (its
+/// Cholesky factor and inverse), a sparse one about n·m·(m + D); the refinement's
+/// evaluations on n_s points dominate the subset fit. Measured (docs/results/starts.md,
+/// "Two starts at a bounded price"): at 1/14, kin40k vfe m = 25 got 665 points and its
+/// second start lost every seed (NMSE 0.165 over seeds 1–5, one start's); with all 1000,
+/// 0.154, as two whole fits.
+pub const SECOND_SUBSET_COST: f64 = 1.0 / 4.0;
+
+/// The fewest points of the second start's subset fit (fewer than n only when n is):
+/// below this an exact GP on a subset says little about the lengthscales, and it costs
+/// a few hundredths of a second.
+pub const MIN_SECOND_SUBSET: usize = 200;
+
+/// The points the second start's six subset starts are fitted on before the best is
+/// refined on all of the subset: at least this many, and [`WARM_PER_INPUT`] per input.
+pub const WARM_SUBSET: usize = 250;
+
+/// Points per input of the six starts' fits: with many inputs of which few matter, a
+/// small subset makes a short-lengthscale start look best and the refinement keeps its
+/// basin (pumadyn-32nm, 32 inputs: from 250 points vfe m = 25 seed 1 ended at NMSE
+/// 0.081, from 384 at 0.050; docs/results/starts.md).
+pub const WARM_PER_INPUT: usize = 12;
+
+/// The points of the six starts' fits for data with `dim` inputs ([`WARM_SUBSET`],
+/// [`WARM_PER_INPUT`]).
+pub fn warm_subset(dim: usize) -> usize {
+    WARM_SUBSET.max(WARM_PER_INPUT * dim)
+}
+
+/// At most this many iterations refine the best small subset fit on all of the subset.
+pub const REFINE_ITERS: usize = 15;
+
+/// The points of the second start's subset fit for a run of `iters` iterations on `n`
+/// training rows of `dim` inputs with `m` (inducing points, features) ([`SECOND_SUBSET_COST`]).
+pub fn second_start_subset(n: usize, m: usize, dim: usize, iters: usize) -> usize {
+    let main = iters as f64 * n as f64 * m as f64 * (m + dim) as f64;
+    let points = (SECOND_SUBSET_COST * main).cbrt().floor();
+    let points = if points.is_finite() {
+        points as usize
+    } else {
+        0
+    };
+    points.clamp(MIN_SECOND_SUBSET, COLLAPSE_SUBSET).min(n)
+}
+
 /// `--hyper-from-subset` when a method that does not fit σ0², ℓ by gradient (greedy
 /// without `--adapt`, rvm) is given no source for them: min(n, this).
 pub const DEFAULT_SUBSET: usize = 2000;
@@ -311,4 +360,29 @@ pub fn check_one_subset_fit(method: &str, options: &MethodOptions, naming: Namin
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The second start's subset grows with the main fit's cost (n, m, D, iterations),
+    /// between 200 points and 1000, never above n; the six starts' part with the inputs.
+    #[test]
+    fn the_second_start_subset_follows_the_cost_of_the_main_fit() {
+        // kin40k, m = 50 and 25, 500 iterations: the cap
+        assert_eq!(second_start_subset(10_000, 50, 8, 500), COLLAPSE_SUBSET);
+        assert_eq!(second_start_subset(10_000, 25, 8, 500), COLLAPSE_SUBSET);
+        // 2,400 rows to fit, fitc m = 20, 100 iterations
+        assert_eq!(second_start_subset(2_400, 20, 8, 100), 322);
+        // pumadyn-32nm, m = 10: fewer
+        assert_eq!(second_start_subset(7_168, 10, 32, 500), 721);
+        // few rows, few iterations: the floor; fewer rows than the floor: all of them
+        assert_eq!(second_start_subset(1_000, 5, 2, 20), MIN_SECOND_SUBSET);
+        assert_eq!(second_start_subset(150, 10, 3, 500), 150);
+        // more iterations, more points
+        assert!(second_start_subset(2_400, 20, 8, 200) > second_start_subset(2_400, 20, 8, 100));
+        assert_eq!(warm_subset(8), WARM_SUBSET);
+        assert_eq!(warm_subset(32), 384);
+    }
 }

@@ -38,11 +38,53 @@ pub enum Activity {
     Running {
         phase: Phase,
         iteration: usize,
-        /// The main fit's last objective; none before it reports (a subset pre-fit's is
-        /// not the run's evidence).
+        /// The leading fit's last objective ([`LiveFits::leader`]); none before a fit
+        /// reports (a subset pre-fit's is not the run's evidence).
         nlml: Option<f64>,
         elapsed: f64,
     },
+}
+
+/// What a running run has reported of its fits: the objective per iteration of the
+/// first start's fit (from its first evaluation on) and of the second start's, which
+/// the run races (docs/methods.md §0.4), and which of them was dropped behind.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LiveFits {
+    pub first: Vec<f64>,
+    pub second: Vec<f64>,
+    /// (whether it was the second start's fit, the iteration it was stopped at).
+    pub dropped: Option<(bool, usize)>,
+}
+
+impl LiveFits {
+    /// Take one progress report: a fit's objective, or a start dropped.
+    pub fn report(&mut self, phase: Phase, iteration: usize, nlml: Option<f64>) {
+        match (phase, nlml) {
+            (Phase::Fit { .. }, Some(v)) => self.first.push(v),
+            (Phase::SecondStart, Some(v)) => self.second.push(v),
+            (Phase::Dropped { second }, _) => self.dropped = Some((second, iteration)),
+            _ => {}
+        }
+    }
+
+    /// The curve to draw: the fit still running with the lower objective (the one the
+    /// run would keep now); the first start's until the second has reported.
+    pub fn leader(&self) -> &[f64] {
+        let (first, second) = (&self.first[..], &self.second[..]);
+        match self.dropped {
+            Some((true, _)) => first,
+            Some((false, _)) => second,
+            None => match (first.last(), second.last()) {
+                (Some(a), Some(b)) if b < a => second,
+                (None, Some(_)) => second,
+                _ => first,
+            },
+        }
+    }
+
+    pub fn clear(&mut self) {
+        *self = LiveFits::default();
+    }
 }
 
 /// What the runs list shows for a run.
@@ -83,8 +125,8 @@ pub struct RunRow {
     pub activity: Activity,
     /// The job currently working on this run.
     pub job: Option<RunId>,
-    /// NLML per iteration while it runs.
-    pub live: Vec<f64>,
+    /// NLML per iteration of each start's fit while it runs.
+    pub live: LiveFits,
     /// Validation scores while it runs (`--validation`).
     pub live_validation: Vec<ValidationPoint>,
     /// Bumped on every finished result (the prediction pane recomputes on change).
@@ -310,7 +352,7 @@ impl App {
     /// NLML per iteration as drawn: live while running, else the recorded trace.
     pub fn trace_of<'a>(&'a self, row: &'a RunRow) -> &'a [f64] {
         if row.activity != Activity::Idle {
-            return &row.live;
+            return row.live.leader();
         }
         self.result_of(row).map_or(&[][..], |r| &r.trace)
     }

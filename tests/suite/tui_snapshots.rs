@@ -349,13 +349,73 @@ fn a_run_in_its_subset_pre_fit_shows_no_nlml_yet() {
     let l = lines(&b);
     let row = l
         .iter()
-        .find(|x| x.contains("init") && x.contains("0.40s"))
+        .find(|x| x.contains("subset") && x.contains("0.40s"))
         .unwrap_or_else(|| panic!("{}", screen(&b)));
     assert!(
         !row.contains("NaN") && !row.contains("812"),
         "{}",
         screen(&b)
     );
+}
+
+/// A raced run (docs/methods.md §0.4) says which start's fit it is in, shows the leading
+/// fit's objective, and once a start is dropped says which runs on alone and, below,
+/// which was dropped at which iteration.
+#[test]
+fn a_raced_run_shows_its_start_and_the_one_dropped() {
+    use sgpw::run_context::Phase;
+    let session = Session::parse(SESSION).expect("fixture session parses");
+    let (mut app, _) = App::new(PathBuf::from("/nowhere/race.toml"), session, colour());
+    app.update(Event::DataLoaded {
+        name: "toy".into(),
+        epoch: 1,
+        result: Ok(toy()),
+    });
+    app.run_cursor = 6;
+    let id = start_selected(&mut app);
+    let mut report = |phase: Phase, iteration: usize, nlml: Option<f64>, elapsed: f64| {
+        app.update(Event::Job(sgpw::jobs::JobEvent::Progress {
+            id,
+            phase,
+            iteration,
+            nlml,
+            validation: None,
+            elapsed,
+        }));
+    };
+    report(Phase::Fit { stage: 0 }, 0, Some(900.25), 0.1);
+    report(Phase::SubsetInit, 0, None, 0.2);
+    report(Phase::SecondStart, 0, Some(850.75), 0.3);
+    app.update(Event::Resize(80, 24));
+    let b = render(&app, (80, 24));
+    let l = lines(&b);
+    let row = l
+        .iter()
+        .find(|x| x.contains("start 2") && x.contains("0.30s"))
+        .unwrap_or_else(|| panic!("{}", screen(&b)));
+    // the leading fit's objective: the second start's, lower
+    assert!(row.contains("850.75"), "{}", screen(&b));
+    let mut report = |phase: Phase, iteration: usize, nlml: Option<f64>, elapsed: f64| {
+        app.update(Event::Job(sgpw::jobs::JobEvent::Progress {
+            id,
+            phase,
+            iteration,
+            nlml,
+            validation: None,
+            elapsed,
+        }));
+    };
+    report(Phase::Dropped { second: false }, 0, None, 0.4);
+    report(Phase::SecondStart, 1, Some(840.5), 0.5);
+    let b = render(&app, (80, 24));
+    let l = lines(&b);
+    assert!(
+        l.iter()
+            .any(|x| x.contains("only 2") && x.contains("840.50")),
+        "{}",
+        screen(&b)
+    );
+    assert_has(&b, "first start dropped behind at iteration 0");
 }
 
 #[test]

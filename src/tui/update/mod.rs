@@ -135,7 +135,7 @@ impl App {
             spec,
             activity: Activity::Idle,
             job: None,
-            live: Vec::new(),
+            live: Default::default(),
             live_validation: Vec::new(),
             generation: 0,
             rerun_of: None,

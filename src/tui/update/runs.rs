@@ -60,21 +60,15 @@ impl App {
                         });
                         return Vec::new();
                     }
-                    let last = match row.activity {
-                        Activity::Running { nlml, .. } => nlml,
-                        _ => None,
-                    };
-                    // the evidence curve is the main fit's; a subset pre-fit is not drawn
-                    let fit_value = nlml.filter(|_| matches!(phase, Phase::Fit { .. }));
+                    // the evidence curve is the fits' from their first evaluation (a
+                    // subset pre-fit's objective is not the run's evidence)
+                    row.live.report(phase, iteration, nlml);
                     row.activity = Activity::Running {
                         phase,
                         iteration,
-                        nlml: fit_value.or(last),
+                        nlml: row.live.leader().last().copied(),
                         elapsed,
                     };
-                    if let Some(v) = fit_value {
-                        row.live.push(v);
-                    }
                 }
             }
             JobEvent::Finished { id, result } => {

@@ -5,7 +5,7 @@
 use super::pane;
 use crate::run_context::Phase;
 use crate::tui::format::{duration, fmt_nmse, fmt_opt, objective, run_label};
-use crate::tui::state::{Activity, App, Focus, RunStatus, Verdict};
+use crate::tui::state::{Activity, App, Focus, RunRow, RunStatus, Verdict};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Style;
@@ -127,16 +127,9 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
                 Span::raw(if row.marked { "*" } else { " " }),
                 Span::styled(flag, t.error()),
             ])),
-            Cell::from(match row.activity {
-                // what a running run is doing, where it is not the fit itself
-                Activity::Running {
-                    phase: Phase::SubsetInit,
-                    ..
-                } => "init",
-                Activity::Running {
-                    phase: Phase::Posterior | Phase::Scoring,
-                    ..
-                } => "scoring",
+            Cell::from(match &row.activity {
+                // what a running run is doing, where it is not a fit alone
+                Activity::Running { phase, .. } => activity_word(*phase, row),
                 _ => status.word(),
             })
             .style(status_style),
@@ -191,6 +184,26 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
 }
 
 /// The selected run in one line: what m means, its message or re-run verdict.
+/// A running run's status word (7 columns): its subset fit, which start's fit it is in
+/// while the two are raced ("only" once the other was dropped), or scoring.
+fn activity_word(phase: Phase, row: &RunRow) -> &'static str {
+    let raced = row
+        .spec
+        .check(usize::MAX)
+        .is_ok_and(|s| s.runs_second_start());
+    let only = |second: bool| row.live.dropped.is_some_and(|(d, _)| d != second);
+    match phase {
+        Phase::SubsetInit => "subset",
+        Phase::Posterior | Phase::Scoring => "scoring",
+        Phase::Dropped { .. } => "dropped",
+        Phase::SecondStart if only(true) => "only 2",
+        Phase::SecondStart => "start 2",
+        Phase::Fit { .. } if only(false) => "only 1",
+        Phase::Fit { .. } if raced => "start 1",
+        _ => RunStatus::Running.word(),
+    }
+}
+
 fn details(app: &App) -> Line<'static> {
     let t = &app.theme;
     let Some(row) = app.selected_run() else {
@@ -206,6 +219,13 @@ fn details(app: &App) -> Line<'static> {
     }
     if let Some(why) = app.collapsed(row) {
         spans.push(Span::styled(format!(" ! {why} ·"), t.error()));
+    }
+    // a raced run's dropped start, while it runs (docs/methods.md §0.4)
+    if let (Activity::Running { .. }, Some((second, at))) = (&row.activity, row.live.dropped) {
+        let which = if second { "second" } else { "first" };
+        spans.push(Span::raw(format!(
+            " {which} start dropped behind at iteration {at} ·"
+        )));
     }
     spans.push(Span::raw(format!(
         " {} m={} ({meaning}) seed {} · {} it ",

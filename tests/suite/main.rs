@@ -11,6 +11,7 @@ mod comparisons;
 mod data_errors;
 mod docs;
 mod eigengp;
+mod ep;
 mod faults;
 mod fixed;
 mod fuzz;

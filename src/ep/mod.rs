@@ -3,12 +3,13 @@
 //! Gaussian posterior in the low-rank form and the site loop (`posterior.rs`), the EP
 //! estimate of the log evidence and its gradient for the low-rank families, through the
 //! Gaussian core (`evidence.rs`), and the exact GP with EP, the reference case
-//! (`exact.rs`). One sweep of the low-rank forms is O(n·m²).
+//! (`exact.rs`); L-BFGS on the evidence (`train.rs`). One sweep of the low-rank forms is O(n·m²).
 
 mod evidence;
 pub mod exact;
 mod posterior;
 mod sites;
+pub mod train;
 
 pub use evidence::{
     EpFit, Prediction, fit, low_rank_evidence, low_rank_prior, predict, site_terms, whiten,

@@ -18,6 +18,7 @@ mod greedy;
 mod interdomain;
 mod jobs;
 mod kernels;
+mod likelihood;
 mod model_errors;
 mod new_family;
 mod nystrom;

@@ -19,6 +19,7 @@ mod greedy;
 mod interdomain;
 mod jobs;
 mod kernels;
+mod likelihood;
 mod model_errors;
 mod new_family;
 mod nystrom;

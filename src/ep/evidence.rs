@@ -19,13 +19,12 @@
 //! GP. (For power EP at α < 1 the extra term breaks that stationarity: there it is the
 //! partial derivative at fixed sites.)
 
-use super::posterior::{self, Cavities, EpPosterior, EpPrior};
-use super::sites::{EpSettings, Sites, probit_tilted, sign_of};
-use crate::collapsed::{self, Adjoints, Approx, Kuu, LowRank};
+use super::posterior::{Cavities, EpPosterior, EpPrior};
+use super::sites::{Sites, probit_tilted, sign_of};
+use crate::collapsed::{self, Adjoints, Approx, Kuu, LowRank, Posterior};
 use crate::error::{Error, Result};
 use crate::exec::{Exec, Par};
 use crate::linalg;
-use crate::methods::lowrank::{Family, KuuMatrix, LowRankMethod, Parts};
 use nalgebra::DMatrix;
 use std::f64::consts::PI;
 
@@ -51,8 +50,9 @@ pub fn site_terms(y: &[f64], sites: &Sites, cav: &Cavities) -> f64 {
 /// The whitened prior V = L⁻¹Kuf, L the factor of Kuu with the same jitter the core
 /// finds, and g = a·(kdiag − ‖v_i‖²) with the approximation's weight a (FITC 1, DTC 0,
 /// power EP α).
-pub fn low_rank_prior(parts: &Parts, approx: Approx) -> Result<EpPrior> {
-    let weight = match approx {
+/// The core's `noise` is not read: the probit model has no Gaussian noise.
+pub fn low_rank_prior(lr: &LowRank) -> Result<EpPrior> {
+    let weight = match lr.approx {
         Approx::Fitc => 1.0,
         Approx::Dtc => 0.0,
         Approx::Pep { alpha } => alpha,
@@ -63,13 +63,13 @@ pub fn low_rank_prior(parts: &Parts, approx: Approx) -> Result<EpPrior> {
             ));
         }
     };
-    let v = whiten(&parts.kuu, parts.jitter, &parts.kuf)?;
+    let v = whiten(lr.kuu, lr.jitter, lr.kuf)?;
     let g = (0..v.ncols())
         .map(|i| {
             if weight == 0.0 {
                 0.0
             } else {
-                weight * (parts.kdiag[i] - v.column(i).norm_squared())
+                weight * (lr.kdiag[i] - v.column(i).norm_squared())
             }
         })
         .collect();
@@ -77,14 +77,14 @@ pub fn low_rank_prior(parts: &Parts, approx: Approx) -> Result<EpPrior> {
 }
 
 /// L⁻¹K for Kuu = LLᵀ under the jitter policy (a diagonal Kuu: a scaling).
-pub fn whiten(kuu: &KuuMatrix, jitter: linalg::Jitter, k: &DMatrix<f64>) -> Result<DMatrix<f64>> {
+pub fn whiten(kuu: Kuu, jitter: linalg::Jitter, k: &DMatrix<f64>) -> Result<DMatrix<f64>> {
     let mut v = k.clone();
     match kuu {
-        KuuMatrix::Dense(kuu) => {
+        Kuu::Dense(kuu) => {
             let (l, _) = linalg::cholesky_jittered(kuu, jitter, Par::Seq)?;
             linalg::solve_lower(&l, &mut v, Par::Seq);
         }
-        KuuMatrix::Diagonal(d) => {
+        Kuu::Diagonal(d) => {
             let j = match jitter {
                 linalg::Jitter::Fixed(j) => j,
                 // the core's first try, which a positive diagonal passes
@@ -98,43 +98,76 @@ pub fn whiten(kuu: &KuuMatrix, jitter: linalg::Jitter, k: &DMatrix<f64>) -> Resu
     Ok(v)
 }
 
+/// The core's problem whose Gaussian evidence is EP's first term: Kuf·S^-½, kdiag·τ̃,
+/// targets ν̃/√τ̃ (0 at a flat site), noise 1 (see the module's notes).
+struct Scaled {
+    kuf: DMatrix<f64>,
+    kdiag: Vec<f64>,
+    targets: Vec<f64>,
+    root: Vec<f64>,
+}
+
+impl Scaled {
+    fn new(lr: &LowRank, sites: &Sites) -> Scaled {
+        let root: Vec<f64> = sites.tau.iter().map(|t| t.sqrt()).collect();
+        let mut kuf = lr.kuf.clone();
+        for (i, r) in root.iter().enumerate() {
+            kuf.column_mut(i).scale_mut(*r);
+        }
+        let kdiag = if lr.approx.uses_diagonal() {
+            lr.kdiag
+                .iter()
+                .zip(&sites.tau)
+                .map(|(k, t)| k * t)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let targets = (0..root.len())
+            .map(|i| {
+                if root[i] > 0.0 {
+                    sites.nu[i] / root[i]
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        Scaled {
+            kuf,
+            kdiag,
+            targets,
+            root,
+        }
+    }
+
+    fn low_rank<'a>(&'a self, lr: &LowRank<'a>) -> LowRank<'a> {
+        LowRank {
+            kuf: &self.kuf,
+            kuu: lr.kuu,
+            approx: lr.approx,
+            kdiag: &self.kdiag,
+            noise: 1.0,
+            jitter: lr.jitter,
+        }
+    }
+}
+
 /// −log Z_EP and its adjoints with respect to Kuf, Kuu and kdiag at converged sites
 /// (∂/∂σ² is 0: the probit model has no Gaussian noise).
 pub fn low_rank_evidence(
-    parts: &Parts,
-    approx: Approx,
+    lr: &LowRank,
     y: &[f64],
     post: &EpPosterior,
     exec: &Exec,
 ) -> Result<Adjoints> {
     let n = y.len();
-    let (tau, nu) = (&post.sites.tau, &post.sites.nu);
-    let root: Vec<f64> = tau.iter().map(|t| t.sqrt()).collect();
-    let mut kuf = parts.kuf.clone();
-    for (i, r) in root.iter().enumerate() {
-        kuf.column_mut(i).scale_mut(*r);
-    }
-    let kdiag: Vec<f64> = parts.kdiag.iter().zip(tau).map(|(k, t)| k * t).collect();
-    let targets: Vec<f64> = (0..n)
-        .map(|i| if tau[i] > 0.0 { nu[i] / root[i] } else { 0.0 })
-        .collect();
-    let lr = LowRank {
-        kuf: &kuf,
-        kuu: match &parts.kuu {
-            KuuMatrix::Dense(k) => Kuu::Dense(k),
-            KuuMatrix::Diagonal(k) => Kuu::Diagonal(k),
-        },
-        approx,
-        kdiag: if approx.uses_diagonal() { &kdiag } else { &[] },
-        noise: 1.0,
-        jitter: parts.jitter,
-    };
-    let mut adj = collapsed::nlml_and_adjoints(&lr, &targets, exec)?;
+    let scaled = Scaled::new(lr, &post.sites);
+    let mut adj = collapsed::nlml_and_adjoints(&scaled.low_rank(lr), &scaled.targets, exec)?;
     adj.nlml += -0.5 * n as f64 * (2.0 * PI).ln() - site_terms(y, &post.sites, &post.cavities);
-    for (i, r) in root.iter().enumerate() {
+    for (i, r) in scaled.root.iter().enumerate() {
         adj.d_kuf.column_mut(i).scale_mut(*r);
     }
-    for (d, t) in adj.d_kdiag.iter_mut().zip(tau) {
+    for (d, t) in adj.d_kdiag.iter_mut().zip(&post.sites.tau) {
         *d *= t;
     }
     adj.d_noise = 0.0;
@@ -144,58 +177,18 @@ pub fn low_rank_evidence(
     Ok(adj)
 }
 
-/// EP on a low-rank method's family at a state: the fixed point, −log Z_EP and its
-/// gradient in the family's packed order (the noise entry 0).
-pub struct EpFit {
-    pub nlz: f64,
-    pub grad: Vec<f64>,
-    pub posterior: EpPosterior,
-}
-
-/// Run EP for `method`'s family at `state` on inputs `x` and 0/1 labels `y`, from
-/// `start` (the sites of a previous evaluation, as GPML keeps them between calls) or
-/// flat sites, and return −log Z_EP with its gradient.
-#[allow(clippy::too_many_arguments)] // the family, its state, the data, EP's settings
-pub fn fit<F: Family>(
-    method: &LowRankMethod<F>,
-    state: &F::State,
-    x: &DMatrix<f64>,
-    y: &[f64],
-    approx: Approx,
-    settings: &EpSettings,
-    start: Option<Sites>,
+/// EP's q(u) as the core's [`Posterior`]: the scaled problem's Gaussian posterior over
+/// the inducing values is EP's (the scaling only rewrites the site factors), so its
+/// latent mean and variance at any input are EP's, and a model file stores and
+/// predicts with it like any other.
+pub fn low_rank_posterior(
+    lr: &LowRank,
+    post: &EpPosterior,
+    degenerate: bool,
     exec: &Exec,
-) -> Result<EpFit> {
-    let (parts, extra) = method.family.parts(state, x, true, exec)?;
-    let prior = low_rank_prior(&parts, approx)?;
-    let posterior = posterior::run(&prior, y, start, settings)?;
-    let adj = low_rank_evidence(&parts, approx, y, &posterior, exec)?;
-    let grad = method
-        .family
-        .pull_back(state, x, &parts, extra, &adj, exec)?;
-    Ok(EpFit {
-        nlz: adj.nlml,
-        grad,
-        posterior,
-    })
-}
-
-/// The latent mean and variance and p(y = 1) at inputs `xs` under a fitted EP.
-pub fn predict<F: Family>(
-    method: &LowRankMethod<F>,
-    state: &F::State,
-    posterior: &EpPosterior,
-    xs: &DMatrix<f64>,
-    exec: &Exec,
-) -> Result<Prediction> {
-    let (parts, _) = method.family.parts(state, xs, false, exec)?;
-    let vs = whiten(&parts.kuu, parts.jitter, &parts.kuf)?;
-    let kss = if method.family.degenerate() {
-        vs.column_iter().map(|c| c.norm_squared()).collect()
-    } else {
-        parts.kdiag.clone()
-    };
-    Ok(Prediction::of(posterior.latent(&vs, &kss)))
+) -> Result<Posterior> {
+    let scaled = Scaled::new(lr, &post.sites);
+    collapsed::posterior(&scaled.low_rank(lr), &scaled.targets, degenerate, exec)
 }
 
 /// Predictions of EP: the latent mean and variance, and the probability of class 1.

@@ -92,6 +92,16 @@ pub fn fit(
 }
 
 impl ExactEp {
+    /// The Gaussian form of the posterior a model file stores for the exact GP:
+    /// mean weights (K + S)⁻¹μ̃ = WB⁻¹y' and the matrix (K + S)⁻¹ = WB⁻¹W, so the
+    /// latent mean is k*ᵀ·weights and the variance k** − k*ᵀ(K + S)⁻¹k*.
+    pub fn gaussian_form(&self) -> (Vec<f64>, DMatrix<f64>) {
+        let n = self.w.len();
+        let binv = linalg::chol_inverse(&self.lb, Par::Seq);
+        let m = DMatrix::from_fn(n, n, |i, j| self.w[i] * binv[(i, j)] * self.w[j]);
+        (self.weights.as_slice().to_vec(), m)
+    }
+
     /// The latent mean and variance and p(y = 1) at `xs`.
     pub fn predict(&self, kernel: &dyn Kernel, x: &DMatrix<f64>, xs: &DMatrix<f64>) -> Prediction {
         let ks = kernel.matrix(x, xs, Par::Seq);

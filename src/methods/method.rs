@@ -489,7 +489,10 @@ pub fn gaussian_only(kind: LikelihoodKind) -> Option<String> {
     match kind {
         LikelihoodKind::Gaussian => None,
         LikelihoodKind::Bernoulli => Some(
-            "its objective is the Gaussian evidence in closed form; binary classification              with it needs expectation propagation, which sgpw does not have yet — svgp              takes the bernoulli likelihood (--method svgp)"
+            "its objective is the Gaussian evidence in closed form; binary classification \
+             by expectation propagation is fitted by the low-rank methods with FITC, DTC or \
+             power EP (e.g. --method fitc, dtc, pep) and by full, and svgp takes the \
+             bernoulli likelihood (--method svgp)"
                 .to_string(),
         ),
         other => Some(format!(

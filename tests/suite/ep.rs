@@ -9,6 +9,7 @@ use sgpw::collapsed::Approx;
 use sgpw::ep::{self, EpSettings};
 use sgpw::kernel::{Ard, ModelKernel};
 use sgpw::methods::lowrank::Family;
+use sgpw::methods::lowrank_ep;
 use sgpw::methods::pseudo::{FITC, PseudoState};
 
 /// EP is run to site changes below 1e-12 here; GPML's fixture to |ΔnlZ| and |ΔdnlZ|
@@ -58,11 +59,16 @@ fn theta(f: &serde_json::Value) -> Vec<f64> {
     t
 }
 
-fn fit_at(f: &serde_json::Value, t: &[f64], approx: Approx, settings: &EpSettings) -> ep::EpFit {
+fn fit_at(
+    f: &serde_json::Value,
+    t: &[f64],
+    approx: Approx,
+    settings: &EpSettings,
+) -> lowrank_ep::EpFit {
     let mut st = state(f);
     FITC.family.unpack_state(t, &mut st);
-    ep::fit(
-        &FITC,
+    lowrank_ep::fit(
+        &FITC.family,
         &st,
         &matrix(f, "X"),
         &labels(f),
@@ -90,15 +96,22 @@ fn fitc_ep_matches_gpml_inf_fitc_ep() {
             .family
             .parts(&st, &matrix(&f, "X"), true, &ex())
             .unwrap();
-        let adj = ep::low_rank_evidence(&parts, Approx::Fitc, &labels(&f), &fit.posterior, &ex())
-            .unwrap();
+        let lr = parts.low_rank(1.0, Approx::Fitc);
+        let adj = ep::low_rank_evidence(&lr, &labels(&f), &fit.posterior, &ex()).unwrap();
         let snu2 = f["inducing_jitter"].as_f64().unwrap();
         let mut ours: Vec<f64> = fit.grad[1..=d].to_vec();
         ours.push(2.0 * (fit.grad[0] + snu2 * adj.d_kuu.trace()));
         assert_eq!(fit.grad[d + 1], 0.0, "no noise in the probit model");
         ours.extend(&fit.grad[d + 2..]);
         assert_close(&format!("{name} dnlZ"), &ours, &vector(r, "grad"), 1e-9);
-        let p = ep::predict(&FITC, &st, &fit.posterior, &matrix(&f, "X_test"), &ex()).unwrap();
+        let p = lowrank_ep::predict(
+            &FITC.family,
+            &st,
+            &fit.posterior,
+            &matrix(&f, "X_test"),
+            &ex(),
+        )
+        .unwrap();
         assert_close(
             &format!("{name} p"),
             &p.probability,
@@ -206,7 +219,7 @@ fn power_ep_tends_to_dtc_sites_with_the_vfe_term() {
         .family
         .parts(&st, &matrix(&f, "X"), false, &ex())
         .unwrap();
-    let fitc_prior = ep::low_rank_prior(&parts, Approx::Fitc).unwrap();
+    let fitc_prior = ep::low_rank_prior(&parts.low_rank(1.0, Approx::Fitc)).unwrap();
     let trace: f64 = fitc_prior
         .g
         .iter()
@@ -240,8 +253,8 @@ fn damping_reaches_the_same_fixed_point_and_vfe_is_refused() {
     assert!(damped.posterior.sweeps > plain.posterior.sweeps);
     let mut st = state(&f);
     FITC.family.unpack_state(&t, &mut st);
-    let err = ep::fit(
-        &FITC,
+    let err = lowrank_ep::fit(
+        &FITC.family,
         &st,
         &matrix(&f, "X"),
         &labels(&f),
@@ -266,8 +279,8 @@ fn non_convergence_is_reported() {
         max_sweeps: 3,
         ..tight()
     };
-    let err = ep::fit(
-        &FITC,
+    let err = lowrank_ep::fit(
+        &FITC.family,
         &st,
         &matrix(&f, "X"),
         &labels(&f),
@@ -285,8 +298,8 @@ fn non_convergence_is_reported() {
         damping: 0.0,
         ..tight()
     };
-    let err = ep::fit(
-        &FITC,
+    let err = lowrank_ep::fit(
+        &FITC.family,
         &st,
         &matrix(&f, "X"),
         &labels(&f),
@@ -310,8 +323,8 @@ fn warm_start_from_converged_sites() {
     let cold = fit_at(&f, &t, Approx::Fitc, &tight());
     let mut st = state(&f);
     FITC.family.unpack_state(&t, &mut st);
-    let warm = ep::fit(
-        &FITC,
+    let warm = lowrank_ep::fit(
+        &FITC.family,
         &st,
         &matrix(&f, "X"),
         &labels(&f),
@@ -323,4 +336,119 @@ fn warm_start_from_converged_sites() {
     .unwrap();
     assert!(warm.posterior.sweeps <= 2, "{}", warm.posterior.sweeps);
     assert_close("nlZ", &[warm.nlz], &[cold.nlz], 1e-12);
+}
+
+/// A model of `method` at the fixture's parameters with the bernoulli likelihood.
+fn model(f: &serde_json::Value, method: &str) -> sgpw::model_file::ModelFile {
+    let h = &f["hyperparameters"];
+    let ell: Vec<String> = vector(h, "lengthscales")
+        .iter()
+        .map(|v| format!("{v:?}"))
+        .collect();
+    let points: Vec<String> = rows(&matrix(f, "inducing_points"))
+        .iter()
+        .map(|r| {
+            format!(
+                "[{}]",
+                r.iter()
+                    .map(|v| format!("{v:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+        .collect();
+    let text = format!(
+        "method = \"{method}\"\ntarget_mean = 0.0\njitter = {:?}\n\n[hyper]\nsignal_variance = {:?}\n\
+         lengthscales = [{}]\nnoise_variance = 1.0\n\n[likelihood]\nname = \"bernoulli\"\n\
+         labels = [0.0, 1.0]\n\n[inducing]\npoints = [{}]\n",
+        f["inducing_jitter"].as_f64().unwrap(),
+        h["signal_variance"].as_f64().unwrap(),
+        ell.join(", "),
+        points.join(", ")
+    );
+    sgpw::model_file::ModelFile::parse(&text).expect("parses")
+}
+
+/// A model file with `[likelihood] name = "bernoulli"` is evaluated and predicts by EP
+/// through the method's ordinary path (objective, posterior, Predictor): GPML's
+/// numbers again.
+#[test]
+fn a_bernoulli_model_is_fitted_and_predicted_by_ep() {
+    let f = fixture("gpml_ep_3d.json");
+    let (x, y) = (matrix(&f, "X"), labels(&f));
+    let data = sgpw::data::TrainData {
+        x: x.clone(),
+        y: y.clone(),
+    };
+    for (method, key) in [("fitc", "fitc"), ("full", "exact")] {
+        let mut m = model(&f, method);
+        if method == "full" {
+            m.tables.clear();
+            m.jitter = None;
+        }
+        let meth = sgpw::methods::get(method).expect("method");
+        let r = &f[key];
+        let obj = meth.objective(&m, &data, &ex()).expect("EP objective");
+        assert_close(method, &[obj.nlml], &[r["nlml"].as_f64().unwrap()], 1e-9);
+        assert_eq!(meth.objective_name(&m), "negative EP log evidence");
+        let pred = sgpw::train::Predictor::new(m, Some((&x, &y)))
+            .expect("predictor")
+            .predict(&matrix(&f, "X_test"))
+            .expect("predicts");
+        assert_close(method, &pred.mean, &vector(r, "pred_mean_latent"), 1e-8);
+        assert_close(
+            method,
+            &pred.var_latent,
+            &vector(r, "pred_var_latent"),
+            1e-8,
+        );
+    }
+}
+
+/// `sgpw fit --likelihood bernoulli` fits EP with FITC, DTC, power EP and the full GP
+/// (each refused before EP was wired).
+#[test]
+fn fit_command_runs_ep_for_bernoulli() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("two_classes.csv");
+    let mut text = String::from("a,b,class\n");
+    for i in 0..60 {
+        let (a, b) = ((i as f64 * 0.37).sin(), (i as f64 * 0.91).cos());
+        let label = if a + 0.5 * b + 0.3 * (i as f64 * 2.3).sin() > 0.0 {
+            "7"
+        } else {
+            "3"
+        };
+        text.push_str(&format!("{a},{b},{label}\n"));
+    }
+    std::fs::write(&file, text).unwrap();
+    for extra in [
+        &["--method", "fitc"][..],
+        &["--method", "dtc"],
+        &["--method", "pep", "--alpha", "0.5"],
+        &["--method", "full"],
+    ] {
+        let mut args = vec![
+            "fit",
+            "--train",
+            file.to_str().unwrap(),
+            "--m",
+            "6",
+            "--iters",
+            "30",
+            "--likelihood",
+            "bernoulli",
+        ];
+        args.extend_from_slice(extra);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_sgpw"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let (so, se) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(out.status.success(), "{extra:?}: {se}");
+        assert!(so.contains("negative EP log evidence"), "{extra:?}: {so}");
+    }
 }

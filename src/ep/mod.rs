@@ -1,5 +1,5 @@
 //! Expectation propagation for binary classification with the probit likelihood
-//! (docs/methods.md §9): the sites and their moment matching (`sites.rs`), EP's
+//! (docs/methods.md §10): the sites and their moment matching (`sites.rs`), EP's
 //! Gaussian posterior in the low-rank form and the site loop (`posterior.rs`), the EP
 //! estimate of the log evidence and its gradient for the low-rank families, through the
 //! Gaussian core (`evidence.rs`), and the exact GP with EP, the reference case

@@ -120,7 +120,7 @@ pub fn run(
     let mut sv = DVector::zeros(m);
     for sweep in 1..=settings.max_sweeps {
         let mut change = 0.0f64;
-        for i in 0..n {
+        for (i, &label) in y.iter().enumerate() {
             let vi = prior.v.column(i);
             s.mul_to(&vi, &mut sv);
             let (s_z, m_z) = (vi.dot(&sv), vi.dot(&mean));
@@ -132,7 +132,7 @@ pub fn run(
                      in sweep {sweep}; damp the updates"
                 )));
             }
-            let t = probit_tilted(sign_of(y[i]), mu_c, var_c);
+            let t = probit_tilted(sign_of(label), mu_c, var_c);
             let d = settings.damping;
             let tau = d * t.tau + (1.0 - d) * sites.tau[i];
             let nu = d * t.nu + (1.0 - d) * sites.nu[i];

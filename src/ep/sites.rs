@@ -55,7 +55,7 @@ impl EpSettings {
                 self.damping
             )));
         }
-        if !(self.tolerance > 0.0) || self.max_sweeps == 0 {
+        if self.tolerance.is_nan() || self.tolerance <= 0.0 || self.max_sweeps == 0 {
             return Err(Error::input(
                 "EP needs a positive tolerance and at least one sweep",
             ));
@@ -120,7 +120,7 @@ mod tests {
     /// The matched site against moments computed by brute-force quadrature.
     #[test]
     fn probit_moments_match_quadrature() {
-        for (s, mu, var) in [(1.0, 0.3, 0.7), (-1.0, 1.2, 2.5), (1.0, -2.0, 0.1)] {
+        for (s, mu, var) in [(1.0f64, 0.3f64, 0.7f64), (-1.0, 1.2, 2.5), (1.0, -2.0, 0.1)] {
             let (a, b, steps) = (mu - 12.0 * var.sqrt(), mu + 12.0 * var.sqrt(), 200_000);
             let h = (b - a) / steps as f64;
             let (mut z0, mut z1, mut z2) = (0.0, 0.0, 0.0);

@@ -1,5 +1,5 @@
 //! Expectation propagation through a low-rank method's family (binary classification
-//! with the probit likelihood, docs/methods.md §9): the family builds Kuf, Kuu and the
+//! with the probit likelihood, docs/methods.md §10): the family builds Kuf, Kuu and the
 //! prior diagonal as for a Gaussian fit, `crate::ep` runs EP and gives −log Z_EP with
 //! its adjoints, and the family pulls them back to its parameters — so every family
 //! that gives the core its parts (pseudo-inputs, the inter-domain and spectral

@@ -12,6 +12,7 @@ pub mod collapsed;
 pub mod data;
 #[cfg(feature = "mpi")]
 pub mod distributed;
+pub mod ep;
 pub mod error;
 pub mod exec;
 pub mod fix;

@@ -9,6 +9,7 @@
 use crate::collapsed::Posterior;
 use crate::error::{Error, Location, Result, Step};
 use crate::kernel::{KernelKind, ModelKernel};
+use crate::likelihoods::{Gaussian, Likelihood, LikelihoodKind, LikelihoodTable};
 use crate::run_spec::ApproxKind;
 use nalgebra::DMatrix;
 use serde::de::DeserializeOwned;
@@ -54,6 +55,11 @@ pub struct ModelFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub standardize: Option<Standardize>,
     pub hyper: Hyper,
+    /// The likelihood when it is not Gaussian (`[likelihood]`); absent: y = f + N(0, σ²)
+    /// with σ² = `[hyper] noise_variance`, as in every model written before there was a
+    /// choice. With another likelihood `noise_variance` is not used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub likelihood: Option<LikelihoodTable>,
     /// The method's own tables and keys (`[inducing]`, `[spectral]`, `input_mean`, …) in
     /// the order the file or the family gave them. Read and written as [`ModelTable`]s
     /// by the family that owns them; this file knows none of them.
@@ -400,9 +406,28 @@ impl ModelFile {
             target: None,
             standardize: None,
             hyper,
+            likelihood: None,
             tables: toml::Table::new(),
             posterior: None,
             fit: None,
+        }
+    }
+
+    /// Which likelihood the model has (gaussian when it has no `[likelihood]`).
+    pub fn likelihood_kind(&self) -> LikelihoodKind {
+        self.likelihood
+            .as_ref()
+            .map_or(LikelihoodKind::Gaussian, |t| t.name)
+    }
+
+    /// The model's likelihood with its parameters: the table's, or the Gaussian with
+    /// `[hyper] noise_variance`. A bad table is an error located at it.
+    pub fn likelihood(&self) -> Result<Box<dyn Likelihood>> {
+        match &self.likelihood {
+            None => Ok(Box::new(Gaussian::new(self.hyper.noise_variance))),
+            Some(t) => t.likelihood().map_err(|why| {
+                Error::at(Location::key("likelihood"), format!("[likelihood] {why}"))
+            }),
         }
     }
 

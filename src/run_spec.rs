@@ -8,6 +8,7 @@
 //! Each method names the options it reads; a spec is checked against its method
 //! before any worker sees it (`RunSpec::check` in `methods`, which knows the registry).
 
+use crate::likelihoods::LikelihoodKind;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
@@ -239,7 +240,8 @@ impl RunSpec {
     /// `-es` (early stop), `-zkmeans` / `-zvariance` (an inducing init other than the
     /// default), `-lsscaled` (a lengthscale start other than the default), given starting
     /// values (`-zfile-NAME` for `--inducing-inputs NAME.csv`, `-ls1+2`, `-sv2`, `-nv0.1`),
-    /// the kernel when it is not se (`-matern52`). m and the seed are not in it: they have their own columns.
+    /// the kernel when it is not se (`-matern52`), the likelihood when it is not gaussian
+    /// (`-bernoulli`) and its quadrature points when given (`-gh30`). m and the seed are not in it: they have their own columns.
     pub fn default_label(&self) -> String {
         let o = &self.options;
         let mut label = self.method.clone();
@@ -252,6 +254,12 @@ impl RunSpec {
         }
         if let Some(k) = o.kernel.filter(|k| !k.is_se()) {
             tag(k.name().into());
+        }
+        if let Some(l) = o.likelihood.filter(|l| *l != LikelihoodKind::Gaussian) {
+            tag(l.name().into());
+        }
+        if let Some(q) = o.quadrature_points {
+            tag(format!("gh{q}"));
         }
         if let Some(a) = o.approx {
             tag(a.name().into());
@@ -413,7 +421,9 @@ mod tests {
                 "optimizer",
                 "nat_step",
                 "lr",
-                "elbo_every"
+                "elbo_every",
+                "likelihood",
+                "quadrature_points"
             ]
         );
         let hetero = &fields[9];

@@ -62,6 +62,13 @@ fn check(data: &LoadSpec, spec: &ValidRunSpec) -> Result<()> {
             spec.method
         ));
     }
+    if o.likelihood() != crate::likelihoods::LikelihoodKind::Gaussian {
+        return refuse(&format!(
+            "fits the gaussian likelihood only, not --likelihood {}: its targets are \
+             read a block at a time in model units; load the file (leave out --stream)",
+            o.likelihood()
+        ));
+    }
     if data.split.is_some() {
         return refuse("cannot --split the rows: give a separate --test file");
     }
@@ -118,6 +125,7 @@ pub fn fit(data: &LoadSpec, spec: &ValidRunSpec, ctx: &RunContext) -> Result<Str
         &sample.feature_names,
         &sample.target_name,
         floor,
+        None,
         None,
         &mut rng,
         ctx,

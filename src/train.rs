@@ -15,12 +15,13 @@ mod validation;
 
 pub use finish::{Final, Stopped, Test, finish, target_variance, unless_cancelled};
 pub use predictor::{DataUnitHyper, Prediction, Predictor, model_data, model_inputs};
-pub use prepare::prepare;
 pub(crate) use prepare::{noise_floor, start_model};
+pub use prepare::{prepare, prepare_for};
 pub use validation::split_validation;
 
 use crate::data::{Dataset, TrainData};
 use crate::error::{Error, Result};
+use crate::likelihoods::BinaryLabels;
 use crate::methods::{self, ValidRunSpec};
 use crate::metrics::TestMetrics;
 use crate::model_file::{
@@ -227,6 +228,8 @@ struct Run<'a> {
     feature_names: &'a [String],
     target_name: &'a str,
     floor: Option<f64>,
+    /// A binary target's labels as classes 0 and 1 (the bernoulli likelihood).
+    labels: Option<BinaryLabels>,
     /// The blocks --fix holds, at one value for every start (the subset fits' included).
     pins: Pins,
     /// What turns the objective in model units into the raw target scale's.
@@ -246,7 +249,8 @@ impl<'a> Run<'a> {
         ctx: &RunContext,
     ) -> Result<Run<'a>> {
         let opts = &spec.options;
-        let (td, target_mean, standardize) = prepare(data, spec.standardize);
+        let (td, target_mean, standardize, labels) =
+            prepare_for(data, spec.standardize, opts.likelihood())?;
         let td = match opts.subset {
             Some(n) => methods::exact::subset(&td, n, rng),
             None => td,
@@ -264,6 +268,7 @@ impl<'a> Run<'a> {
             feature_names: &data.feature_names,
             target_name: &data.target_name,
             floor,
+            labels,
             pins,
             offset,
             started,
@@ -285,6 +290,7 @@ impl<'a> Run<'a> {
             self.feature_names,
             self.target_name,
             self.floor,
+            self.labels,
             hyper,
             rng,
             ctx,

@@ -61,7 +61,7 @@ pub fn run(args: FitArgs) -> Result<u8> {
     if crate::stream_fit::streams(&spec.check(usize::MAX)?, &load.train, args.stream)? {
         return streamed(&args, &spec, &load);
     }
-    let data = crate::data::load(&load)?;
+    let data = crate::data::load_for_fit(&load, spec.options.likelihood(), &mut |_| {})?;
     let valid = spec.check(data.n_train())?;
     let (exec, signal) =
         cancelled_by_signals(Exec::default().with_memory_budget(args.memory.bytes()))?;

@@ -9,6 +9,7 @@ use super::stream::Chunk;
 use super::table::{Columns, Table, quoted};
 use super::{Dataset, LoadSpec};
 use crate::error::{Error, Result};
+use crate::likelihoods::LikelihoodKind;
 use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
@@ -27,13 +28,24 @@ pub fn load_with_progress(
     spec: &LoadSpec,
     report: &mut dyn FnMut(LoadProgress),
 ) -> Result<Dataset> {
-    read_dataset(spec, report, true, None)
+    read_dataset(spec, report, Some(LikelihoodKind::Gaussian), None)
+}
+
+/// [`load_with_progress`] for a fit with the likelihood `likelihood`: its targets are
+/// checked for what the likelihood needs (errors name the file and row), and a binary
+/// target's labels, when they are not 0 and 1, are noted with the classes they become.
+pub fn load_for_fit(
+    spec: &LoadSpec,
+    likelihood: LikelihoodKind,
+    report: &mut dyn FnMut(LoadProgress),
+) -> Result<Dataset> {
+    read_dataset(spec, report, Some(likelihood), None)
 }
 
 /// [`load`] for data that an existing model conditions on or is scored on (`predict
 /// --train`, `nlml`, `stream`): nothing is fitted, so a constant target is accepted.
 pub fn load_for_model(spec: &LoadSpec) -> Result<Dataset> {
-    read_dataset(spec, &mut |_| {}, false, None)
+    read_dataset(spec, &mut |_| {}, None, None)
 }
 
 /// For drawing with a model that needs no training data: about `rows` rows of each file
@@ -45,14 +57,14 @@ pub fn load_sample(spec: &LoadSpec, rows: usize) -> Result<Option<(Dataset, Opti
     let Some(total) = super::sample::plan(&spec.train, rows)? else {
         return Ok(None);
     };
-    let data = read_dataset(spec, &mut |_| {}, false, Some(rows))?;
+    let data = read_dataset(spec, &mut |_| {}, None, Some(rows))?;
     Ok(Some((data, total)))
 }
 
 fn read_dataset(
     spec: &LoadSpec,
     report: &mut dyn FnMut(LoadProgress),
-    fitted: bool,
+    fitted: Option<LikelihoodKind>,
     sample: Option<usize>,
 ) -> Result<Dataset> {
     check_split_setting(spec)?;
@@ -72,13 +84,10 @@ fn read_dataset(
     let train_cols = train.complete_columns(&used, spec.drop_missing, &mut notes)?;
     // a target the fit cannot use is refused before any work, whoever loads the data
     // (`fit`, a session, the app): the whole column, then the rows a split trains on
-    if fitted {
-        check_target(
-            &train,
-            &target,
-            train_cols.last().map_or(&[][..], Vec::as_slice),
-            "",
-        )?;
+    if let Some(kind) = fitted {
+        let y = train_cols.last().map_or(&[][..], Vec::as_slice);
+        check_target(&train, &target, y, "")?;
+        check_likelihood_target(&train, &target, y, kind, &mut notes)?;
     }
     let (train_cols, test_cols) = match (&spec.test, spec.split) {
         (Some(path), _) => {
@@ -96,7 +105,7 @@ fn read_dataset(
                 a.last().map_or(0, Vec::len),
                 spec.seed
             );
-            if fitted {
+            if fitted.is_some() {
                 check_target(
                     &train,
                     &target,
@@ -318,6 +327,44 @@ fn check_target(table: &Table, target: &str, y: &[f64], part: &str) -> Result<()
     match super::moments::target_problem(y) {
         None => Ok(()),
         Some(why) => Err(table.error(format!("the target column '{target}'{part} {why}"))),
+    }
+}
+
+/// The target column `y` (every row of the file, or those left after dropping rows with
+/// missing values) against what `kind` needs ([`crate::likelihoods::target_problem`]):
+/// the first row it cannot take is named; a binary target's labels are noted when they
+/// are not 0 and 1.
+fn check_likelihood_target(
+    table: &Table,
+    target: &str,
+    y: &[f64],
+    kind: LikelihoodKind,
+    notes: &mut Vec<String>,
+) -> Result<()> {
+    match crate::likelihoods::target_problem(kind, y) {
+        Ok(Some(labels)) if labels.labels != [0.0, 1.0] => {
+            let [a, b] = labels.labels;
+            notes.push(format!(
+                "the target '{target}' has the labels {a} and {b}: the {kind} likelihood \
+                 reads {a} as class 0 and {b} as class 1 (p(y = 1) is the probability of {b})"
+            ));
+            Ok(())
+        }
+        Ok(_) => Ok(()),
+        Err(bad) => {
+            let row = if y.len() == table.frame.height() {
+                table.row_at(bad.row)
+            } else {
+                format!(
+                    "row {} of those left after dropping the rows with missing values",
+                    bad.row + 1
+                )
+            };
+            Err(table.error(format!(
+                "the target column '{target}' at {row}: {} ({} likelihood, --likelihood)",
+                bad.reason, kind
+            )))
+        }
     }
 }
 

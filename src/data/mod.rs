@@ -21,7 +21,7 @@ mod table;
 use nalgebra::{DMatrix, DVector};
 use std::path::PathBuf;
 
-pub use load::{load, load_inputs, load_with_progress};
+pub use load::{load, load_for_fit, load_inputs, load_with_progress};
 pub use progress::LoadProgress;
 
 /// What to load and how to split it. Built from CLI flags or a session's `[[datasets]]`.

@@ -55,6 +55,10 @@ fn refuse(spec: &ValidRunSpec, load: &LoadSpec) -> Result<()> {
         (o.early_stop, "--early-stop"),
         (o.restarts.unwrap_or(1) > 1, "--restarts"),
         (o.subset.is_some(), "--subset"),
+        (
+            o.likelihood() != crate::likelihoods::LikelihoodKind::Gaussian,
+            "a --likelihood other than gaussian (the processes share the targets in model units)",
+        ),
     ] {
         if set {
             return Err(Error::input(format!(
@@ -217,6 +221,7 @@ fn start_model(
         &shared.feature_names,
         &shared.target_name,
         floor,
+        None,
         None,
         &mut rng,
         &local,

@@ -10,7 +10,8 @@
 use super::{BadTarget, GaussHermite, Likelihood, Pointwise, normal};
 
 /// The inverse link λ in p(y = 1 | f) = λ(f).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Link {
     /// λ = Φ, the standard normal distribution function.
     #[default]

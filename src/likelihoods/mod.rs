@@ -15,6 +15,7 @@
 
 mod bernoulli;
 mod gaussian;
+mod model_table;
 pub mod normal;
 mod poisson;
 pub mod quadrature;
@@ -22,6 +23,9 @@ mod student_t;
 
 pub use bernoulli::{Bernoulli, BinaryLabels, Link};
 pub use gaussian::Gaussian;
+pub use model_table::{
+    DEFAULT_POINTS as DEFAULT_QUADRATURE_POINTS, LikelihoodTable, keeps_targets, target_problem,
+};
 pub use poisson::Poisson;
 pub use quadrature::GaussHermite;
 pub use student_t::StudentT;
@@ -29,7 +33,9 @@ pub use student_t::StudentT;
 use serde::{Deserialize, Serialize};
 
 /// The likelihoods sgpw has, by name.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum LikelihoodKind {
     /// y = f + ε, ε ~ N(0, σ²): regression (the default; the only one the collapsed
@@ -38,6 +44,7 @@ pub enum LikelihoodKind {
     Gaussian,
     /// y = f + ε with ε Student-t (scale, degrees of freedom): regression robust to
     /// outliers.
+    #[value(name = "studentt")]
     StudentT,
     /// y ∈ {0, 1}, p(y = 1 | f) = Φ(f) (probit) or σ(f) (logit): binary classification.
     Bernoulli,

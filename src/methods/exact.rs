@@ -3,12 +3,15 @@
 //! subset, the "random active set" baseline of the PSDS paper.
 
 use super::hyper::{default_hyper, fit_all, fit_free, pack_hyper, unpack_hyper};
+use super::lowrank_ep::{refuse_shared, uses_ep};
 use super::method::{Method, Objective, ValidRunSpec};
 use crate::collapsed::{LatentPrior, Posterior};
 use crate::data::TrainData;
+use crate::ep;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
-use crate::kernel::KernelKind;
+use crate::kernel::{KernelGrad, KernelKind};
+use crate::likelihoods::LikelihoodKind;
 use crate::linalg::{self, Jitter};
 use crate::model_file::{Hyper, ModelFile};
 use crate::params::Pins;
@@ -19,6 +22,14 @@ use rand_chacha::ChaCha8Rng;
 use std::f64::consts::PI;
 
 pub struct Exact;
+
+/// EP with the exact GP at a model's kernel (one process: not --distributed).
+fn exact_ep(model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<ep::exact::ExactEp> {
+    refuse_shared(exec)?;
+    exec.check()?;
+    let kernel = model.kernel();
+    ep::exact::fit(&*kernel, &data.x, &data.y, &Default::default(), None)
+}
 
 /// K + σ²I factorised, with α = (K + σ²I)⁻¹ y.
 struct Factor {
@@ -140,7 +151,37 @@ impl Method for Exact {
         fit_all(self, model, data, spec.iters, ctx)
     }
 
+    /// The Gaussian likelihood in closed form; the bernoulli (probit) by expectation
+    /// propagation (`ep::exact`, GPML's `infEP`).
+    fn refuses_likelihood(&self, kind: LikelihoodKind) -> Option<String> {
+        match kind {
+            LikelihoodKind::Bernoulli => None,
+            kind => super::method::gaussian_only(kind),
+        }
+    }
+
+    fn objective_name(&self, model: &ModelFile) -> &'static str {
+        if matches!(uses_ep(model), Ok(true)) {
+            "negative EP log evidence"
+        } else {
+            "NLML"
+        }
+    }
+
     fn objective(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<Objective> {
+        if uses_ep(model)? {
+            let fit = exact_ep(model, data, exec)?;
+            let g = KernelGrad {
+                params: fit.grad.clone(),
+                a: None,
+                b: None,
+            };
+            return Ok(Objective {
+                nlml: fit.nlz,
+                grad: super::hyper::head_grad(model, &[&g], 0.0, 0.0),
+                jitter: 0.0,
+            });
+        }
         let f = factor(model, data, exec)?;
         // ∂NLML/∂K = ½(K⁻¹ − ααᵀ)
         let mut w = linalg::chol_inverse_exec(&f.l, exec)?;
@@ -173,6 +214,9 @@ impl Method for Exact {
     }
 
     fn nlml(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<f64> {
+        if uses_ep(model)? {
+            return Ok(exact_ep(model, data, exec)?.nlz);
+        }
         Ok(factor(model, data, exec)?.nlml)
     }
 
@@ -182,6 +226,15 @@ impl Method for Exact {
         data: &TrainData,
         exec: &Exec,
     ) -> Result<(Posterior, Option<DMatrix<f64>>)> {
+        if uses_ep(model)? {
+            let (mean_weights, var_matrix) = exact_ep(model, data, exec)?.gaussian_form();
+            let post = Posterior {
+                mean_weights,
+                var_matrix,
+                latent_prior: LatentPrior::Kernel,
+            };
+            return Ok((post, Some(data.x.clone())));
+        }
         let f = factor(model, data, exec)?;
         let post = Posterior {
             mean_weights: f.alpha.as_slice().to_vec(),

@@ -8,6 +8,7 @@
 //! `collapsed/`, never through a copy.
 
 use super::hyper;
+use super::lowrank_ep;
 use super::method::{Markers, Method, Objective, TraceMarks, TypedModel, ValidRunSpec};
 use super::shared_rows::SharedEval;
 use crate::collapsed::{
@@ -18,6 +19,7 @@ use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::{Evaluation, Exec};
 use crate::kernel::KernelKind;
+use crate::likelihoods::LikelihoodKind;
 use crate::linalg::Jitter;
 use crate::model_file::{Hyper, ModelFile, Witness};
 use crate::optim::Outcome;
@@ -676,6 +678,7 @@ impl<F: Family> LowRankMethod<F> {
         Box::new(TypedLowRank {
             method: self,
             approx,
+            ep: false,
             start: state.clone(),
             state,
         })
@@ -688,11 +691,26 @@ impl<F: Family> LowRankMethod<F> {
         state: &F::State,
         data: &TrainData,
         approx: Approx,
+        ep: bool,
         exec: &Exec,
         grad: &mut Vec<f64>,
     ) -> Result<(f64, f64)> {
         let s = &exec.scratch;
         grad.clear();
+        if ep {
+            let fit = lowrank_ep::fit(
+                &self.family,
+                state,
+                &data.x,
+                &data.y,
+                approx,
+                &Default::default(),
+                None,
+                exec,
+            )?;
+            *grad = fit.grad;
+            return Ok((fit.nlz, fit.jitter));
+        }
         let (nlml, jitter) = match self.chunks(state, data.y.len(), exec)? {
             Some(chunks) => {
                 self.objective_in_chunks(state, data, chunks, approx, exec, grad, None)?
@@ -724,6 +742,8 @@ impl<F: Family> LowRankMethod<F> {
 struct TypedLowRank<'a, F: Family> {
     method: &'a LowRankMethod<F>,
     approx: Approx,
+    /// Fitted by expectation propagation (the bernoulli likelihood).
+    ep: bool,
     /// The state the fit started from: where fixed blocks are held.
     start: F::State,
     state: F::State,
@@ -745,7 +765,7 @@ impl<F: Family> TypedModel for TypedLowRank<'_, F> {
         grad: &mut Vec<f64>,
     ) -> Result<(f64, f64)> {
         self.method
-            .objective_of(&self.state, data, self.approx, exec, grad)
+            .objective_of(&self.state, data, self.approx, self.ep, exec, grad)
     }
 }
 
@@ -895,7 +915,22 @@ impl<F: Family> Method for LowRankMethod<F> {
         self.family.refuses_kernel(kind)
     }
     fn objective_name(&self, model: &ModelFile) -> &'static str {
+        if matches!(lowrank_ep::uses_ep(model), Ok(true)) {
+            return "negative EP log evidence";
+        }
         self.approx_of(model).map_or("NLML", Approx::objective_name)
+    }
+    /// The Gaussian likelihood through the core; the bernoulli (probit) through
+    /// expectation propagation with FITC, DTC or power EP ([`lowrank_ep`]).
+    fn refuses_likelihood(&self, kind: LikelihoodKind) -> Option<String> {
+        match (kind, self.approx) {
+            (LikelihoodKind::Bernoulli, ApproxChoice::Fixed(ApproxKind::Vfe)) => Some(
+                "expectation propagation runs with FITC, DTC or power EP, not VFE's bound                  (use --method fitc, dtc or pep, or svgp for a variational classifier)"
+                    .to_string(),
+            ),
+            (LikelihoodKind::Bernoulli, _) => None,
+            (kind, _) => super::method::gaussian_only(kind),
+        }
     }
     fn corrects_diagonal(&self, model: &ModelFile) -> bool {
         matches!(self.approx_of(model), Ok(Approx::Fitc | Approx::Pep { .. }))
@@ -972,6 +1007,9 @@ impl<F: Family> Method for LowRankMethod<F> {
     ) -> Result<(f64, f64)> {
         let approx = self.approx_of(model)?;
         let s = &exec.scratch;
+        if lowrank_ep::uses_ep(model)? {
+            lowrank_ep::refuse_shared(exec)?;
+        }
         if let Some(share) = exec.share.as_deref() {
             grad.clear();
             let (m, params) = (self.family.check(model)?, self.family.pack(model).len());
@@ -988,13 +1026,21 @@ impl<F: Family> Method for LowRankMethod<F> {
             return out;
         }
         let state = self.family.state(model, s)?;
-        let out = self.objective_of(&state, data, approx, exec, grad);
+        let out = self.objective_of(
+            &state,
+            data,
+            approx,
+            lowrank_ep::uses_ep(model)?,
+            exec,
+            grad,
+        );
         self.family.recycle_state(state, s);
         out
     }
 
     fn typed_fit<'a>(&'a self, model: &ModelFile) -> Option<Box<dyn TypedModel + 'a>> {
         let approx = self.approx_of(model).ok()?;
+        let ep = lowrank_ep::uses_ep(model).ok()?;
         let state = self
             .family
             .state(model, &Scratch::default())
@@ -1003,7 +1049,13 @@ impl<F: Family> Method for LowRankMethod<F> {
         if state.as_model().is_some() {
             return None;
         }
-        Some(self.typed_from(state, approx))
+        Some(Box::new(TypedLowRank {
+            method: self,
+            approx,
+            ep,
+            start: state.clone(),
+            state,
+        }))
     }
 
     fn work(&self, model: &ModelFile, n: usize, exec: &Exec) -> Result<Option<Work>> {
@@ -1040,6 +1092,11 @@ impl<F: Family> Method for LowRankMethod<F> {
 
     fn nlml(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<f64> {
         let approx = self.approx_of(model)?;
+        if lowrank_ep::uses_ep(model)? {
+            lowrank_ep::refuse_shared(exec)?;
+            let state = self.family.state(model, &exec.scratch)?;
+            return lowrank_ep::nlz(&self.family, &state, &data.x, &data.y, approx, exec);
+        }
         if exec.share.is_some() {
             let nlml = self
                 .shared_summary(model, data, approx, exec, Evaluation::Value)?
@@ -1077,6 +1134,12 @@ impl<F: Family> Method for LowRankMethod<F> {
     ) -> Result<(Posterior, Option<DMatrix<f64>>)> {
         let approx = self.approx_of(model)?;
         let degenerate = self.family.degenerate();
+        if lowrank_ep::uses_ep(model)? {
+            lowrank_ep::refuse_shared(exec)?;
+            let state = self.family.state(model, &exec.scratch)?;
+            let post = lowrank_ep::posterior(&self.family, &state, &data.x, &data.y, approx, exec)?;
+            return Ok((post, None));
+        }
         if exec.share.is_some() {
             let summary = self.shared_summary(model, data, approx, exec, Evaluation::Posterior)?;
             return Ok((summary.posterior(degenerate, exec.par), None));

@@ -10,6 +10,7 @@ use crate::data::file_rows::FileRows;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
 use crate::kernel::KernelKind;
+use crate::likelihoods::LikelihoodKind;
 use crate::model_file::{Hyper, ModelFile, Witness};
 use crate::optim::Outcome;
 use crate::params::{ParamLayout, TailBlock};
@@ -164,6 +165,12 @@ pub trait Method: Send + Sync {
     /// (checked for run specs before any work and for models when they are read).
     fn refuses_kernel(&self, _kind: KernelKind) -> Option<String> {
         None
+    }
+    /// Why the method cannot fit targets with the likelihood `kind`, if it cannot
+    /// (checked for run specs before any work and for models when they are read). By
+    /// default only the Gaussian: [`gaussian_only`].
+    fn refuses_likelihood(&self, kind: LikelihoodKind) -> Option<String> {
+        gaussian_only(kind)
     }
     /// What the objective of a model is called ("NLML", "negative ELBO", …).
     fn objective_name(&self, _model: &ModelFile) -> &'static str {
@@ -447,6 +454,17 @@ pub fn check_model(method: &dyn Method, model: &ModelFile) -> Result<()> {
             ),
         ));
     }
+    let kind = model.likelihood_kind();
+    if let Some(why) = method.refuses_likelihood(kind) {
+        return Err(Error::at(
+            crate::error::Location::key("likelihood"),
+            format!(
+                "[likelihood] name = \"{kind}\": method '{}' cannot fit it: {why}",
+                method.name()
+            ),
+        ));
+    }
+    model.likelihood()?;
     let names = method.block_names(model.hyper.kernel);
     for (i, name) in model.fixed.iter().enumerate() {
         if !names.contains(&name.as_str()) || model.fixed[..i].contains(name) {
@@ -462,6 +480,25 @@ pub fn check_model(method: &dyn Method, model: &ModelFile) -> Result<()> {
         }
     }
     method.check(model)
+}
+
+/// The refusal of every method whose objective is collapsed on Gaussian noise (the
+/// exact GP and the low-rank core: docs/methods.md §1), for any other likelihood: the
+/// one place that says which likelihoods such a method takes and why not the others.
+pub fn gaussian_only(kind: LikelihoodKind) -> Option<String> {
+    match kind {
+        LikelihoodKind::Gaussian => None,
+        LikelihoodKind::Bernoulli => Some(
+            "its objective is the Gaussian evidence in closed form; binary classification \
+             by expectation propagation is fitted by the low-rank methods with FITC, DTC or \
+             power EP (e.g. --method fitc, dtc, pep) and by full, and svgp takes the \
+             bernoulli likelihood (--method svgp)"
+                .to_string(),
+        ),
+        other => Some(format!(
+            "its objective is the Gaussian evidence in closed form, which no other              likelihood has — svgp takes the {other} likelihood (--method svgp)"
+        )),
+    }
 }
 
 /// A run spec that was checked against its method (and, where known, the data):
@@ -588,6 +625,14 @@ impl RunSpec {
             return Err(Error::input(format!(
                 "kernel = {kernel}{}: method '{}' cannot use it: {why}",
                 naming.flag("kernel"),
+                method.name()
+            )));
+        }
+        let likelihood = self.options.likelihood();
+        if let Some(why) = method.refuses_likelihood(likelihood) {
+            return Err(Error::input(format!(
+                "likelihood = {likelihood}{}: method '{}' cannot fit it: {why}",
+                naming.flag("likelihood"),
                 method.name()
             )));
         }

@@ -26,6 +26,7 @@ use crate::collapsed::{LatentPrior, Posterior};
 use crate::data::TrainData;
 use crate::error::{Error, Location, Result};
 use crate::exec::{Evaluation as ShareEvaluation, Exec, RowShare};
+use crate::likelihoods::LikelihoodKind;
 use crate::linalg;
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, rows_to_matrix};
 use crate::optim::{self, Control, IterInfo, Outcome, Stop};
@@ -802,7 +803,15 @@ impl Method for Svgp {
             "nat_step",
             "lr",
             "elbo_every",
+            "quadrature_points",
         ]
+    }
+    fn refuses_likelihood(&self, kind: LikelihoodKind) -> Option<String> {
+        (kind != LikelihoodKind::Gaussian).then(|| {
+            "its expected log-likelihood and natural-gradient steps for a non-Gaussian \
+             likelihood are not built yet (issue 43)"
+                .to_string()
+        })
     }
     fn model_tables(&self) -> &'static [&'static str] {
         &[Inducing::NAME, VariationalTable::NAME, SvgpRecord::NAME]

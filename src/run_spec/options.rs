@@ -3,6 +3,7 @@
 
 use super::choices::*;
 use crate::kernel::KernelKind;
+use crate::likelihoods::LikelihoodKind;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
@@ -23,6 +24,7 @@ pub const GENERAL_OPTIONS: &[&str] = &[
     "init_signal_variance",
     "init_noise_variance",
     "fix",
+    "likelihood",
 ];
 
 /// Every option a run can carry. Keys a method does not read are rejected when the
@@ -233,12 +235,36 @@ pub struct MethodOptions {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elbo_every: Option<usize>,
+    /// Any method: the observation model p(y | f) (default gaussian): gaussian, studentt
+    /// (heavy-tailed noise, learned scale and degrees of freedom), bernoulli (binary
+    /// classification, probit; the target's two labels are mapped to classes 0 and 1,
+    /// the smaller one 0), poisson (counts, rate exp f). The collapsed methods take
+    /// gaussian only; svgp takes any.
+    #[arg(long, value_enum)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub likelihood: Option<LikelihoodKind>,
+    /// svgp: Gauss–Hermite points for the expected log-likelihood of a likelihood with
+    /// no closed form (default 20, as GPflow).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quadrature_points: Option<usize>,
 }
 
 impl MethodOptions {
     /// The noise floor a run uses: its own, else [`DEFAULT_NOISE_FLOOR`] (0: none).
     pub fn noise_floor(&self) -> f64 {
         self.noise_floor.unwrap_or(DEFAULT_NOISE_FLOOR)
+    }
+
+    /// The run's likelihood: its own choice, else gaussian.
+    pub fn likelihood(&self) -> LikelihoodKind {
+        self.likelihood.unwrap_or_default()
+    }
+
+    /// Gauss–Hermite points of the run's expected log-likelihood: its own, else
+    /// [`DEFAULT_QUADRATURE_POINTS`].
+    pub fn quadrature_points(&self) -> usize {
+        self.quadrature_points.unwrap_or(DEFAULT_QUADRATURE_POINTS)
     }
 
     /// Where a run's inducing inputs start: its own choice, else
@@ -285,6 +311,12 @@ impl MethodOptions {
         }
         if o.kernel.is_some_and(|k| k.is_se()) {
             o.kernel = None;
+        }
+        if o.likelihood == Some(LikelihoodKind::Gaussian) {
+            o.likelihood = None;
+        }
+        if o.quadrature_points == Some(DEFAULT_QUADRATURE_POINTS) {
+            o.quadrature_points = None;
         }
         o
     }
@@ -489,6 +521,22 @@ impl MethodOptions {
                 flag("inducing_init")
             ));
         }
+        if let Some(q) = self.quadrature_points
+            && !(1..=MAX_QUADRATURE_POINTS).contains(&q)
+        {
+            return Err(format!(
+                "quadrature_points = {q}{}: between 1 and {MAX_QUADRATURE_POINTS}",
+                flag("quadrature_points")
+            ));
+        }
+        if self.quadrature_points.is_some() && self.likelihood() == LikelihoodKind::Gaussian {
+            return Err(format!(
+                "quadrature_points{} is for a likelihood without a closed form; the \
+                 gaussian's is exact (give {} or leave it out)",
+                flag("quadrature_points"),
+                naming.setting("likelihood", "studentt")
+            ));
+        }
         if self.dims == Some(0) {
             return Err(format!(
                 "dims = 0{}: the reduced dimension G must be at least 1",
@@ -577,3 +625,9 @@ pub const DEFAULT_LENGTHSCALE_START: LengthscaleStart = LengthscaleStart::Range;
 /// How the optimiser parameterises σ0², ℓ, σ² unless a run says otherwise: their
 /// logarithms, what every session so far ran (docs/results/starts.md measures softplus).
 pub const DEFAULT_POSITIVE: Positive = Positive::Log;
+
+/// Gauss–Hermite points unless a run says otherwise (GPflow's 20).
+pub const DEFAULT_QUADRATURE_POINTS: usize = crate::likelihoods::DEFAULT_QUADRATURE_POINTS;
+
+/// The most Gauss–Hermite points a run may ask for: the rule's own limit.
+pub const MAX_QUADRATURE_POINTS: usize = crate::likelihoods::quadrature::MAX_POINTS;

@@ -3,7 +3,8 @@
 
 use crate::data::moments::moments;
 use crate::data::{Dataset, TrainData};
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::likelihoods::{BinaryLabels, LikelihoodKind, LikelihoodTable};
 use crate::methods::{self, ValidRunSpec};
 use crate::model_file::{Hyper, ModelFile, Standardize};
 use crate::run_context::RunContext;
@@ -51,6 +52,38 @@ pub fn prepare(data: &Dataset, standardize: bool) -> (TrainData, f64, Option<Sta
     )
 }
 
+/// [`prepare`] for a fit with the likelihood `kind`: counts and class labels
+/// ([`crate::likelihoods::keeps_targets`]) are not centred or scaled — a binary target's
+/// labels become 0 and 1 (returned, for the model file) — while the inputs are
+/// standardised as asked. The targets were checked for `kind` ([`super::fit_rows`]).
+pub fn prepare_for(
+    data: &Dataset,
+    standardize: bool,
+    kind: LikelihoodKind,
+) -> Result<(TrainData, f64, Option<Standardize>, Option<BinaryLabels>)> {
+    let (mut td, mean, mut st) = prepare(data, standardize);
+    if !crate::likelihoods::keeps_targets(kind) {
+        return Ok((td, mean, st, None));
+    }
+    let y = data.y_train.as_slice();
+    let labels = crate::likelihoods::target_problem(kind, y).map_err(|bad| {
+        Error::input(format!(
+            "the target '{}' at training row {}: {} ({kind} likelihood)",
+            data.target_name,
+            bad.row + 1,
+            bad.reason
+        ))
+    })?;
+    td.y = match labels {
+        Some(l) => l.to_classes(y),
+        None => y.to_vec(),
+    };
+    if let Some(s) = st.as_mut() {
+        s.target_scale = 1.0;
+    }
+    Ok((td, 0.0, st, labels))
+}
+
 /// The noise floor in model units: a fraction of the training targets' variance.
 pub(crate) fn noise_floor(opts: &crate::run_spec::MethodOptions, td: &TrainData) -> Option<f64> {
     Some(opts.noise_floor()).filter(|f| *f > 0.0).map(|f| {
@@ -71,6 +104,7 @@ pub(crate) fn start_model(
     feature_names: &[String],
     target_name: &str,
     floor: Option<f64>,
+    labels: Option<BinaryLabels>,
     hyper: Option<Hyper>,
     rng: &mut ChaCha8Rng,
     ctx: &RunContext,
@@ -90,6 +124,10 @@ pub(crate) fn start_model(
     model.standardize = standardize;
     model.inputs = Some(feature_names.to_vec());
     model.target = Some(target_name.to_string());
+    model.likelihood = LikelihoodTable::start(spec.options.likelihood(), labels).map(|mut t| {
+        t.quadrature_points = spec.options.quadrature_points;
+        t
+    });
     if let Some(f) = floor {
         model.noise_floor = Some(f);
         model.hyper.noise_variance = model.hyper.noise_variance.max(2.0 * f);

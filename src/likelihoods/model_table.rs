@@ -1,0 +1,205 @@
+//! A model's likelihood as its file carries it (`[likelihood]`, docs/formats.md), and the
+//! check of a training target against the likelihood a run names. The Gaussian has no
+//! table: its σ² is `[hyper] noise_variance`, so every model written before there was a
+//! choice reads and writes unchanged.
+
+use super::GaussHermite;
+use super::{
+    BadTarget, Bernoulli, BinaryLabels, Likelihood, LikelihoodKind, Link, Poisson, StudentT,
+};
+use serde::{Deserialize, Serialize};
+
+/// Gauss–Hermite points unless a model says otherwise: GPflow's 20, exact for
+/// polynomials in f of degree up to 39.
+pub const DEFAULT_POINTS: usize = 20;
+use std::collections::BTreeMap;
+
+/// `[likelihood]`: which likelihood, its link (bernoulli), the data's two labels of
+/// classes 0 and 1 (bernoulli), and its parameters by name (in model units, as
+/// `[hyper]`'s).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LikelihoodTable {
+    pub name: LikelihoodKind,
+    /// bernoulli: probit (absent) or logit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<Link>,
+    /// bernoulli: the target's labels read as class 0 and class 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels: Option<[f64; 2]>,
+    /// Gauss–Hermite points of the expected log-likelihood where the likelihood has no
+    /// closed form (`--quadrature-points`; absent: 20).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quadrature_points: Option<usize>,
+    /// The likelihood's own parameters (`Likelihood::param_names`), e.g. studentt's
+    /// scale and df; absent ones take their defaults.
+    #[serde(flatten)]
+    pub params: BTreeMap<String, f64>,
+}
+
+impl LikelihoodTable {
+    /// The table of `kind` with its default parameters (None for the Gaussian).
+    pub fn start(kind: LikelihoodKind, labels: Option<BinaryLabels>) -> Option<LikelihoodTable> {
+        if kind == LikelihoodKind::Gaussian {
+            return None;
+        }
+        let mut t = LikelihoodTable {
+            name: kind,
+            link: None,
+            labels: labels.map(|l| l.labels),
+            quadrature_points: None,
+            params: BTreeMap::new(),
+        };
+        t.set_params(kind.default_likelihood().as_ref());
+        Some(t)
+    }
+
+    /// The likelihood the table describes; an error names the key that is wrong.
+    pub fn likelihood(&self) -> Result<Box<dyn Likelihood>, String> {
+        let mut lik: Box<dyn Likelihood> = match self.name {
+            LikelihoodKind::Gaussian => {
+                return Err(
+                    "name = \"gaussian\": a Gaussian model has no [likelihood] table; \
+                     its noise variance is [hyper] noise_variance"
+                        .to_string(),
+                );
+            }
+            LikelihoodKind::StudentT => Box::new(StudentT::default()),
+            LikelihoodKind::Bernoulli => {
+                Box::new(Bernoulli::new(self.link.unwrap_or_default(), 0.0))
+            }
+            LikelihoodKind::Poisson => Box::new(Poisson),
+        };
+        self.quadrature()?;
+        if self.link.is_some() && self.name != LikelihoodKind::Bernoulli {
+            return Err(format!(
+                "link: the {} likelihood has no link to choose",
+                self.name
+            ));
+        }
+        if self.labels.is_some() != (self.name == LikelihoodKind::Bernoulli) {
+            return Err(match self.name {
+                LikelihoodKind::Bernoulli => {
+                    "labels: a bernoulli model needs the two labels of classes 0 and 1, \
+                     e.g. labels = [0.0, 1.0]"
+                        .to_string()
+                }
+                other => format!("labels: the {other} likelihood has no class labels"),
+            });
+        }
+        if let Some([a, b]) = self.labels
+            && !(a.is_finite() && b.is_finite() && a < b)
+        {
+            return Err(format!(
+                "labels = [{a}, {b}]: two finite labels, the smaller first (class 0)"
+            ));
+        }
+        let names = lik.param_names();
+        let mut values = lik.params();
+        for (key, v) in &self.params {
+            let Some(k) = names.iter().position(|n| n == key) else {
+                return Err(format!(
+                    "{key}: not a parameter of the {} likelihood ({})",
+                    self.name,
+                    if names.is_empty() {
+                        "it has none".to_string()
+                    } else {
+                        format!("its parameters: {}", names.join(", "))
+                    }
+                ));
+            };
+            if !(v.is_finite() && *v > 0.0) {
+                return Err(format!("{key} = {v}: must be a positive number"));
+            }
+            values[k] = *v;
+        }
+        lik.set_params(&values);
+        Ok(lik)
+    }
+
+    /// The Gauss–Hermite rule of the table's `quadrature_points` (default 20).
+    pub fn quadrature(&self) -> Result<GaussHermite, String> {
+        GaussHermite::new(self.quadrature_points.unwrap_or(DEFAULT_POINTS))
+            .map_err(|why| format!("quadrature_points: {why}"))
+    }
+
+    /// Writes `lik`'s parameter values into the table.
+    pub fn set_params(&mut self, lik: &dyn Likelihood) {
+        self.params = lik
+            .param_names()
+            .iter()
+            .map(|n| n.to_string())
+            .zip(lik.params())
+            .collect();
+    }
+
+    /// The class labels, for a bernoulli model.
+    pub fn binary_labels(&self) -> Option<BinaryLabels> {
+        self.labels.map(|labels| BinaryLabels { labels })
+    }
+}
+
+/// Whether the targets of a fit with `kind` must stay as they are: counts and class
+/// labels are not centred or scaled (the Gaussian and Student-t are location-scale
+/// families, so their targets are).
+pub fn keeps_targets(kind: LikelihoodKind) -> bool {
+    matches!(kind, LikelihoodKind::Bernoulli | LikelihoodKind::Poisson)
+}
+
+/// The first training target `kind` cannot take, as the likelihood's own check says
+/// (for bernoulli: exactly two distinct labels, which are then mapped to 0 and 1 —
+/// returned, smaller label class 0).
+pub fn target_problem(kind: LikelihoodKind, y: &[f64]) -> Result<Option<BinaryLabels>, BadTarget> {
+    match kind {
+        LikelihoodKind::Bernoulli => BinaryLabels::of(y).map(Some),
+        _ => kind.default_likelihood().check_targets(y).map(|()| None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_reads_back_the_likelihood_it_was_written_from() {
+        let mut t = LikelihoodTable::start(LikelihoodKind::StudentT, None).unwrap();
+        let lik = StudentT {
+            scale: 0.25,
+            df: 5.0,
+        };
+        t.set_params(&lik);
+        let text = toml::to_string(&t).unwrap();
+        let back: LikelihoodTable = toml::from_str(&text).unwrap();
+        assert_eq!(back, t);
+        assert_eq!(back.likelihood().unwrap().params(), vec![0.25, 5.0]);
+        assert!(LikelihoodTable::start(LikelihoodKind::Gaussian, None).is_none());
+    }
+
+    #[test]
+    fn a_wrong_key_or_value_is_named() {
+        let bad = |text: &str| {
+            toml::from_str::<LikelihoodTable>(text)
+                .unwrap()
+                .likelihood()
+                .unwrap_err()
+        };
+        assert!(bad("name = \"studentt\"\nscal = 1.0").starts_with("scal: not a parameter"));
+        assert!(bad("name = \"studentt\"\ndf = -1.0").starts_with("df = -1: must be a positive"));
+        assert!(bad("name = \"bernoulli\"").starts_with("labels:"));
+        assert!(bad("name = \"poisson\"\nlink = \"logit\"").starts_with("link:"));
+        assert!(bad("name = \"bernoulli\"\nlabels = [1.0, 0.0]").starts_with("labels = [1, 0]"));
+    }
+
+    #[test]
+    fn targets_are_checked_for_the_likelihood() {
+        let l = target_problem(LikelihoodKind::Bernoulli, &[-1.0, 1.0, 1.0]).unwrap();
+        assert_eq!(l.unwrap().labels, [-1.0, 1.0]);
+        let e = target_problem(LikelihoodKind::Bernoulli, &[0.0, 1.0, 2.0]).unwrap_err();
+        assert_eq!(e.row, 2);
+        let e = target_problem(LikelihoodKind::Poisson, &[0.0, 3.0, 1.5]).unwrap_err();
+        assert_eq!(e.row, 2);
+        assert_eq!(
+            target_problem(LikelihoodKind::Gaussian, &[0.5, -2.0]),
+            Ok(None)
+        );
+    }
+}

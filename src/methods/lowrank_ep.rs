@@ -1,0 +1,140 @@
+//! Expectation propagation through a low-rank method's family (binary classification
+//! with the probit likelihood, docs/methods.md §10): the family builds Kuf, Kuu and the
+//! prior diagonal as for a Gaussian fit, `crate::ep` runs EP and gives −log Z_EP with
+//! its adjoints, and the family pulls them back to its parameters — so every family
+//! that gives the core its parts (pseudo-inputs, the inter-domain and spectral
+//! families) is a classifier with FITC, DTC or power EP.
+
+use super::lowrank::{Family, FamilyState, Parts};
+use crate::collapsed::{Approx, Posterior};
+use crate::ep::{self, EpPosterior, EpSettings, Prediction, Sites};
+use crate::error::{Error, Result};
+use crate::exec::Exec;
+use crate::likelihoods::{LikelihoodKind, Link};
+use crate::model_file::ModelFile;
+use nalgebra::DMatrix;
+
+/// EP at a family's state: −log Z_EP, its gradient in the family's packed order (the
+/// noise entry 0) and EP's posterior.
+pub struct EpFit {
+    pub nlz: f64,
+    /// The absolute jitter on Kuu.
+    pub jitter: f64,
+    pub grad: Vec<f64>,
+    pub posterior: EpPosterior,
+}
+
+/// Whether a model is fitted by EP: the bernoulli likelihood (probit only: EP's
+/// moments are closed-form for it).
+pub fn uses_ep(model: &ModelFile) -> Result<bool> {
+    if model.likelihood_kind() != LikelihoodKind::Bernoulli {
+        return Ok(false);
+    }
+    match model.likelihood.as_ref().and_then(|t| t.link) {
+        Some(Link::Logit) => Err(Error::input(
+            "[likelihood] link = \"logit\": expectation propagation here uses the probit \
+             link (its moments are closed-form); remove the link or use svgp for logit",
+        )),
+        _ => Ok(true),
+    }
+}
+
+/// EP runs on one process's rows in memory: a distributed fit of it is refused.
+pub fn refuse_shared(exec: &Exec) -> Result<()> {
+    match exec.share {
+        Some(_) => Err(Error::input(
+            "expectation propagation (the bernoulli likelihood) runs in one process; \
+             --distributed is for the Gaussian likelihood",
+        )),
+        None => Ok(()),
+    }
+}
+
+fn run<S: FamilyState>(
+    parts: &Parts,
+    state: &S,
+    approx: Approx,
+    y: &[f64],
+    settings: &EpSettings,
+    start: Option<Sites>,
+) -> Result<EpPosterior> {
+    let lr = parts.low_rank(state.noise_variance(), approx);
+    let prior = ep::low_rank_prior(&lr)?;
+    ep::run(&prior, y, start, settings)
+}
+
+/// Run EP for `family` at `state` on inputs `x` and 0/1 labels `y` (from `start`, or
+/// flat sites) and return −log Z_EP with its gradient.
+#[allow(clippy::too_many_arguments)] // the family, its state, the data, EP's settings
+pub fn fit<F: Family>(
+    family: &F,
+    state: &F::State,
+    x: &DMatrix<f64>,
+    y: &[f64],
+    approx: Approx,
+    settings: &EpSettings,
+    start: Option<Sites>,
+    exec: &Exec,
+) -> Result<EpFit> {
+    let (parts, extra) = family.parts(state, x, true, exec)?;
+    let posterior = run(&parts, state, approx, y, settings, start)?;
+    let lr = parts.low_rank(state.noise_variance(), approx);
+    let adj = ep::low_rank_evidence(&lr, y, &posterior, exec)?;
+    let grad = family.pull_back(state, x, &parts, extra, &adj, exec)?;
+    Ok(EpFit {
+        nlz: adj.nlml,
+        jitter: adj.jitter,
+        grad,
+        posterior,
+    })
+}
+
+/// −log Z_EP alone.
+pub fn nlz<F: Family>(
+    family: &F,
+    state: &F::State,
+    x: &DMatrix<f64>,
+    y: &[f64],
+    approx: Approx,
+    exec: &Exec,
+) -> Result<f64> {
+    let (parts, _) = family.parts(state, x, false, exec)?;
+    let posterior = run(&parts, state, approx, y, &EpSettings::default(), None)?;
+    let lr = parts.low_rank(state.noise_variance(), approx);
+    Ok(ep::low_rank_evidence(&lr, y, &posterior, exec)?.nlml)
+}
+
+/// EP's posterior over the inducing values as the core's [`Posterior`] (what a model
+/// file stores and predicts the latent function with).
+pub fn posterior<F: Family>(
+    family: &F,
+    state: &F::State,
+    x: &DMatrix<f64>,
+    y: &[f64],
+    approx: Approx,
+    exec: &Exec,
+) -> Result<Posterior> {
+    let (parts, _) = family.parts(state, x, false, exec)?;
+    let post = run(&parts, state, approx, y, &EpSettings::default(), None)?;
+    let lr = parts.low_rank(state.noise_variance(), approx);
+    ep::low_rank_posterior(&lr, &post, family.degenerate(), exec)
+}
+
+/// The latent mean and variance and p(y = 1) at inputs `xs` under a fitted EP.
+pub fn predict<F: Family>(
+    family: &F,
+    state: &F::State,
+    posterior: &EpPosterior,
+    xs: &DMatrix<f64>,
+    exec: &Exec,
+) -> Result<Prediction> {
+    let (parts, _) = family.parts(state, xs, false, exec)?;
+    let lr = parts.low_rank(state.noise_variance(), Approx::Fitc);
+    let vs = ep::whiten(lr.kuu, lr.jitter, lr.kuf)?;
+    let kss = if family.degenerate() {
+        vs.column_iter().map(|c| c.norm_squared()).collect()
+    } else {
+        parts.kdiag.clone()
+    };
+    Ok(Prediction::of(posterior.latent(&vs, &kss)))
+}

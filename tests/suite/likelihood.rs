@@ -1,0 +1,244 @@
+//! `--likelihood` end to end: the option, the refusals of the methods that cannot take
+//! a likelihood, the target checks, and the model file's `[likelihood]`.
+
+use crate::common::repo;
+use nalgebra::{DMatrix, DVector};
+use sgpw::data::{Dataset, LoadSpec};
+use sgpw::likelihoods::{LikelihoodKind, LikelihoodTable};
+use sgpw::model_file::ModelFile;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn sgpw(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sgpw"))
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn load_spec(train: &Path) -> LoadSpec {
+    LoadSpec {
+        train: train.to_path_buf(),
+        test: None,
+        split: None,
+        seed: 0,
+        target: None,
+        features: None,
+        drop_missing: false,
+    }
+}
+
+#[test]
+fn a_collapsed_method_refuses_another_likelihood_before_reading_any_data() {
+    // bernoulli: every method but vfe's bound fits it by expectation propagation
+    // (tests/suite/ep.rs); poisson: none of the collapsed methods
+    for (method, likelihood) in [
+        ("vfe", "bernoulli"),
+        ("vfe", "poisson"),
+        ("fitc", "poisson"),
+        ("full", "poisson"),
+        ("ssgp", "poisson"),
+    ] {
+        let out = sgpw(&[
+            "fit",
+            "--train",
+            "/nonexistent/never-read.csv",
+            "--method",
+            method,
+            "--m",
+            "5",
+            "--likelihood",
+            likelihood,
+        ]);
+        let err = stderr(&out);
+        assert!(!out.status.success(), "{method}: {err}");
+        assert!(
+            err.contains(&format!("likelihood = {likelihood} (--likelihood)"))
+                && err.contains(&format!("method '{method}' cannot fit it"))
+                && err.contains("svgp")
+                && !err.contains("never-read"),
+            "{method}: {err}"
+        );
+    }
+    let out = sgpw(&[
+        "fit",
+        "--train",
+        "x.csv",
+        "--method",
+        "vfe",
+        "--likelihood",
+        "binomial",
+    ]);
+    let err = stderr(&out);
+    assert!(
+        err.contains("binomial") && err.contains("bernoulli") && err.contains("poisson"),
+        "{err}"
+    );
+}
+
+#[test]
+fn targets_are_checked_for_the_likelihood_naming_the_file_and_row() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let counts = dir.path().join("counts.csv");
+    std::fs::write(&counts, "x,y\n0.0,1\n1.0,0\n2.0,2.5\n3.0,4\n").expect("write");
+    let e = sgpw::data::load_for_fit(&load_spec(&counts), LikelihoodKind::Poisson, &mut |_| {})
+        .expect_err("2.5 is not a count")
+        .to_string();
+    assert!(
+        e.contains("counts.csv") && e.contains("row 3 (line 4 of the file)") && e.contains("2.5"),
+        "{e}"
+    );
+    // the gaussian takes the same file
+    sgpw::data::load_for_fit(&load_spec(&counts), LikelihoodKind::Gaussian, &mut |_| {})
+        .expect("gaussian");
+
+    let three = dir.path().join("three.csv");
+    std::fs::write(&three, "x,y\n0.0,1\n1.0,0\n2.0,1\n3.0,2\n").expect("write");
+    let e = sgpw::data::load_for_fit(&load_spec(&three), LikelihoodKind::Bernoulli, &mut |_| {})
+        .expect_err("three labels")
+        .to_string();
+    assert!(
+        e.contains("three.csv") && e.contains("row 4 (line 5") && e.contains("third label 2"),
+        "{e}"
+    );
+
+    let signs = dir.path().join("signs.csv");
+    std::fs::write(&signs, "x,y\n0.0,1\n1.0,-1\n2.0,1\n3.0,-1\n").expect("write");
+    let data = sgpw::data::load_for_fit(&load_spec(&signs), LikelihoodKind::Bernoulli, &mut |_| {})
+        .expect("two labels");
+    assert!(
+        data.notes
+            .iter()
+            .any(|n| n.contains("-1 as class 0 and 1 as class 1")),
+        "{:?}",
+        data.notes
+    );
+}
+
+/// A data set of ±1 labels as the loader gives it.
+fn signs_dataset() -> Dataset {
+    Dataset {
+        feature_names: vec!["x".into()],
+        target_name: "y".into(),
+        x_train: DMatrix::from_column_slice(4, 1, &[0.0, 1.0, 2.0, 4.0]),
+        y_train: DVector::from_vec(vec![1.0, -1.0, 1.0, -1.0]),
+        x_test: None,
+        y_test: None,
+        notes: Vec::new(),
+    }
+}
+
+#[test]
+fn binary_labels_become_classes_and_are_not_centred_or_scaled() {
+    let data = signs_dataset();
+    let (td, mean, st, labels) =
+        sgpw::train::prepare_for(&data, true, LikelihoodKind::Bernoulli).expect("prepared");
+    assert_eq!(td.y, vec![1.0, 0.0, 1.0, 0.0]);
+    assert_eq!(mean, 0.0);
+    let st = st.expect("inputs standardised");
+    assert_eq!(st.target_scale, 1.0);
+    assert!(td.x[(0, 0)] < 0.0, "inputs are still standardised");
+    assert_eq!(labels.expect("labels").labels, [-1.0, 1.0]);
+    // the gaussian centres and scales as before
+    let (td, mean, st, labels) =
+        sgpw::train::prepare_for(&data, true, LikelihoodKind::Gaussian).expect("prepared");
+    assert_eq!((mean, labels), (0.0, None));
+    let scale = st.expect("standardised").target_scale;
+    assert!(scale > 1.0 && td.y[0] == 1.0 / scale, "{scale}");
+    // a count that is not one is refused at its training row
+    let mut bad = data.clone();
+    bad.y_train[2] = 0.5;
+    let e = match sgpw::train::prepare_for(&bad, false, LikelihoodKind::Poisson) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("-1 is not a count"),
+    };
+    assert!(e.contains("training row 2") && e.contains("-1"), "{e}");
+}
+
+#[test]
+fn models_without_a_likelihood_read_and_rewrite_to_the_same_tables() {
+    // every model the repository's sessions hold, as written before there was a choice:
+    // read as a model and written again, each is the table it was, key for key
+    let mut models = 0;
+    for entry in std::fs::read_dir(repo("sessions"))
+        .expect("sessions/")
+        .flatten()
+    {
+        let path = entry.path();
+        let small = std::fs::metadata(&path).is_ok_and(|m| m.len() < 4_000_000);
+        if path.extension().is_none_or(|e| e != "toml") || !small {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("read");
+        let session: toml::Value = toml::from_str(&text).expect("parses");
+        let results = session.get("results").and_then(|r| r.as_array());
+        for r in results.into_iter().flatten() {
+            let Some(original) = r.get("model") else {
+                continue;
+            };
+            let model: ModelFile = original.clone().try_into().expect("a model");
+            assert!(model.likelihood.is_none());
+            let written = model.to_toml().expect("writes");
+            assert!(!written.contains("likelihood"), "{written}");
+            let again: toml::Value = toml::from_str(&written).expect("reads");
+            assert_eq!(&again, original, "{}", path.display());
+            assert_eq!(
+                ModelFile::parse(&written)
+                    .expect("parses")
+                    .to_toml()
+                    .expect("writes"),
+                written
+            );
+            models += 1;
+        }
+    }
+    assert!(models > 10, "only {models} models read");
+}
+
+#[test]
+fn a_likelihood_table_round_trips_and_a_method_that_cannot_take_it_is_named_at_its_line() {
+    let text = "method = \"vfe\"\ntarget_mean = 0.0\n\n[hyper]\nsignal_variance = 1.0\nlengthscales = [1.0]\n\
+                noise_variance = 0.1\n\n[likelihood]\nname = \"bernoulli\"\nlabels = [-1.0, 1.0]\n\n\
+                [inducing]\npoints = [[0.0], [1.0]]\n";
+    let model = ModelFile::parse(text).expect("parses");
+    assert_eq!(model.likelihood_kind(), LikelihoodKind::Bernoulli);
+    assert_eq!(
+        model
+            .likelihood
+            .as_ref()
+            .and_then(|t| t.binary_labels())
+            .map(|l| l.labels),
+        Some([-1.0, 1.0])
+    );
+    assert_eq!(model.to_toml().expect("writes"), text);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("m.toml");
+    std::fs::write(&file, text).expect("write");
+    let e = match sgpw::methods::read_model(&file) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("vfe takes gaussian only"),
+    };
+    assert!(
+        e.contains("m.toml")
+            && e.contains("line 9")
+            && e.contains("[likelihood] name = \"bernoulli\"")
+            && e.contains("method 'vfe' cannot fit it"),
+        "{e}"
+    );
+    // a studentt table with its parameters
+    let mut t = LikelihoodTable::start(LikelihoodKind::StudentT, None).expect("table");
+    t.params.insert("df".into(), 4.5);
+    let mut m = model.clone();
+    m.likelihood = Some(t);
+    let text = m.to_toml().expect("writes");
+    assert!(
+        text.contains("[likelihood]\nname = \"studentt\"\ndf = 4.5\nscale = 1.0\n"),
+        "{text}"
+    );
+    assert_eq!(ModelFile::parse(&text).expect("parses"), m);
+    assert_eq!(m.likelihood().expect("builds").params(), vec![1.0, 4.5]);
+}

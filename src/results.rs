@@ -144,7 +144,7 @@ impl RunResult {
         if self.status != Status::Done {
             return None;
         }
-        self.model.as_ref().and_then(|m| m.hyper.collapsed())
+        self.model.as_ref().and_then(|m| m.collapsed())
     }
 
     /// The record of a finished fit that collapsed and was restarted

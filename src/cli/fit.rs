@@ -313,7 +313,7 @@ fn report(
             "stop": r.stop.word(),
             "train_seconds": r.train_seconds,
             "jitter": r.jitter,
-            "collapsed": r.model.hyper.collapsed().is_some(),
+            "collapsed": r.model.collapsed().is_some(),
             "collapse_restart": r.model.fit.as_ref().and_then(|f| f.collapse_restart.as_ref()),
             "second_start": r.model.fit.as_ref().and_then(|f| f.second_start.as_ref()),
             "fixed": r.model.fixed,
@@ -376,7 +376,7 @@ fn report(
         if !r.model.fixed.is_empty() {
             crate::outln!("fixed       {}", fixed_note(r))?;
         }
-        if let Some(note) = r.model.hyper.collapse_note() {
+        if let Some(note) = r.model.collapse_note() {
             crate::outln!("warning     {note}")?;
         }
         if let Some(p) = &args.save_model {

@@ -243,6 +243,9 @@ pub fn outcome(key: RunKey, method: &str, fit: Result<FitResult>) -> RunResult {
             r.mse = f.test.map(|t| t.mse);
             r.negative_var_latent = f.test.map_or(0, |t| t.negative_var_latent);
             r.negative_var_noisy = f.test.map_or(0, |t| t.negative_var_noisy);
+            r.error_rate = f.test.and_then(|t| t.error_rate);
+            r.auc = f.test.and_then(|t| t.auc);
+            r.rmse = f.test.and_then(|t| t.rmse);
             r.iterations = f.iterations;
             r.train_seconds = f.train_seconds;
             r.jitter = Some(f.jitter);

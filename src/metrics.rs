@@ -1,6 +1,7 @@
 //! Test metrics of docs/methods.md §0.5, defined once.
 
 use crate::data::moments::sum_of_squares;
+use crate::likelihoods::{GaussHermite, Likelihood};
 
 /// Normalised mean squared error `Σ(y−μ)² / Σ(y−ȳ)²` with ȳ the TRAINING mean: the
 /// model's squared error over that of predicting the training mean, so a constant test
@@ -78,6 +79,15 @@ pub struct TestMetrics {
     /// Test points whose noisy predictive variance (latent + σ²) came out negative.
     #[serde(default)]
     pub negative_var_noisy: usize,
+    /// bernoulli: the share of test points on the wrong side of p(y = 1) = ½.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_rate: Option<f64>,
+    /// bernoulli: the area under the ROC curve of p(y = 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auc: Option<f64>,
+    /// poisson: the root mean squared error of the predictive mean.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rmse: Option<f64>,
 }
 
 impl TestMetrics {
@@ -95,6 +105,53 @@ pub fn negative_note(latent: usize, noisy: usize, n_test: usize) -> Option<Strin
              MNLP uses σ² for them"
         )
     })
+}
+
+/// The test scores of a model with a likelihood other than the Gaussian, defined once
+/// for `fit`, sessions and Python (docs/methods.md, "Likelihoods"): MNLP from the
+/// likelihood's log predictive density, and by likelihood — bernoulli: error rate, AUC,
+/// and as `mse` the Brier score (the mean squared error of p(y = 1)); poisson: RMSE of
+/// the predictive mean (and its square as `mse`); studentt: NMSE and MSE of the
+/// predictive mean. `y`, `mean`, `var` (the latent f's) are in model units; the model
+/// divides targets by `scale` after subtracting `target_mean` (1 and 0 for labels and
+/// counts), so densities and means are taken back to the data's units.
+pub fn likelihood_scores(
+    lik: &dyn Likelihood,
+    quad: &GaussHermite,
+    y: &[f64],
+    mean: &[f64],
+    var: &[f64],
+    (target_mean, scale): (f64, f64),
+) -> TestMetrics {
+    let n = y.len().max(1) as f64;
+    let lpd: f64 = (0..y.len())
+        .map(|i| lik.log_predictive_density(y[i], mean[i], var[i].max(0.0), quad))
+        .sum::<f64>()
+        / n;
+    let predicted: Vec<f64> = (0..y.len())
+        .map(|i| lik.predictive_moments(mean[i], var[i].max(0.0), quad).0 * scale + target_mean)
+        .collect();
+    let y_data: Vec<f64> = y.iter().map(|v| v * scale + target_mean).collect();
+    let mse = mse(&y_data, &predicted);
+    let mut out = TestMetrics {
+        nmse: None,
+        mnlp: -(lpd - scale.ln()),
+        mse,
+        negative_var_latent: var.iter().filter(|v| **v < 0.0).count(),
+        negative_var_noisy: 0,
+        error_rate: None,
+        auc: None,
+        rmse: None,
+    };
+    match lik.name() {
+        "bernoulli" => {
+            out.error_rate = Some(error_rate(y, &predicted));
+            out.auc = auc(y, &predicted);
+        }
+        "poisson" => out.rmse = Some(mse.sqrt()),
+        _ => out.nmse = nmse(&y_data, &predicted, target_mean),
+    }
+    out
 }
 
 /// Classification error rate: the share of 0/1 targets on the wrong side of p = ½ (p
@@ -142,6 +199,32 @@ pub fn auc(y: &[f64], score: &[f64]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// bernoulli: p = Φ(μ/√(1 + v)) scored by error rate, AUC, −log p and the Brier
+    /// score; poisson: RMSE of e^{μ + v/2} and the closed-form log predictive density.
+    #[test]
+    fn likelihood_scores_are_the_likelihoods_predictions_scored() {
+        use crate::likelihoods::{Bernoulli, Poisson, normal};
+        let quad = GaussHermite::new(20).unwrap();
+        let (y, mean, var) = ([1.0, 0.0, 1.0], [0.8, 0.3, -0.5], [0.5, 1.0, 0.2]);
+        let t = likelihood_scores(&Bernoulli::default(), &quad, &y, &mean, &var, (0.0, 1.0));
+        let p: Vec<f64> = (0..3)
+            .map(|i| normal::cdf(mean[i] / (1.0 + var[i]).sqrt()))
+            .collect();
+        assert_eq!(t.error_rate, Some(2.0 / 3.0));
+        assert_eq!(t.auc, Some(0.5));
+        let nlp = -((p[0]).ln() + (1.0 - p[1]).ln() + p[2].ln()) / 3.0;
+        assert!((t.mnlp - nlp).abs() < 1e-12, "{} {nlp}", t.mnlp);
+        let brier = ((1.0 - p[0]).powi(2) + p[1].powi(2) + (1.0 - p[2]).powi(2)) / 3.0;
+        assert!((t.mse - brier).abs() < 1e-12);
+        assert_eq!((t.nmse, t.rmse), (None, None));
+        let counts = [2.0, 0.0, 5.0];
+        let t = likelihood_scores(&Poisson, &quad, &counts, &mean, &var, (0.0, 1.0));
+        let rate: Vec<f64> = (0..3).map(|i| (mean[i] + var[i] / 2.0).exp()).collect();
+        let rmse = ((0..3).map(|i| (counts[i] - rate[i]).powi(2)).sum::<f64>() / 3.0).sqrt();
+        assert!((t.rmse.unwrap() - rmse).abs() < 1e-12);
+        assert_eq!((t.error_rate, t.auc, t.nmse), (None, None, None));
+    }
 
     #[test]
     fn hand_computed_values() {

@@ -362,6 +362,10 @@ impl ModelFile {
     /// [`NOISE_COLLAPSE_RATIO`]. A standardized model's targets have unit variance in
     /// its units; a raw model's variance is `target_variance`, where known.
     pub fn noise_collapsed(&self, target_variance: Option<f64>) -> Option<f64> {
+        // σ² is the Gaussian likelihood's: another likelihood's model does not use it
+        if self.likelihood.is_some() {
+            return None;
+        }
         let share = match (&self.standardize, target_variance) {
             (Some(_), _) => self.hyper.noise_variance,
             (None, Some(v)) if v > 0.0 => self.hyper.noise_variance / v,
@@ -411,6 +415,20 @@ impl ModelFile {
             posterior: None,
             fit: None,
         }
+    }
+
+    /// σ0²/σ² when the fit collapsed to the constant predictor ([`Hyper::collapsed`]);
+    /// never for a non-Gaussian likelihood, whose model does not use σ².
+    pub fn collapsed(&self) -> Option<f64> {
+        match self.likelihood {
+            Some(_) => None,
+            None => self.hyper.collapsed(),
+        }
+    }
+
+    /// [`Hyper::collapse_note`] where [`ModelFile::collapsed`] says so.
+    pub fn collapse_note(&self) -> Option<String> {
+        self.collapsed().and_then(|_| self.hyper.collapse_note())
     }
 
     /// Which likelihood the model has (gaussian when it has no `[likelihood]`).

@@ -72,6 +72,13 @@ pub struct RunResult {
     /// Of those, the ones still negative after adding σ².
     #[serde(default, skip_serializing_if = "is_zero")]
     pub negative_var_noisy: usize,
+    /// bernoulli: test error rate and AUC; poisson: RMSE (`metrics::likelihood_scores`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_rate: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auc: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rmse: Option<f64>,
     #[serde(default)]
     pub iterations: usize,
     #[serde(default)]
@@ -126,6 +133,9 @@ impl RunResult {
             mse: None,
             negative_var_latent: 0,
             negative_var_noisy: 0,
+            error_rate: None,
+            auc: None,
+            rmse: None,
             iterations: 0,
             train_seconds: 0.0,
             jitter: None,
@@ -144,7 +154,7 @@ impl RunResult {
         if self.status != Status::Done {
             return None;
         }
-        self.model.as_ref().and_then(|m| m.hyper.collapsed())
+        self.model.as_ref().and_then(|m| m.collapsed())
     }
 
     /// The record of a finished fit that collapsed and was restarted
@@ -217,6 +227,9 @@ impl RunResult {
             mse: self.mse.unwrap_or(f64::NAN),
             negative_var_latent: self.negative_var_latent,
             negative_var_noisy: self.negative_var_noisy,
+            error_rate: self.error_rate,
+            auc: self.auc,
+            rmse: self.rmse,
         })
     }
 }

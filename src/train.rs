@@ -496,7 +496,7 @@ impl<'a> Run<'a> {
                 None,
             ));
         }
-        if fitted.hyper.collapsed().is_none() || spec.options.no_collapse_restart || !may_restart {
+        if fitted.collapsed().is_none() || spec.options.no_collapse_restart || !may_restart {
             return Ok((None, None));
         }
         let mut rng_c = ChaCha8Rng::seed_from_u64(restart_seed(spec.seed, COLLAPSE_STREAM));

@@ -360,6 +360,10 @@ fn report(
             "nmse": nmse,
             "mnlp": mnlp,
             "mse": mse,
+            "likelihood": r.model.likelihood_kind(),
+            "error_rate": r.test.and_then(|t| t.error_rate),
+            "auc": r.test.and_then(|t| t.auc),
+            "rmse": r.test.and_then(|t| t.rmse),
             "negative_var_latent": r.test.map(|t| t.negative_var_latent),
             "negative_var_noisy": r.test.map(|t| t.negative_var_noisy),
             "iterations": r.iterations,
@@ -367,7 +371,7 @@ fn report(
             "stop": r.stop.word(),
             "train_seconds": r.train_seconds,
             "jitter": r.jitter,
-            "collapsed": r.model.hyper.collapsed().is_some(),
+            "collapsed": r.model.collapsed().is_some(),
             "collapse_restart": r.model.fit.as_ref().and_then(|f| f.collapse_restart.as_ref()),
             "second_start": r.model.fit.as_ref().and_then(|f| f.second_start.as_ref()),
             "fixed": r.model.fixed,
@@ -397,13 +401,21 @@ fn report(
                 "; fitted raw"
             }
         )?;
+        let by_likelihood = r.test.filter(|_| r.model.likelihood.is_some());
         match (nmse, mnlp) {
+            _ if by_likelihood.is_some() => {}
             (Some(a), Some(b)) => crate::outln!("test        NMSE {a:.6}   MNLP {b:.6}")?,
             (None, Some(b)) => {
                 crate::outln!("test        NMSE n/a   MNLP {b:.6}")?;
                 crate::noteln!("note: NMSE {}", crate::metrics::NMSE_UNDEFINED);
             }
             _ => crate::outln!("test        (no test set: use --test or --split)")?,
+        }
+        if let Some(t) = by_likelihood {
+            crate::outln!(
+                "test        {}",
+                likelihood_scores(r.model.likelihood_kind(), &t)
+            )?;
         }
         if let Some(note) = &negative {
             crate::outln!("variances   {note}")?;
@@ -430,7 +442,7 @@ fn report(
         if !r.model.fixed.is_empty() {
             crate::outln!("fixed       {}", fixed_note(r))?;
         }
-        if let Some(note) = r.model.hyper.collapse_note() {
+        if let Some(note) = r.model.collapse_note() {
             crate::outln!("warning     {note}")?;
         }
         if let Some(p) = &args.save_model {
@@ -464,6 +476,28 @@ fn fixed_note(r: &train::FitResult) -> String {
         })
         .collect();
     format!("{} (held, not fitted)", parts.join(", "))
+}
+
+/// A non-Gaussian model's own test scores in words (`metrics::likelihood_scores`).
+fn likelihood_scores(
+    kind: crate::likelihoods::LikelihoodKind,
+    t: &crate::metrics::TestMetrics,
+) -> String {
+    let mut parts = vec![format!("({kind})")];
+    if let Some(n) = t.nmse {
+        parts.push(format!("NMSE {n:.6}"));
+    }
+    if let Some(e) = t.error_rate {
+        parts.push(format!("error rate {e:.6}"));
+    }
+    if let Some(a) = t.auc {
+        parts.push(format!("AUC {a:.6}"));
+    }
+    if let Some(r) = t.rmse {
+        parts.push(format!("RMSE {r:.6}"));
+    }
+    parts.push(format!("MNLP {:.6}", t.mnlp));
+    parts.join("   ")
 }
 
 #[cfg(test)]

@@ -94,15 +94,27 @@ pub fn run(args: PredictArgs) -> Result<()> {
         }
         Ok(x.columns(0, dim).into_owned())
     };
+    let observed = Observed::of(predictor.model())?;
     let mut sink = Output::open(args.out.as_deref())?;
-    sink.write(b"mean,var_latent,var_noisy\n")?;
+    sink.write(
+        observed
+            .as_ref()
+            .map_or("mean,var_latent,var_noisy\n", Observed::header)
+            .as_bytes(),
+    )?;
     let written =
         data::load::for_each_input_chunk(&args.input, &features, rows, &mut |first, x| {
             let p = predictor.predict_with(&columns(x)?, &exec)?;
             p.check_finite(|i| format!("row {} of {}", first + i + 1, args.input.display()))?;
             let mut out = String::with_capacity(64 * p.mean.len());
             for i in 0..p.mean.len() {
-                let _ = writeln!(out, "{},{},{}", p.mean[i], p.var_latent[i], p.var_noisy[i]);
+                match &observed {
+                    None => {
+                        let _ =
+                            writeln!(out, "{},{},{}", p.mean[i], p.var_latent[i], p.var_noisy[i]);
+                    }
+                    Some(o) => o.row(&mut out, p.mean[i], p.var_latent[i]),
+                }
             }
             sink.write(out.as_bytes())
         });
@@ -218,5 +230,55 @@ fn stdout_error(e: std::io::Error) -> Error {
     match e.kind() {
         std::io::ErrorKind::BrokenPipe => Error::ClosedPipe,
         _ => Error::File(format!("cannot write to standard output: {e}")),
+    }
+}
+
+/// What `predict` writes for a model whose likelihood is not Gaussian: the latent f's
+/// mean and variance, then bernoulli's p(y = 1) (the probability of the larger training
+/// label), or the predictive mean and variance of y (poisson, studentt), in the data's
+/// units.
+struct Observed {
+    lik: Box<dyn crate::likelihoods::Likelihood>,
+    quad: crate::likelihoods::GaussHermite,
+    bernoulli: bool,
+    /// The model's target mean and scale (0 and 1 for labels and counts).
+    target: (f64, f64),
+}
+
+impl Observed {
+    fn of(model: &crate::model_file::ModelFile) -> Result<Option<Observed>> {
+        let Some(table) = &model.likelihood else {
+            return Ok(None);
+        };
+        let scale = model.standardize.as_ref().map_or(1.0, |s| s.target_scale);
+        Ok(Some(Observed {
+            lik: model.likelihood()?,
+            quad: table.quadrature().map_err(Error::input)?,
+            bernoulli: table.labels.is_some(),
+            target: (model.target_mean, scale),
+        }))
+    }
+
+    fn header(&self) -> &'static str {
+        if self.bernoulli {
+            "latent_mean,latent_var,p1\n"
+        } else {
+            "latent_mean,latent_var,mean,var\n"
+        }
+    }
+
+    /// One row from the latent mean and variance in the data's units.
+    fn row(&self, out: &mut String, mean: f64, var: f64) {
+        let (tm, scale) = self.target;
+        let (m, v) = self.lik.predictive_moments(
+            (mean - tm) / scale,
+            (var / (scale * scale)).max(0.0),
+            &self.quad,
+        );
+        let _ = if self.bernoulli {
+            writeln!(out, "{mean},{var},{m}")
+        } else {
+            writeln!(out, "{mean},{var},{},{}", m * scale + tm, v * scale * scale)
+        };
     }
 }

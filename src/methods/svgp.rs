@@ -8,14 +8,17 @@
 //! full-data objective (a chunk of rows at a time), the row sources and the posterior.
 
 pub mod adam;
+pub mod any_likelihood;
 pub mod elbo;
 pub mod file_rows;
 pub mod schedule;
+mod sums;
 mod train;
 
 use self::adam::Adam;
 use self::elbo::{Factor, Prior, Projected, Rows, Terms, Variational, Want};
 use self::schedule::{Schedule, plateaued};
+pub(crate) use self::sums::Sums;
 pub(crate) use self::train::train;
 use super::hyper::{head_grad, head_len, pack_hyper, unpack_hyper};
 use super::inducing::initial_points;
@@ -26,7 +29,7 @@ use crate::collapsed::{LatentPrior, Posterior};
 use crate::data::TrainData;
 use crate::error::{Error, Location, Result};
 use crate::exec::{Evaluation as ShareEvaluation, Exec, RowShare};
-use crate::likelihoods::LikelihoodKind;
+use crate::likelihoods::{GaussHermite, Likelihood, LikelihoodKind};
 use crate::linalg;
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, rows_to_matrix};
 use crate::optim::{self, Control, IterInfo, Outcome, Stop};
@@ -257,11 +260,14 @@ impl Params {
     }
 }
 
-/// [log σ0², log ℓ, (log α), noise] of `model`, then Z, μ and R's lower triangle.
+/// [log σ0², log ℓ, (log α), noise] of `model`, then Z, the log-parameters of a
+/// non-Gaussian likelihood (none for the Gaussian, whose σ² is the head's), μ and R's
+/// lower triangle.
 fn pack_params(model: &ModelFile, p: &Params) -> Vec<f64> {
     let mut theta = Vec::new();
     pack_hyper(model, &mut theta);
     theta.extend_from_slice(p.z.as_slice());
+    theta.extend(likelihood_params(model).iter().map(|v| v.ln()));
     theta.extend(p.q.mean.iter());
     theta.extend(lower_entries(&p.q.chol));
     theta
@@ -276,6 +282,12 @@ fn unpack_params(theta: &[f64], model: &mut ModelFile, p: &mut Params) {
         p.z.as_mut_slice().copy_from_slice(&theta[k..k + m * d]);
         k += m * d;
     }
+    let lik = likelihood_params(model).len();
+    if lik > 0 && theta.len() >= k + lik {
+        let values: Vec<f64> = theta[k..k + lik].iter().map(|v| v.exp()).collect();
+        set_likelihood_params(model, &values);
+        k += lik;
+    }
     if theta.len() > k {
         p.q.mean.as_mut_slice().copy_from_slice(&theta[k..k + m]);
         k += m;
@@ -285,6 +297,25 @@ fn unpack_params(theta: &[f64], model: &mut ModelFile, p: &mut Params) {
                 k += 1;
             }
         }
+    }
+}
+
+/// The values of a non-Gaussian likelihood's parameters (in `param_names` order; none
+/// for the Gaussian or a likelihood without any).
+fn likelihood_params(model: &ModelFile) -> Vec<f64> {
+    match (&model.likelihood, model.likelihood()) {
+        (Some(_), Ok(lik)) => lik.params(),
+        _ => Vec::new(),
+    }
+}
+
+/// Writes a non-Gaussian likelihood's parameter values into the model's table.
+fn set_likelihood_params(model: &mut ModelFile, values: &[f64]) {
+    if let Ok(mut lik) = model.likelihood()
+        && let Some(t) = model.likelihood.as_mut()
+    {
+        lik.set_params(values);
+        t.set_params(&*lik);
     }
 }
 
@@ -312,240 +343,6 @@ fn evaluate_at<'a>(
     }
     added?;
     Ok(sums.finish())
-}
-
-/// The ELBO's sums over blocks of rows, added one block at a time (from memory, or
-/// from a file read a chunk at a time), in the blocks' order.
-pub(crate) struct Sums<'m> {
-    model: &'m ModelFile,
-    p: &'m Params,
-    want: Want,
-    exec: &'m Exec,
-    kernel: crate::kernel::ModelKernel,
-    factor: Factor,
-    /// Blocks added so far (the index of the next one in a cache).
-    blocks: usize,
-    lik: f64,
-    d_mean_lik: DVector<f64>,
-    d_sigma_lik: DMatrix<f64>,
-    d_kdiag_sum: f64,
-    d_noise: f64,
-    d_kuu: DMatrix<f64>,
-    head: Option<Vec<f64>>,
-    d_z: DMatrix<f64>,
-}
-
-impl<'m> Sums<'m> {
-    pub(crate) fn new(
-        model: &'m ModelFile,
-        p: &'m Params,
-        want: Want,
-        exec: &'m Exec,
-    ) -> Result<Sums<'m>> {
-        let (z, m) = (&p.z, p.z.nrows());
-        let kernel = model.kernel();
-        let factor = Factor::new(&Self::prior_of(model, &*kernel, z), exec.par)?;
-        Ok(Sums {
-            model,
-            p,
-            want,
-            exec,
-            kernel,
-            factor,
-            blocks: 0,
-            lik: 0.0,
-            d_mean_lik: DVector::zeros(m),
-            d_sigma_lik: DMatrix::zeros(m, m),
-            d_kdiag_sum: 0.0,
-            d_noise: 0.0,
-            d_kuu: DMatrix::zeros(m, m),
-            head: None,
-            d_z: DMatrix::zeros(m, z.ncols()),
-        })
-    }
-
-    fn prior_of<'k>(
-        model: &ModelFile,
-        kernel: &'k dyn crate::kernel::Kernel,
-        z: &'k DMatrix<f64>,
-    ) -> Prior<'k> {
-        Prior {
-            kernel,
-            z,
-            noise: model.hyper.noise_variance,
-            jitter: model.jitter_policy(),
-        }
-    }
-
-    /// Add one block of inputs and targets, its likelihood term scaled by `c`; with a
-    /// `cache`, block k's projection is `cache[k]` if there, else stored there.
-    pub(crate) fn add(
-        &mut self,
-        x: &DMatrix<f64>,
-        y: &[f64],
-        c: f64,
-        cache: Option<&mut Vec<Projected>>,
-    ) -> Result<()> {
-        self.exec.check()?;
-        let (k, par) = (self.blocks, self.exec.par);
-        self.blocks += 1;
-        let (model, p, kernel, want) = (self.model, self.p, &self.kernel, self.want);
-        let prior = Self::prior_of(model, &**kernel, &p.z);
-        let fresh;
-        let proj = match cache {
-            Some(kept) => {
-                if kept.len() <= k {
-                    kept.push(elbo::project(&prior, &self.factor, x, par));
-                }
-                &kept[k]
-            }
-            None => {
-                fresh = elbo::project(&prior, &self.factor, x, par);
-                &fresh
-            }
-        };
-        let t: Terms =
-            elbo::expected_loglik(&prior, &self.factor, &p.q, proj, Rows { y, c }, want, par);
-        self.lik += t.expected_loglik;
-        if want == Want::Value {
-            return Ok(());
-        }
-        self.d_mean_lik += &t.d_mean_lik;
-        self.d_sigma_lik += &t.d_sigma_lik;
-        if let (Some(dkub), Some(dkuu)) = (&t.d_kub, &t.d_kuu) {
-            self.d_kdiag_sum += t.d_kdiag_sum;
-            self.d_noise += t.d_noise;
-            self.d_kuu += dkuu;
-            let g = kernel.grad(&p.z, x, &proj.kub, dkub, true, false, par);
-            if let Some(a) = &g.a {
-                self.d_z += a;
-            }
-            let h = head_grad(model, &[&g], 0.0, 0.0);
-            match self.head.as_mut() {
-                None => self.head = Some(h),
-                Some(acc) => acc.iter_mut().zip(&h).for_each(|(a, b)| *a += b),
-            }
-        }
-        Ok(())
-    }
-
-    /// Replace this process's sums with those over every process of `share` (one
-    /// all-reduce of what `want` computes; symmetric matrices as their lower triangle),
-    /// with a failure slot: a process that failed joins with `failed` set, and then
-    /// every process gets an error instead of waiting for it.
-    pub(crate) fn all_sum(&mut self, share: &dyn RowShare, failed: bool) -> Result<()> {
-        let (m, want) = (self.d_mean_lik.len(), self.want);
-        let head = head_len(self.model);
-        let gradient = matches!(want, Want::Model | Want::All);
-        let mut buf = Vec::new();
-        if want != Want::Natural {
-            buf.push(self.lik);
-        }
-        if want != Want::Value {
-            buf.extend(self.d_mean_lik.iter());
-        }
-        if matches!(want, Want::Natural | Want::All) {
-            buf.extend(lower_entries(&self.d_sigma_lik));
-        }
-        if gradient {
-            buf.extend([self.d_kdiag_sum, self.d_noise]);
-            match &self.head {
-                Some(h) => buf.extend(h),
-                None => buf.extend(std::iter::repeat_n(0.0, head)),
-            }
-            buf.extend(lower_entries(&self.d_kuu));
-            buf.extend(self.d_z.iter());
-        }
-        buf.push(if failed { 1.0 } else { 0.0 });
-        share.all_sum(&mut buf)?;
-        let failures = buf.pop().unwrap_or(0.0);
-        if failures > 0.0 {
-            return Err(Error::numerical(format!(
-                "svgp: the evaluation failed on {failures} of the processes (their own \
-                 errors are reported above)"
-            )));
-        }
-        let mut at = buf.into_iter();
-        let mut next = || at.next().unwrap_or(f64::NAN);
-        self.lik = match want {
-            Want::Natural => f64::NAN,
-            _ => next(),
-        };
-        if want != Want::Value {
-            self.d_mean_lik.iter_mut().for_each(|v| *v = next());
-        }
-        let symmetric = |a: &mut DMatrix<f64>, next: &mut dyn FnMut() -> f64| {
-            for j in 0..m {
-                for i in j..m {
-                    let v = next();
-                    a[(i, j)] = v;
-                    a[(j, i)] = v;
-                }
-            }
-        };
-        if matches!(want, Want::Natural | Want::All) {
-            symmetric(&mut self.d_sigma_lik, &mut next);
-        }
-        if gradient {
-            self.d_kdiag_sum = next();
-            self.d_noise = next();
-            self.head = Some((0..head).map(|_| next()).collect());
-            symmetric(&mut self.d_kuu, &mut next);
-            self.d_z.iter_mut().for_each(|v| *v = next());
-        }
-        Ok(())
-    }
-
-    /// The ELBO (the likelihood sums less the KL term) and what `want` asked for.
-    pub(crate) fn finish(self) -> Evaluation {
-        let Sums {
-            model,
-            p,
-            want,
-            exec,
-            kernel,
-            factor,
-            lik,
-            d_mean_lik,
-            d_sigma_lik,
-            d_kdiag_sum,
-            d_noise,
-            d_kuu,
-            head,
-            mut d_z,
-            ..
-        } = self;
-        let (z, q, par) = (&p.z, &p.q, exec.par);
-        let elbo = lik - q.kl();
-        let mut grad = Vec::new();
-        if matches!(want, Want::Model | Want::All) {
-            let gu = kernel.grad(z, z, &factor.kuu, &d_kuu, true, true, par);
-            let extra = model.hyper.signal_variance * d_kdiag_sum
-                + jitter_grad(model.jitter_policy(), factor.jitter, &d_kuu);
-            let hu = head_grad(model, &[&gu], extra, d_noise);
-            grad = match head {
-                Some(h) => h.iter().zip(&hu).map(|(a, b)| a + b).collect(),
-                None => hu,
-            };
-            if let (Some(a), Some(b)) = (&gu.a, &gu.b) {
-                d_z += a;
-                d_z += b;
-            }
-            grad.extend_from_slice(d_z.as_slice());
-        }
-        if want == Want::All {
-            grad.extend((&d_mean_lik - &q.mean).iter());
-            let d_chol = elbo::d_chol(q, &d_sigma_lik, par);
-            grad.extend(lower_entries(&d_chol));
-        }
-        Evaluation {
-            elbo,
-            grad,
-            d_mean_lik,
-            d_sigma_lik,
-            jitter: factor.jitter,
-        }
-    }
 }
 
 /// The lower triangle of a square matrix, column by column (how R is packed).
@@ -806,12 +603,9 @@ impl Method for Svgp {
             "quadrature_points",
         ]
     }
-    fn refuses_likelihood(&self, kind: LikelihoodKind) -> Option<String> {
-        (kind != LikelihoodKind::Gaussian).then(|| {
-            "its expected log-likelihood and natural-gradient steps for a non-Gaussian \
-             likelihood are not built yet (issue 43)"
-                .to_string()
-        })
+    fn refuses_likelihood(&self, _kind: LikelihoodKind) -> Option<String> {
+        // the expected log-likelihood of any likelihood: `svgp/any_likelihood.rs`
+        None
     }
     fn model_tables(&self) -> &'static [&'static str] {
         &[Inducing::NAME, VariationalTable::NAME, SvgpRecord::NAME]
@@ -933,9 +727,9 @@ impl Method for Svgp {
     }
 
     fn unpack(&self, theta: &[f64], model: &mut ModelFile) {
-        let head = head_len(model);
+        let head = head_len(model) + likelihood_params(model).len();
         let d = model.hyper.lengthscales.len().max(1);
-        // m·D + m + m(m+1)/2 entries follow the head: solve for m
+        // m·D + m + m(m+1)/2 entries follow the head and the likelihood's: solve for m
         let rest = theta.len().saturating_sub(head);
         let m = (0..=rest)
             .find(|&m| m * d + m + m * (m + 1) / 2 >= rest)

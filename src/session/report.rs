@@ -504,6 +504,12 @@ pub struct Row {
     pub seconds: f64,
     /// The target column, as the stored model records it.
     pub target: Option<String>,
+    /// The stored model's likelihood (`gaussian` unless `--likelihood` said otherwise).
+    pub likelihood: Option<&'static str>,
+    /// bernoulli: test error rate and AUC; poisson: test RMSE.
+    pub error_rate: Option<f64>,
+    pub auc: Option<f64>,
+    pub rmse: Option<f64>,
 }
 
 /// The column names of [`Row`], in order.
@@ -531,6 +537,10 @@ pub const COLUMNS: &[&str] = &[
     "stop",
     "seconds",
     "target",
+    "likelihood",
+    "error_rate",
+    "auc",
+    "rmse",
 ];
 
 /// Every result of the session, sorted by data set, label, m and seed.
@@ -582,6 +592,10 @@ pub fn rows(session: &Session) -> Vec<Row> {
                 stop: r.stop.map(|s| s.word()),
                 seconds: r.train_seconds,
                 target: r.model.as_ref().and_then(|m| m.target.clone()),
+                likelihood: r.model.as_ref().map(|m| m.likelihood_kind().name()),
+                error_rate: r.error_rate,
+                auc: r.auc,
+                rmse: r.rmse,
             }
         })
         .collect()

@@ -312,6 +312,9 @@ impl Predictor {
 
     pub fn score_with(&self, x: &DMatrix<f64>, y: &[f64], exec: &Exec) -> Result<TestMetrics> {
         let p = self.predict_with(x, exec)?;
+        if let Some(table) = &self.model.likelihood {
+            return self.score_likelihood(table, y, &p);
+        }
         let scale = self
             .model
             .standardize
@@ -324,6 +327,59 @@ impl Predictor {
             mse: metrics::mse(y, &p.mean),
             negative_var_latent: p.var_latent.iter().filter(|v| **v < 0.0).count(),
             negative_var_noisy: p.var_noisy.iter().filter(|v| **v < 0.0).count(),
+            error_rate: None,
+            auc: None,
+            rmse: None,
         })
+    }
+
+    /// [`Predictor::score_with`] for a likelihood other than the Gaussian
+    /// ([`metrics::likelihood_scores`]): the test targets in model units (a binary
+    /// target's labels as the classes the model learned), each checked for the
+    /// likelihood, an error naming the first test row it cannot take.
+    fn score_likelihood(
+        &self,
+        table: &crate::likelihoods::LikelihoodTable,
+        y: &[f64],
+        p: &Prediction,
+    ) -> Result<TestMetrics> {
+        let bad = |row: usize, why: String| {
+            Error::input(format!(
+                "the test target at test row {}: {why} ({} likelihood)",
+                row + 1,
+                table.name
+            ))
+        };
+        let lik = self.model.likelihood()?;
+        let quad = table.quadrature().map_err(Error::input)?;
+        let (tm, scale) = (self.model.target_mean, self.target_scale());
+        let y_model: Vec<f64> = match table.binary_labels() {
+            Some(labels) => {
+                if let Some(row) = y.iter().position(|v| !labels.labels.contains(v)) {
+                    return Err(bad(
+                        row,
+                        format!(
+                            "the label {} is neither of the training labels {} and {}",
+                            y[row], labels.labels[0], labels.labels[1]
+                        ),
+                    ));
+                }
+                labels.to_classes(y)
+            }
+            None => y.iter().map(|v| (v - tm) / scale).collect(),
+        };
+        lik.check_targets(&y_model)
+            .map_err(|b| bad(b.row, b.reason))?;
+        // the latent f in model units
+        let mean: Vec<f64> = p.mean.iter().map(|m| (m - tm) / scale).collect();
+        let var: Vec<f64> = p.var_latent.iter().map(|v| v / (scale * scale)).collect();
+        Ok(metrics::likelihood_scores(
+            &*lik,
+            &quad,
+            &y_model,
+            &mean,
+            &var,
+            (tm, scale),
+        ))
     }
 }

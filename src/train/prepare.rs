@@ -84,6 +84,13 @@ pub fn prepare_for(
     Ok((td, 0.0, st, labels))
 }
 
+/// The starting signal variance σ0² of the latent function of a likelihood whose targets
+/// are not centred or scaled
+/// (GPflow's default kernel variance): its targets' spread says nothing about f's
+/// (class labels, counts), while under N(0, 1) a probit's p(y = 1) spreads evenly over
+/// (0, 1) and a Poisson rate e^f over a factor of e either way of 1.
+pub const LATENT_SIGNAL_VARIANCE: f64 = 1.0;
+
 /// The noise floor in model units: a fraction of the training targets' variance.
 pub(crate) fn noise_floor(opts: &crate::run_spec::MethodOptions, td: &TrainData) -> Option<f64> {
     Some(opts.noise_floor()).filter(|f| *f > 0.0).map(|f| {
@@ -111,7 +118,15 @@ pub(crate) fn start_model(
 ) -> Result<ModelFile> {
     let hyper = match hyper {
         Some(h) => h,
-        None => methods::start::initial_hyper(td, spec, standardize.as_ref(), ctx, rng)?,
+        None => {
+            let mut h = methods::start::initial_hyper(td, spec, standardize.as_ref(), ctx, rng)?;
+            if crate::likelihoods::keeps_targets(spec.options.likelihood())
+                && spec.options.init_signal_variance.is_none()
+            {
+                h.signal_variance = LATENT_SIGNAL_VARIANCE;
+            }
+            h
+        }
     };
     let mut model = spec.method().init(td, spec, hyper, ctx, rng)?;
     methods::start::set_given_inducing_inputs(
@@ -126,6 +141,11 @@ pub(crate) fn start_model(
     model.target = Some(target_name.to_string());
     model.likelihood = LikelihoodTable::start(spec.options.likelihood(), labels).map(|mut t| {
         t.quadrature_points = spec.options.quadrature_points;
+        if t.name == LikelihoodKind::StudentT {
+            // the scale starts where the Gaussian's noise would: its standard deviation
+            t.params
+                .insert("scale".into(), model.hyper.noise_variance.sqrt());
+        }
         t
     });
     if let Some(f) = floor {

@@ -371,7 +371,7 @@ impl App {
         self.result_of(row)
             .filter(|r| row.activity == Activity::Idle && r.collapsed().is_some())
             .and_then(|r| r.model.as_ref())
-            .and_then(|m| m.hyper.collapse_note())
+            .and_then(|m| m.collapse_note())
     }
 
     /// Why a run predicts worse than a constant predictor (the training mean and

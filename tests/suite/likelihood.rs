@@ -242,3 +242,82 @@ fn a_likelihood_table_round_trips_and_a_method_that_cannot_take_it_is_named_at_i
     assert_eq!(ModelFile::parse(&text).expect("parses"), m);
     assert_eq!(m.likelihood().expect("builds").params(), vec![1.0, 4.5]);
 }
+
+#[test]
+fn fit_scores_and_predict_writes_what_the_likelihood_predicts() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = dir.path().join("m.toml");
+    let data = repo("datasets/breast_cancer/data.csv.gz");
+    let (data, model_arg) = (data.display().to_string(), model.display().to_string());
+    let out = sgpw(&[
+        "fit",
+        "--train",
+        &data,
+        "--split",
+        "0.8",
+        "--method",
+        "svgp",
+        "--m",
+        "8",
+        "--likelihood",
+        "bernoulli",
+        "--json",
+        "--save-model",
+        &model_arg,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["likelihood"], "bernoulli");
+    assert_eq!(v["stop"], "converged");
+    let (error, auc) = (
+        v["error_rate"].as_f64().expect("error rate"),
+        v["auc"].as_f64().expect("AUC"),
+    );
+    assert!(error < 0.1 && auc > 0.95, "{v}");
+    assert!(v["mnlp"].as_f64().expect("NLP") < 0.3, "{v}");
+    assert!(v["rmse"].is_null() && v["nmse"].is_null(), "{v}");
+    let text = std::fs::read_to_string(&model).expect("model");
+    assert!(
+        text.contains("[likelihood]\nname = \"bernoulli\"\nlabels = [0.0, 1.0]"),
+        "{text}"
+    );
+    let out = sgpw(&["predict", "--model", &model_arg, "--input", &data]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("latent_mean,latent_var,p1"));
+    let row: Vec<f64> = lines
+        .next()
+        .expect("a row")
+        .split(',')
+        .map(|v| v.parse().expect("a number"))
+        .collect();
+    assert!(row.len() == 3 && (0.0..=1.0).contains(&row[2]), "{row:?}");
+}
+
+#[test]
+fn a_session_runs_a_likelihood_and_reports_its_scores() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let session = dir.path().join("s.toml");
+    let data = repo("datasets/breast_cancer/data.csv.gz");
+    let text = format!(
+        "schema_version = {}\nname = \"lik\"\n\n[[datasets]]\nname = \"bc\"\ntrain = \"{}\"\n\
+         split = 0.8\n\n[[runs]]\ndataset = \"bc\"\nmethod = \"svgp\"\nm = [8]\n\n\
+         [runs.options]\nlikelihood = \"bernoulli\"\n",
+        sgpw::session::SCHEMA_VERSION,
+        data.display()
+    );
+    std::fs::write(&session, text).expect("write");
+    let s = session.display().to_string();
+    let out = sgpw(&["run", &s, "--jobs", "1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sgpw(&["report", &s, "--format", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let row = &v[0];
+    assert_eq!(row["label"], "svgp-std-bernoulli", "{v}");
+    assert_eq!(row["likelihood"], "bernoulli", "{v}");
+    assert!(row["error_rate"].as_f64().is_some_and(|e| e < 0.1), "{v}");
+    assert!(row["auc"].as_f64().is_some_and(|a| a > 0.95), "{v}");
+    assert!(row["rmse"].is_null(), "{v}");
+}

@@ -35,6 +35,7 @@ mod spectrum;
 mod spgp_extensions;
 mod starts;
 mod svgp;
+mod svgp_likelihoods;
 mod svgp_stream;
 mod tui_loading;
 mod tui_pty;

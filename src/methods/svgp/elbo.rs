@@ -151,8 +151,11 @@ pub struct Terms {
     pub d_kuu: Option<DMatrix<f64>>,
     /// Σ_i ∂/∂k_ii.
     pub d_kdiag_sum: f64,
-    /// ∂/∂σ².
+    /// ∂/∂σ² (the Gaussian likelihood's).
     pub d_noise: f64,
+    /// ∂/∂ log θ_k of another likelihood's parameters (`Likelihood::param_names`), when
+    /// the adjoints are asked; empty for the Gaussian, whose σ² is `d_noise`.
+    pub d_lik_params: Vec<f64>,
 }
 
 /// A block's targets and the scale its likelihood term gets: c = n/B for a minibatch
@@ -220,6 +223,7 @@ pub fn expected_loglik(
         d_kuu: None,
         d_kdiag_sum: -c * b as f64 / (2.0 * s2),
         d_noise: c * d_noise,
+        d_lik_params: Vec::new(),
     };
     if want == Want::Value {
         return terms;
@@ -261,35 +265,47 @@ pub fn expected_loglik(
         );
         abar.ger(1.0, &q.mean, &r, 1.0);
         abar *= c / s2;
-        // K̄uu = −sym(L⁻ᵀ Φ(Ā Aᵀ) L⁻¹)
-        // Φ keeps the lower triangle, halving the diagonal: only that triangle is formed
-        let mut phi = DMatrix::zeros(m, m);
-        linalg::gemm_shaped(
-            &mut phi,
-            Shape::Lower,
-            false,
-            &abar,
-            false,
-            Shape::Full,
-            a,
-            true,
-            1.0,
-            par,
-        );
-        for j in 0..m {
-            phi[(j, j)] *= 0.5;
-        }
-        linalg::solve_lower_transpose(&factor.l, &mut phi, par);
-        let mut t = phi.transpose();
-        linalg::solve_lower_transpose(&factor.l, &mut t, par);
-        // t = L⁻ᵀ (L⁻ᵀ Φ)ᵀ = (L⁻ᵀ Φ L⁻¹)ᵀ
-        let d_kuu = (&t + t.transpose()) * -0.5;
-        let mut d_kub = abar;
-        linalg::solve_lower_transpose(&factor.l, &mut d_kub, par);
+        let (d_kub, d_kuu) = adjoints(factor, a, abar, par);
         terms.d_kub = Some(d_kub);
         terms.d_kuu = Some(d_kuu);
     }
     terms
+}
+
+/// The adjoints of Kub and Kuu from Ā, the adjoint of A = L⁻¹ Kub: K̄ub = L⁻ᵀ Ā and
+/// K̄uu = −sym(L⁻ᵀ Φ(Ā Aᵀ) L⁻¹) (Φ: the lower triangle, its diagonal halved).
+pub fn adjoints(
+    factor: &Factor,
+    a: &DMatrix<f64>,
+    abar: DMatrix<f64>,
+    par: Par,
+) -> (DMatrix<f64>, DMatrix<f64>) {
+    let m = a.nrows();
+    // Φ keeps the lower triangle, halving the diagonal: only that triangle is formed
+    let mut phi = DMatrix::zeros(m, m);
+    linalg::gemm_shaped(
+        &mut phi,
+        Shape::Lower,
+        false,
+        &abar,
+        false,
+        Shape::Full,
+        a,
+        true,
+        1.0,
+        par,
+    );
+    for j in 0..m {
+        phi[(j, j)] *= 0.5;
+    }
+    linalg::solve_lower_transpose(&factor.l, &mut phi, par);
+    let mut t = phi.transpose();
+    linalg::solve_lower_transpose(&factor.l, &mut t, par);
+    // t = L⁻ᵀ (L⁻ᵀ Φ)ᵀ = (L⁻ᵀ Φ L⁻¹)ᵀ
+    let d_kuu = (&t + t.transpose()) * -0.5;
+    let mut d_kub = abar;
+    linalg::solve_lower_transpose(&factor.l, &mut d_kub, par);
+    (d_kub, d_kuu)
 }
 
 /// ∂KL/∂R = R − diag(1/R_jj) (lower-triangular).

@@ -29,8 +29,9 @@ pub(crate) fn train(
     let mut p = Params::of(&model)?;
     let theta = pack_params(&model, &p);
     // natgrad: Adam on the head and Z only; adam: on everything
+    let gaussian = model.likelihood.is_none();
     let adam_len = match s.optimizer {
-        SvgpOptimizer::Natgrad => head_len(&model) + p.z.len(),
+        SvgpOptimizer::Natgrad => head_len(&model) + p.z.len() + likelihood_params(&model).len(),
         SvgpOptimizer::Adam => theta.len(),
     };
     let mut sched = Schedule::new(s.batch, s.nat_step, s.lr, n);
@@ -109,8 +110,11 @@ pub(crate) fn train(
                     Some(&mut cache),
                     exec,
                 )?;
-                p.q =
-                    elbo::natural_step(&p.q, &e.d_mean_lik, &e.d_sigma_lik, sched.gamma, exec.par)?;
+                p.q = if gaussian {
+                    elbo::natural_step(&p.q, &e.d_mean_lik, &e.d_sigma_lik, sched.gamma, exec.par)?
+                } else {
+                    nonconjugate_step(&p.q, &e, sched.gamma, exec.par)?
+                };
                 let e = evaluate_at(
                     &model,
                     &p,
@@ -185,7 +189,9 @@ pub(crate) fn train(
                         adam.set_rate(sched.lr);
                         checks.clear();
                         record.stage_at.push(step);
-                        if sched.exact() && s.optimizer == SvgpOptimizer::Natgrad {
+                        // the exact stage's closed-form q(u) is the Gaussian's; other
+                        // likelihoods go on with steps on the whole data
+                        if sched.exact() && s.optimizer == SvgpOptimizer::Natgrad && gaussian {
                             exact = true;
                             break;
                         }
@@ -222,7 +228,7 @@ pub(crate) fn train(
     };
     if exact {
         stop = exact_stage(&mut model, &mut p, data, s.budget, &mut run, ctx)?;
-    } else if stop != Stop::Cancelled {
+    } else if stop != Stop::Cancelled && gaussian {
         // the minibatch steps leave q(u) near its optimum, the closed form puts it there
         let (q, e) = exact_q(data, &model, &p, Want::Value, exec)?;
         p.q = q;
@@ -266,6 +272,37 @@ pub(crate) fn train(
             stop,
         },
     ))
+}
+
+/// The largest natural-gradient step on q(u) for a non-Gaussian likelihood: with γ = 1
+/// on the whole data the step jumps to the optimum of the bound's local quadratic model,
+/// which for a non-conjugate likelihood is not the bound's optimum and can overshoot
+/// and oscillate (a Newton step without a line search); half of it moves at most
+/// halfway there. Schedules ask for γ up to 1 (the Gaussian's exact stage).
+pub const NONCONJUGATE_MAX_STEP: f64 = 0.5;
+
+/// A natural-gradient step on q(u) for a non-Gaussian likelihood: γ capped at
+/// [`NONCONJUGATE_MAX_STEP`], and halved (up to 10 times) while it would leave q(u)'s
+/// precision not positive definite — a likelihood that is not log-concave (Student-t)
+/// has ∂/∂var > 0 at outliers, which a long step can turn into negative curvature.
+fn nonconjugate_step(
+    q: &Variational,
+    e: &Evaluation,
+    gamma: f64,
+    par: crate::exec::Par,
+) -> Result<Variational> {
+    let mut gamma = gamma.min(NONCONJUGATE_MAX_STEP);
+    let mut tries = 0;
+    loop {
+        match elbo::natural_step(q, &e.d_mean_lik, &e.d_sigma_lik, gamma, par) {
+            Ok(next) => return Ok(next),
+            Err(err) if tries >= 10 => return Err(err),
+            Err(_) => {
+                gamma /= 2.0;
+                tries += 1;
+            }
+        }
+    }
 }
 
 /// What a run has done so far: its steps, rows visited, evaluations, the trace of

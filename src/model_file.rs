@@ -157,6 +157,11 @@ pub const COLLAPSE_RATIO: f64 = 1e-3;
 /// known failure of FITC otherwise (docs/methods.md §0.4), which `fit` notes.
 pub const NOISE_COLLAPSE_RATIO: f64 = 1e-4;
 
+/// A Bernoulli model's σ0² at or above this has left the range where the latent scale
+/// means anything: the probit link is saturated beyond |f| ≈ 8, under a hundredth of the
+/// latent standard deviation here.
+pub const UNBOUNDED_LATENT_VARIANCE: f64 = 1e6;
+
 /// What to try after a fit that is still collapsed, in the words of the command line: by
 /// then (unless `--no-collapse-restart`) it has been restarted from a full GP fitted on
 /// 1000 points, so the advice is a larger subset or FITC, whose diagonal correction keeps
@@ -429,6 +434,31 @@ impl ModelFile {
     /// [`Hyper::collapse_note`] where [`ModelFile::collapsed`] says so.
     pub fn collapse_note(&self) -> Option<String> {
         self.collapsed().and_then(|_| self.hyper.collapse_note())
+    }
+
+    /// A classifier's latent scale that grew without bound, in a sentence with what to
+    /// try: on training classes a kernel separates, the evidence keeps rising with σ0²
+    /// (it tends to the probability of the right signs), so the optimiser walks σ0²
+    /// away — probabilities go to 0 and 1, and at overflow to ½ everywhere
+    /// (docs/methods.md §10). None for every other model.
+    pub fn latent_scale_note(&self) -> Option<String> {
+        let s = self.hyper.signal_variance;
+        (self.likelihood_kind() == LikelihoodKind::Bernoulli
+            && (s >= UNBOUNDED_LATENT_VARIANCE || s.is_nan()))
+        .then(|| {
+            format!(
+                "the signal variance grew to {s:.1e}: the training classes are separable \
+                     by this kernel and the evidence keeps rising with the latent scale, which \
+                     has no optimum; probabilities away from the data may be overconfident{}; \
+                     hold it with --fix signal_variance=100, or compare --method svgp",
+                if s.is_finite() && s < 1e100 {
+                    ""
+                } else {
+                    " (at this size the arithmetic overflows and the predictions are not \
+                         to be trusted at all)"
+                }
+            )
+        })
     }
 
     /// Which likelihood the model has (gaussian when it has no `[likelihood]`).

@@ -372,6 +372,7 @@ fn report(
             "train_seconds": r.train_seconds,
             "jitter": r.jitter,
             "collapsed": r.model.collapsed().is_some(),
+            "latent_scale_unbounded": r.model.latent_scale_note().is_some(),
             "collapse_restart": r.model.fit.as_ref().and_then(|f| f.collapse_restart.as_ref()),
             "second_start": r.model.fit.as_ref().and_then(|f| f.second_start.as_ref()),
             "fixed": r.model.fixed,
@@ -442,7 +443,10 @@ fn report(
         if !r.model.fixed.is_empty() {
             crate::outln!("fixed       {}", fixed_note(r))?;
         }
-        if let Some(note) = r.model.collapse_note() {
+        for note in [r.model.collapse_note(), r.model.latent_scale_note()]
+            .into_iter()
+            .flatten()
+        {
             crate::outln!("warning     {note}")?;
         }
         if let Some(p) = &args.save_model {

@@ -452,3 +452,33 @@ fn fit_command_runs_ep_for_bernoulli() {
         assert!(so.contains("negative EP log evidence"), "{extra:?}: {so}");
     }
 }
+
+/// A classifier whose signal variance ran away (separable classes: the evidence keeps
+/// rising with the latent scale) is flagged, more strongly at overflow — DTC-EP's end
+/// on breast-cancer, where every probability is ½; a bounded one and a Gaussian model
+/// with the same σ0² are not.
+#[test]
+fn a_latent_scale_that_ran_away_is_flagged() {
+    let f = fixture("gpml_ep_3d.json");
+    let mut m = model(&f, "fitc");
+    assert_eq!(m.latent_scale_note(), None, "the fixture's σ0² is bounded");
+    m.hyper.signal_variance = 2.2e7;
+    let note = m.latent_scale_note().expect("flagged");
+    assert!(
+        note.contains("2.2e7") && note.contains("--fix signal_variance"),
+        "{note}"
+    );
+    assert!(!note.contains("overflows"), "{note}");
+    m.hyper.signal_variance = f64::MAX;
+    assert!(
+        m.latent_scale_note()
+            .expect("flagged")
+            .contains("overflows")
+    );
+    m.likelihood = None;
+    assert_eq!(
+        m.latent_scale_note(),
+        None,
+        "only a classifier's latent scale"
+    );
+}

@@ -26,8 +26,9 @@ use std::process::ExitCode;
     name = "sgpw",
     version,
     about = "sgpw — the sparse Gaussian-process workbench",
-    long_about = "Fit, compare and inspect sparse Gaussian-process regression methods \
-                  (exact GP, SPGP/FITC, ...) headless or in the terminal app."
+    long_about = "Fit, compare and inspect sparse Gaussian-process methods (exact GP, \
+                  SPGP/FITC, ...) for regression, classification and counts, headless or in \
+                  the terminal app."
 )]
 pub struct Cli {
     /// Without a subcommand: open the app on sessions/demo.toml.
@@ -37,9 +38,12 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Command {
-    /// Train one model on a data set and report NLML (raw target scale), test NMSE and MNLP.
+    /// Train one model on a data set and report its objective and test scores (NMSE and
+    /// MNLP; error rate and AUC for classification, RMSE for counts).
     Fit(fit::FitArgs),
-    /// Predict with a model file: CSV with mean, var_latent, var_noisy per input row.
+    /// Predict with a model file, one CSV row per input row: mean, var_latent, var_noisy
+    /// (Gaussian); latent_mean, latent_var, p1 (bernoulli); latent_mean, latent_var, mean,
+    /// var (poisson, studentt).
     Predict(predict::PredictArgs),
     /// The objective (and with --json its gradient) at a model's parameters, without
     /// training: the NLML, or the negative ELBO for vfe (and --approx vfe) and the

@@ -925,7 +925,7 @@ impl<F: Family> Method for LowRankMethod<F> {
     fn refuses_likelihood(&self, kind: LikelihoodKind) -> Option<String> {
         match (kind, self.approx) {
             (LikelihoodKind::Bernoulli, ApproxChoice::Fixed(ApproxKind::Vfe)) => Some(
-                "expectation propagation runs with FITC, DTC or power EP, not VFE's bound                  (use --method fitc, dtc or pep, or svgp for a variational classifier)"
+                "expectation propagation runs with FITC, DTC or power EP, not VFE's bound (use --method fitc, dtc or pep, or svgp for a variational classifier)"
                     .to_string(),
             ),
             (LikelihoodKind::Bernoulli, _) => None,

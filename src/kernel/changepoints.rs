@@ -2,9 +2,11 @@
 //! σ_j(x) = 1/(1 + exp(−s_j (t − l_j))) of one input t, at locations l_j with
 //! steepness s_j:
 //!
-//!   k(x, y) = Σ_i w_i(x) k_i(x, y) w_i(y),   w_i = Π_{j<i} σ_j · Π_{j≥i} (1 − σ_j),
+//!   k(x, y) = Σ_i w_i(x) k_i(x, y) w_i(y),   w_i = σ_{i−1} · (1 − σ_i)
 //!
-//! so k_0 holds before l_0, k_i between l_{i−1} and l_i, k_n after l_{n−1}. GPflow sorts
+//! (σ_{−1} = 1 − σ_n = 1): k_0 holds before l_0, k_i between l_{i−1} and l_i, k_n after
+//! l_{n−1}, each switched on by the sigmoid before it and off by the one after (GPflow's
+//! "starters" and "stoppers"). GPflow sorts
 //! the locations before use; here they pair with the kernels in the order given (the
 //! same for locations given in ascending order). The locations are unconstrained (the
 //! optimiser moves them as themselves), the steepnesses positive.
@@ -62,12 +64,19 @@ impl ChangePoints {
             .collect()
     }
 
-    /// w_i with σ_k replaced by 1 for k = `skip` (∂w_i/∂σ_skip up to its sign).
+    /// w_i with σ_k's factor replaced by 1 for k = `skip` (∂w_i/∂σ_skip up to its sign).
     fn weight(sig: &[f64], i: usize, skip: Option<usize>) -> f64 {
-        (0..sig.len())
-            .filter(|k| Some(*k) != skip)
-            .map(|k| if k < i { sig[k] } else { 1.0 - sig[k] })
-            .product()
+        let start = if i > 0 && skip != Some(i - 1) {
+            sig[i - 1]
+        } else {
+            1.0
+        };
+        let stop = if i < sig.len() && skip != Some(i) {
+            1.0 - sig[i]
+        } else {
+            1.0
+        };
+        start * stop
     }
 
     /// The weights of every kernel at every point (n×(kernels)).
@@ -98,12 +107,9 @@ impl ChangePoints {
             let t = x[(r, self.on)];
             let sig = self.sigmoids(t);
             for j in 0..n {
-                let gs: f64 = (0..=n)
-                    .map(|i| {
-                        let sign = if j < i { 1.0 } else { -1.0 };
-                        gw[(r, i)] * sign * Self::weight(&sig, i, Some(j))
-                    })
-                    .sum();
+                // σ_j stops k_j and starts k_{j+1}
+                let gs = gw[(r, j + 1)] * Self::weight(&sig, j + 1, Some(j))
+                    - gw[(r, j)] * Self::weight(&sig, j, Some(j));
                 let ds = gs * sig[j] * (1.0 - sig[j]);
                 full[j] -= ds * s[j];
                 full[n + j] += ds * s[j] * (t - l[j]);

@@ -292,3 +292,182 @@ fn a_sum_and_a_product_of_one_are_their_part() {
     let prod = Product::new(vec![se(2, 1.7), boxed(Part(Constant::new(2, 1.0)))]);
     assert_eq!(prod.matrix(&a, &b, Par::Seq), want);
 }
+
+/// The kernel of a case of benches/gpflow_kernel_parts.py, built as GPflow builds it.
+fn gpflow_case(name: &str) -> Box<dyn Kernel> {
+    let periodic_of = |kind, var, ls: Vec<f64>, period: Vec<f64>, alpha| {
+        boxed(Part(Periodic::new(kind, var, ls, period, alpha)))
+    };
+    let ard = |kind, var, ls: Vec<f64>, alpha| boxed(Ard::new(kind, var, ls, alpha));
+    let linear = |v: Vec<f64>| boxed(Part(Linear::new(v)));
+    match name {
+        "periodic_se" => periodic_of(
+            KernelKind::Se,
+            1.4,
+            vec![0.7, 0.9, 1.1],
+            vec![1.9, 2.3, 2.7],
+            1.0,
+        ),
+        "periodic_matern52" => periodic_of(KernelKind::Matern52, 0.8, vec![0.6], vec![1.3], 1.0),
+        "periodic_rq" => periodic_of(KernelKind::Rq, 1.1, vec![0.9], vec![0.7], 2.5),
+        "linear" => linear(vec![0.5, 0.75, 1.0]),
+        "polynomial" => boxed(Part(Polynomial::new(vec![0.5, 0.75, 1.0], 0.6, 3))),
+        "constant" => boxed(Part(Constant::new(3, 0.9))),
+        "se_plus_periodic_times_se" => boxed(Sum::new(vec![
+            se1(2.0, 1.5),
+            boxed(Product::new(vec![
+                periodic_of(KernelKind::Se, 1.0, vec![0.8], vec![1.1], 1.0),
+                se1(0.7, 2.5),
+            ])),
+        ])),
+        "linear_plus_matern52" => boxed(Sum::new(vec![
+            linear(vec![0.5, 0.75, 1.0]),
+            ard(KernelKind::Matern52, 1.3, vec![0.8, 1.1, 1.4], 1.0),
+        ])),
+        "matern32_dims01_times_se_dim2" => boxed(Product::new(vec![
+            boxed(Active::new(
+                vec![0, 1],
+                3,
+                ard(KernelKind::Matern32, 1.2, vec![0.9, 1.3], 1.0),
+            )),
+            boxed(Active::new(vec![2], 3, se1(0.8, 0.7))),
+        ])),
+        "rq_plus_constant" => boxed(Sum::new(vec![
+            ard(KernelKind::Rq, 0.9, vec![0.8, 1.0, 1.2], 1.7),
+            boxed(Part(Constant::new(3, 0.4))),
+        ])),
+        "changepoints_se_se" => boxed(ChangePoints::new(
+            vec![se1(1.0, 0.5), se1(2.0, 1.5)],
+            vec![0.1],
+            vec![4.0],
+            0,
+        )),
+        "changepoints_three" => boxed(ChangePoints::new(
+            vec![
+                se1(1.0, 0.5),
+                ard(KernelKind::Matern32, 2.0, vec![1.5], 1.0),
+                linear(vec![0.8]),
+            ],
+            vec![-0.4, 0.5],
+            vec![2.0, 3.5],
+            0,
+        )),
+        other => panic!("no kernel for the fixture's case {other}"),
+    }
+}
+
+fn se1(var: f64, ls: f64) -> Box<dyn Kernel> {
+    boxed(Ard::se(var, vec![ls]))
+}
+
+/// K(X, X2) and diag K(X) equal GPflow 2.9.2's for every case of the fixture.
+#[test]
+fn composed_kernels_equal_gpflows() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/gpflow_kernel_parts.json"
+    );
+    let fixture: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("the fixture")).expect("json");
+    let rows = |v: &serde_json::Value| -> DMatrix<f64> {
+        let r: Vec<Vec<f64>> = serde_json::from_value(v.clone()).expect("rows");
+        DMatrix::from_fn(r.len(), r[0].len(), |i, j| r[i][j])
+    };
+    let cases = fixture["cases"].as_array().expect("cases");
+    assert_eq!(cases.len(), 12);
+    for case in cases {
+        let name = case["name"].as_str().expect("a name");
+        let kern = gpflow_case(name);
+        let (x, x2, want) = (rows(&case["x"]), rows(&case["x2"]), rows(&case["k"]));
+        let got = kern.matrix(&x, &x2, Par::Seq);
+        let diag: Vec<f64> = serde_json::from_value(case["diag"].clone()).expect("diag");
+        for (g, w) in got
+            .iter()
+            .zip(want.iter())
+            .chain(kern.diag(&x).iter().zip(&diag))
+        {
+            assert!(
+                (g - w).abs() <= 1e-12 * (1.0 + w.abs()),
+                "{name}: {g} vs GPflow's {w}"
+            );
+        }
+    }
+}
+
+/// scikit-learn's Mauna Loa kernel at its θ (log-parameters in its order): long-term
+/// SE, SE × ExpSineSquared (periodicity fixed at 1; sklearn's ℓ_s is 2ℓ here, its
+/// variance the SE factor's), rq, short SE; the WhiteKernel's level is returned
+/// separately (it is noise: added to K(X, X)'s diagonal only).
+fn sklearn_co2_kernel(theta: &[f64]) -> (Box<dyn Kernel>, f64) {
+    let e: Vec<f64> = theta.iter().map(|t| t.exp()).collect();
+    let mut seasonal = Periodic::new(KernelKind::Se, 1.0, vec![e[4] / 2.0], vec![1.0], 1.0);
+    for name in ["var", "period"] {
+        seasonal.params.find_mut(name).expect("a block").fixed = true;
+    }
+    let kern = Sum::new(vec![
+        se1(e[0], e[1]),
+        boxed(Product::new(vec![se1(e[2], e[3]), boxed(Part(seasonal))])),
+        boxed(Ard::new(KernelKind::Rq, e[5], vec![e[7]], e[6])),
+        se1(e[8], e[9]),
+    ]);
+    (boxed(kern), e[10])
+}
+
+/// The exact GP's log marginal likelihood with `noise` on the diagonal.
+fn exact_lml(kern: &dyn Kernel, x: &DMatrix<f64>, y: &[f64], noise: f64) -> f64 {
+    let n = y.len();
+    let mut k = kern.gram(x, Par::Seq);
+    for i in 0..n {
+        k[(i, i)] += noise;
+    }
+    let chol = k.cholesky().expect("positive definite");
+    let yv = nalgebra::DVector::from_column_slice(y);
+    let alpha = chol.solve(&yv);
+    let log_det: f64 = chol.l().diagonal().iter().map(|v| v.ln()).sum::<f64>() * 2.0;
+    -0.5 * yv.dot(&alpha) - 0.5 * log_det - 0.5 * n as f64 * (2.0 * std::f64::consts::PI).ln()
+}
+
+/// The co2 series (datasets/co2), y centred as scikit-learn's example centres it.
+pub(crate) fn co2() -> (DMatrix<f64>, Vec<f64>) {
+    use std::io::Read;
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/datasets/co2/data.csv.gz");
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).expect("the co2 data"))
+        .read_to_string(&mut text)
+        .expect("gzip");
+    let rows: Vec<(f64, f64)> = text
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let (a, b) = l.split_once(',').expect("two columns");
+            (a.parse().expect("a year"), b.parse().expect("a level"))
+        })
+        .collect();
+    let mean = rows.iter().map(|r| r.1).sum::<f64>() / rows.len() as f64;
+    let x = DMatrix::from_fn(rows.len(), 1, |i, _| rows[i].0);
+    (x, rows.iter().map(|r| r.1 - mean).collect())
+}
+
+/// scikit-learn's Mauna Loa example (tests/fixtures/sklearn_co2.json): its log marginal
+/// likelihood at the starting and the fitted θ, with its alpha = 1e-10.
+#[test]
+fn the_mauna_loa_kernel_gives_sklearns_log_marginal_likelihood() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/sklearn_co2.json"
+    );
+    let fixture: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("the fixture")).expect("json");
+    let (x, y) = co2();
+    assert_eq!(y.len(), fixture["n"].as_u64().expect("n") as usize);
+    for at in ["start", "fitted"] {
+        let theta: Vec<f64> = serde_json::from_value(fixture[at]["theta"].clone()).expect("theta");
+        let want = fixture[at]["lml"].as_f64().expect("lml");
+        let (kern, white) = sklearn_co2_kernel(&theta);
+        let got = exact_lml(&*kern, &x, &y, white + 1e-10);
+        assert!(
+            (got - want).abs() <= 1e-9 * want.abs(),
+            "{at}: {got} vs scikit-learn's {want}"
+        );
+    }
+}

@@ -12,9 +12,11 @@
 
 mod active;
 mod ard;
+mod build;
 mod changepoints;
 mod constant;
 pub mod expression;
+mod labelled;
 mod linear;
 mod part;
 mod periodic;
@@ -30,8 +32,10 @@ mod white;
 
 pub use active::Active;
 pub use ard::{Ard, LENGTHSCALES, RQ_ALPHA, SIGNAL_VARIANCE, contract_ops, fill_ops};
+pub use build::{Start, build};
 pub use changepoints::ChangePoints;
 pub use constant::Constant;
+pub use labelled::Labelled;
 pub use linear::Linear;
 pub use part::{Form, Param, Params, Part};
 pub use periodic::Periodic;
@@ -231,6 +235,11 @@ pub trait Kernel: Send + Sync + std::fmt::Debug {
     /// The kernel as a stationary ARD kernel, for the families whose closed forms need
     /// one (None for any other).
     fn as_ard(&self) -> Option<&Ard> {
+        None
+    }
+    /// The kernel as an expression with its values (what a model file stores), where
+    /// it is one the syntax can write.
+    fn to_expr(&self) -> Option<expression::KernelExpr> {
         None
     }
     /// A copy on the heap.

@@ -2,6 +2,7 @@
 //! kernel sees only the named columns of the points, and its gradient into the points
 //! is zero on the others.
 
+use super::expression::{Arg, KernelExpr, Value};
 use super::sum::hold_by_value;
 use super::{Kernel, KernelBlock, KernelGrad};
 use crate::exec::Par;
@@ -127,6 +128,22 @@ impl Kernel for Active {
     }
     fn is_stationary(&self) -> bool {
         self.inner.is_stationary()
+    }
+    /// The inner part with `dims=[…]` (by index) among its arguments.
+    fn to_expr(&self) -> Option<KernelExpr> {
+        let KernelExpr::Part(mut part) = self.inner.to_expr()? else {
+            return None;
+        };
+        let dims = Value::List(self.dims.iter().map(|d| Value::Number(*d as f64)).collect());
+        part.args.insert(
+            0,
+            Arg {
+                key: "dims".into(),
+                value: dims,
+                span: part.span,
+            },
+        );
+        Some(KernelExpr::Part(part))
     }
     fn clone_box(&self) -> Box<dyn Kernel> {
         Box::new(self.clone())

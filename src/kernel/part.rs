@@ -8,6 +8,8 @@
 //! is a constant of the kernel: it is not among the kernel's blocks, so no optimiser
 //! sees it (`fix=period` in an expression; the variances a product fixes at 1).
 
+use super::expression::{KernelExpr, Value};
+use super::labelled::{names, numbers};
 use super::{Kernel, KernelBlock, KernelGrad};
 use crate::exec::Par;
 use crate::scratch::Scratch;
@@ -176,6 +178,11 @@ pub trait Form: Clone + std::fmt::Debug + Send + Sync + 'static {
     );
     /// Whether k(x, y) depends on x − y only.
     fn is_stationary(&self) -> bool;
+    /// Its arguments besides the parameter blocks (periodic's base, a degree), as an
+    /// expression writes them.
+    fn shape_args(&self) -> Vec<(String, Value)> {
+        Vec::new()
+    }
 }
 
 /// A [`Form`] as a [`Kernel`].
@@ -329,6 +336,21 @@ impl<F: Form> Kernel for Part<F> {
 
     fn is_stationary(&self) -> bool {
         self.0.is_stationary()
+    }
+
+    fn to_expr(&self) -> Option<KernelExpr> {
+        let p = self.0.params();
+        let mut args = self.0.shape_args();
+        args.extend(
+            p.list
+                .iter()
+                .map(|b| (b.name.to_string(), numbers(&b.values))),
+        );
+        let fixed: Vec<&str> = p.list.iter().filter(|b| b.fixed).map(|b| b.name).collect();
+        if !fixed.is_empty() {
+            args.push(("fix".into(), names(&fixed)));
+        }
+        Some(KernelExpr::part(self.0.name(), args))
     }
 
     fn clone_box(&self) -> Box<dyn Kernel> {

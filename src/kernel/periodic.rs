@@ -10,6 +10,7 @@
 //!   from a `ConstantKernel` factor).
 
 use super::KernelKind;
+use super::expression::Value;
 use super::part::{Form, Param, Params};
 use std::f64::consts::PI;
 
@@ -157,6 +158,12 @@ impl Form for Periodic {
     }
     fn is_stationary(&self) -> bool {
         true
+    }
+    fn shape_args(&self) -> Vec<(String, Value)> {
+        if self.base == KernelKind::Se {
+            return Vec::new();
+        }
+        vec![("base".into(), Value::Name(self.base.name().into()))]
     }
 }
 

@@ -2,6 +2,7 @@
 //! `Linear` part with one variance per input, an `offset` c and an integer `degree` p,
 //! which is a constant, not a parameter).
 
+use super::expression::Value;
 use super::part::{Form, Param, Params};
 
 /// k = (Σ_d v_d x_d y_d + c)^p, blocks `var` (one per input) and `offset`.
@@ -69,5 +70,8 @@ impl Form for Polynomial {
     }
     fn is_stationary(&self) -> bool {
         false
+    }
+    fn shape_args(&self) -> Vec<(String, Value)> {
+        vec![("degree".into(), Value::Number(f64::from(self.degree)))]
     }
 }

@@ -149,6 +149,16 @@ impl Kernel for Product {
         self.0.is_stationary()
     }
 
+    fn to_expr(&self) -> Option<super::expression::KernelExpr> {
+        let terms = self
+            .0
+            .0
+            .iter()
+            .map(|k| k.to_expr())
+            .collect::<Option<Vec<_>>>()?;
+        Some(super::expression::KernelExpr::Product(terms))
+    }
+
     fn clone_box(&self) -> Box<dyn Kernel> {
         Box::new(self.clone())
     }

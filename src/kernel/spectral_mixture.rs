@@ -4,6 +4,7 @@
 //! scales σ_qd (GPyTorch's `SpectralMixtureKernel`: `mixture_weights`,
 //! `mixture_means`, `mixture_scales`). Its spectral density is the mixture itself.
 
+use super::expression::Value;
 use super::part::{Form, Param, Params};
 use std::f64::consts::PI;
 
@@ -108,5 +109,8 @@ impl Form for SpectralMixture {
     }
     fn is_stationary(&self) -> bool {
         true
+    }
+    fn shape_args(&self) -> Vec<(String, Value)> {
+        vec![("q".into(), Value::Number(self.params.get(0).len() as f64))]
     }
 }

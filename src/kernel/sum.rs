@@ -176,6 +176,16 @@ impl Kernel for Sum {
         self.0.is_stationary()
     }
 
+    fn to_expr(&self) -> Option<super::expression::KernelExpr> {
+        let terms = self
+            .0
+            .0
+            .iter()
+            .map(|k| k.to_expr())
+            .collect::<Option<Vec<_>>>()?;
+        Some(super::expression::KernelExpr::Sum(terms))
+    }
+
     fn clone_box(&self) -> Box<dyn Kernel> {
         Box::new(self.clone())
     }

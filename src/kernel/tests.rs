@@ -471,3 +471,51 @@ fn the_mauna_loa_kernel_gives_sklearns_log_marginal_likelihood() {
         );
     }
 }
+
+/// scikit-learn's fitted Mauna Loa kernel written as an expression builds the kernel
+/// that gives its log marginal likelihood.
+#[test]
+fn the_mauna_loa_expression_builds_sklearns_kernel() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/sklearn_co2.json"
+    );
+    let fixture: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("the fixture")).expect("json");
+    let theta: Vec<f64> =
+        serde_json::from_value(fixture["fitted"]["theta"].clone()).expect("theta");
+    let e: Vec<f64> = theta.iter().map(|t| t.exp()).collect();
+    let text = format!(
+        "se(var={}, ls={}) + se(var={}, ls={}) * periodic(ls={}, period=1, fix=period) \
+         + rq(var={}, ls={}, alpha={}) + se(var={}, ls={})",
+        e[0],
+        e[1],
+        e[2],
+        e[3],
+        e[4] / 2.0,
+        e[5],
+        e[7],
+        e[6],
+        e[8],
+        e[9]
+    );
+    let (x, y) = co2();
+    let start = Start {
+        columns: vec!["year".into()],
+        variance: 1.0,
+        lengthscales: vec![1.0],
+        periods: vec![1.0],
+        mean_squares: vec![1.0],
+    };
+    let kern = build(
+        &expression::KernelExpr::parse(&text).expect("parses"),
+        &start,
+    )
+    .expect("builds");
+    let got = exact_lml(&*kern, &x, &y, e[10] + 1e-10);
+    let want = fixture["fitted"]["lml"].as_f64().expect("lml");
+    assert!(
+        (got - want).abs() <= 1e-9 * want.abs(),
+        "{got} vs scikit-learn's {want}"
+    );
+}

@@ -5,8 +5,13 @@
 //! of its named blocks) and into either set of points — so that every method turns
 //! ∂NLML/∂K into ∂NLML/∂(kernel parameters, points) without knowing the kernel's form.
 //!
-//! Today's kernels are one implementor, [`Ard`] (`ard.rs`: SE, Matérn ½, 3/2, 5/2,
-//! rational quadratic, with their SIMD fills). Families that need a stationary ARD
+//! The kernels a model file names are [`Ard`] (`ard.rs`: SE, Matérn ½, 3/2, 5/2,
+//! rational quadratic, with their SIMD fills). Kernels built from parts (issue 42) are
+//! the other files: parts written entry by entry ([`Form`] made a kernel by [`Part`]:
+//! periodic, linear, polynomial, constant, white, spectral mixture), [`Sum`],
+//! [`Product`], [`ChangePoints`], a kernel on named inputs ([`Active`]), an ARD part
+//! with a label and fixed blocks ([`Labelled`]), and [`build()`], which makes a tree from
+//! an expression ([`expression`]). Families that need a stationary ARD
 //! kernel specifically (spectral sampling, the inter-domain closed forms, SPGP+DR's
 //! projection) ask for it with [`Kernel::as_ard`] and refuse any other with a reason.
 

@@ -190,13 +190,9 @@ fn check(name: &str, kern: &dyn Kernel, d: usize) {
     let fdiag = |k: &dyn Kernel| k.diag(&a).iter().zip(&w).map(|(v, w)| v * w).sum::<f64>();
     let mut gd = vec![0.0; theta.len()];
     kern.diag_grad(&a, &w, &mut gd);
-    for i in 0..theta.len() {
+    for (i, g) in gd.iter().enumerate() {
         let fd = (fdiag(&*shifted(i, h)) - fdiag(&*shifted(i, -h))) / (2.0 * h);
-        assert!(
-            close(gd[i], fd),
-            "{name}: diag parameter {i}: {} vs {fd}",
-            gd[i]
-        );
+        assert!(close(*g, fd), "{name}: diag parameter {i}: {g} vs {fd}");
     }
     // the log prior variance's gradient, where there is one
     assert_eq!(
@@ -209,13 +205,9 @@ fn check(name: &str, kern: &dyn Kernel, d: usize) {
         let mut gv = vec![0.0; theta.len()];
         kern.log_prior_variance_grad(0.7, &mut gv);
         let lv = |k: &dyn Kernel| k.prior_variance().expect("stationary").ln();
-        for i in 0..theta.len() {
+        for (i, g) in gv.iter().enumerate() {
             let fd = 0.7 * (lv(&*shifted(i, h)) - lv(&*shifted(i, -h))) / (2.0 * h);
-            assert!(
-                close(gv[i], fd),
-                "{name}: log prior variance {i}: {} vs {fd}",
-                gv[i]
-            );
+            assert!(close(*g, fd), "{name}: log prior variance {i}: {g} vs {fd}");
         }
     }
 }

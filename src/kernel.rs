@@ -29,6 +29,7 @@ mod polynomial;
 mod product;
 pub mod spectral;
 mod spectral_mixture;
+mod start;
 mod stationary;
 mod sum;
 #[cfg(test)]
@@ -47,6 +48,7 @@ pub use periodic::Periodic;
 pub use polynomial::Polynomial;
 pub use product::Product;
 pub use spectral_mixture::SpectralMixture;
+pub use start::{default_period, dominant_period};
 pub use sum::Sum;
 pub use white::White;
 

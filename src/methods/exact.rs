@@ -68,6 +68,11 @@ fn finish(k: DMatrix<f64>, l: DMatrix<f64>, jitter: f64, y: &[f64], exec: &Exec)
 }
 
 impl Method for Exact {
+    /// K is the model's kernel on the inputs, any kernel.
+    fn takes_composed_kernel(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "full"
     }

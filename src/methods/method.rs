@@ -165,6 +165,12 @@ pub trait Method: Send + Sync {
     fn refuses_kernel(&self, _kind: KernelKind) -> Option<String> {
         None
     }
+    /// Whether the method evaluates k(x, z) through the `Kernel` trait alone, so that it
+    /// takes a kernel built from parts (an expression: sums, products, periodic, …).
+    /// Asked through [`composed_kernel_refusal`].
+    fn takes_composed_kernel(&self) -> bool {
+        false
+    }
     /// What the objective of a model is called ("NLML", "negative ELBO", …).
     fn objective_name(&self, _model: &ModelFile) -> &'static str {
         "NLML"
@@ -429,6 +435,21 @@ pub enum MarkerSize {
     Full,
     Half,
     Dot,
+}
+
+/// Why `method` cannot fit a kernel built from parts, if it cannot: the one check of
+/// that capability, made before any work. The exact GP and the pseudo-input families
+/// (fitc, vfe, dtc, pep, spgp-hs) evaluate k(x, z) through the `Kernel` trait only; the
+/// others build their features from a stationary ARD kernel's closed forms (spectral
+/// points, inter-domain windows, projections) or are not yet wired to a kernel tree.
+pub fn composed_kernel_refusal(method: &dyn Method) -> Option<String> {
+    (!method.takes_composed_kernel()).then(|| {
+        format!(
+            "method '{}' takes only the plain kernels (se, matern12, matern32, matern52, \
+             rq); a kernel built from parts runs with full, fitc, vfe, dtc, pep and spgp-hs",
+            method.name()
+        )
+    })
 }
 
 /// Check a model against `method` (the one its `method` key names): the shared part

@@ -333,6 +333,11 @@ pub struct PseudoExtra {
 }
 
 impl Family for PseudoInputs {
+    /// Kuf, Kuu and the diagonal come from the state's `dyn Kernel`, any kernel.
+    fn takes_composed_kernel(&self) -> bool {
+        true
+    }
+
     fn seed_help(&self) -> &'static str {
         "the pseudo-inputs start at m training inputs (or k-means centres) chosen with the seed"
     }

@@ -218,3 +218,24 @@ fn the_mauna_loa_kernel_fits_from_sklearns_start() {
         -f0
     );
 }
+
+/// Exactly the exact GP and the pseudo-input families take a kernel built from parts;
+/// every other method refuses it with its name and where such a kernel runs.
+#[test]
+fn only_the_exact_gp_and_the_pseudo_input_families_take_composed_kernels() {
+    use sgpw::methods::method::composed_kernel_refusal;
+    let takers: Vec<&str> = sgpw::methods::registry()
+        .iter()
+        .filter(|m| composed_kernel_refusal(**m).is_none())
+        .map(|m| m.name())
+        .collect();
+    assert_eq!(takers, ["full", "fitc", "vfe", "dtc", "pep", "spgp-hs"]);
+    for m in sgpw::methods::registry() {
+        if let Some(why) = composed_kernel_refusal(*m) {
+            assert!(
+                why.contains(&format!("'{}'", m.name())) && why.contains("full, fitc"),
+                "{why}"
+            );
+        }
+    }
+}

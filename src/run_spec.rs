@@ -250,8 +250,9 @@ impl RunSpec {
         if self.standardize {
             tag("std".into());
         }
-        if let Some(k) = o.kernel.filter(|k| !k.is_se()) {
-            tag(k.name().into());
+        if let Some(k) = o.kernel.as_ref() {
+            // an expression without its spaces, so the label stays one word
+            tag(k.to_string().split_whitespace().collect());
         }
         if let Some(a) = o.approx {
             tag(a.name().into());

@@ -604,7 +604,23 @@ impl RunSpec {
                 )));
             }
         }
-        let kernel = self.options.kernel.unwrap_or_default();
+        if self.options.kernel_expression().is_some() {
+            if let Some(why) = composed_kernel_refusal(method) {
+                return Err(Error::input(format!(
+                    "kernel{}: {why}",
+                    naming.flag("kernel")
+                )));
+            }
+            if self.options.fix.as_deref().is_some_and(|f| !f.is_empty()) {
+                return Err(Error::input(format!(
+                    "fix{}: a kernel expression (kernel{}) holds its own values fixed: write \
+                     fix=[...] in the part, e.g. periodic(period=1, fix=period)",
+                    naming.flag("fix"),
+                    naming.flag("kernel")
+                )));
+            }
+        }
+        let kernel = self.options.kernel_kind();
         if let Some(why) = method.refuses_kernel(kernel) {
             return Err(Error::input(format!(
                 "kernel = {kernel}{}: method '{}' cannot use it: {why}",

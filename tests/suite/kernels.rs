@@ -46,7 +46,7 @@ fn spec(method: &str, m: usize, options: MethodOptions) -> RunSpec {
 /// The options each method needs besides the kernel.
 fn options_for(method: &str, kernel: KernelKind) -> MethodOptions {
     MethodOptions {
-        kernel: Some(kernel),
+        kernel: Some(kernel.into()),
         dims: matches!(method, "spgp-dr" | "pca-spgp").then_some(1),
         hetero: method == "spgp-dr",
         ..Default::default()

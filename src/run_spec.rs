@@ -250,7 +250,11 @@ impl RunSpec {
         if self.standardize {
             tag("std".into());
         }
-        if let Some(k) = o.kernel.as_ref() {
+        if let Some(k) = o
+            .kernel
+            .as_ref()
+            .filter(|k| k.expression().is_some() || !k.kind().is_se())
+        {
             // an expression without its spaces, so the label stays one word
             tag(k.to_string().split_whitespace().collect());
         }

@@ -327,7 +327,7 @@ fn sessions_and_labels_carry_the_kernel() {
     let s = spec("vfe", 10, old);
     assert_eq!(s.default_label(), "vfe-sub100");
     let new = options("kernel = \"matern52\"");
-    assert_eq!(new.kernel, Some(KernelKind::Matern52));
+    assert_eq!(new.kernel, Some(KernelKind::Matern52.into()));
     assert_eq!(spec("vfe", 10, new.clone()).default_label(), "vfe-matern52");
     // se written out is the same setup as no key
     let se = options("kernel = \"se\"");

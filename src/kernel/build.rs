@@ -289,21 +289,7 @@ impl Builder<'_> {
         later_factor: bool,
     ) -> Result<Box<dyn Kernel>, ExprError> {
         let Some((_, allowed)) = PARTS.iter().find(|(n, _)| *n == p.name) else {
-            let names: Vec<&str> = PARTS.iter().map(|(n, _)| *n).collect();
-            let hint = if p.name == "changepoints" {
-                " (change points are built in code, ChangePoints; the expression syntax has \
-                 no kernel arguments yet)"
-            } else {
-                ""
-            };
-            return Err(ExprError::new(
-                p.span,
-                format!(
-                    "no kernel part is called {}; the parts are {}{hint}",
-                    p.name,
-                    names.join(", ")
-                ),
-            ));
+            return Err(unknown_part(p));
         };
         let args = Args::new(p, allowed)?;
         let dims = self.dims(&args)?;
@@ -555,4 +541,35 @@ mod tests {
             assert!(err.message.contains(words), "{text}: {}", err.message);
         }
     }
+}
+
+/// Whether every part of `expr` names a part: what can be checked without the data (the
+/// inputs a part reads are checked when it is built).
+pub fn check_part_names(expr: &KernelExpr) -> Result<(), ExprError> {
+    match expr {
+        KernelExpr::Sum(terms) | KernelExpr::Product(terms) => {
+            terms.iter().try_for_each(check_part_names)
+        }
+        KernelExpr::Part(p) if PARTS.iter().any(|(n, _)| *n == p.name) => Ok(()),
+        KernelExpr::Part(p) => Err(unknown_part(p)),
+    }
+}
+
+/// The error of a part whose name is no part's.
+fn unknown_part(p: &ExprPart) -> ExprError {
+    let names: Vec<&str> = PARTS.iter().map(|(n, _)| *n).collect();
+    let hint = if p.name == "changepoints" {
+        " (change points are built in code, ChangePoints; the expression syntax has \
+         no kernel arguments yet)"
+    } else {
+        ""
+    };
+    ExprError::new(
+        p.span,
+        format!(
+            "no kernel part is called {}; the parts are {}{hint}",
+            p.name,
+            names.join(", ")
+        ),
+    )
 }

@@ -57,14 +57,54 @@ impl FromStr for KernelChoice {
         if let Ok(kind) = KernelKind::from_str(text, false) {
             return Ok(KernelChoice::Plain(kind));
         }
-        KernelExpr::parse(text).map_err(|e| {
-            format!(
-                "not a plain kernel (se, matern12, matern32, matern52, rq) nor a kernel \
+        KernelExpr::parse(text)
+            .and_then(|expr| super::build::check_part_names(&expr))
+            .map_err(|e| {
+                format!(
+                    "not a plain kernel (se, matern12, matern32, matern52, rq) nor a kernel \
                  expression: {}",
-                e.render(text)
-            )
-        })?;
+                    e.render(text)
+                )
+            })?;
         Ok(KernelChoice::Expr(text.to_string()))
+    }
+}
+
+/// `--kernel`'s parser: [`KernelChoice::from_str`], offering the five plain names as
+/// its possible values (the help, the app's form) while still reading an expression.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct KernelChoiceParser;
+
+impl clap::builder::TypedValueParser for KernelChoiceParser {
+    type Value = KernelChoice;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<KernelChoice, clap::Error> {
+        let text = value.to_string_lossy();
+        text.parse().map_err(|why: String| {
+            let flag = arg
+                .and_then(|a| a.get_long())
+                .map_or("--kernel".to_string(), |l| format!("--{l}"));
+            clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("invalid value '{text}' for '{flag}': {why}\n"),
+            )
+            .with_cmd(cmd)
+        })
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            KernelKind::value_variants()
+                .iter()
+                .filter_map(ValueEnum::to_possible_value),
+        ))
     }
 }
 
@@ -105,5 +145,8 @@ mod tests {
         assert_eq!(c, KernelChoice::Expr("se + periodic".into()));
         let e = "se + ".parse::<KernelChoice>().unwrap_err();
         assert!(e.contains('^'), "{e}");
+        // a misspelt name is refused when read, naming the plain kernels and the parts
+        let e = "matern".parse::<KernelChoice>().unwrap_err();
+        assert!(e.contains("matern52") && e.contains("periodic"), "{e}");
     }
 }

@@ -34,7 +34,7 @@ pub struct MethodOptions {
     /// lengthscales), rq (also a learned shape α). psds and ssgp take se or matern*;
     /// fifgp, tfifgp and smgp se only. Or an expression of parts, e.g.
     /// "se + se * periodic" (docs/methods.md, Kernels built from parts), with full, fitc, vfe, dtc, pep, spgp-hs.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::kernel::KernelChoiceParser)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<KernelChoice>,
     /// Any method: fit on a random subset of this many training points

@@ -418,6 +418,37 @@ fn set_part(params: &mut super::Params, label: String, fixed: &[&str]) {
     }
 }
 
+/// Whether every part of `expr` names a part: what can be checked without the data (the
+/// inputs a part reads are checked when it is built).
+pub fn check_part_names(expr: &KernelExpr) -> Result<(), ExprError> {
+    match expr {
+        KernelExpr::Sum(terms) | KernelExpr::Product(terms) => {
+            terms.iter().try_for_each(check_part_names)
+        }
+        KernelExpr::Part(p) if PARTS.iter().any(|(n, _)| *n == p.name) => Ok(()),
+        KernelExpr::Part(p) => Err(unknown_part(p)),
+    }
+}
+
+/// The error of a part whose name is no part's.
+fn unknown_part(p: &ExprPart) -> ExprError {
+    let names: Vec<&str> = PARTS.iter().map(|(n, _)| *n).collect();
+    let hint = if p.name == "changepoints" {
+        " (change points are built in code, ChangePoints; the expression syntax has \
+         no kernel arguments yet)"
+    } else {
+        ""
+    };
+    ExprError::new(
+        p.span,
+        format!(
+            "no kernel part is called {}; the parts are {}{hint}",
+            p.name,
+            names.join(", ")
+        ),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -541,35 +572,4 @@ mod tests {
             assert!(err.message.contains(words), "{text}: {}", err.message);
         }
     }
-}
-
-/// Whether every part of `expr` names a part: what can be checked without the data (the
-/// inputs a part reads are checked when it is built).
-pub fn check_part_names(expr: &KernelExpr) -> Result<(), ExprError> {
-    match expr {
-        KernelExpr::Sum(terms) | KernelExpr::Product(terms) => {
-            terms.iter().try_for_each(check_part_names)
-        }
-        KernelExpr::Part(p) if PARTS.iter().any(|(n, _)| *n == p.name) => Ok(()),
-        KernelExpr::Part(p) => Err(unknown_part(p)),
-    }
-}
-
-/// The error of a part whose name is no part's.
-fn unknown_part(p: &ExprPart) -> ExprError {
-    let names: Vec<&str> = PARTS.iter().map(|(n, _)| *n).collect();
-    let hint = if p.name == "changepoints" {
-        " (change points are built in code, ChangePoints; the expression syntax has \
-         no kernel arguments yet)"
-    } else {
-        ""
-    };
-    ExprError::new(
-        p.span,
-        format!(
-            "no kernel part is called {}; the parts are {}{hint}",
-            p.name,
-            names.join(", ")
-        ),
-    )
 }

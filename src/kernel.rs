@@ -5,17 +5,56 @@
 //! of its named blocks) and into either set of points — so that every method turns
 //! ∂NLML/∂K into ∂NLML/∂(kernel parameters, points) without knowing the kernel's form.
 //!
-//! Today's kernels are one implementor, [`Ard`] (`ard.rs`: SE, Matérn ½, 3/2, 5/2,
-//! rational quadratic, with their SIMD fills). Families that need a stationary ARD
+//! The kernels a model file names are [`Ard`] (`ard.rs`: SE, Matérn ½, 3/2, 5/2,
+//! rational quadratic, with their SIMD fills). Kernels built from parts (issue 42) are
+//! the other files: parts written entry by entry ([`Form`] made a kernel by [`Part`]:
+//! periodic, linear, polynomial, constant, white, spectral mixture), [`Sum`],
+//! [`Product`], [`ChangePoints`], a kernel on named inputs ([`Active`]), an ARD part
+//! with a label and fixed blocks ([`Labelled`]), and [`build()`], which makes a tree from
+//! an expression ([`expression`]). Families that need a stationary ARD
 //! kernel specifically (spectral sampling, the inter-domain closed forms, SPGP+DR's
 //! projection) ask for it with [`Kernel::as_ard`] and refuse any other with a reason.
 
+mod active;
 mod ard;
+mod build;
+mod changepoints;
+mod choice;
+mod composed;
+mod constant;
 pub mod expression;
+mod labelled;
+mod linear;
+mod part;
+mod periodic;
+mod polynomial;
+mod product;
 pub mod spectral;
+mod spectral_mixture;
+mod start;
 mod stationary;
+mod sum;
+#[cfg(test)]
+mod tests;
+mod white;
 
+pub use active::Active;
 pub use ard::{Ard, LENGTHSCALES, RQ_ALPHA, SIGNAL_VARIANCE, contract_ops, fill_ops};
+pub use build::{Start, build};
+pub use changepoints::ChangePoints;
+pub use choice::{KernelChoice, KernelChoiceParser};
+pub use composed::ComposedKernel;
+pub use constant::Constant;
+pub use labelled::Labelled;
+pub use linear::Linear;
+pub use part::{Form, Param, Params, Part};
+pub use periodic::Periodic;
+pub use polynomial::Polynomial;
+pub use product::Product;
+pub use spectral_mixture::SpectralMixture;
+pub use start::{default_period, dominant_period};
+pub use sum::Sum;
+pub use white::White;
 
 use crate::exec::Par;
 use crate::scratch::Scratch;
@@ -92,14 +131,18 @@ pub const DEFAULT_RQ_ALPHA: f64 = 1.0;
 /// One named parameter block of a kernel and its values (physical units).
 #[derive(Clone, Debug, PartialEq)]
 pub struct KernelBlock {
-    /// Its name in `--fix` and the parameter layout (`signal_variance`, `lengthscales`).
-    pub name: &'static str,
+    /// Its name in `--fix` and the parameter layout (`signal_variance`, `lengthscales`;
+    /// a part of a composed kernel's as `label.name`, e.g. `periodic.period`).
+    pub name: String,
     pub values: Vec<f64>,
 }
 
 impl KernelBlock {
-    pub fn new(name: &'static str, values: Vec<f64>) -> KernelBlock {
-        KernelBlock { name, values }
+    pub fn new(name: impl Into<String>, values: Vec<f64>) -> KernelBlock {
+        KernelBlock {
+            name: name.into(),
+            values,
+        }
     }
 }
 
@@ -107,8 +150,9 @@ impl KernelBlock {
 /// adjoint of K(A, B). Gradients of points are skipped when not asked for.
 #[derive(Clone, Debug)]
 pub struct KernelGrad {
-    /// ∂/∂ log of each parameter, in the order of the kernel's blocks
-    /// ([`Kernel::blocks`]: for [`Ard`] log σ0², log ℓ_1..ℓ_D, rq's log α).
+    /// ∂/∂ each parameter in the optimiser's coordinates ([`Kernel::set_log_params`]),
+    /// in the order of the kernel's blocks ([`Kernel::blocks`]: for [`Ard`] log σ0²,
+    /// log ℓ_1..ℓ_D, rq's log α).
     pub params: Vec<f64>,
     /// ∂/∂A (rows of A), if asked.
     pub a: Option<DMatrix<f64>>,
@@ -137,8 +181,23 @@ pub trait Kernel: Send + Sync + std::fmt::Debug {
     fn blocks(&self) -> Vec<KernelBlock>;
     /// The number of its parameters (the blocks' lengths together).
     fn params_len(&self) -> usize;
-    /// Set its parameters from their logarithms, in the order of its blocks.
+    /// Set its parameters from the optimiser's coordinates, in the order of its blocks:
+    /// the logarithm of every positive parameter (all of [`Ard`]'s), the value itself
+    /// of an unconstrained one (a change point's location).
     fn set_log_params(&mut self, theta: &[f64]);
+    /// Its parameters in the optimiser's coordinates (what [`Kernel::set_log_params`]
+    /// reads); by default the logarithms of its blocks' values, all positive.
+    fn log_params(&self) -> Vec<f64> {
+        self.blocks()
+            .iter()
+            .flat_map(|b| b.values.iter().map(|v| v.ln()))
+            .collect()
+    }
+    /// Set block `name`'s values (physical units) exactly; false if it has no such
+    /// block. Composed kernels hold fixed blocks through it.
+    fn set_block(&mut self, _name: &str, _values: &[f64]) -> bool {
+        false
+    }
     /// Copy block `name`'s values from `from` (a kernel of the same form) exactly: a
     /// fixed block is held at its value, not at exp(log v).
     fn hold_block(&mut self, from: &dyn Kernel, name: &str);
@@ -187,6 +246,11 @@ pub trait Kernel: Send + Sync + std::fmt::Debug {
     /// The kernel as a stationary ARD kernel, for the families whose closed forms need
     /// one (None for any other).
     fn as_ard(&self) -> Option<&Ard> {
+        None
+    }
+    /// The kernel as an expression with its values (what a model file stores), where
+    /// it is one the syntax can write.
+    fn to_expr(&self) -> Option<expression::KernelExpr> {
         None
     }
     /// A copy on the heap.

@@ -24,6 +24,8 @@ use std::ops::Range;
 /// The ARD kernel's blocks, named by the kernel (`kernel::Ard::blocks`).
 pub use crate::kernel::{LENGTHSCALES, RQ_ALPHA, SIGNAL_VARIANCE};
 pub const NOISE_VARIANCE: &str = "noise_variance";
+/// A composed kernel's parameters (a model's `[kernel]`), in place of σ0², ℓ and α.
+pub const KERNEL: &str = "kernel";
 /// The name of a family's parameters where the family does not name its blocks.
 pub const FEATURES: &str = "features";
 /// The shared blocks, in their order in θ.
@@ -89,6 +91,8 @@ pub struct Block {
 pub struct Head {
     d: usize,
     shape: usize,
+    /// A composed kernel's number of parameters (its blocks replace σ0², ℓ and α).
+    composed: Option<usize>,
 }
 
 impl Head {
@@ -96,12 +100,16 @@ impl Head {
         Head {
             d: model.hyper.lengthscales.len(),
             shape: model.hyper.rq_alpha.map_or(0, |_| 1),
+            composed: model.composed.as_ref().map(|c| c.kernel().params_len()),
         }
     }
 
     /// The length of the shared blocks together.
     pub fn len(self) -> usize {
-        self.d + self.shape + 2
+        match self.composed {
+            Some(k) => k + 1,
+            None => self.d + self.shape + 2,
+        }
     }
 
     pub fn is_empty(self) -> bool {
@@ -110,6 +118,13 @@ impl Head {
 
     /// The range of shared block `name` (empty for any other name).
     pub fn range(self, name: &str) -> Range<usize> {
+        if let Some(k) = self.composed {
+            return match name {
+                KERNEL => 0..k,
+                NOISE_VARIANCE => k..k + 1,
+                _ => 0..0,
+            };
+        }
         match name {
             SIGNAL_VARIANCE => 0..1,
             LENGTHSCALES => 1..1 + self.d,
@@ -121,6 +136,11 @@ impl Head {
 
     /// Pack σ0², ℓ, α (rq), σ² (see the module's table).
     pub fn pack(model: &ModelFile, out: &mut Vec<f64>) {
+        if let Some(c) = &model.composed {
+            out.extend(c.kernel().log_params());
+            out.push((model.hyper.noise_variance - noise_floor(model)).ln());
+            return;
+        }
         out.push(model.hyper.signal_variance.ln());
         out.extend(model.hyper.lengthscales.iter().map(|l| l.ln()));
         out.extend(model.hyper.rq_alpha.map(f64::ln));
@@ -129,6 +149,12 @@ impl Head {
 
     /// Inverse of [`Head::pack`]; returns the number of entries read.
     pub fn unpack(theta: &[f64], model: &mut ModelFile) -> usize {
+        if let Some(c) = &mut model.composed {
+            let k = c.kernel().params_len();
+            c.kernel_mut().set_log_params(&theta[..k]);
+            model.hyper.noise_variance = noise_floor(model) + theta[k].exp();
+            return k + 1;
+        }
         let d = model.hyper.lengthscales.len();
         model.hyper.signal_variance = theta[0].exp();
         for (l, t) in model.hyper.lengthscales.iter_mut().zip(&theta[1..=d]) {
@@ -155,6 +181,17 @@ impl Head {
         // the kernel's gradient is [log σ0², log ℓ (its inputs'), its shape]; a model
         // without lengthscales (spgp-dr: unit ones on its projected space) skips them
         let mut out = Vec::with_capacity(Head::of(model).len());
+        if let Some(c) = &model.composed {
+            // the kernel's blocks in its own order; what scales with σ0² elsewhere
+            // scales with the kernel's prior variance
+            out.resize(c.kernel().params_len(), 0.0);
+            for g in grads {
+                out.iter_mut().zip(&g.params).for_each(|(o, v)| *o += v);
+            }
+            c.kernel().log_prior_variance_grad(extra_signal, &mut out);
+            out.push(noise_grad(model, d_noise));
+            return out;
+        }
         out.push(grads.iter().map(|g| g.params[0]).sum::<f64>() + extra_signal);
         for d in 0..model.hyper.lengthscales.len() {
             out.push(grads.iter().map(|g| g.params[1 + d]).sum());
@@ -201,6 +238,15 @@ impl ParamLayout {
     pub fn new(model: &ModelFile, tail: &[TailBlock], len: usize) -> ParamLayout {
         let head = Head::of(model);
         let mut blocks = Vec::new();
+        if !head.range(KERNEL).is_empty() {
+            blocks.push(Block {
+                name: KERNEL,
+                range: head.range(KERNEL),
+                transform: Transform::Own,
+                fixed: false,
+                holds: Holds::ByTransform,
+            });
+        }
         for name in SHARED {
             let range = head.range(name);
             if range.is_empty() {

@@ -252,8 +252,13 @@ impl RunSpec {
         if self.standardize {
             tag("std".into());
         }
-        if let Some(k) = o.kernel.filter(|k| !k.is_se()) {
-            tag(k.name().into());
+        if let Some(k) = o
+            .kernel
+            .as_ref()
+            .filter(|k| k.expression().is_some() || !k.kind().is_se())
+        {
+            // an expression without its spaces, so the label stays one word
+            tag(k.to_string().split_whitespace().collect());
         }
         if let Some(l) = o.likelihood.filter(|l| *l != LikelihoodKind::Gaussian) {
             tag(l.name().into());

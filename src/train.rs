@@ -305,7 +305,7 @@ impl<'a> Run<'a> {
         methods::exact::hyper_from_subset_starts(
             &self.td,
             self.td.y.len().min(methods::start::COLLAPSE_SUBSET),
-            self.spec.options.kernel.unwrap_or_default(),
+            self.spec.options.kernel_kind(),
             methods::start::SUBSET_ITERS,
             &self.pins,
             ctx,
@@ -328,7 +328,7 @@ impl<'a> Run<'a> {
         methods::exact::hyper_from_subset_warm(
             &self.td,
             (n_sub, warm_subset(self.td.x.ncols())),
-            spec.options.kernel.unwrap_or_default(),
+            spec.options.kernel_kind(),
             (SUBSET_ITERS, REFINE_ITERS),
             &self.pins,
             ctx,
@@ -496,7 +496,12 @@ impl<'a> Run<'a> {
                 None,
             ));
         }
-        if fitted.collapsed().is_none() || spec.options.no_collapse_restart || !may_restart {
+        // a kernel expression has no subset fit to restart from (runs_second_start)
+        if fitted.collapsed().is_none()
+            || spec.options.no_collapse_restart
+            || spec.options.kernel_expression().is_some()
+            || !may_restart
+        {
             return Ok((None, None));
         }
         let mut rng_c = ChaCha8Rng::seed_from_u64(restart_seed(spec.seed, COLLAPSE_STREAM));

@@ -353,6 +353,7 @@ fn report(
             "n_test": data.n_test,
             "dim": data.dim,
             "target": r.model.target,
+            "kernel": r.model.composed.as_ref().map(|c| c.expression()),
             "nlml": r.nlml,
             "nlml_scale": "raw",
             "objective": objective,
@@ -389,6 +390,14 @@ fn report(
         )?;
         if let Some(target) = &r.model.target {
             crate::outln!("target      {target}")?;
+        }
+        if let Some(c) = &r.model.composed {
+            let units = if spec.standardize {
+                " (model units: standardized inputs and target)"
+            } else {
+                ""
+            };
+            crate::outln!("kernel      {}{units}", c.expression())?;
         }
         // on the raw target scale whether or not the fit was standardized, so the
         // NLMLs of two setups on one data set compare
@@ -439,6 +448,11 @@ fn report(
         }
         if let Some(c) = r.model.fit.as_ref().and_then(|f| f.second_start.as_ref()) {
             crate::outln!("starts      {}", c.note())?;
+        } else if r.model.composed.is_some() && !spec.options.single_start {
+            crate::outln!(
+                "starts      one: a kernel expression has no subset fit to start a second fit \
+                 or a collapse restart from (docs/methods.md §0.4)"
+            )?;
         }
         if !r.model.fixed.is_empty() {
             crate::outln!("fixed       {}", fixed_note(r))?;

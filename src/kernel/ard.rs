@@ -234,6 +234,17 @@ impl Kernel for Ard {
         }
     }
 
+    fn to_expr(&self) -> Option<super::expression::KernelExpr> {
+        Some(
+            super::Labelled {
+                label: self.kind.name().to_string(),
+                fixed: vec![],
+                inner: self.clone(),
+            }
+            .expr(),
+        )
+    }
+
     fn hold_block(&mut self, from: &dyn Kernel, name: &str) {
         let Some(from) = from.as_ard() else {
             return;

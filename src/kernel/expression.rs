@@ -104,6 +104,19 @@ impl KernelExpr {
         }
     }
 
+    /// A part with these arguments (no position: one built, not read).
+    pub fn part(name: &str, args: Vec<(String, Value)>) -> KernelExpr {
+        let span = Span { start: 0, end: 0 };
+        KernelExpr::Part(Part {
+            name: name.to_string(),
+            args: args
+                .into_iter()
+                .map(|(key, value)| Arg { key, value, span })
+                .collect(),
+            span,
+        })
+    }
+
     /// The parts from left to right.
     pub fn parts(&self) -> Vec<&Part> {
         match self {

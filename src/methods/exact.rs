@@ -42,7 +42,8 @@ struct Factor {
 
 fn factor(model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<Factor> {
     exec.check()?;
-    let k = model.kernel().gram(&data.x, exec.par);
+    let kernel = model.kernel();
+    let k = kernel.gram(&data.x, exec.par);
     exec.check()?;
     // The noise keeps K + σ²I positive definite; jitter only if σ² is tiny. The
     // factorisations copy K and add σ² (and the jitter) on the way: K + σ²I itself is
@@ -52,8 +53,12 @@ fn factor(model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<Factor> {
         Some(j) => Jitter::Fixed(j),
         None => match linalg::cholesky_shifted(&k, noise, exec)? {
             Some(l) => return finish(k, l, 0.0, &data.y, exec),
+            // the kernel's prior variance (σ0² for the plain kernels), which the
+            // jitter's gradient follows
             None => Jitter::Auto {
-                scale: model.hyper.signal_variance,
+                scale: kernel
+                    .prior_variance()
+                    .unwrap_or(model.hyper.signal_variance),
             },
         },
     };
@@ -79,6 +84,11 @@ fn finish(k: DMatrix<f64>, l: DMatrix<f64>, jitter: f64, y: &[f64], exec: &Exec)
 }
 
 impl Method for Exact {
+    /// K is the model's kernel on the inputs, any kernel.
+    fn takes_composed_kernel(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "full"
     }

@@ -81,7 +81,7 @@ pub fn pack_hyper_and(model: &ModelFile, points: Option<DMatrix<f64>>) -> Vec<f6
 /// returns the matrix (rows × D, one column per lengthscale) that follows them.
 pub fn unpack_hyper_and(theta: &[f64], model: &mut ModelFile) -> DMatrix<f64> {
     let used = unpack_hyper(theta, model);
-    let d = model.hyper.lengthscales.len().max(1);
+    let d = model.kernel_dim().max(1);
     let rows = (theta.len() - used) / d;
     DMatrix::from_column_slice(rows, d, &theta[used..used + rows * d])
 }

@@ -188,6 +188,10 @@ pub trait Family: Send + Sync + 'static {
     fn refuses_kernel(&self, _kind: KernelKind) -> Option<String> {
         None
     }
+    /// Whether the family takes a kernel built from parts ([`Method::takes_composed_kernel`]).
+    fn takes_composed_kernel(&self) -> bool {
+        false
+    }
     /// The blocks the family packs after the shared ones ([`Method::tail_blocks`]); by
     /// default all of them as one block `features`.
     fn tail_blocks(&self) -> &'static [TailBlock] {
@@ -913,6 +917,9 @@ impl<F: Family> Method for LowRankMethod<F> {
     }
     fn refuses_kernel(&self, kind: KernelKind) -> Option<String> {
         self.family.refuses_kernel(kind)
+    }
+    fn takes_composed_kernel(&self) -> bool {
+        self.family.takes_composed_kernel()
     }
     fn objective_name(&self, model: &ModelFile) -> &'static str {
         if matches!(lowrank_ep::uses_ep(model), Ok(true)) {

@@ -172,6 +172,12 @@ pub trait Method: Send + Sync {
     fn refuses_likelihood(&self, kind: LikelihoodKind) -> Option<String> {
         gaussian_only(kind)
     }
+    /// Whether the method evaluates k(x, z) through the `Kernel` trait alone, so that it
+    /// takes a kernel built from parts (an expression: sums, products, periodic, …).
+    /// Asked through [`composed_kernel_refusal`].
+    fn takes_composed_kernel(&self) -> bool {
+        false
+    }
     /// What the objective of a model is called ("NLML", "negative ELBO", …).
     fn objective_name(&self, _model: &ModelFile) -> &'static str {
         "NLML"
@@ -438,6 +444,21 @@ pub enum MarkerSize {
     Dot,
 }
 
+/// Why `method` cannot fit a kernel built from parts, if it cannot: the one check of
+/// that capability, made before any work. The exact GP and the pseudo-input families
+/// (fitc, vfe, dtc, pep, spgp-hs) evaluate k(x, z) through the `Kernel` trait only; the
+/// others build their features from a stationary ARD kernel's closed forms (spectral
+/// points, inter-domain windows, projections) or are not yet wired to a kernel tree.
+pub fn composed_kernel_refusal(method: &dyn Method) -> Option<String> {
+    (!method.takes_composed_kernel()).then(|| {
+        format!(
+            "method '{}' takes only the plain kernels (se, matern12, matern32, matern52, \
+             rq); a kernel built from parts runs with full, fitc, vfe, dtc, pep and spgp-hs",
+            method.name()
+        )
+    })
+}
+
 /// Check a model against `method` (the one its `method` key names): the shared part
 /// with the number of inputs the method's witnesses and the shared keys agree on, then
 /// the method's own tables ([`Method::check`]). The registry's `ModelFile::check` first
@@ -620,7 +641,23 @@ impl RunSpec {
                 )));
             }
         }
-        let kernel = self.options.kernel.unwrap_or_default();
+        if self.options.kernel_expression().is_some() {
+            if let Some(why) = composed_kernel_refusal(method) {
+                return Err(Error::input(format!(
+                    "kernel{}: {why}",
+                    naming.flag("kernel")
+                )));
+            }
+            if self.options.fix.as_deref().is_some_and(|f| !f.is_empty()) {
+                return Err(Error::input(format!(
+                    "fix{}: a kernel expression (kernel{}) holds its own values fixed: write \
+                     fix=[...] in the part, e.g. periodic(period=1, fix=period)",
+                    naming.flag("fix"),
+                    naming.flag("kernel")
+                )));
+            }
+        }
+        let kernel = self.options.kernel_kind();
         if let Some(why) = method.refuses_kernel(kernel) {
             return Err(Error::input(format!(
                 "kernel = {kernel}{}: method '{}' cannot use it: {why}",

@@ -75,7 +75,7 @@ const HETERO_BLOCKS: [TailBlock; 2] = [
                 .and_then(|t| t.get("points"))
                 .and_then(|p| p.as_array())
                 .map_or(0, |r| r.len());
-            rows * model.hyper.lengthscales.len()
+            rows * model.kernel_dim()
         }),
         ..INDUCING_INPUTS
     },
@@ -165,7 +165,7 @@ pub const SPGP_HS: LowRankMethod<PseudoInputs> = LowRankMethod {
 /// The pseudo-inputs of a model as an m×D matrix (D = the kernel's lengthscales).
 pub fn inducing_points(model: &ModelFile) -> Result<DMatrix<f64>> {
     let rows = model.require::<Inducing>()?.points;
-    required_matrix(&points_at(), &rows, model.hyper.lengthscales.len())
+    required_matrix(&points_at(), &rows, model.kernel_dim())
 }
 
 /// Write the pseudo-inputs (m×D) as `[inducing] points`.
@@ -191,7 +191,7 @@ pub fn pseudo_noise_sizes(signal_variance: f64, h: &[f64]) -> Vec<MarkerSize> {
 /// [`inducing_points`] in memory from `scratch` (read from the stored table when it is
 /// well formed; otherwise the checked read says what is wrong).
 fn inducing_points_in(model: &ModelFile, scratch: &Scratch) -> Result<DMatrix<f64>> {
-    let d = model.hyper.lengthscales.len();
+    let d = model.kernel_dim();
     match model.stored_matrix_in::<Inducing>("points", d, scratch) {
         Some(z) => Ok(z),
         None => inducing_points(model),
@@ -333,6 +333,11 @@ pub struct PseudoExtra {
 }
 
 impl Family for PseudoInputs {
+    /// Kuf, Kuu and the diagonal come from the state's `dyn Kernel`, any kernel.
+    fn takes_composed_kernel(&self) -> bool {
+        true
+    }
+
     fn seed_help(&self) -> &'static str {
         "the pseudo-inputs start at m training inputs (or k-means centres) chosen with the seed"
     }
@@ -358,7 +363,7 @@ impl Family for PseudoInputs {
             None
         };
         Ok(Cow::Owned(PseudoState {
-            kernel: model.hyper.kernel_in(scratch),
+            kernel: model.kernel_in(scratch),
             z,
             h,
             noise_variance: model.hyper.noise_variance,
@@ -430,7 +435,7 @@ impl Family for PseudoInputs {
     fn check(&self, model: &ModelFile) -> Result<usize> {
         // the stored rows where they are well formed (no allocation: every evaluation
         // checks), else the checked read and its located error
-        let d = model.hyper.lengthscales.len();
+        let d = model.kernel_dim();
         let m = match model.stored_rows::<Inducing>("points", d) {
             Some(rows) => rows.len(),
             None => inducing_points(model)?.nrows(),
@@ -464,7 +469,7 @@ impl Family for PseudoInputs {
             return;
         }
         // [hyper, Z (m×D), log h (m)]: m = (len − head)/(D + 1)
-        let d = model.hyper.lengthscales.len();
+        let d = model.kernel_dim();
         let m = theta.len().saturating_sub(super::hyper::head_len(model)) / (d + 1);
         let (head, log_h) = theta.split_at(theta.len() - m);
         let z = unpack_hyper_and(head, model);
@@ -518,7 +523,7 @@ impl Family for PseudoInputs {
         use crate::kernel::{contract_ops, fill_ops};
         let (m, d) = (
             inducing_points(model).ok()?.nrows() as f64,
-            model.hyper.lengthscales.len(),
+            model.kernel_dim(),
         );
         // Kuf (n×m) and Kuu (m×m) built, and both contracted (Kuu for both its sides)
         let kuf = n as f64 * m * (builds * fill_ops(d) + contract_ops(d, false));

@@ -90,7 +90,7 @@ pub fn initial_hyper(
     ctx: &RunContext,
     rng: &mut ChaCha8Rng,
 ) -> Result<Hyper> {
-    let kernel = spec.options.kernel.unwrap_or_default();
+    let kernel = spec.options.kernel_kind();
     let pins = pins(data, &spec.options, units)?;
     let mut hyper = match spec.options.init_lengthscales_from_subset {
         Some(n) => {
@@ -129,7 +129,7 @@ pub fn pins(
     let Some(fixes) = options.fix.as_deref().filter(|f| !f.is_empty()) else {
         return Ok(Pins::none());
     };
-    let kernel = options.kernel.unwrap_or_default();
+    let kernel = options.kernel_kind();
     let mut at = given_hyper(
         default_hyper(data, options.lengthscale_start()).with_kernel(kernel),
         options,

@@ -2,7 +2,7 @@
 //! its checks name a setting ([`Naming`]) against the data's shape ([`DataShape`]).
 
 use super::choices::*;
-use crate::kernel::KernelKind;
+use crate::kernel::{KernelChoice, KernelKind};
 use crate::likelihoods::LikelihoodKind;
 use clap::Args;
 use serde::{Deserialize, Serialize};
@@ -34,10 +34,11 @@ pub const GENERAL_OPTIONS: &[&str] = &[
 pub struct MethodOptions {
     /// The kernel (default se): se, matern12, matern32, matern52 (ARD, learned
     /// lengthscales), rq (also a learned shape α). psds and ssgp take se or matern*;
-    /// fifgp, tfifgp and smgp se only.
-    #[arg(long, value_enum)]
+    /// fifgp, tfifgp and smgp se only. Or an expression of parts, e.g.
+    /// "se + se * periodic" (docs/methods.md, Kernels built from parts), with full, fitc, vfe, dtc, pep, spgp-hs.
+    #[arg(long, value_parser = crate::kernel::KernelChoiceParser)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kernel: Option<KernelKind>,
+    pub kernel: Option<KernelChoice>,
     /// Any method: fit on a random subset of this many training points
     /// (`full --subset 2000` is the PSDS paper's random active set).
     #[arg(long)]
@@ -251,6 +252,19 @@ pub struct MethodOptions {
 }
 
 impl MethodOptions {
+    /// The plain kind the run's starting values are for ([`KernelChoice::kind`]; se by
+    /// default and for an expression).
+    pub fn kernel_kind(&self) -> KernelKind {
+        self.kernel
+            .as_ref()
+            .map_or(KernelKind::Se, KernelChoice::kind)
+    }
+
+    /// The kernel expression `--kernel` gives, if it gives one.
+    pub fn kernel_expression(&self) -> Option<&str> {
+        self.kernel.as_ref().and_then(KernelChoice::expression)
+    }
+
     /// The noise floor a run uses: its own, else [`DEFAULT_NOISE_FLOOR`] (0: none).
     pub fn noise_floor(&self) -> f64 {
         self.noise_floor.unwrap_or(DEFAULT_NOISE_FLOOR)
@@ -309,7 +323,10 @@ impl MethodOptions {
         if o.positive == Some(DEFAULT_POSITIVE) {
             o.positive = None;
         }
-        if o.kernel.is_some_and(|k| k.is_se()) {
+        if o.kernel
+            .as_ref()
+            .is_some_and(|k| *k == KernelChoice::Plain(KernelKind::Se))
+        {
             o.kernel = None;
         }
         if o.likelihood == Some(LikelihoodKind::Gaussian) {

@@ -129,6 +129,9 @@ pub(crate) fn start_model(
         }
     };
     let mut model = spec.method().init(td, spec, hyper, ctx, rng)?;
+    if let Some(expression) = spec.options.kernel_expression() {
+        set_composed_kernel(&mut model, expression, td, feature_names)?;
+    }
     methods::start::set_given_inducing_inputs(
         &mut model,
         spec,
@@ -155,4 +158,33 @@ pub(crate) fn start_model(
     methods::start::pins(td, &spec.options, model.standardize.as_ref())?
         .apply_checked(&mut model)?;
     Ok(model)
+}
+
+/// Give `model` the kernel `expression` builds (`--kernel`), its parts starting where
+/// the expression gives no value from the model's σ0² and ℓ (§0.4's start) and the
+/// data's periods and mean squares ([`crate::kernel::Start::from_data`]); the plain
+/// lengthscales go, as the kernel carries its own.
+fn set_composed_kernel(
+    model: &mut ModelFile,
+    expression: &str,
+    td: &TrainData,
+    feature_names: &[String],
+) -> Result<()> {
+    let start = crate::kernel::Start::from_data(
+        feature_names.to_vec(),
+        &td.x,
+        &td.y,
+        model.hyper.signal_variance,
+        model.hyper.lengthscales.clone(),
+    );
+    let kernel = crate::kernel::KernelChoice::build(expression, &start)
+        .map_err(|e| Error::input(format!("kernel (--kernel): {e}")))?;
+    model.composed = crate::kernel::ComposedKernel::new(kernel);
+    if model.composed.is_none() {
+        return Err(Error::input(format!(
+            "kernel (--kernel): '{expression}' builds a kernel a model file cannot store"
+        )));
+    }
+    model.hyper.lengthscales.clear();
+    Ok(())
 }

@@ -46,7 +46,7 @@ fn spec(method: &str, m: usize, options: MethodOptions) -> RunSpec {
 /// The options each method needs besides the kernel.
 fn options_for(method: &str, kernel: KernelKind) -> MethodOptions {
     MethodOptions {
-        kernel: Some(kernel),
+        kernel: Some(kernel.into()),
         dims: matches!(method, "spgp-dr" | "pca-spgp").then_some(1),
         hetero: method == "spgp-dr",
         ..Default::default()
@@ -327,7 +327,7 @@ fn sessions_and_labels_carry_the_kernel() {
     let s = spec("vfe", 10, old);
     assert_eq!(s.default_label(), "vfe-sub100");
     let new = options("kernel = \"matern52\"");
-    assert_eq!(new.kernel, Some(KernelKind::Matern52));
+    assert_eq!(new.kernel, Some(KernelKind::Matern52.into()));
     assert_eq!(spec("vfe", 10, new.clone()).default_label(), "vfe-matern52");
     // se written out is the same setup as no key
     let se = options("kernel = \"se\"");

@@ -49,7 +49,7 @@ fn random_q(m: usize, seed: u64) -> Variational {
 fn model_for(data: &TrainData, m: usize, kind: KernelKind) -> ModelFile {
     let mut rng = ChaCha8Rng::seed_from_u64(3);
     let options = MethodOptions {
-        kernel: Some(kind),
+        kernel: Some(kind.into()),
         ..Default::default()
     };
     let mut model = init(&SVGP, data, &spec(m, options), &mut rng).expect("init");

@@ -1,0 +1,575 @@
+//! An expression ([`KernelExpr`]) built into a kernel tree, with the starting values
+//! the expression gives and defaults for the rest ([`Start`]), and its fixed blocks
+//! (`fix=period`). Every error points at the part or argument in the expression.
+//!
+//! The variance convention: each summand of a sum starts with an equal share of the
+//! data's variance; in a product only the first factor's `var` is a parameter, every
+//! later factor's is fixed (at 1, or at the value given) — a product of scales is one
+//! scale, and GPflow's separate variances there are redundant directions for the
+//! optimiser.
+//!
+//! Labels: a part's blocks are named `label.key` where the label is the part's name,
+//! numbered from 1 in reading order when the name occurs more than once
+//! (`se1.ls`, `se2.ls`, `periodic.period`).
+
+use super::expression::{Arg, ExprError, KernelExpr, Part as ExprPart, Value};
+use super::labelled::Labelled;
+use super::part::Part;
+use super::{
+    Active, Ard, Constant, DEFAULT_RQ_ALPHA, Kernel, KernelKind, Linear, Periodic, Polynomial,
+    Product, SpectralMixture, Sum, White,
+};
+use clap::ValueEnum;
+use std::collections::HashMap;
+
+/// The defaults a part starts from where the expression gives no value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Start {
+    /// The inputs' names (for `dims=["name"]`); their number is the input dimension.
+    pub columns: Vec<String>,
+    /// The variance to share among the summands (the targets').
+    pub variance: f64,
+    /// A stationary part's lengthscale per input.
+    pub lengthscales: Vec<f64>,
+    /// A periodic part's period per input (the data's dominant period).
+    pub periods: Vec<f64>,
+    /// The mean square of each input (a linear part's variances start at
+    /// share / (inputs × mean square), so that its prior variance is the share).
+    pub mean_squares: Vec<f64>,
+}
+
+impl Start {
+    fn dim(&self) -> usize {
+        self.columns.len()
+    }
+}
+
+/// The parts an expression names, with the arguments each takes besides `dims`, `fix`.
+const PARTS: [(&str, &[&str]); 11] = [
+    ("se", &["var", "ls"]),
+    ("matern12", &["var", "ls"]),
+    ("matern32", &["var", "ls"]),
+    ("matern52", &["var", "ls"]),
+    ("rq", &["var", "ls", "alpha"]),
+    ("periodic", &["base", "var", "ls", "period", "alpha"]),
+    ("linear", &["var"]),
+    ("polynomial", &["degree", "var", "offset"]),
+    ("constant", &["var"]),
+    ("white", &["var"]),
+    ("spectral_mixture", &["q", "weights", "means", "scales"]),
+];
+
+/// The keys `fix=` may name for part `name`.
+fn fixable(name: &str) -> &'static [&'static str] {
+    match name {
+        "se" | "matern12" | "matern32" | "matern52" => &["var", "ls"],
+        "rq" => &["var", "ls", "alpha"],
+        "periodic" => &["var", "ls", "period", "alpha"],
+        "linear" | "constant" | "white" => &["var"],
+        "polynomial" => &["var", "offset"],
+        "spectral_mixture" => &["weights", "means", "scales"],
+        _ => &[],
+    }
+}
+
+/// The kernel `expr` describes on inputs `start.columns`.
+pub fn build(expr: &KernelExpr, start: &Start) -> Result<Box<dyn Kernel>, ExprError> {
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for p in expr.parts() {
+        *counts.entry(p.name.as_str()).or_default() += 1;
+    }
+    let mut b = Builder {
+        start,
+        counts,
+        seen: HashMap::new(),
+    };
+    b.node(expr, start.variance, false)
+}
+
+struct Builder<'a> {
+    start: &'a Start,
+    counts: HashMap<&'a str, usize>,
+    seen: HashMap<String, usize>,
+}
+
+/// A part's arguments by key.
+struct Args<'a> {
+    part: &'a ExprPart,
+    by_key: HashMap<&'a str, &'a Arg>,
+}
+
+impl<'a> Args<'a> {
+    fn new(part: &'a ExprPart, allowed: &[&str]) -> Result<Args<'a>, ExprError> {
+        let mut by_key = HashMap::new();
+        for a in &part.args {
+            if !allowed.contains(&a.key.as_str()) && a.key != "dims" && a.key != "fix" {
+                return Err(ExprError::new(
+                    a.span,
+                    format!(
+                        "{} takes no argument {}; it takes {}, dims and fix",
+                        part.name,
+                        a.key,
+                        allowed.join(", ")
+                    ),
+                ));
+            }
+            by_key.insert(a.key.as_str(), a);
+        }
+        Ok(Args { part, by_key })
+    }
+
+    fn given(&self, key: &str) -> bool {
+        self.by_key.contains_key(key)
+    }
+
+    /// Values for a block of `len` (a number is every entry), positive where asked;
+    /// `default` where the argument is absent.
+    fn numbers(&self, key: &str, len: usize, default: Vec<f64>) -> Result<Vec<f64>, ExprError> {
+        let Some(a) = self.by_key.get(key) else {
+            return Ok(default);
+        };
+        let bad = |what: String| ExprError::new(a.span, what);
+        let v = match &a.value {
+            Value::Number(x) => vec![*x; len],
+            Value::List(items) if items.len() == len => items
+                .iter()
+                .map(|i| match i {
+                    Value::Number(x) => Ok(*x),
+                    other => Err(bad(format!("{key} takes numbers, not {other}"))),
+                })
+                .collect::<Result<_, _>>()?,
+            Value::List(items) => {
+                return Err(bad(format!(
+                    "{key} has {} values here and needs 1 or {len}",
+                    items.len()
+                )));
+            }
+            other => return Err(bad(format!("{key} takes a number, not {other}"))),
+        };
+        if let Some(x) = v.iter().find(|x| !(x.is_finite() && **x > 0.0)) {
+            return Err(bad(format!("{key} must be positive and finite, not {x}")));
+        }
+        Ok(v)
+    }
+
+    /// A whole number ≥ 1 (a degree, a component count).
+    fn count(&self, key: &str, default: usize) -> Result<usize, ExprError> {
+        match self.by_key.get(key) {
+            None => Ok(default),
+            Some(a) => match a.value {
+                Value::Number(x) if x >= 1.0 && x.fract() == 0.0 && x <= 64.0 => Ok(x as usize),
+                ref other => Err(ExprError::new(
+                    a.span,
+                    format!("{key} takes a whole number from 1 to 64, not {other}"),
+                )),
+            },
+        }
+    }
+
+    /// The blocks `fix=` names, each checked against the part's.
+    fn fixed(&self) -> Result<Vec<&'static str>, ExprError> {
+        let Some(a) = self.by_key.get("fix") else {
+            return Ok(Vec::new());
+        };
+        let items = match &a.value {
+            Value::List(v) => v.clone(),
+            v => vec![v.clone()],
+        };
+        let allowed = fixable(&self.part.name);
+        items
+            .iter()
+            .map(|v| {
+                let name = match v {
+                    Value::Name(n) => n.as_str(),
+                    _ => "",
+                };
+                allowed.iter().copied().find(|k| *k == name).ok_or_else(|| {
+                    ExprError::new(
+                        a.span,
+                        format!(
+                            "{} has no parameter {v} to fix; it has {}",
+                            self.part.name,
+                            allowed.join(", ")
+                        ),
+                    )
+                })
+            })
+            .collect()
+    }
+}
+
+impl Builder<'_> {
+    fn node(
+        &mut self,
+        e: &KernelExpr,
+        share: f64,
+        later_factor: bool,
+    ) -> Result<Box<dyn Kernel>, ExprError> {
+        Ok(match e {
+            KernelExpr::Sum(terms) => {
+                let each = share / terms.len() as f64;
+                let built = terms
+                    .iter()
+                    .map(|t| self.node(t, each, later_factor))
+                    .collect::<Result<_, _>>()?;
+                Box::new(Sum::new(built))
+            }
+            KernelExpr::Product(factors) => {
+                let built = factors
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| {
+                        self.node(f, if i == 0 { share } else { 1.0 }, later_factor || i > 0)
+                    })
+                    .collect::<Result<_, _>>()?;
+                Box::new(Product::new(built))
+            }
+            KernelExpr::Part(p) => self.part(p, share, later_factor)?,
+        })
+    }
+
+    /// The inputs `dims=` names (all of them when absent).
+    fn dims(&self, args: &Args) -> Result<Option<Vec<usize>>, ExprError> {
+        let Some(a) = args.by_key.get("dims") else {
+            return Ok(None);
+        };
+        let items = match &a.value {
+            Value::List(v) => v.clone(),
+            v => vec![v.clone()],
+        };
+        let cols = &self.start.columns;
+        let mut dims = Vec::new();
+        for v in &items {
+            let d = match v {
+                Value::Number(x) if x.fract() == 0.0 && *x >= 0.0 && (*x as usize) < cols.len() => {
+                    *x as usize
+                }
+                Value::Name(n) if cols.contains(n) => {
+                    cols.iter().position(|c| c == n).expect("found")
+                }
+                other => {
+                    return Err(ExprError::new(
+                        a.span,
+                        format!(
+                            "dims names {other}, which is not an input: give indices 0..{} or \
+                             column names ({})",
+                            cols.len().saturating_sub(1),
+                            cols.join(", ")
+                        ),
+                    ));
+                }
+            };
+            if dims.contains(&d) {
+                return Err(ExprError::new(
+                    a.span,
+                    format!("dims names input {d} twice"),
+                ));
+            }
+            dims.push(d);
+        }
+        if dims.is_empty() {
+            return Err(ExprError::new(a.span, "dims names no input"));
+        }
+        Ok(Some(dims))
+    }
+
+    fn label(&mut self, name: &str) -> String {
+        if self.counts.get(name).copied().unwrap_or(0) <= 1 {
+            return name.to_string();
+        }
+        let n = self.seen.entry(name.to_string()).or_default();
+        *n += 1;
+        format!("{name}{n}")
+    }
+
+    fn part(
+        &mut self,
+        p: &ExprPart,
+        share: f64,
+        later_factor: bool,
+    ) -> Result<Box<dyn Kernel>, ExprError> {
+        let Some((_, allowed)) = PARTS.iter().find(|(n, _)| *n == p.name) else {
+            return Err(unknown_part(p));
+        };
+        let args = Args::new(p, allowed)?;
+        let dims = self.dims(&args)?;
+        let all = self.start.dim();
+        let on: Vec<usize> = dims.clone().unwrap_or_else(|| (0..all).collect());
+        let d = on.len();
+        let pick = |v: &[f64]| on.iter().map(|i| v[*i]).collect::<Vec<f64>>();
+        let mut fixed = args.fixed()?;
+        // a later factor's scale is the first factor's: fixed, at 1 unless given
+        let scale_share = if later_factor { 1.0 } else { share };
+        if later_factor && !fixed.contains(&"var") && p.name != "linear" && p.name != "polynomial" {
+            fixed.push("var");
+        }
+        let label = self.label(&p.name);
+        let var1 = || args.numbers("var", 1, vec![scale_share]);
+        let kernel: Box<dyn Kernel> = match p.name.as_str() {
+            "se" | "matern12" | "matern32" | "matern52" | "rq" => {
+                let kind = KernelKind::from_str(&p.name, true).expect("a kernel kind");
+                let ls = args.numbers("ls", d, pick(&self.start.lengthscales))?;
+                let alpha = args.numbers("alpha", 1, vec![DEFAULT_RQ_ALPHA])?[0];
+                Box::new(Labelled {
+                    label,
+                    fixed,
+                    inner: Ard::new(kind, var1()?[0], ls, alpha),
+                })
+            }
+            "periodic" => {
+                let base = match args.by_key.get("base") {
+                    None => KernelKind::Se,
+                    Some(a) => match &a.value {
+                        Value::Name(n) => KernelKind::from_str(n, true).map_err(|_| {
+                            ExprError::new(a.span, format!("periodic's base is se, matern12, matern32, matern52 or rq, not {n}"))
+                        })?,
+                        other => return Err(ExprError::new(a.span, format!("base takes a kernel name, not {other}"))),
+                    },
+                };
+                let mut k = Periodic::new(
+                    base,
+                    var1()?[0],
+                    args.numbers("ls", d, vec![1.0; d])?,
+                    args.numbers("period", d, pick(&self.start.periods))?,
+                    args.numbers("alpha", 1, vec![DEFAULT_RQ_ALPHA])?[0],
+                );
+                if base != KernelKind::Rq && args.given("alpha") {
+                    return Err(ExprError::new(
+                        args.by_key["alpha"].span,
+                        "alpha is the rq base's; give base=rq",
+                    ));
+                }
+                set_part(&mut k.params, label, &fixed);
+                Box::new(Part(k))
+            }
+            "linear" => {
+                let ms = pick(&self.start.mean_squares);
+                let v = ms
+                    .iter()
+                    .map(|m| share / (d as f64 * m.max(f64::MIN_POSITIVE)))
+                    .collect();
+                let mut k = Linear::new(args.numbers("var", d, v)?);
+                set_part(&mut k.params, label, &fixed);
+                Box::new(Part(k))
+            }
+            "polynomial" => {
+                let degree = args.count("degree", 2)?;
+                let ms = pick(&self.start.mean_squares);
+                let v = ms
+                    .iter()
+                    .map(|m| 1.0 / (d as f64 * m.max(f64::MIN_POSITIVE)))
+                    .collect();
+                let mut k = Polynomial::new(
+                    args.numbers("var", d, v)?,
+                    args.numbers("offset", 1, vec![1.0])?[0],
+                    degree as i32,
+                );
+                set_part(&mut k.params, label, &fixed);
+                Box::new(Part(k))
+            }
+            "constant" => {
+                let mut k = Constant::new(d, var1()?[0]);
+                set_part(&mut k.params, label, &fixed);
+                Box::new(Part(k))
+            }
+            "white" => {
+                let mut k = White::new(d, var1()?[0]);
+                set_part(&mut k.params, label, &fixed);
+                Box::new(Part(k))
+            }
+            "spectral_mixture" => {
+                let q = args.count("q", 1)?;
+                let ls = pick(&self.start.lengthscales);
+                // component c's frequencies spread up to 1/(2ℓ); each envelope an SE(ℓ)
+                let means = (0..q)
+                    .flat_map(|c| {
+                        ls.iter()
+                            .map(move |l| (c + 1) as f64 / ((q + 1) as f64 * 2.0 * l))
+                    })
+                    .collect();
+                let scales = (0..q)
+                    .flat_map(|_| ls.iter().map(|l| 1.0 / (2.0 * std::f64::consts::PI * l)))
+                    .collect();
+                let mut k = SpectralMixture::new(
+                    d,
+                    args.numbers("weights", q, vec![scale_share / q as f64; q])?,
+                    args.numbers("means", q * d, means)?,
+                    args.numbers("scales", q * d, scales)?,
+                );
+                set_part(&mut k.params, label, &fixed);
+                Box::new(Part(k))
+            }
+            _ => unreachable!("PARTS lists the names above"),
+        };
+        Ok(match dims {
+            Some(dims) => Box::new(Active::new(dims, all, kernel)),
+            None => kernel,
+        })
+    }
+}
+
+/// A part's label and fixed blocks.
+fn set_part(params: &mut super::Params, label: String, fixed: &[&str]) {
+    params.label = label;
+    for f in fixed {
+        if let Some(p) = params.find_mut(f) {
+            p.fixed = true;
+        }
+    }
+}
+
+/// Whether every part of `expr` names a part: what can be checked without the data (the
+/// inputs a part reads are checked when it is built).
+pub fn check_part_names(expr: &KernelExpr) -> Result<(), ExprError> {
+    match expr {
+        KernelExpr::Sum(terms) | KernelExpr::Product(terms) => {
+            terms.iter().try_for_each(check_part_names)
+        }
+        KernelExpr::Part(p) if PARTS.iter().any(|(n, _)| *n == p.name) => Ok(()),
+        KernelExpr::Part(p) => Err(unknown_part(p)),
+    }
+}
+
+/// The error of a part whose name is no part's.
+fn unknown_part(p: &ExprPart) -> ExprError {
+    let names: Vec<&str> = PARTS.iter().map(|(n, _)| *n).collect();
+    let hint = if p.name == "changepoints" {
+        " (change points are built in code, ChangePoints; the expression syntax has \
+         no kernel arguments yet)"
+    } else {
+        ""
+    };
+    ExprError::new(
+        p.span,
+        format!(
+            "no kernel part is called {}; the parts are {}{hint}",
+            p.name,
+            names.join(", ")
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::Par;
+    use nalgebra::DMatrix;
+
+    fn start(columns: &[&str]) -> Start {
+        let d = columns.len();
+        Start {
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+            variance: 4.0,
+            lengthscales: (0..d).map(|i| 1.0 + i as f64).collect(),
+            periods: vec![1.0; d],
+            mean_squares: vec![2.0; d],
+        }
+    }
+
+    fn built(text: &str, s: &Start) -> Box<dyn Kernel> {
+        build(&KernelExpr::parse(text).expect("parses"), s).expect("builds")
+    }
+
+    fn names(k: &dyn Kernel) -> Vec<String> {
+        k.blocks().into_iter().map(|b| b.name).collect()
+    }
+
+    #[test]
+    fn the_issues_example_builds_with_its_values_labels_and_fixed_period() {
+        let s = start(&["t"]);
+        let k = built(
+            "se(ls=50, var=2500) + se(ls=100) * periodic(period=1, fix=period) + rq + se(ls=0.1)",
+            &s,
+        );
+        assert_eq!(
+            names(&*k),
+            [
+                "se1.var",
+                "se1.ls",
+                "se2.var",
+                "se2.ls",
+                "periodic.ls",
+                "rq.var",
+                "rq.ls",
+                "rq.alpha",
+                "se3.var",
+                "se3.ls"
+            ]
+        );
+        let vals: Vec<Vec<f64>> = k.blocks().into_iter().map(|b| b.values).collect();
+        // values given; the rest: a quarter of the variance each, ℓ from the start
+        assert_eq!(vals[0], [2500.0]);
+        assert_eq!(vals[1], [50.0]);
+        assert_eq!(vals[2], [1.0]);
+        assert_eq!(vals[5], [1.0]);
+        assert_eq!(vals[6], [1.0]);
+        assert_eq!(k.params_len(), 10);
+        // the written form has every value, and the product's fixed scale
+        assert_eq!(
+            k.to_expr().expect("writable").to_string(),
+            "se(var=2500, ls=50) + se(var=1, ls=100) * periodic(var=1, ls=1, period=1, fix=[var, period]) \
+             + rq(var=1, ls=1, alpha=1) + se(var=1, ls=0.1)"
+        );
+    }
+
+    /// Built, written with its values, read and built again: the same kernel.
+    #[test]
+    fn every_part_writes_and_reads_back_to_the_same_kernel() {
+        let s = start(&["a", "b", "c"]);
+        let text = "matern32(dims=[0, 1], ls=[0.5, 2]) * se(dims=[c]) + linear + polynomial(degree=3) \
+                    + constant + white(var=0.1) + spectral_mixture(q=2) \
+                    + periodic(base=rq, dims=[b], fix=ls) + matern12 + matern52(fix=[var, ls])";
+        let k = built(text, &s);
+        let mut k = k;
+        let theta: Vec<f64> = k
+            .log_params()
+            .iter()
+            .enumerate()
+            .map(|(i, t)| t + 0.1 * (i as f64).sin())
+            .collect();
+        k.set_log_params(&theta);
+        let written = k.to_expr().expect("writable").to_string();
+        let again = built(&written, &s);
+        assert_eq!(again.to_expr().expect("writable").to_string(), written);
+        assert_eq!(names(&*again), names(&*k));
+        assert_eq!(again.log_params(), k.log_params());
+        let x = DMatrix::from_fn(6, 3, |i, j| ((i * 3 + j) as f64 * 0.37).sin());
+        assert_eq!(again.gram(&x, Par::Seq), k.gram(&x, Par::Seq));
+        assert!(!names(&*k).contains(&"periodic.ls".to_string()));
+        assert!(!names(&*k).iter().any(|n| n.starts_with("matern52")));
+    }
+
+    #[test]
+    fn errors_point_at_the_part_or_argument() {
+        let s = start(&["t", "u"]);
+        let cases = [
+            ("se + sqexp", 5, "no kernel part is called sqexp"),
+            ("se(lengthscale=2)", 3, "se takes no argument lengthscale"),
+            (
+                "se(ls=[1, 2, 3])",
+                3,
+                "ls has 3 values here and needs 1 or 2",
+            ),
+            ("rq(alpha=-1)", 3, "alpha must be positive"),
+            (
+                "periodic(fix=offset)",
+                9,
+                "periodic has no parameter offset",
+            ),
+            (
+                "se + linear(dims=[2])",
+                12,
+                "dims names 2, which is not an input",
+            ),
+            ("se(dims=[w])", 3, "dims names w"),
+            ("polynomial(degree=1.5)", 11, "degree takes a whole number"),
+            ("changepoints", 0, "change points are built in code"),
+            ("periodic(alpha=2)", 9, "give base=rq"),
+        ];
+        for (text, at, words) in cases {
+            let err = build(&KernelExpr::parse(text).expect("parses"), &s).expect_err(text);
+            assert_eq!(err.span.start, at, "{text}: {err:?}");
+            assert!(err.message.contains(words), "{text}: {}", err.message);
+        }
+    }
+}

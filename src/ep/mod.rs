@@ -3,7 +3,7 @@
 //! Gaussian posterior in the low-rank form and the site loop (`posterior.rs`), the EP
 //! estimate of the log evidence and its gradient for the low-rank families, through the
 //! Gaussian core (`evidence.rs`), and the exact GP with EP, the reference case
-//! (`exact.rs`). `methods/lowrank_ep.rs` runs it through a feature family. One sweep of the low-rank forms is O(n·m²).
+//! (`exact.rs`). `methods/lowrank/ep.rs` runs it through a feature family. One sweep of the low-rank forms is O(n·m²).
 
 mod evidence;
 pub mod exact;

@@ -3,7 +3,7 @@
 //! subset, the "random active set" baseline of the PSDS paper.
 
 use super::hyper::{default_hyper, fit_all, fit_free, pack_hyper, unpack_hyper};
-use super::lowrank_ep::{refuse_shared, uses_ep};
+use super::lowrank::ep::{refuse_shared, uses_ep};
 use super::method::{Method, Objective, ValidRunSpec};
 use crate::collapsed::{LatentPrior, Posterior};
 use crate::data::TrainData;

@@ -8,7 +8,7 @@
 //! `collapsed/`, never through a copy.
 
 use super::hyper;
-use super::lowrank_ep;
+pub mod ep;
 use super::method::{Markers, Method, Objective, TraceMarks, TypedModel, ValidRunSpec};
 use super::shared_rows::SharedEval;
 use crate::collapsed::{
@@ -702,7 +702,7 @@ impl<F: Family> LowRankMethod<F> {
         let s = &exec.scratch;
         grad.clear();
         if ep {
-            let fit = lowrank_ep::fit(
+            let fit = ep::fit(
                 &self.family,
                 state,
                 &data.x,
@@ -922,13 +922,13 @@ impl<F: Family> Method for LowRankMethod<F> {
         self.family.takes_composed_kernel()
     }
     fn objective_name(&self, model: &ModelFile) -> &'static str {
-        if matches!(lowrank_ep::uses_ep(model), Ok(true)) {
+        if matches!(ep::uses_ep(model), Ok(true)) {
             return "negative EP log evidence";
         }
         self.approx_of(model).map_or("NLML", Approx::objective_name)
     }
     /// The Gaussian likelihood through the core; the bernoulli (probit) through
-    /// expectation propagation with FITC, DTC or power EP ([`lowrank_ep`]).
+    /// expectation propagation with FITC, DTC or power EP ([`ep`]).
     fn refuses_likelihood(&self, kind: LikelihoodKind) -> Option<String> {
         match (kind, self.approx) {
             (LikelihoodKind::Bernoulli, ApproxChoice::Fixed(ApproxKind::Vfe)) => Some(
@@ -1014,8 +1014,8 @@ impl<F: Family> Method for LowRankMethod<F> {
     ) -> Result<(f64, f64)> {
         let approx = self.approx_of(model)?;
         let s = &exec.scratch;
-        if lowrank_ep::uses_ep(model)? {
-            lowrank_ep::refuse_shared(exec)?;
+        if ep::uses_ep(model)? {
+            ep::refuse_shared(exec)?;
         }
         if let Some(share) = exec.share.as_deref() {
             grad.clear();
@@ -1033,21 +1033,14 @@ impl<F: Family> Method for LowRankMethod<F> {
             return out;
         }
         let state = self.family.state(model, s)?;
-        let out = self.objective_of(
-            &state,
-            data,
-            approx,
-            lowrank_ep::uses_ep(model)?,
-            exec,
-            grad,
-        );
+        let out = self.objective_of(&state, data, approx, ep::uses_ep(model)?, exec, grad);
         self.family.recycle_state(state, s);
         out
     }
 
     fn typed_fit<'a>(&'a self, model: &ModelFile) -> Option<Box<dyn TypedModel + 'a>> {
         let approx = self.approx_of(model).ok()?;
-        let ep = lowrank_ep::uses_ep(model).ok()?;
+        let ep = ep::uses_ep(model).ok()?;
         let state = self
             .family
             .state(model, &Scratch::default())
@@ -1099,10 +1092,10 @@ impl<F: Family> Method for LowRankMethod<F> {
 
     fn nlml(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<f64> {
         let approx = self.approx_of(model)?;
-        if lowrank_ep::uses_ep(model)? {
-            lowrank_ep::refuse_shared(exec)?;
+        if ep::uses_ep(model)? {
+            ep::refuse_shared(exec)?;
             let state = self.family.state(model, &exec.scratch)?;
-            return lowrank_ep::nlz(&self.family, &state, &data.x, &data.y, approx, exec);
+            return ep::nlz(&self.family, &state, &data.x, &data.y, approx, exec);
         }
         if exec.share.is_some() {
             let nlml = self
@@ -1141,10 +1134,10 @@ impl<F: Family> Method for LowRankMethod<F> {
     ) -> Result<(Posterior, Option<DMatrix<f64>>)> {
         let approx = self.approx_of(model)?;
         let degenerate = self.family.degenerate();
-        if lowrank_ep::uses_ep(model)? {
-            lowrank_ep::refuse_shared(exec)?;
+        if ep::uses_ep(model)? {
+            ep::refuse_shared(exec)?;
             let state = self.family.state(model, &exec.scratch)?;
-            let post = lowrank_ep::posterior(&self.family, &state, &data.x, &data.y, approx, exec)?;
+            let post = ep::posterior(&self.family, &state, &data.x, &data.y, approx, exec)?;
             return Ok((post, None));
         }
         if exec.share.is_some() {

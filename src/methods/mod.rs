@@ -17,7 +17,6 @@ pub mod inducing;
 pub mod interdomain;
 pub mod kmeans;
 pub mod lowrank;
-pub mod lowrank_ep;
 pub mod method;
 pub mod nystrom;
 pub mod online;

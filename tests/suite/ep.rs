@@ -9,7 +9,7 @@ use sgpw::collapsed::Approx;
 use sgpw::ep::{self, EpSettings};
 use sgpw::kernel::{Ard, ModelKernel};
 use sgpw::methods::lowrank::Family;
-use sgpw::methods::lowrank_ep;
+use sgpw::methods::lowrank::ep as lowrank_ep;
 use sgpw::methods::pseudo::{FITC, PseudoState};
 
 /// EP is run to site changes below 1e-12 here; GPML's fixture to |ΔnlZ| and |ΔdnlZ|

@@ -5,7 +5,7 @@
 //! that gives the core its parts (pseudo-inputs, the inter-domain and spectral
 //! families) is a classifier with FITC, DTC or power EP.
 
-use super::lowrank::{Family, FamilyState, Parts};
+use super::{Family, FamilyState, Parts};
 use crate::collapsed::{Approx, Posterior};
 use crate::ep::{self, EpPosterior, EpSettings, Prediction, Sites};
 use crate::error::{Error, Result};

@@ -26,7 +26,7 @@ import warnings as _warnings
 
 import numpy as _np
 
-from . import _sgpw
+from . import _sgpw, kernels
 from ._sgpw import NumericalError, __version__
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "Session",
     "fit",
     "keywords",
+    "kernels",
     "load",
     "methods",
     "__version__",
@@ -174,7 +175,9 @@ def fit(
     hyperparameters, in the data's units (the units of ``Model.params``). ``fix=`` holds
     parameter blocks fixed (``--fix``): ``"lengthscales"`` at their start,
     ``"noise_variance=0.01"`` at a value in the data's units, a list of such, or a dict
-    ``{"noise_variance": 0.01, "inducing_inputs": None}``; ``Model.fixed`` lists them. The fit runs with the GIL released on ``threads`` threads (None: every core;
+    ``{"noise_variance": 0.01, "inducing_inputs": None}``; ``Model.fixed`` lists them.
+    ``kernel=`` is a plain kernel's name, an expression (``"se + periodic"``) or an
+    ``sgpw.kernels`` object (``SE(dims=[0]) + Linear()``). The fit runs with the GIL released on ``threads`` threads (None: every core;
     1: one); Ctrl-C raises KeyboardInterrupt. ``callback(iteration, objective)`` is
     called for each iteration of the fit (objective on the raw target scale), and with
     the default two starts for each iteration of the second start's fit after it,
@@ -190,6 +193,8 @@ def fit(
         X_test = _matrix(X_test, "X_test")
         y_test = _vector(y_test, "y_test")
     _check_keywords(options, "fit")
+    if isinstance(options.get("kernel"), kernels.Kernel):
+        options["kernel"] = str(options["kernel"])
     if isinstance(options.get("fix"), dict):
         options["fix"] = [k if v is None else f"{k}={v!r}" for k, v in options["fix"].items()]
     settings = dict(method=method, m=m, seed=seed, iterations=iterations, standardize=standardize)

@@ -6,6 +6,7 @@ from typing import Any, Callable, Optional, Tuple, Union
 import numpy as np
 import numpy.typing as npt
 
+from . import kernels as kernels
 from ._sgpw import NumericalError as NumericalError
 from ._sgpw import __version__ as __version__
 

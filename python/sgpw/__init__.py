@@ -401,6 +401,25 @@ class Model:
         mean, latent, noisy_var = self._core.predict(X, threads=threads)
         return mean, (noisy_var if noisy else latent)
 
+    @property
+    def likelihood(self):
+        """The likelihood's name (``"gaussian"``, ``"bernoulli"``, …)."""
+        return self._core.likelihood
+
+    @property
+    def labels(self):
+        """A bernoulli model's two training labels, read as classes 0 and 1 (the
+        smaller first); None for other likelihoods."""
+        return self._core.labels
+
+    def predict_y(self, X, threads=None):
+        """The mean and variance of a new observation y at the rows of X, by the
+        model's likelihood, as ``sgpw predict`` writes them: for bernoulli p(y = 1) —
+        the probability of the larger training label (``labels[1]``) — and p(1 − p);
+        for poisson and studentt the predictive mean and variance of y in the target's
+        units; for a Gaussian model the mean and the noisy variance."""
+        return self._core.predict_y(self._select(X), threads=threads)
+
     def sample(self, X, n=1, seed=None, threads=None):
         """``n`` draws of the latent function at the rows of X from the posterior, an
         (n, t) array in the target's units (GPflow's ``predict_f_samples``): the mean

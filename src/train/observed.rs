@@ -1,0 +1,75 @@
+//! What a model predicts for a new observation y when its likelihood is not Gaussian:
+//! from the latent f's mean and variance, bernoulli's p(y = 1) (the probability of the
+//! larger training label) or the predictive mean and variance of y (poisson, studentt),
+//! in the data's units. `sgpw predict` writes it as columns, Python returns it
+//! (`Model.predict_y`, the classifier's `predict_proba`).
+
+use crate::error::{Error, Result};
+use crate::likelihoods::{GaussHermite, Likelihood};
+use crate::model_file::ModelFile;
+use std::fmt::Write as _;
+
+/// A model's likelihood with what its predictions need.
+pub struct Observed {
+    lik: Box<dyn Likelihood>,
+    quad: GaussHermite,
+    bernoulli: bool,
+    /// The model's target mean and scale (0 and 1 for labels and counts).
+    target: (f64, f64),
+}
+
+impl Observed {
+    /// None for a Gaussian model (its predictive of y is the noisy variance).
+    pub fn of(model: &ModelFile) -> Result<Option<Observed>> {
+        let Some(table) = &model.likelihood else {
+            return Ok(None);
+        };
+        let scale = model.standardize.as_ref().map_or(1.0, |s| s.target_scale);
+        Ok(Some(Observed {
+            lik: model.likelihood()?,
+            quad: table.quadrature().map_err(Error::input)?,
+            bernoulli: table.labels.is_some(),
+            target: (model.target_mean, scale),
+        }))
+    }
+
+    /// Whether y is a class (bernoulli): the mean is p(y = 1).
+    pub fn is_binary(&self) -> bool {
+        self.bernoulli
+    }
+
+    /// `sgpw predict`'s header line.
+    pub fn header(&self) -> &'static str {
+        if self.bernoulli {
+            "latent_mean,latent_var,p1\n"
+        } else {
+            "latent_mean,latent_var,mean,var\n"
+        }
+    }
+
+    /// The mean and variance of a new y (bernoulli: p(y = 1) and p(1 − p)) from the
+    /// latent mean and variance, all in the data's units.
+    pub fn moments(&self, mean: f64, var: f64) -> (f64, f64) {
+        let (tm, scale) = self.target;
+        let (m, v) = self.lik.predictive_moments(
+            (mean - tm) / scale,
+            (var / (scale * scale)).max(0.0),
+            &self.quad,
+        );
+        if self.bernoulli {
+            // a probability: the target's units do not apply
+            return (m, v);
+        }
+        (m * scale + tm, v * scale * scale)
+    }
+
+    /// One row of `sgpw predict` from the latent mean and variance in the data's units.
+    pub fn row(&self, out: &mut String, mean: f64, var: f64) {
+        let (m, v) = self.moments(mean, var);
+        let _ = if self.bernoulli {
+            writeln!(out, "{mean},{var},{m}")
+        } else {
+            writeln!(out, "{mean},{var},{m},{v}")
+        };
+    }
+}

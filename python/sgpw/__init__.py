@@ -420,6 +420,16 @@ class Model:
         units; for a Gaussian model the mean and the noisy variance."""
         return self._core.predict_y(self._select(X), threads=threads)
 
+    def predict_interval(self, X, level=0.95, threads=None):
+        """(lower, upper): the central interval holding ``level`` of a new observation's
+        predictive probability at the rows of X, in the target's units, as ``sgpw
+        predict`` writes it at 95% (``lower95``, ``upper95``): poisson models — the
+        smallest counts whose predictive distribution function reaches (1 − level)/2 and
+        (1 + level)/2 under the Poisson–lognormal predictive — and studentt models (the
+        latent normal convolved with the Student-t noise). Other likelihoods raise
+        ValueError."""
+        return self._core.predict_interval(self._select(X), float(level), threads=threads)
+
     def sample(self, X, n=1, seed=None, threads=None):
         """``n`` draws of the latent function at the rows of X from the posterior, an
         (n, t) array in the target's units (GPflow's ``predict_f_samples``): the mean

@@ -240,6 +240,44 @@ impl Model {
         Ok((array(py, m), array(py, v)))
     }
 
+    /// The central interval holding `level` of a new observation's predictive
+    /// probability at the rows of `x` (`train::Observed::interval`, what `sgpw predict`
+    /// writes at 95%): poisson and studentt models.
+    #[pyo3(signature = (x, level, threads=None))]
+    fn predict_interval<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f64>,
+        level: f64,
+        threads: Option<usize>,
+    ) -> PyResult<(Column<'py>, Column<'py>)> {
+        if !(level > 0.0 && level < 1.0) {
+            return Err(PyValueError::new_err(format!(
+                "level = {level}: the share of the predictive probability inside the \
+                 interval, between 0 and 1 (0.95 for 95%)"
+            )));
+        }
+        let model = self.predictor.model();
+        let no_interval = || {
+            PyValueError::new_err(format!(
+                "a {} model has no predictive interval here: poisson and studentt models \
+                 have one (a Gaussian model's is mean ± z·√var_noisy)",
+                model.likelihood_kind()
+            ))
+        };
+        let observed = Observed::of(model).or_py()?.ok_or_else(no_interval)?;
+        let (mean, latent, _) = self.predict(py, x, threads)?;
+        let (mean, latent) = (mean.readonly(), latent.readonly());
+        let mut lower = Vec::with_capacity(mean.as_array().len());
+        let mut upper = Vec::with_capacity(mean.as_array().len());
+        for (m, v) in mean.as_array().iter().zip(latent.as_array().iter()) {
+            let (lo, hi) = observed.interval(*m, *v, level).ok_or_else(no_interval)?;
+            lower.push(lo);
+            upper.push(hi);
+        }
+        Ok((array(py, lower), array(py, upper)))
+    }
+
     /// A bernoulli model's two training labels, read as classes 0 and 1; else None.
     #[getter]
     fn labels(&self) -> Option<[f64; 2]> {

@@ -1,13 +1,16 @@
 //! What a model predicts for a new observation y when its likelihood is not Gaussian:
 //! from the latent f's mean and variance, bernoulli's p(y = 1) (the probability of the
-//! larger training label) or the predictive mean and variance of y (poisson, studentt),
-//! in the data's units. `sgpw predict` writes it as columns, Python returns it
+//! larger training label), or the predictive mean and variance of y and its central 95%
+//! interval (poisson, studentt), in the data's units. `sgpw predict` writes it as columns, Python returns it
 //! (`Model.predict_y`, the classifier's `predict_proba`).
 
 use crate::error::{Error, Result};
 use crate::likelihoods::{GaussHermite, Likelihood};
 use crate::model_file::ModelFile;
 use std::fmt::Write as _;
+
+/// The share of y's predictive probability in the interval `sgpw predict` writes.
+pub const INTERVAL_LEVEL: f64 = 0.95;
 
 /// A model's likelihood with what its predictions need.
 pub struct Observed {
@@ -43,7 +46,7 @@ impl Observed {
         if self.bernoulli {
             "latent_mean,latent_var,p1\n"
         } else {
-            "latent_mean,latent_var,mean,var\n"
+            "latent_mean,latent_var,mean,var,lower95,upper95\n"
         }
     }
 
@@ -63,13 +66,32 @@ impl Observed {
         (m * scale + tm, v * scale * scale)
     }
 
+    /// The central interval holding `level` of a new y's predictive probability
+    /// (`Likelihood::predictive_interval`) from the latent mean and variance, in the
+    /// data's units; None for bernoulli.
+    pub fn interval(&self, mean: f64, var: f64, level: f64) -> Option<(f64, f64)> {
+        let (tm, scale) = self.target;
+        let (lo, hi) = self.lik.predictive_interval(
+            (mean - tm) / scale,
+            (var / (scale * scale)).max(0.0),
+            level,
+            &self.quad,
+        )?;
+        Some((lo * scale + tm, hi * scale + tm))
+    }
+
     /// One row of `sgpw predict` from the latent mean and variance in the data's units.
     pub fn row(&self, out: &mut String, mean: f64, var: f64) {
         let (m, v) = self.moments(mean, var);
         let _ = if self.bernoulli {
             writeln!(out, "{mean},{var},{m}")
         } else {
-            writeln!(out, "{mean},{var},{m},{v}")
+            // poisson and studentt have an interval; a likelihood without one leaves
+            // its two cells empty
+            match self.interval(mean, var, INTERVAL_LEVEL) {
+                Some((lo, hi)) => writeln!(out, "{mean},{var},{m},{v},{lo},{hi}"),
+                None => writeln!(out, "{mean},{var},{m},{v},,"),
+            }
         };
     }
 }

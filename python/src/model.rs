@@ -267,14 +267,18 @@ impl Model {
         };
         let observed = Observed::of(model).or_py()?.ok_or_else(no_interval)?;
         let (mean, latent, _) = self.predict(py, x, threads)?;
-        let (mean, latent) = (mean.readonly(), latent.readonly());
-        let mut lower = Vec::with_capacity(mean.as_array().len());
-        let mut upper = Vec::with_capacity(mean.as_array().len());
-        for (m, v) in mean.as_array().iter().zip(latent.as_array().iter()) {
-            let (lo, hi) = observed.interval(*m, *v, level).ok_or_else(no_interval)?;
-            lower.push(lo);
-            upper.push(hi);
-        }
+        let (mean, latent) = (mean.to_vec()?, latent.to_vec()?);
+        let (exec, token) = exec(threads);
+        let observed = &observed;
+        let ends = run_detached(
+            py,
+            || token.cancel(),
+            |_, ()| Ok(()),
+            move |_| observed.intervals(&mean, &latent, level, &exec),
+        )?
+        .or_py()?
+        .ok_or_else(no_interval)?;
+        let (lower, upper): (Vec<f64>, Vec<f64>) = ends.into_iter().unzip();
         Ok((array(py, lower), array(py, upper)))
     }
 

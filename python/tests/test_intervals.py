@@ -28,6 +28,10 @@ def test_coal_counts_interval_is_the_command_lines(tmp_path):
     lower, upper = model.predict_interval(X)
     for got, col in ((mean, 2), (var, 3), (lower, 4), (upper, 5)):
         np.testing.assert_array_equal(got, cli[:, col])
+    # on one thread the same (the rows are computed in blocks on every core by default)
+    one = model.predict_interval(X, threads=1)
+    np.testing.assert_array_equal(one[0], lower)
+    np.testing.assert_array_equal(one[1], upper)
     # whole counts around the mean; the early years' rate is higher than the late ones'
     assert np.all(lower == np.floor(lower)) and np.all(lower <= mean) and np.all(mean <= upper)
     assert mean[:10].mean() > 2 * mean[-10:].mean()

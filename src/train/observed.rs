@@ -5,7 +5,9 @@
 //! (`Model.predict_y`, the classifier's `predict_proba`).
 
 use crate::error::{Error, Result};
+use crate::exec::Exec;
 use crate::likelihoods::{GaussHermite, Likelihood};
+use crate::linalg::map_ordered;
 use crate::model_file::ModelFile;
 use std::fmt::Write as _;
 
@@ -78,6 +80,35 @@ impl Observed {
             &self.quad,
         )?;
         Some((lo * scale + tm, hi * scale + tm))
+    }
+
+    /// [`Observed::interval`] at every row, blocks of rows on `exec`'s threads, each
+    /// block after a look at the cancel token (what Python's `predict_interval` runs with
+    /// the GIL released); None for a likelihood without an interval.
+    pub fn intervals(
+        &self,
+        mean: &[f64],
+        var: &[f64],
+        level: f64,
+        exec: &Exec,
+    ) -> Result<Option<Vec<(f64, f64)>>> {
+        // a quantile is tens of distribution-function evaluations: 256 rows a task
+        const BLOCK: usize = 256;
+        let starts: Vec<usize> = (0..mean.len()).step_by(BLOCK).collect();
+        let blocks = map_ordered(exec.par, starts, |start| -> Result<Option<Vec<_>>> {
+            exec.check()?;
+            Ok((start..(start + BLOCK).min(mean.len()))
+                .map(|i| self.interval(mean[i], var[i], level))
+                .collect())
+        });
+        let mut out = Vec::with_capacity(mean.len());
+        for block in blocks {
+            match block? {
+                Some(b) => out.extend(b),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(out))
     }
 
     /// One row of `sgpw predict` from the latent mean and variance in the data's units.

@@ -42,7 +42,7 @@ pub use active::Active;
 pub use ard::{Ard, LENGTHSCALES, RQ_ALPHA, SIGNAL_VARIANCE, contract_ops, fill_ops};
 pub use build::{Start, build};
 pub use changepoints::ChangePoints;
-pub use choice::{KernelChoice, KernelChoiceParser};
+pub use choice::{KernelChoice, KernelChoiceParser, PartSyntax};
 pub use composed::ComposedKernel;
 pub use constant::Constant;
 pub use labelled::Labelled;

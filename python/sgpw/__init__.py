@@ -26,7 +26,7 @@ import warnings as _warnings
 
 import numpy as _np
 
-from . import _sgpw
+from . import _sgpw, kernels
 from ._sgpw import NumericalError, __version__
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "Session",
     "fit",
     "keywords",
+    "kernels",
     "load",
     "methods",
     "__version__",
@@ -174,7 +175,9 @@ def fit(
     hyperparameters, in the data's units (the units of ``Model.params``). ``fix=`` holds
     parameter blocks fixed (``--fix``): ``"lengthscales"`` at their start,
     ``"noise_variance=0.01"`` at a value in the data's units, a list of such, or a dict
-    ``{"noise_variance": 0.01, "inducing_inputs": None}``; ``Model.fixed`` lists them. The fit runs with the GIL released on ``threads`` threads (None: every core;
+    ``{"noise_variance": 0.01, "inducing_inputs": None}``; ``Model.fixed`` lists them.
+    ``kernel=`` is a plain kernel's name, an expression (``"se + periodic"``) or an
+    ``sgpw.kernels`` object (``SE(dims=[0]) + Linear()``). The fit runs with the GIL released on ``threads`` threads (None: every core;
     1: one); Ctrl-C raises KeyboardInterrupt. ``callback(iteration, objective)`` is
     called for each iteration of the fit (objective on the raw target scale), and with
     the default two starts for each iteration of the second start's fit after it,
@@ -190,6 +193,8 @@ def fit(
         X_test = _matrix(X_test, "X_test")
         y_test = _vector(y_test, "y_test")
     _check_keywords(options, "fit")
+    if isinstance(options.get("kernel"), kernels.Kernel):
+        options["kernel"] = str(options["kernel"])
     if isinstance(options.get("fix"), dict):
         options["fix"] = [k if v is None else f"{k}={v!r}" for k, v in options["fix"].items()]
     settings = dict(method=method, m=m, seed=seed, iterations=iterations, standardize=standardize)
@@ -395,6 +400,35 @@ class Model:
             return mean, cov
         mean, latent, noisy_var = self._core.predict(X, threads=threads)
         return mean, (noisy_var if noisy else latent)
+
+    @property
+    def likelihood(self):
+        """The likelihood's name (``"gaussian"``, ``"bernoulli"``, …)."""
+        return self._core.likelihood
+
+    @property
+    def labels(self):
+        """A bernoulli model's two training labels, read as classes 0 and 1 (the
+        smaller first); None for other likelihoods."""
+        return self._core.labels
+
+    def predict_y(self, X, threads=None):
+        """The mean and variance of a new observation y at the rows of X, by the
+        model's likelihood, as ``sgpw predict`` writes them: for bernoulli p(y = 1) —
+        the probability of the larger training label (``labels[1]``) — and p(1 − p);
+        for poisson and studentt the predictive mean and variance of y in the target's
+        units; for a Gaussian model the mean and the noisy variance."""
+        return self._core.predict_y(self._select(X), threads=threads)
+
+    def predict_interval(self, X, level=0.95, threads=None):
+        """(lower, upper): the central interval holding ``level`` of a new observation's
+        predictive probability at the rows of X, in the target's units, as ``sgpw
+        predict`` writes it at 95% (``lower95``, ``upper95``): poisson models — the
+        smallest counts whose predictive distribution function reaches (1 − level)/2 and
+        (1 + level)/2 under the Poisson–lognormal predictive — and studentt models (the
+        latent normal convolved with the Student-t noise). Other likelihoods raise
+        ValueError."""
+        return self._core.predict_interval(self._select(X), float(level), threads=threads)
 
     def sample(self, X, n=1, seed=None, threads=None):
         """``n`` draws of the latent function at the rows of X from the posterior, an

@@ -7,6 +7,7 @@ mod catalog;
 mod convert;
 mod detached;
 mod errors;
+mod kernels;
 mod model;
 mod session;
 
@@ -20,6 +21,8 @@ fn _sgpw(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(model::from_toml, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::methods, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::keywords, m)?)?;
+    m.add_function(wrap_pyfunction!(kernels::kernel_parts, m)?)?;
+    m.add_function(wrap_pyfunction!(kernels::check_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(session::session_run, m)?)?;
     m.add_function(wrap_pyfunction!(session::session_report, m)?)?;
     m.add(

@@ -5,7 +5,7 @@
 use crate::convert::{array, matrix, matrix_array, setting_text, toml_to_py, vector};
 use crate::detached::run_detached;
 use crate::errors::OrPy;
-use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -13,7 +13,7 @@ use sgpw::data::arrays::{self, Arrays};
 use sgpw::exec::{CancelToken, Exec, Par};
 use sgpw::model_file::ModelFile;
 use sgpw::run_context::{Phase, Progress, RunContext};
-use sgpw::train::{self, Predictor};
+use sgpw::train::{self, Observed, Predictor};
 use std::path::PathBuf;
 
 /// One column of predictions (mean, latent or noisy variance) for Python.
@@ -212,6 +212,90 @@ impl Model {
         )?
         .or_py()?;
         Ok(array(py, out))
+    }
+
+    /// The mean and variance of a new observation y at the rows of `x`, in the data's
+    /// units, by the model's likelihood (`train::Observed`, what `sgpw predict` writes):
+    /// bernoulli's p(y = 1) and p(1 − p), poisson's and studentt's predictive mean and
+    /// variance; a Gaussian model's mean and noisy variance.
+    #[pyo3(signature = (x, threads=None))]
+    fn predict_y<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f64>,
+        threads: Option<usize>,
+    ) -> PyResult<(Column<'py>, Column<'py>)> {
+        let observed = Observed::of(self.predictor.model()).or_py()?;
+        let (mean, latent, noisy) = self.predict(py, x, threads)?;
+        let Some(observed) = observed else {
+            return Ok((mean, noisy));
+        };
+        let (mean, latent) = (mean.readonly(), latent.readonly());
+        let (m, v): (Vec<f64>, Vec<f64>) = mean
+            .as_array()
+            .iter()
+            .zip(latent.as_array().iter())
+            .map(|(m, v)| observed.moments(*m, *v))
+            .unzip();
+        Ok((array(py, m), array(py, v)))
+    }
+
+    /// The central interval holding `level` of a new observation's predictive
+    /// probability at the rows of `x` (`train::Observed::interval`, what `sgpw predict`
+    /// writes at 95%): poisson and studentt models.
+    #[pyo3(signature = (x, level, threads=None))]
+    fn predict_interval<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f64>,
+        level: f64,
+        threads: Option<usize>,
+    ) -> PyResult<(Column<'py>, Column<'py>)> {
+        if !(level > 0.0 && level < 1.0) {
+            return Err(PyValueError::new_err(format!(
+                "level = {level}: the share of the predictive probability inside the \
+                 interval, between 0 and 1 (0.95 for 95%)"
+            )));
+        }
+        let model = self.predictor.model();
+        let no_interval = || {
+            PyValueError::new_err(format!(
+                "a {} model has no predictive interval here: poisson and studentt models \
+                 have one (a Gaussian model's is mean ± z·√var_noisy)",
+                model.likelihood_kind()
+            ))
+        };
+        let observed = Observed::of(model).or_py()?.ok_or_else(no_interval)?;
+        let (mean, latent, _) = self.predict(py, x, threads)?;
+        let (mean, latent) = (mean.to_vec()?, latent.to_vec()?);
+        let (exec, token) = exec(threads);
+        let observed = &observed;
+        let ends = run_detached(
+            py,
+            || token.cancel(),
+            |_, ()| Ok(()),
+            move |_| observed.intervals(&mean, &latent, level, &exec),
+        )?
+        .or_py()?
+        .ok_or_else(no_interval)?;
+        let (lower, upper): (Vec<f64>, Vec<f64>) = ends.into_iter().unzip();
+        Ok((array(py, lower), array(py, upper)))
+    }
+
+    /// A bernoulli model's two training labels, read as classes 0 and 1; else None.
+    #[getter]
+    fn labels(&self) -> Option<[f64; 2]> {
+        self.predictor
+            .model()
+            .likelihood
+            .as_ref()
+            .and_then(|t| t.labels)
+    }
+
+    /// The model's likelihood by name.
+    #[getter]
+    fn likelihood(&self) -> &'static str {
+        self.predictor.model().likelihood_kind().name()
     }
 
     /// The model file, as `sgpw fit --save-model` writes it.

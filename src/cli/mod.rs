@@ -43,7 +43,8 @@ pub enum Command {
     Fit(fit::FitArgs),
     /// Predict with a model file, one CSV row per input row: mean, var_latent, var_noisy
     /// (Gaussian); latent_mean, latent_var, p1 (bernoulli); latent_mean, latent_var, mean,
-    /// var (poisson, studentt).
+    /// var, lower95, upper95 (poisson, studentt: y's mean, variance and central 95%
+    /// interval).
     Predict(predict::PredictArgs),
     /// The objective (and with --json its gradient) at a model's parameters, without
     /// training: the NLML, or the negative ELBO for vfe (and --approx vfe) and the

@@ -4,7 +4,7 @@ use crate::data::{self, LoadSpec};
 use crate::error::{Error, Result};
 use crate::exec::Exec;
 use crate::model_file::ModelFile;
-use crate::train::Predictor;
+use crate::train::{Observed, Predictor};
 use clap::Args;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -230,55 +230,5 @@ fn stdout_error(e: std::io::Error) -> Error {
     match e.kind() {
         std::io::ErrorKind::BrokenPipe => Error::ClosedPipe,
         _ => Error::File(format!("cannot write to standard output: {e}")),
-    }
-}
-
-/// What `predict` writes for a model whose likelihood is not Gaussian: the latent f's
-/// mean and variance, then bernoulli's p(y = 1) (the probability of the larger training
-/// label), or the predictive mean and variance of y (poisson, studentt), in the data's
-/// units.
-struct Observed {
-    lik: Box<dyn crate::likelihoods::Likelihood>,
-    quad: crate::likelihoods::GaussHermite,
-    bernoulli: bool,
-    /// The model's target mean and scale (0 and 1 for labels and counts).
-    target: (f64, f64),
-}
-
-impl Observed {
-    fn of(model: &crate::model_file::ModelFile) -> Result<Option<Observed>> {
-        let Some(table) = &model.likelihood else {
-            return Ok(None);
-        };
-        let scale = model.standardize.as_ref().map_or(1.0, |s| s.target_scale);
-        Ok(Some(Observed {
-            lik: model.likelihood()?,
-            quad: table.quadrature().map_err(Error::input)?,
-            bernoulli: table.labels.is_some(),
-            target: (model.target_mean, scale),
-        }))
-    }
-
-    fn header(&self) -> &'static str {
-        if self.bernoulli {
-            "latent_mean,latent_var,p1\n"
-        } else {
-            "latent_mean,latent_var,mean,var\n"
-        }
-    }
-
-    /// One row from the latent mean and variance in the data's units.
-    fn row(&self, out: &mut String, mean: f64, var: f64) {
-        let (tm, scale) = self.target;
-        let (m, v) = self.lik.predictive_moments(
-            (mean - tm) / scale,
-            (var / (scale * scale)).max(0.0),
-            &self.quad,
-        );
-        let _ = if self.bernoulli {
-            writeln!(out, "{mean},{var},{m}")
-        } else {
-            writeln!(out, "{mean},{var},{},{}", m * scale + tm, v * scale * scale)
-        };
     }
 }

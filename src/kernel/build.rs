@@ -45,7 +45,7 @@ impl Start {
 }
 
 /// The parts an expression names, with the arguments each takes besides `dims`, `fix`.
-const PARTS: [(&str, &[&str]); 11] = [
+pub(super) const PARTS: [(&str, &[&str]); 11] = [
     ("se", &["var", "ls"]),
     ("matern12", &["var", "ls"]),
     ("matern32", &["var", "ls"]),
@@ -60,7 +60,7 @@ const PARTS: [(&str, &[&str]); 11] = [
 ];
 
 /// The keys `fix=` may name for part `name`.
-fn fixable(name: &str) -> &'static [&'static str] {
+pub(super) fn fixable(name: &str) -> &'static [&'static str] {
     match name {
         "se" | "matern12" | "matern32" | "matern52" => &["var", "ls"],
         "rq" => &["var", "ls", "alpha"],

@@ -39,6 +39,59 @@ impl KernelChoice {
         let expr = KernelExpr::parse(expression).map_err(|e| e.render(expression))?;
         build(&expr, start).map_err(|e| e.render(expression))
     }
+
+    /// `text` checked as `--kernel` reads it, in its canonical form (a plain name, or the
+    /// expression as a model file writes it). Given the inputs' names, the expression is
+    /// also built on them from neutral starting values, so an argument a part does not
+    /// take, a bad value or a `dims` that names no input is refused before any data —
+    /// with the caret message the fit would give (what Python's kernel objects call).
+    pub fn checked(text: &str, columns: Option<&[String]>) -> Result<String, String> {
+        let choice: KernelChoice = text.parse()?;
+        let (Some(expression), Some(columns)) = (choice.expression(), columns) else {
+            return Ok(match &choice {
+                KernelChoice::Plain(_) => choice.to_string(),
+                KernelChoice::Expr(e) => KernelExpr::parse(e)
+                    .map_err(|err| err.render(e))?
+                    .to_string(),
+            });
+        };
+        let d = columns.len();
+        let start = Start {
+            columns: columns.to_vec(),
+            variance: 1.0,
+            lengthscales: vec![1.0; d],
+            periods: vec![1.0; d],
+            mean_squares: vec![1.0; d],
+        };
+        KernelChoice::build(expression, &start)?;
+        Ok(KernelExpr::parse(expression)
+            .map_err(|e| e.render(expression))?
+            .to_string())
+    }
+
+    /// Every part the expression syntax names: its name, the arguments it takes besides
+    /// `dims` and `fix`, and the ones `fix=` may name (the one declaration, in
+    /// `build.rs`, that Python's kernel objects are made from).
+    pub fn parts() -> Vec<PartSyntax> {
+        super::build::PARTS
+            .iter()
+            .map(|&(name, args)| PartSyntax {
+                name,
+                args,
+                fixable: super::build::fixable(name),
+            })
+            .collect()
+    }
+}
+
+/// One part of the expression syntax ([`KernelChoice::parts`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PartSyntax {
+    pub name: &'static str,
+    /// The arguments it takes besides `dims` and `fix`.
+    pub args: &'static [&'static str],
+    /// The parameters `fix=` may name.
+    pub fixable: &'static [&'static str],
 }
 
 impl From<KernelKind> for KernelChoice {
@@ -148,5 +201,46 @@ mod tests {
         // a misspelt name is refused when read, naming the plain kernels and the parts
         let e = "matern".parse::<KernelChoice>().unwrap_err();
         assert!(e.contains("matern52") && e.contains("periodic"), "{e}");
+    }
+
+    #[test]
+    fn checked_gives_the_canonical_form_and_with_inputs_the_builds_caret() {
+        assert_eq!(KernelChoice::checked(" rq ", None).unwrap(), "rq");
+        assert_eq!(
+            KernelChoice::checked("se(ls=1.50)+linear*  white", None).unwrap(),
+            "se(ls=1.5) + linear * white"
+        );
+        // without the inputs only the syntax and the part names are checked
+        assert!(KernelChoice::checked("se(lengthscale=2)", None).is_ok());
+        let cols = ["t".to_string(), "u".to_string()];
+        let e = KernelChoice::checked("se + se(lengthscale=2)", Some(&cols)).unwrap_err();
+        assert!(e.contains("se takes no argument lengthscale"), "{e}");
+        // the caret under `lengthscale=2`, as the fit's message draws it
+        let caret = format!("\n{}{}", " ".repeat(2 + 8), "^".repeat(13));
+        assert!(e.ends_with(&caret), "{e}");
+        let e = KernelChoice::checked("se(dims=[v])", Some(&cols)).unwrap_err();
+        assert!(e.contains("dims names v"), "{e}");
+        assert_eq!(
+            KernelChoice::checked("se(dims=[u], ls=2)", Some(&cols)).unwrap(),
+            "se(dims=[u], ls=2)"
+        );
+        let e = KernelChoice::checked("se +", Some(&cols)).unwrap_err();
+        assert!(e.contains('^'), "{e}");
+    }
+
+    #[test]
+    fn parts_lists_every_part_build_reads() {
+        let parts = KernelChoice::parts();
+        assert!(parts.iter().any(|p| p.name == "periodic"
+            && p.args.contains(&"period")
+            && p.fixable.contains(&"period")));
+        for p in &parts {
+            // each part builds alone on one input
+            let cols = ["x".to_string()];
+            KernelChoice::checked(p.name, Some(&cols)).expect(p.name);
+            for f in p.fixable {
+                assert!(p.args.contains(f), "{}: fix={f}", p.name);
+            }
+        }
     }
 }

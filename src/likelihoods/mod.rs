@@ -19,6 +19,7 @@ mod model_table;
 pub mod normal;
 mod poisson;
 pub mod quadrature;
+mod quantile;
 mod student_t;
 
 pub use bernoulli::{Bernoulli, BinaryLabels, Link};
@@ -191,6 +192,20 @@ pub trait Likelihood: Send + Sync + std::fmt::Debug {
             v + c * c
         });
         (m, (second - m * m).max(0.0))
+    }
+
+    /// The central interval holding `level` of a new observation's predictive
+    /// distribution when q(f) = N(mean, var): its (1 − level)/2 and (1 + level)/2
+    /// quantiles (for counts, the smallest count whose distribution function reaches
+    /// each). None where the likelihood gives none (bernoulli: y is a class).
+    fn predictive_interval(
+        &self,
+        _mean: f64,
+        _var: f64,
+        _level: f64,
+        _quad: &GaussHermite,
+    ) -> Option<(f64, f64)> {
+        None
     }
 
     /// log p(y) = log ∫ p(y | f) N(f; mean, var) df: the log predictive density of one

@@ -1,8 +1,10 @@
 //! Counts, y ~ Poisson(exp(f)). An exposure (a known time or population per row) is
 //! an offset log(exposure) added to f by the model, not a parameter here.
 
-use super::{BadTarget, Expectation, GaussHermite, Likelihood, Pointwise};
+use super::quantile::{self, LogGamma};
+use super::{BadTarget, Expectation, GaussHermite, Likelihood, Pointwise, normal};
 use libm::lgamma as ln_gamma;
+use statrs::function::gamma::checked_gamma_ur;
 
 /// The Poisson likelihood with the exponential link (GPflow's `Poisson()`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -67,7 +69,51 @@ impl Likelihood for Poisson {
         (m, m + var.exp_m1() * m * m)
     }
 
+    /// The quantiles of the Poisson–lognormal predictive, whose distribution function is
+    /// P(y ≤ k) = E_f[P(Pois(e^f) ≤ k)] = P(f < log G), G ~ Gamma(k + 1, 1) — since
+    /// P(Pois(λ) ≤ k) = P(Gamma(k + 1) > λ). Computed over whichever of f and log G is
+    /// the narrower, where the other's term is smooth: Gauss–Hermite over f of the
+    /// Gamma tail Q(k + 1, e^f) when √var is below log G's grid step, else the trapezoid
+    /// rule over log G of Φ((log G − mean)/√var).
+    fn predictive_interval(
+        &self,
+        mean: f64,
+        var: f64,
+        level: f64,
+        quad: &GaussHermite,
+    ) -> Option<(f64, f64)> {
+        let cdf = |k: f64| predictive_cdf(k, mean, var, quad);
+        let tail = 0.5 * (1.0 - level);
+        Some((
+            quantile::counts(cdf, tail),
+            quantile::counts(cdf, 1.0 - tail),
+        ))
+    }
+
     fn clone_box(&self) -> Box<dyn Likelihood> {
         Box::new(*self)
     }
+}
+
+/// P(y ≤ k) under the Poisson–lognormal predictive (see `predictive_interval`).
+pub(super) fn predictive_cdf(k: f64, mean: f64, var: f64, quad: &GaussHermite) -> f64 {
+    let sd = var.max(0.0).sqrt();
+    let log_g = LogGamma::new(k + 1.0);
+    if sd < 2.0 * log_g.step {
+        quad.expect(mean, var, |f| counts_up_to(k, f.exp()))
+    } else {
+        log_g.expect(|s| normal::cdf((s - mean) / sd))
+    }
+}
+
+/// P(Pois(rate) ≤ k) = Q(k + 1, rate), the regularised upper incomplete gamma; 1 at a
+/// rate that underflowed to 0, 0 at one that overflowed.
+fn counts_up_to(k: f64, rate: f64) -> f64 {
+    if rate <= 0.0 {
+        return 1.0;
+    }
+    if rate == f64::INFINITY {
+        return 0.0;
+    }
+    checked_gamma_ur(k + 1.0, rate).unwrap_or(f64::NAN)
 }

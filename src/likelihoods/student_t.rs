@@ -2,7 +2,8 @@
 //! far less than under Gaussian noise. GPflow's `StudentT(scale, df)`: the same density
 //! and parameterisation (σ the scale, not the standard deviation).
 
-use super::{BadTarget, GaussHermite, Likelihood, Pointwise, finite_targets};
+use super::quantile::{self, LogGamma};
+use super::{BadTarget, GaussHermite, Likelihood, Pointwise, finite_targets, normal};
 use libm::lgamma as ln_gamma;
 use statrs::function::gamma::digamma;
 
@@ -84,6 +85,41 @@ impl Likelihood for StudentT {
     /// ν ≤ 2).
     fn predictive_moments(&self, mean: f64, var: f64, _quad: &GaussHermite) -> (f64, f64) {
         (mean, var + self.noise_variance())
+    }
+
+    /// The quantiles of N(mean, var) convolved with the noise σ·t_ν, by writing the
+    /// noise as a scale mixture of normals: with precision λ ~ Gamma(ν/2, rate ν/2),
+    /// y | λ ~ N(mean, var + σ²/λ), so P(y ≤ t) = E_λ[Φ((t − mean)/√(var + σ²/λ))] —
+    /// over log λ a smooth integrand whatever var and σ, by the trapezoid rule.
+    fn predictive_interval(
+        &self,
+        mean: f64,
+        var: f64,
+        level: f64,
+        _quad: &GaussHermite,
+    ) -> Option<(f64, f64)> {
+        let (s2, half) = (self.scale * self.scale, 0.5 * self.df);
+        let var = var.max(0.0);
+        // λ = G/(ν/2), G ~ Gamma(ν/2, 1): σ²/λ = σ²(ν/2)e^{−log G}
+        let rule = LogGamma::new(half);
+        let spread: Vec<f64> = rule
+            .nodes
+            .iter()
+            .map(|s| (var + s2 * half * (-s).exp()).sqrt())
+            .collect();
+        let cdf = |t: f64| -> f64 {
+            spread
+                .iter()
+                .zip(&rule.weights)
+                .map(|(sd, w)| w * normal::cdf((t - mean) / sd))
+                .sum()
+        };
+        let scale = (var + s2).sqrt();
+        let tail = 0.5 * (1.0 - level);
+        Some((
+            quantile::continuous(cdf, tail, mean, scale),
+            quantile::continuous(cdf, 1.0 - tail, mean, scale),
+        ))
     }
 
     fn clone_box(&self) -> Box<dyn Likelihood> {

@@ -321,3 +321,44 @@ fn a_session_runs_a_likelihood_and_reports_its_scores() {
     assert!(row["auc"].as_f64().is_some_and(|a| a > 0.95), "{v}");
     assert!(row["rmse"].is_null(), "{v}");
 }
+
+/// `sgpw predict` of a count model writes y's mean, variance and central 95% interval:
+/// whole counts around the mean, the mean inside.
+#[test]
+fn predict_writes_a_counts_interval() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = dir.path().join("coal.toml");
+    let data = repo("datasets/coal/data.csv.gz").display().to_string();
+    let model_arg = model.display().to_string();
+    let out = sgpw(&[
+        "fit",
+        "--train",
+        &data,
+        "--method",
+        "svgp",
+        "--m",
+        "8",
+        "--likelihood",
+        "poisson",
+        "--save-model",
+        &model_arg,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sgpw(&["predict", "--model", &model_arg, "--input", &data]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("latent_mean,latent_var,mean,var,lower95,upper95")
+    );
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| l.split(',').map(|v| v.parse().expect("a number")).collect())
+        .collect();
+    assert_eq!(rows.len(), 112);
+    for r in &rows {
+        let (mean, lower, upper) = (r[2], r[4], r[5]);
+        assert!(lower.fract() == 0.0 && upper.fract() == 0.0, "{r:?}");
+        assert!(lower <= mean && mean <= upper && upper >= 1.0, "{r:?}");
+    }
+}

@@ -1,0 +1,128 @@
+//! What a model predicts for a new observation y when its likelihood is not Gaussian:
+//! from the latent f's mean and variance, bernoulli's p(y = 1) (the probability of the
+//! larger training label), or the predictive mean and variance of y and its central 95%
+//! interval (poisson, studentt), in the data's units. `sgpw predict` writes it as columns, Python returns it
+//! (`Model.predict_y`, the classifier's `predict_proba`).
+
+use crate::error::{Error, Result};
+use crate::exec::Exec;
+use crate::likelihoods::{GaussHermite, Likelihood};
+use crate::linalg::map_ordered;
+use crate::model_file::ModelFile;
+use std::fmt::Write as _;
+
+/// The share of y's predictive probability in the interval `sgpw predict` writes.
+pub const INTERVAL_LEVEL: f64 = 0.95;
+
+/// A model's likelihood with what its predictions need.
+pub struct Observed {
+    lik: Box<dyn Likelihood>,
+    quad: GaussHermite,
+    bernoulli: bool,
+    /// The model's target mean and scale (0 and 1 for labels and counts).
+    target: (f64, f64),
+}
+
+impl Observed {
+    /// None for a Gaussian model (its predictive of y is the noisy variance).
+    pub fn of(model: &ModelFile) -> Result<Option<Observed>> {
+        let Some(table) = &model.likelihood else {
+            return Ok(None);
+        };
+        let scale = model.standardize.as_ref().map_or(1.0, |s| s.target_scale);
+        Ok(Some(Observed {
+            lik: model.likelihood()?,
+            quad: table.quadrature().map_err(Error::input)?,
+            bernoulli: table.labels.is_some(),
+            target: (model.target_mean, scale),
+        }))
+    }
+
+    /// Whether y is a class (bernoulli): the mean is p(y = 1).
+    pub fn is_binary(&self) -> bool {
+        self.bernoulli
+    }
+
+    /// `sgpw predict`'s header line.
+    pub fn header(&self) -> &'static str {
+        if self.bernoulli {
+            "latent_mean,latent_var,p1\n"
+        } else {
+            "latent_mean,latent_var,mean,var,lower95,upper95\n"
+        }
+    }
+
+    /// The mean and variance of a new y (bernoulli: p(y = 1) and p(1 − p)) from the
+    /// latent mean and variance, all in the data's units.
+    pub fn moments(&self, mean: f64, var: f64) -> (f64, f64) {
+        let (tm, scale) = self.target;
+        let (m, v) = self.lik.predictive_moments(
+            (mean - tm) / scale,
+            (var / (scale * scale)).max(0.0),
+            &self.quad,
+        );
+        if self.bernoulli {
+            // a probability: the target's units do not apply
+            return (m, v);
+        }
+        (m * scale + tm, v * scale * scale)
+    }
+
+    /// The central interval holding `level` of a new y's predictive probability
+    /// (`Likelihood::predictive_interval`) from the latent mean and variance, in the
+    /// data's units; None for bernoulli.
+    pub fn interval(&self, mean: f64, var: f64, level: f64) -> Option<(f64, f64)> {
+        let (tm, scale) = self.target;
+        let (lo, hi) = self.lik.predictive_interval(
+            (mean - tm) / scale,
+            (var / (scale * scale)).max(0.0),
+            level,
+            &self.quad,
+        )?;
+        Some((lo * scale + tm, hi * scale + tm))
+    }
+
+    /// [`Observed::interval`] at every row, blocks of rows on `exec`'s threads, each
+    /// block after a look at the cancel token (what Python's `predict_interval` runs with
+    /// the GIL released); None for a likelihood without an interval.
+    pub fn intervals(
+        &self,
+        mean: &[f64],
+        var: &[f64],
+        level: f64,
+        exec: &Exec,
+    ) -> Result<Option<Vec<(f64, f64)>>> {
+        // a quantile is tens of distribution-function evaluations: 256 rows a task
+        const BLOCK: usize = 256;
+        let starts: Vec<usize> = (0..mean.len()).step_by(BLOCK).collect();
+        let blocks = map_ordered(exec.par, starts, |start| -> Result<Option<Vec<_>>> {
+            exec.check()?;
+            Ok((start..(start + BLOCK).min(mean.len()))
+                .map(|i| self.interval(mean[i], var[i], level))
+                .collect())
+        });
+        let mut out = Vec::with_capacity(mean.len());
+        for block in blocks {
+            match block? {
+                Some(b) => out.extend(b),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(out))
+    }
+
+    /// One row of `sgpw predict` from the latent mean and variance in the data's units.
+    pub fn row(&self, out: &mut String, mean: f64, var: f64) {
+        let (m, v) = self.moments(mean, var);
+        let _ = if self.bernoulli {
+            writeln!(out, "{mean},{var},{m}")
+        } else {
+            // poisson and studentt have an interval; a likelihood without one leaves
+            // its two cells empty
+            match self.interval(mean, var, INTERVAL_LEVEL) {
+                Some((lo, hi)) => writeln!(out, "{mean},{var},{m},{v},{lo},{hi}"),
+                None => writeln!(out, "{mean},{var},{m},{v},,"),
+            }
+        };
+    }
+}

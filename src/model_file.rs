@@ -762,9 +762,17 @@ impl ModelFile {
             .map_or(self.hyper.lengthscales.len(), |c| c.kernel().dim())
     }
 
-    /// The jitter policy for this model.
+    /// The jitter policy for this model: the automatic jitter scales with the kernel's
+    /// prior variance (σ0², or a composed kernel's where it is constant, so that its
+    /// gradient goes through `Kernel::log_prior_variance_grad`; a composed kernel whose
+    /// prior variance varies with x keeps the start's σ0², a constant).
     pub fn jitter_policy(&self) -> crate::linalg::Jitter {
-        jitter_policy(self.jitter, self.hyper.signal_variance)
+        let scale = self
+            .composed
+            .as_ref()
+            .and_then(|c| c.kernel().prior_variance())
+            .unwrap_or(self.hyper.signal_variance);
+        jitter_policy(self.jitter, scale)
     }
 }
 

@@ -23,9 +23,7 @@
 
 use super::hyper::{self, chain, fit_free, pack_hyper, stage_budget, unpack_hyper};
 use super::kmeans;
-use super::lowrank::{
-    ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad, kdiag_grad,
-};
+use super::lowrank::{ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad};
 use super::method::{Markers, Method, ValidRunSpec};
 use super::pseudo::{self, Inducing, PLAIN, PseudoExtra, PseudoInputs};
 use crate::collapsed::Adjoints;
@@ -166,7 +164,7 @@ pub fn basis_points(model: &ModelFile) -> Result<DMatrix<f64>> {
     required_matrix(
         &Location::key(Basis::NAME).then("points"),
         &model.require::<Basis>()?.points,
-        model.hyper.lengthscales.len(),
+        model.kernel_dim(),
     )
 }
 
@@ -269,6 +267,7 @@ pub fn as_pseudo(model: &ModelFile, name: &str) -> ModelFile {
 pub fn from_pseudo(pseudo: ModelFile, original: &ModelFile) -> ModelFile {
     let mut m = original.clone();
     m.hyper = pseudo.hyper;
+    m.composed = pseudo.composed;
     if let Some(points) = pseudo.tables.get(Inducing::NAME) {
         m.tables.insert(Basis::NAME.to_string(), points.clone());
     }
@@ -408,6 +407,12 @@ impl EigenBasis {
 }
 
 impl Family for EigenBasis {
+    /// K_BB, K_BX and the prior diagonal come from the model's `dyn Kernel`, and the
+    /// tie is the pseudo-input family: any kernel.
+    fn takes_composed_kernel(&self) -> bool {
+        true
+    }
+
     fn seed_help(&self) -> &'static str {
         "the basis points are k-means centres from a seeded start"
     }
@@ -472,7 +477,7 @@ impl Family for EigenBasis {
 
     fn unpack(&self, theta: &[f64], model: &mut ModelFile) {
         let used = unpack_hyper(theta, model);
-        let d = model.hyper.lengthscales.len().max(1);
+        let d = model.kernel_dim().max(1);
         let rest = &theta[used..];
         let weighted = model.has::<Eigen>();
         let m = if weighted {
@@ -519,7 +524,7 @@ impl Family for EigenBasis {
         let parts = Parts {
             kuf: phi_t,
             kuu: KuuMatrix::Diagonal(w.iter().map(|w| 1.0 / w).collect()),
-            kdiag: vec![model.hyper.signal_variance; x.nrows()],
+            kdiag: model.kernel().diag(x),
             // the jitter is on K_BB (inside Φ); diag(1/w) needs none
             jitter: Jitter::Fixed(0.0),
         };
@@ -571,10 +576,11 @@ impl Family for EigenBasis {
         let k = model.kernel();
         let gx = k.grad(&b, x, &kbx, &d_bx, true, false, exec.par);
         let gb = k.grad(&b, &b, &eig.kbb, &d_bb, true, true, exec.par);
+        let gd = hyper::kdiag_kernel_grad(model, x, &adj.d_kdiag);
         let mut grad = hyper::head_grad(
             model,
-            &[&gx, &gb],
-            kdiag_grad(model, adj) + jitter_grad(model.jitter_policy(), eig.jitter, &d_bb),
+            &[&gx, &gb, &gd],
+            jitter_grad(model.jitter_policy(), eig.jitter, &d_bb),
             adj.d_noise,
         );
         // Kuu_jj = 1/w_j: ∂/∂log w_j = −∂L/∂Kuu_jj / w_j

@@ -133,6 +133,7 @@ fn evidence(model: &ModelFile) -> (&'static dyn Method, ModelFile) {
 /// posteriors at a fixed basis are one and the same, Titsias 2009).
 pub fn as_dtc(model: &ModelFile) -> ModelFile {
     let mut p = ModelFile::new("dtc", model.hyper.clone());
+    p.composed.clone_from(&model.composed);
     p.jitter = model.jitter;
     // σ² = floor + e^θ: the gradient in θ needs the floor
     p.noise_floor = model.noise_floor;
@@ -141,6 +142,18 @@ pub fn as_dtc(model: &ModelFile) -> ModelFile {
         p.tables.insert(Inducing::NAME.to_string(), points.clone());
     }
     p
+}
+
+/// k(x, x), the same at every x for the kernels greedy takes: σ0², or a composed
+/// kernel's constant prior variance (the selection's algebra, `incremental.rs`, holds
+/// it as one number; [`Greedy::refuses_kernel_parts`] refuses the parts whose k(x, x)
+/// varies with x).
+pub fn prior_variance(model: &ModelFile) -> f64 {
+    model
+        .composed
+        .as_ref()
+        .and_then(|c| c.kernel().prior_variance())
+        .unwrap_or(model.hyper.signal_variance)
 }
 
 /// The rows `order` of the training inputs as basis points, with the greedy table.
@@ -185,6 +198,23 @@ impl Method for Greedy {
     }
     fn model_tables(&self) -> &'static [&'static str] {
         &[Basis::NAME, GreedyTable::NAME]
+    }
+    /// The selection's Kuf and Kuu are kernel rows at training points and the fits go
+    /// through dtc or vfe: any kernel whose k(x, x) is one number ([`prior_variance`]).
+    fn takes_composed_kernel(&self) -> bool {
+        true
+    }
+    fn refuses_kernel_parts(&self, parts: &[&str]) -> Option<String> {
+        let varying = parts
+            .iter()
+            .find(|p| matches!(**p, "linear" | "polynomial"))?;
+        Some(format!(
+            "method 'greedy' updates its selection with k(x, x) as one number (the prior \
+             variance, the same at every x), and the part '{varying}' makes k(x, x) vary with \
+             x; use a stationary expression (se, matern, rq, periodic, constant, white, \
+             spectral_mixture parts) or a method that takes any kernel (fitc, vfe, svgp, \
+             nystrom-opt)"
+        ))
     }
     fn input_dims(&self, model: &ModelFile) -> Vec<Witness> {
         basis_dims(model)
@@ -428,8 +458,7 @@ impl Method for Greedy {
             let finished = sel.rows.len() < cfg.d_max;
             // a raised jitter stays with the model, so the core's evidence and posterior
             // use the one the selection did
-            if auto_jitter
-                && sel.jitter > linalg::JITTER_START * model.hyper.signal_variance * 1.000001
+            if auto_jitter && sel.jitter > linalg::JITTER_START * prior_variance(&model) * 1.000001
             {
                 model.jitter = Some(sel.jitter);
             }

@@ -165,6 +165,14 @@ pub struct Extra {
 }
 
 impl Family for InterDomain {
+    fn why_no_composed_kernel(&self) -> Option<&'static str> {
+        Some(
+            "its features are the SE kernel integrated against Gaussian windows, a closed \
+             form only an SE kernel has (a sum of SE kernels would extend it, Kuf and Kuu \
+             summing over the summands with one window set, but that is not built)",
+        )
+    }
+
     fn seed_help(&self) -> &'static str {
         match self.kind {
             Kind::Sm => "the feature centres start at m random training inputs drawn with the seed",

@@ -192,6 +192,10 @@ pub trait Family: Send + Sync + 'static {
     fn takes_composed_kernel(&self) -> bool {
         false
     }
+    /// Why not, if its mathematics is the reason ([`Method::why_no_composed_kernel`]).
+    fn why_no_composed_kernel(&self) -> Option<&'static str> {
+        None
+    }
     /// The blocks the family packs after the shared ones ([`Method::tail_blocks`]); by
     /// default all of them as one block `features`.
     fn tail_blocks(&self) -> &'static [TailBlock] {
@@ -920,6 +924,9 @@ impl<F: Family> Method for LowRankMethod<F> {
     }
     fn takes_composed_kernel(&self) -> bool {
         self.family.takes_composed_kernel()
+    }
+    fn why_no_composed_kernel(&self) -> Option<&'static str> {
+        self.family.why_no_composed_kernel()
     }
     fn objective_name(&self, model: &ModelFile) -> &'static str {
         if matches!(ep::uses_ep(model), Ok(true)) {

@@ -178,6 +178,18 @@ pub trait Method: Send + Sync {
     fn takes_composed_kernel(&self) -> bool {
         false
     }
+    /// Why the method's mathematics does not take a kernel built from parts, where there
+    /// is a reason beyond "not wired" (its closed forms need an SE kernel, its features
+    /// a spectral density): what [`composed_kernel_refusal`] adds to its message.
+    fn why_no_composed_kernel(&self) -> Option<&'static str> {
+        None
+    }
+    /// Why the method cannot fit an expression with these parts (their names, e.g.
+    /// `["se", "linear"]`), if it takes expressions but not these (checked before any
+    /// work, after [`composed_kernel_refusal`]).
+    fn refuses_kernel_parts(&self, _parts: &[&str]) -> Option<String> {
+        None
+    }
     /// What the objective of a model is called ("NLML", "negative ELBO", …).
     fn objective_name(&self, _model: &ModelFile) -> &'static str {
         "NLML"
@@ -445,15 +457,20 @@ pub enum MarkerSize {
 }
 
 /// Why `method` cannot fit a kernel built from parts, if it cannot: the one check of
-/// that capability, made before any work. The exact GP and the pseudo-input families
-/// (fitc, vfe, dtc, pep, spgp-hs) evaluate k(x, z) through the `Kernel` trait only; the
-/// others build their features from a stationary ARD kernel's closed forms (spectral
-/// points, inter-domain windows, projections) or are not yet wired to a kernel tree.
+/// that capability, made before any work. The exact GP and every family that evaluates
+/// k(x, z) through the `Kernel` trait (the pseudo-input families, svgp, the selection
+/// families) take one; the others build their features from a stationary ARD kernel's
+/// closed forms (spectral points, inter-domain windows, projections), and say why
+/// ([`Method::why_no_composed_kernel`]).
 pub fn composed_kernel_refusal(method: &dyn Method) -> Option<String> {
     (!method.takes_composed_kernel()).then(|| {
+        let why = method
+            .why_no_composed_kernel()
+            .map_or(String::new(), |w| format!(": {w}"));
         format!(
             "method '{}' takes only the plain kernels (se, matern12, matern32, matern52, \
-             rq); a kernel built from parts runs with full, fitc, vfe, dtc, pep and spgp-hs",
+             rq){why}; a kernel built from parts runs with full, fitc, vfe, dtc, pep, \
+             spgp-hs, svgp, greedy, nystrom, nystrom-opt, eigengp and rvm",
             method.name()
         )
     })
@@ -647,6 +664,19 @@ impl RunSpec {
                     "kernel{}: {why}",
                     naming.flag("kernel")
                 )));
+            }
+            let parsed = self
+                .options
+                .kernel_expression()
+                .and_then(|e| crate::kernel::expression::KernelExpr::parse(e).ok());
+            if let Some(expr) = parsed {
+                let parts: Vec<&str> = expr.parts().iter().map(|p| p.name.as_str()).collect();
+                if let Some(why) = method.refuses_kernel_parts(&parts) {
+                    return Err(Error::input(format!(
+                        "kernel{}: {why}",
+                        naming.flag("kernel")
+                    )));
+                }
             }
             if self.options.fix.as_deref().is_some_and(|f| !f.is_empty()) {
                 return Err(Error::input(format!(

@@ -60,6 +60,11 @@ impl Method for Nystrom {
     fn fits_by_lbfgs(&self, _options: &crate::run_spec::MethodOptions) -> bool {
         self.optimise
     }
+    /// K_BB, K_BX and the prior diagonal come from the model's `dyn Kernel`, and
+    /// nystrom-opt's evidence is dtc's: any kernel.
+    fn takes_composed_kernel(&self) -> bool {
+        true
+    }
     fn tail_blocks(&self) -> &'static [TailBlock] {
         &[TailBlock {
             name: "basis_points",
@@ -199,9 +204,22 @@ impl Method for Nystrom {
         for i in 0..a.nrows() {
             a[(i, i)] += s2 * jitter;
         }
-        let la = linalg::cholesky_with(&a, 0.0, exec.par).ok_or_else(|| {
-            Error::numerical("σ² K_BB + K_BX K_XB is not positive definite (Nyström posterior)")
-        })?;
+        // K_BX K_XB is formed explicitly: where K_BB is nearly singular (a long SE
+        // lengthscale beside a periodic part) its round-off can exceed σ² λ_min(K_BB),
+        // and A then gets the least jitter that factors it, scaled by its diagonal
+        let la = match linalg::cholesky_with(&a, 0.0, exec.par) {
+            Some(l) => l,
+            None => {
+                let scale = a.diagonal().mean();
+                linalg::cholesky_jittered(&a, linalg::Jitter::Auto { scale }, exec.par)
+                    .map_err(|_| {
+                        Error::numerical(
+                            "σ² K_BB + K_BX K_XB is not positive definite (Nyström posterior)",
+                        )
+                    })?
+                    .0
+            }
+        };
         let a_inv = linalg::chol_inverse(&la, exec.par);
         let y = DVector::from_column_slice(&data.y);
         let t = &a_inv * (&kbx * &y);
@@ -224,10 +242,8 @@ impl Method for Nystrom {
         let basis = basis.ok_or_else(|| {
             Error::input("the Nyström predictor needs its training inputs; pass --train")
         })?;
-        Ok((
-            model.kernel().matrix(basis, x, exec.par),
-            vec![model.hyper.signal_variance; x.nrows()],
-        ))
+        let k = model.kernel();
+        Ok((k.matrix(basis, x, exec.par), k.diag(x)))
     }
 
     /// Its predictor is not [`Posterior::predict`]'s, so neither is its covariance.
@@ -243,7 +259,7 @@ impl Method for Nystrom {
     }
 
     /// Williams & Seeger, block by block: mean = K*Xᵀα,
-    /// var_f = σ0² − (‖k*‖² − qᵀA⁻¹q)/σ² with q = K_BX k*. Not clamped.
+    /// var_f = k(x*, x*) − (‖k*‖² − qᵀA⁻¹q)/σ² with q = K_BX k*. Not clamped.
     fn predict(
         &self,
         model: &ModelFile,
@@ -275,9 +291,10 @@ impl Method for Nystrom {
             let q = linalg::mul(&kbx, false, &kxs, false, exec.par); // M×t
             let aq = &posterior.var_matrix * &q;
             mean.extend(kxs.tr_mul(&alpha).iter().copied());
-            for t in 0..len {
+            let prior = k.diag(&xs);
+            for (t, prior_t) in prior.iter().enumerate() {
                 let quad = kxs.column(t).norm_squared() - q.column(t).dot(&aq.column(t));
-                var.push(model.hyper.signal_variance - quad / s2);
+                var.push(prior_t - quad / s2);
             }
             start += len;
         }

@@ -195,6 +195,14 @@ fn project(x: &DMatrix<f64>, mean: &[f64], basis: &DMatrix<f64>) -> Result<DMatr
 }
 
 impl Family for PcaPseudo {
+    fn why_no_composed_kernel(&self) -> Option<&'static str> {
+        Some(
+            "its kernel reads the top principal components, not the input columns an \
+             expression's parts, their per-input values and dims=[...] name; a stationary \
+             kernel on the components is what --kernel se|matern12|matern32|matern52|rq gives",
+        )
+    }
+
     fn seed_help(&self) -> &'static str {
         "the pseudo-inputs start at m random training inputs (in PCA coordinates) drawn \
          with the seed"

@@ -120,6 +120,14 @@ pub struct ProjectedExtra {
 }
 
 impl Family for Projected {
+    fn why_no_composed_kernel(&self) -> Option<&'static str> {
+        Some(
+            "its kernel is an SE with unit lengthscales on learned projections P x, so its \
+             inputs are mixtures of the columns, while an expression's parts, their \
+             lengthscales, periods and dims=[...] name the input columns themselves",
+        )
+    }
+
     fn seed_help(&self) -> &'static str {
         "the pseudo-inputs start at m random training inputs (projected) drawn with the seed"
     }

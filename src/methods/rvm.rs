@@ -16,7 +16,7 @@
 //! min(n, 2000) random training points: start::hyper_for_fixed_kernel), re-estimating σ².
 
 use super::hyper::{self, pack_hyper, unpack_hyper};
-use super::lowrank::{ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, kdiag_grad};
+use super::lowrank::{ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts};
 use super::method::{Markers, Method, TraceMarks, ValidRunSpec};
 use super::sparse_bayes::{Candidates, FastRvm};
 use crate::collapsed::Adjoints;
@@ -94,7 +94,7 @@ pub const RVM: LowRankMethod<RelevanceVectors> = LowRankMethod {
 /// The relevance vectors (M×D; M may be 0 in a model with the bias alone).
 pub fn relevance_points(model: &ModelFile) -> Result<DMatrix<f64>> {
     let r = model.require::<Relevance>()?;
-    let d = model.hyper.lengthscales.len();
+    let d = model.kernel_dim();
     if r.points.is_empty() {
         return Ok(DMatrix::zeros(0, d));
     }
@@ -107,6 +107,12 @@ fn precisions(r: &Relevance) -> Vec<f64> {
 }
 
 impl Family for RelevanceVectors {
+    /// The basis functions are kernel columns k(·, x_j) at training points, through the
+    /// model's `dyn Kernel`: any kernel.
+    fn takes_composed_kernel(&self) -> bool {
+        true
+    }
+
     type Extra = ();
     type State = ModelFile;
 
@@ -306,7 +312,8 @@ impl Family for RelevanceVectors {
         let g = model
             .kernel()
             .grad(&points, x, &k, &d_k, false, false, exec.par);
-        let mut grad = hyper::head_grad(model, &[&g], kdiag_grad(model, adj), adj.d_noise);
+        let gd = hyper::kdiag_kernel_grad(model, x, &adj.d_kdiag);
+        let mut grad = hyper::head_grad(model, &[&g, &gd], 0.0, adj.d_noise);
         // Kuu_jj = α_j: ∂/∂log α_j = α_j ∂L/∂Kuu_jj
         let kuu = match &parts.kuu {
             KuuMatrix::Diagonal(a) => a,

@@ -266,6 +266,15 @@ fn unpack_keep_points(theta: &[f64], model: &mut ModelFile) {
 }
 
 impl Family for SpectralPoints {
+    fn why_no_composed_kernel(&self) -> Option<&'static str> {
+        Some(
+            "its features are cosines at frequencies drawn from the kernel's spectral \
+             density, which sgpw has for one stationary ARD kernel; the spectral form of a \
+             kernel built from parts (a sum as a mixture, a product over disjoint inputs, \
+             periodic's cosine series) is not built yet",
+        )
+    }
+
     /// The absolute frequencies w (r×D).
     type Extra = DMatrix<f64>;
     type State = ModelFile;

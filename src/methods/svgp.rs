@@ -607,6 +607,10 @@ impl Method for Svgp {
         // the expected log-likelihood of any likelihood: `svgp/any_likelihood.rs`
         None
     }
+    /// Kub, Kuu and the prior diagonal come from the model's `dyn Kernel`, any kernel.
+    fn takes_composed_kernel(&self) -> bool {
+        true
+    }
     fn model_tables(&self) -> &'static [&'static str] {
         &[Inducing::NAME, VariationalTable::NAME, SvgpRecord::NAME]
     }
@@ -728,7 +732,7 @@ impl Method for Svgp {
 
     fn unpack(&self, theta: &[f64], model: &mut ModelFile) {
         let head = head_len(model) + likelihood_params(model).len();
-        let d = model.hyper.lengthscales.len().max(1);
+        let d = model.kernel_dim().max(1);
         // m·D + m + m(m+1)/2 entries follow the head and the likelihood's: solve for m
         let rest = theta.len().saturating_sub(head);
         let m = (0..=rest)

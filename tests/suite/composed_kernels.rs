@@ -222,21 +222,48 @@ fn the_mauna_loa_kernel_fits_from_sklearns_start() {
 /// Exactly the exact GP and the pseudo-input families take a kernel built from parts;
 /// every other method refuses it with its name and where such a kernel runs.
 #[test]
-fn only_the_exact_gp_and_the_pseudo_input_families_take_composed_kernels() {
+fn every_family_that_evaluates_the_kernel_takes_composed_kernels() {
     use sgpw::methods::method::composed_kernel_refusal;
     let takers: Vec<&str> = sgpw::methods::registry()
         .iter()
         .filter(|m| composed_kernel_refusal(**m).is_none())
         .map(|m| m.name())
         .collect();
-    assert_eq!(takers, ["full", "fitc", "vfe", "dtc", "pep", "spgp-hs"]);
-    for m in sgpw::methods::registry() {
-        if let Some(why) = composed_kernel_refusal(*m) {
-            assert!(
-                why.contains(&format!("'{}'", m.name())) && why.contains("full, fitc"),
-                "{why}"
-            );
-        }
+    assert_eq!(
+        takers,
+        [
+            "full",
+            "fitc",
+            "vfe",
+            "dtc",
+            "pep",
+            "spgp-hs",
+            "eigengp",
+            "eigengp-joint",
+            "eigengp-plus",
+            "nystrom",
+            "nystrom-opt",
+            "greedy",
+            "svgp",
+            "rvm"
+        ]
+    );
+    // the others say why their mathematics needs a plain kernel
+    for (name, why) in [
+        ("spgp-dr", "learned projections"),
+        ("pca-spgp", "principal components"),
+        ("fifgp", "closed form only an SE kernel has"),
+        ("tfifgp", "closed form only an SE kernel has"),
+        ("smgp", "closed form only an SE kernel has"),
+        ("psds", "spectral density"),
+        ("ssgp", "spectral density"),
+    ] {
+        let m = sgpw::methods::get(name).expect("a method");
+        let text = composed_kernel_refusal(m).expect("refused");
+        assert!(
+            text.contains(&format!("'{name}'")) && text.contains(why) && text.contains("svgp"),
+            "{text}"
+        );
     }
 }
 

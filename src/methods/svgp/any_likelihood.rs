@@ -83,7 +83,7 @@ pub fn expected_loglik(
         d_sigma_lik: DMatrix::zeros(m, m),
         d_kub: None,
         d_kuu: None,
-        d_kdiag_sum: c * dv.sum(),
+        d_kdiag: dv.iter().map(|v| c * v).collect(),
         d_noise: 0.0,
         d_lik_params: d_params.iter().map(|g| c * g).collect(),
     };

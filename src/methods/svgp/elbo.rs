@@ -149,8 +149,9 @@ pub struct Terms {
     pub d_kub: Option<DMatrix<f64>>,
     /// Adjoint of Kuu (symmetric), when asked (summed over batches: it is linear).
     pub d_kuu: Option<DMatrix<f64>>,
-    /// Σ_i ∂/∂k_ii.
-    pub d_kdiag_sum: f64,
+    /// ∂/∂k_ii per row (the kernel's `diag_grad` turns it into its parameters': a
+    /// composed kernel's prior variance varies with x).
+    pub d_kdiag: Vec<f64>,
     /// ∂/∂σ² (the Gaussian likelihood's).
     pub d_noise: f64,
     /// ∂/∂ log θ_k of another likelihood's parameters (`Likelihood::param_names`), when
@@ -221,7 +222,7 @@ pub fn expected_loglik(
         d_sigma_lik: DMatrix::zeros(m, m),
         d_kub: None,
         d_kuu: None,
-        d_kdiag_sum: -c * b as f64 / (2.0 * s2),
+        d_kdiag: vec![-c / (2.0 * s2); b],
         d_noise: c * d_noise,
         d_lik_params: Vec::new(),
     };

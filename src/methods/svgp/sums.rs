@@ -5,6 +5,7 @@
 //! [`Method::pack`]'s order.
 
 use super::*;
+use crate::kernel::KernelGrad;
 
 /// The ELBO's sums over blocks of rows, added one block at a time (from memory, or
 /// from a file read a chunk at a time), in the blocks' order.
@@ -20,7 +21,6 @@ pub(crate) struct Sums<'m> {
     lik: f64,
     d_mean_lik: DVector<f64>,
     d_sigma_lik: DMatrix<f64>,
-    d_kdiag_sum: f64,
     d_noise: f64,
     /// A non-Gaussian likelihood and its quadrature rule (None: the Gaussian's closed
     /// form with σ² from `[hyper]`), and the gradient in its log-parameters.
@@ -62,7 +62,6 @@ impl<'m> Sums<'m> {
             lik: 0.0,
             d_mean_lik: DVector::zeros(m),
             d_sigma_lik: DMatrix::zeros(m, m),
-            d_kdiag_sum: 0.0,
             d_noise: 0.0,
             obs,
             d_lik_params: vec![0.0; lik_params],
@@ -127,7 +126,6 @@ impl<'m> Sums<'m> {
         self.d_mean_lik += &t.d_mean_lik;
         self.d_sigma_lik += &t.d_sigma_lik;
         if let (Some(dkub), Some(dkuu)) = (&t.d_kub, &t.d_kuu) {
-            self.d_kdiag_sum += t.d_kdiag_sum;
             self.d_noise += t.d_noise;
             for (acc, g) in self.d_lik_params.iter_mut().zip(&t.d_lik_params) {
                 *acc += g;
@@ -137,7 +135,15 @@ impl<'m> Sums<'m> {
             if let Some(a) = &g.a {
                 self.d_z += a;
             }
-            let h = head_grad(model, &[&g], 0.0, 0.0);
+            // the prior diagonal's rows through the kernel (any kernel: a composed one's
+            // k(x, x) varies with x)
+            let mut diag = KernelGrad {
+                params: vec![0.0; g.params.len()],
+                a: None,
+                b: None,
+            };
+            kernel.diag_grad(x, &t.d_kdiag, &mut diag.params);
+            let h = head_grad(model, &[&g, &diag], 0.0, 0.0);
             match self.head.as_mut() {
                 None => self.head = Some(h),
                 Some(acc) => acc.iter_mut().zip(&h).for_each(|(a, b)| *a += b),
@@ -165,7 +171,7 @@ impl<'m> Sums<'m> {
             buf.extend(lower_entries(&self.d_sigma_lik));
         }
         if gradient {
-            buf.extend([self.d_kdiag_sum, self.d_noise]);
+            buf.push(self.d_noise);
             buf.extend(self.d_lik_params.iter());
             match &self.head {
                 Some(h) => buf.extend(h),
@@ -205,7 +211,6 @@ impl<'m> Sums<'m> {
             symmetric(&mut self.d_sigma_lik, &mut next);
         }
         if gradient {
-            self.d_kdiag_sum = next();
             self.d_noise = next();
             self.d_lik_params.iter_mut().for_each(|v| *v = next());
             self.head = Some((0..head).map(|_| next()).collect());
@@ -227,7 +232,6 @@ impl<'m> Sums<'m> {
             lik,
             d_mean_lik,
             d_sigma_lik,
-            d_kdiag_sum,
             d_noise,
             d_lik_params,
             d_kuu,
@@ -240,8 +244,7 @@ impl<'m> Sums<'m> {
         let mut grad = Vec::new();
         if matches!(want, Want::Model | Want::All) {
             let gu = kernel.grad(z, z, &factor.kuu, &d_kuu, true, true, par);
-            let extra = model.hyper.signal_variance * d_kdiag_sum
-                + jitter_grad(model.jitter_policy(), factor.jitter, &d_kuu);
+            let extra = jitter_grad(model.jitter_policy(), factor.jitter, &d_kuu);
             let hu = head_grad(model, &[&gu], extra, d_noise);
             grad = match head {
                 Some(h) => h.iter().zip(&hu).map(|(a, b)| a + b).collect(),

@@ -341,6 +341,7 @@ impl Exact<'_, '_> {
             Some((vm, _)) => {
                 pseudo::VFE.unpack(x, vm);
                 self.model.hyper = vm.hyper.clone();
+                self.model.composed.clone_from(&vm.composed);
                 self.p.z = inducing_points(vm)?;
             }
             None => unpack_params(x, &mut self.model, &mut self.p),
@@ -475,6 +476,7 @@ fn exact_stage(
     // the point reached, q(v) at its optimum there, and the bound
     st.place(&out.x)?;
     model.hyper = st.model.hyper.clone();
+    model.composed.clone_from(&st.model.composed);
     p.z = st.p.z.clone();
     let (q, e) = exact_q(data, model, p, Want::Value, exec)?;
     p.q = q;

@@ -101,7 +101,12 @@ mod tests {
         assert!("".parse::<Fix>().is_err());
         assert!("Noise".parse::<Fix>().is_err());
         // a kernel part's path, with or without a value
-        for text in ["se1.ls", "periodic.period", "spectral_mixture.means", "se2.var=4"] {
+        for text in [
+            "se1.ls",
+            "periodic.period",
+            "spectral_mixture.means",
+            "se2.var=4",
+        ] {
             let f: Fix = text.parse().expect("a path");
             assert_eq!(f.to_string(), text);
         }

@@ -498,7 +498,12 @@ fn path_value(model: &crate::model_file::ModelFile, path: &str) -> Option<String
     let text = data_kernel(model, 6)?;
     let expr = crate::kernel::expression::KernelExpr::parse(&text).ok()?;
     let labels = crate::kernel::labels(&expr);
-    let part = expr.parts().into_iter().zip(&labels).find(|(_, l)| *l == label)?.0;
+    let part = expr
+        .parts()
+        .into_iter()
+        .zip(&labels)
+        .find(|(_, l)| *l == label)?
+        .0;
     part.args
         .iter()
         .find(|a| a.key == key)

@@ -62,7 +62,10 @@ impl ComposedKernel {
     /// converted back (`scales`: its `[standardize]`; [`super::convert`]), a raw
     /// model's as they are.
     pub fn data_expression(&self, scales: Option<Scales>) -> KernelExpr {
-        let expr = self.kernel.to_expr().expect("a composed kernel writes itself");
+        let expr = self
+            .kernel
+            .to_expr()
+            .expect("a composed kernel writes itself");
         match scales {
             Some(s) => {
                 let columns: Vec<String> = (0..self.kernel.dim()).map(|i| i.to_string()).collect();

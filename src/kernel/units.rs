@@ -130,10 +130,13 @@ fn scaled(v: &Value, len: usize, factor: impl Fn(usize) -> f64) -> Value {
 }
 
 fn number(p: &Part, key: &str) -> Option<f64> {
-    p.args.iter().find(|a| a.key == key).and_then(|a| match a.value {
-        Value::Number(x) => Some(x),
-        _ => None,
-    })
+    p.args
+        .iter()
+        .find(|a| a.key == key)
+        .and_then(|a| match a.value {
+            Value::Number(x) => Some(x),
+            _ => None,
+        })
 }
 
 fn part(p: &Part, columns: &[String], scales: Scales, towards: Towards, carries: bool) -> Part {
@@ -205,8 +208,10 @@ pub fn centring_note(expr: &KernelExpr, columns: &[String], centres: &[f64]) -> 
         .zip(&names)
         .filter(|(p, _)| p.name == "linear" || p.name == "polynomial")
         .filter(|(p, _)| {
-            dims_of(p, columns)
-                .is_some_and(|dims| dims.iter().any(|d| centres.get(*d).is_some_and(|c| *c != 0.0)))
+            dims_of(p, columns).is_some_and(|dims| {
+                dims.iter()
+                    .any(|d| centres.get(*d).is_some_and(|c| *c != 0.0))
+            })
         })
         .map(|(_, label)| label.as_str())
         .collect();
@@ -307,7 +312,10 @@ mod tests {
             let model = KernelChoice::build_for_fit(text, &s, &[], Some(scales)).expect("builds");
             let xc = DMatrix::from_fn(7, 3, |i, j| x[(i, j)] - cases[0].1[j] + centre[j]);
             let u = DMatrix::from_fn(7, 3, |i, j| (xc[(i, j)] - centre[j]) / sx[j]);
-            let (k, ku) = (raw.gram(&xc, Par::Seq), model.gram(&u, Par::Seq) * (sy * sy));
+            let (k, ku) = (
+                raw.gram(&xc, Par::Seq),
+                model.gram(&u, Par::Seq) * (sy * sy),
+            );
             for (a, b) in k.iter().zip(ku.iter()) {
                 assert!((a - b).abs() <= 1e-11 * k.amax(), "{text}: {a} vs {b}");
             }
@@ -336,8 +344,11 @@ mod tests {
         let note = centring_note(&e, &cols, &[1.0, 2.0]).expect("a note");
         assert!(note.starts_with("linear, polynomial in"), "{note}");
         assert_eq!(
-            rounded(&KernelExpr::parse("se(ls=1.0000000000000002, var=2500.123456)").expect("p"), 6)
-                .to_string(),
+            rounded(
+                &KernelExpr::parse("se(ls=1.0000000000000002, var=2500.123456)").expect("p"),
+                6
+            )
+            .to_string(),
             "se(ls=1, var=2500.12)"
         );
     }

@@ -667,13 +667,13 @@ impl RunSpec {
                 )));
             }
         }
-        if self.options.kernel_expression().is_some() {
-            if let Some(why) = composed_kernel_refusal(method) {
-                return Err(Error::input(format!(
-                    "kernel{}: {why}",
-                    naming.flag("kernel")
-                )));
-            }
+        if self.options.kernel_expression().is_some()
+            && let Some(why) = composed_kernel_refusal(method)
+        {
+            return Err(Error::input(format!(
+                "kernel{}: {why}",
+                naming.flag("kernel")
+            )));
         }
         let kernel = self.options.kernel_kind();
         if let Some(why) = method.refuses_kernel(kernel) {

@@ -431,11 +431,10 @@ fn a_kernel_expressions_parts_are_fixed_by_their_paths() {
         let options = common::options(&format!(
             "kernel = \"se + se(dims=[b]) * periodic(dims=[a])\"\nfix = [\"{fix}\"]"
         ));
-        let e = spec("full", 0, options, 10)
-            .check(usize::MAX)
-            .err()
-            .expect("refused")
-            .to_string();
+        let e = match spec("full", 0, options, 10).check(usize::MAX) {
+            Ok(_) => panic!("{fix} passed"),
+            Err(e) => e.to_string(),
+        };
         assert!(
             e.contains(words)
                 && e.contains(

@@ -23,9 +23,10 @@ impl FromStr for Fix {
             Some((n, v)) => (n.trim(), Some(v.trim())),
             None => (text.trim(), None),
         };
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
+        if !is_name(name) {
             return Err(format!(
                 "'{text}' is not a parameter block: give a name such as noise_variance, \
+                 or a kernel part's parameter such as se1.ls or periodic.period, \
                  optionally with a value (noise_variance=0.01)"
             ));
         }
@@ -44,6 +45,20 @@ impl FromStr for Fix {
             name: name.to_string(),
             value,
         })
+    }
+}
+
+/// A block's name (`noise_variance`) or a kernel part's path (`se1.ls`: a part's label,
+/// which may end in its number, a dot, and its key).
+fn is_name(name: &str) -> bool {
+    let word = |w: &str, digits: bool| {
+        w.starts_with(|c: char| c.is_ascii_lowercase())
+            && w.chars()
+                .all(|c| c.is_ascii_lowercase() || c == '_' || (digits && c.is_ascii_digit()))
+    };
+    match name.split_once('.') {
+        None => word(name, false),
+        Some((label, key)) => word(label, true) && word(key, false),
     }
 }
 
@@ -85,5 +100,18 @@ mod tests {
         assert!("noise_variance=abc".parse::<Fix>().is_err());
         assert!("".parse::<Fix>().is_err());
         assert!("Noise".parse::<Fix>().is_err());
+        // a kernel part's path, with or without a value
+        for text in [
+            "se1.ls",
+            "periodic.period",
+            "spectral_mixture.means",
+            "se2.var=4",
+        ] {
+            let f: Fix = text.parse().expect("a path");
+            assert_eq!(f.to_string(), text);
+        }
+        for bad in ["se1.", ".ls", "se1.ls.x", "1se.ls", "se1.l2"] {
+            assert!(bad.parse::<Fix>().is_err(), "{bad}");
+        }
     }
 }

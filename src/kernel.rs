@@ -36,11 +36,12 @@ mod stationary;
 mod sum;
 #[cfg(test)]
 mod tests;
+mod units;
 mod white;
 
 pub use active::Active;
 pub use ard::{Ard, LENGTHSCALES, RQ_ALPHA, SIGNAL_VARIANCE, contract_ops, fill_ops};
-pub use build::{Start, build};
+pub use build::{Start, build, labels, paths, with_fixes};
 pub use changepoints::ChangePoints;
 pub use choice::{KernelChoice, KernelChoiceParser, PartSyntax};
 pub use composed::ComposedKernel;
@@ -54,6 +55,7 @@ pub use product::Product;
 pub use spectral_mixture::SpectralMixture;
 pub use start::{default_period, dominant_period};
 pub use sum::Sum;
+pub use units::{Scales, Towards, centring_note, convert, rounded};
 pub use white::White;
 
 use crate::exec::Par;

@@ -28,6 +28,8 @@ pub const NOISE_VARIANCE: &str = "noise_variance";
 pub const KERNEL: &str = "kernel";
 /// The name of a family's parameters where the family does not name its blocks.
 pub const FEATURES: &str = "features";
+/// The shared blocks a composed kernel's own blocks replace (its paths, `se1.ls`).
+pub const KERNEL_BLOCKS: [&str; 3] = [SIGNAL_VARIANCE, LENGTHSCALES, RQ_ALPHA];
 /// The shared blocks, in their order in θ.
 pub const SHARED: [&str; 4] = [SIGNAL_VARIANCE, LENGTHSCALES, RQ_ALPHA, NOISE_VARIANCE];
 
@@ -390,7 +392,13 @@ pub fn block_names(lengthscales: bool, rq: bool, tail: &[TailBlock]) -> Vec<&'st
 /// Check `--fix` entries against the names a method has (`names`): an unknown name, a
 /// name given twice, or a value for one of the method's own blocks is an error listing
 /// what may be given. `flag` names the setting.
-pub fn check_fixes(fixes: &[Fix], names: &[&str], method: &str, flag: &str) -> Result<()> {
+pub fn check_fixes<S: AsRef<str>>(
+    fixes: &[Fix],
+    names: &[S],
+    method: &str,
+    flag: &str,
+) -> Result<()> {
+    let names: Vec<&str> = names.iter().map(AsRef::as_ref).collect();
     for (i, f) in fixes.iter().enumerate() {
         if !names.contains(&f.name.as_str()) {
             return Err(Error::input(format!(
@@ -405,10 +413,10 @@ pub fn check_fixes(fixes: &[Fix], names: &[&str], method: &str, flag: &str) -> R
                 f.name
             )));
         }
-        if f.value.is_some() && !SHARED.contains(&f.name.as_str()) {
+        if f.value.is_some() && !SHARED.contains(&f.name.as_str()) && !f.name.contains('.') {
             return Err(Error::input(format!(
-                "fix{flag}: '{f}': only {} take a value; '{}' is held at its start \
-                 (give it as '{}')",
+                "fix{flag}: '{f}': only {} and a kernel part's parameters (se1.ls) take a \
+                 value; '{}' is held at its start (give it as '{}')",
                 SHARED.join(", "),
                 f.name,
                 f.name

@@ -78,7 +78,13 @@ fn prepare(spec: &RunSpec, data: &TrainData, ctx: &RunContext) -> Result<Timed> 
     let method = valid.method();
     let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
     let hyper = crate::methods::start::initial_hyper(data, &valid, None, ctx, &mut rng)?;
-    let model = method.init(data, &valid, hyper, ctx, &mut rng)?;
+    let mut model = method.init(data, &valid, hyper, ctx, &mut rng)?;
+    if let Some(expression) = spec.options.kernel_expression() {
+        // the kernel the expression builds, on the data as given (no standardization)
+        let columns: Vec<String> = (0..data.x.ncols()).map(|i| format!("x{i}")).collect();
+        let fixes = spec.options.fix.as_deref().unwrap_or_default();
+        crate::train::set_composed_kernel(&mut model, expression, data, &columns, None, fixes)?;
+    }
     method.objective(&model, data, &ctx.exec)?; // warm-up
     Ok(Timed {
         method,
@@ -296,5 +302,35 @@ pub fn run(args: BenchArgs) -> Result<()> {
             threads
         )?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--kernel EXPR` times the kernel the expression builds, not the plain se.
+    #[test]
+    fn a_kernel_expression_is_the_kernel_timed() {
+        let data = synthetic(60, 2, 1);
+        let ctx = RunContext::quiet(Exec::default());
+        let spec = |kernel: &str| RunSpec {
+            method: "fitc".into(),
+            m: 5,
+            seed: 1,
+            iters: 1,
+            standardize: false,
+            options: toml::from_str(&format!("kernel = \"{kernel}\"")).expect("options"),
+        };
+        let timed = prepare(&spec("se + periodic(fix=period)"), &data, &ctx).expect("prepares");
+        let c = timed
+            .model
+            .composed
+            .as_ref()
+            .expect("the expression's kernel");
+        assert!(c.expression().starts_with("se(var="), "{}", c.expression());
+        assert!(c.expression().contains("periodic("), "{}", c.expression());
+        let plain = prepare(&spec("se"), &data, &ctx).expect("prepares");
+        assert!(plain.model.composed.is_none());
     }
 }

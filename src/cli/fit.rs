@@ -343,6 +343,9 @@ fn report(
     if let Some(note) = r.noise_note() {
         crate::noteln!("note: {note}");
     }
+    if let Some(note) = centring_note(&r.model) {
+        crate::noteln!("note: {note}");
+    }
     if args.json {
         print_json(&serde_json::json!({
             "method": r.model.method,
@@ -353,7 +356,8 @@ fn report(
             "n_test": data.n_test,
             "dim": data.dim,
             "target": r.model.target,
-            "kernel": r.model.composed.as_ref().map(|c| c.expression()),
+            "kernel": data_kernel(&r.model, 12),
+            "kernel_units": r.model.composed.as_ref().map(|_| "data"),
             "nlml": r.nlml,
             "nlml_scale": "raw",
             "objective": objective,
@@ -391,13 +395,8 @@ fn report(
         if let Some(target) = &r.model.target {
             crate::outln!("target      {target}")?;
         }
-        if let Some(c) = &r.model.composed {
-            let units = if spec.standardize {
-                " (model units: standardized inputs and target)"
-            } else {
-                ""
-            };
-            crate::outln!("kernel      {}{units}", c.expression())?;
+        if let Some(k) = data_kernel(&r.model, 6) {
+            crate::outln!("kernel      {k} (data units)")?;
         }
         // on the raw target scale whether or not the fit was standardized, so the
         // NLMLs of two setups on one data set compare
@@ -472,6 +471,45 @@ fn report(
 
 /// The blocks the fit held fixed, the shared ones with their values in the data's units
 /// ("noise_variance 0.01, inducing_inputs").
+/// A composed kernel with its fitted values in the data's units (years, ppm: the units
+/// `--kernel` is written in), to `digits` significant digits; the model file keeps
+/// them in model units (docs/formats.md `[kernel]`).
+fn data_kernel(model: &crate::model_file::ModelFile, digits: usize) -> Option<String> {
+    let c = model.composed.as_ref()?;
+    let scales = model.standardize.as_ref().map(|s| crate::kernel::Scales {
+        inputs: &s.input_scale,
+        target: s.target_scale,
+    });
+    Some(crate::kernel::rounded(&c.data_expression(scales), digits).to_string())
+}
+
+/// A note when a standardized fit's kernel expression has linear or polynomial parts on
+/// centred inputs (`kernel::centring_note`).
+fn centring_note(model: &crate::model_file::ModelFile) -> Option<String> {
+    let (c, s) = (model.composed.as_ref()?, model.standardize.as_ref()?);
+    let expr = c.data_expression(None);
+    let columns: Vec<String> = (0..s.input_center.len()).map(|i| i.to_string()).collect();
+    crate::kernel::centring_note(&expr, &columns, &s.input_center)
+}
+
+/// The value of kernel path `path` (`periodic.period`) in the data's units.
+fn path_value(model: &crate::model_file::ModelFile, path: &str) -> Option<String> {
+    let (label, key) = path.split_once('.')?;
+    let text = data_kernel(model, 6)?;
+    let expr = crate::kernel::expression::KernelExpr::parse(&text).ok()?;
+    let labels = crate::kernel::labels(&expr);
+    let part = expr
+        .parts()
+        .into_iter()
+        .zip(&labels)
+        .find(|(_, l)| *l == label)?
+        .0;
+    part.args
+        .iter()
+        .find(|a| a.key == key)
+        .map(|a| a.value.to_string())
+}
+
 fn fixed_note(r: &train::FitResult) -> String {
     let h = r.predictor.hyper_in_data_units();
     let value = |name: &str| match name {
@@ -482,7 +520,7 @@ fn fixed_note(r: &train::FitResult) -> String {
             let v: Vec<String> = l.iter().map(|x| format!("{x:.6}")).collect();
             v.join(",")
         }),
-        _ => None,
+        path => path_value(&r.model, path),
     };
     let parts: Vec<String> = r
         .model

@@ -74,22 +74,131 @@ pub(super) fn fixable(name: &str) -> &'static [&'static str] {
 
 /// The kernel `expr` describes on inputs `start.columns`.
 pub fn build(expr: &KernelExpr, start: &Start) -> Result<Box<dyn Kernel>, ExprError> {
-    let mut counts: HashMap<&str, usize> = HashMap::new();
-    for p in expr.parts() {
-        *counts.entry(p.name.as_str()).or_default() += 1;
-    }
     let mut b = Builder {
         start,
-        counts,
-        seen: HashMap::new(),
+        labels: labels(expr).into_iter(),
     };
     b.node(expr, start.variance, false)
 }
 
+/// Each part's label, in reading order (the parts of [`KernelExpr::parts`]): its name,
+/// numbered from 1 when the name occurs more than once (`se1`, `se2`, `periodic`).
+pub fn labels(expr: &KernelExpr) -> Vec<String> {
+    let parts = expr.parts();
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    parts
+        .iter()
+        .map(|p| {
+            let name = p.name.as_str();
+            if parts.iter().filter(|q| q.name == name).count() <= 1 {
+                return name.to_string();
+            }
+            let n = seen.entry(name).or_default();
+            *n += 1;
+            format!("{name}{n}")
+        })
+        .collect()
+}
+
+/// The paths `--fix` may name in `expr` (`se1.ls`, `periodic.period`): each part's label
+/// with each key its `fix=` takes, in reading order.
+pub fn paths(expr: &KernelExpr) -> Vec<String> {
+    expr.parts()
+        .into_iter()
+        .zip(labels(expr))
+        .flat_map(|(p, label)| {
+            // a periodic part has alpha only on the rq base
+            let rq_base = p
+                .args
+                .iter()
+                .any(|a| a.key == "base" && a.value == Value::Name("rq".into()));
+            fixable(&p.name)
+                .iter()
+                .filter(move |k| p.name != "periodic" || **k != "alpha" || rq_base)
+                .map(move |k| format!("{label}.{k}"))
+        })
+        .collect()
+}
+
+/// `expr` with the parameters named by `fixes` (paths `label.key`, the run's `--fix`
+/// entries that name one) fixed, at the value given where one is — written into the
+/// part as `key=value` and `fix=[…, key]`, so it means what the same words written in
+/// the expression mean (the data's units). Entries that are not paths are left for
+/// the caller; a path the expression does not have is an error naming those it has.
+pub fn with_fixes(expr: &KernelExpr, fixes: &[crate::fix::Fix]) -> Result<KernelExpr, String> {
+    let names = labels(expr);
+    let valid = paths(expr);
+    for f in fixes.iter().filter(|f| f.name.contains('.')) {
+        if !valid.contains(&f.name) {
+            return Err(format!(
+                "the kernel has no parameter '{}'; its parameters are: {}",
+                f.name,
+                valid.join(", ")
+            ));
+        }
+    }
+    let mut at = 0;
+    Ok(fix_node(expr, &names, &mut at, fixes))
+}
+
+fn fix_node(
+    e: &KernelExpr,
+    labels: &[String],
+    at: &mut usize,
+    fixes: &[crate::fix::Fix],
+) -> KernelExpr {
+    match e {
+        KernelExpr::Sum(v) => {
+            KernelExpr::Sum(v.iter().map(|t| fix_node(t, labels, at, fixes)).collect())
+        }
+        KernelExpr::Product(v) => {
+            KernelExpr::Product(v.iter().map(|t| fix_node(t, labels, at, fixes)).collect())
+        }
+        KernelExpr::Part(p) => {
+            let label = &labels[*at];
+            *at += 1;
+            let mut p = p.clone();
+            for f in fixes {
+                let Some(key) = f
+                    .name
+                    .strip_prefix(label.as_str())
+                    .and_then(|k| k.strip_prefix('.'))
+                else {
+                    continue;
+                };
+                if let Some(v) = f.value {
+                    set_arg(&mut p, key, Value::Number(v));
+                }
+                let mut list = match p.args.iter().find(|a| a.key == "fix").map(|a| &a.value) {
+                    Some(Value::List(v)) => v.clone(),
+                    Some(v) => vec![v.clone()],
+                    None => Vec::new(),
+                };
+                if !list.contains(&Value::Name(key.to_string())) {
+                    list.push(Value::Name(key.to_string()));
+                }
+                set_arg(&mut p, "fix", Value::List(list));
+            }
+            KernelExpr::Part(p)
+        }
+    }
+}
+
+/// Set argument `key` of `p` (added, pointing at the part, if absent).
+fn set_arg(p: &mut ExprPart, key: &str, value: Value) {
+    match p.args.iter_mut().find(|a| a.key == key) {
+        Some(a) => a.value = value,
+        None => p.args.push(Arg {
+            key: key.to_string(),
+            value,
+            span: p.span,
+        }),
+    }
+}
+
 struct Builder<'a> {
     start: &'a Start,
-    counts: HashMap<&'a str, usize>,
-    seen: HashMap<String, usize>,
+    labels: std::vec::IntoIter<String>,
 }
 
 /// A part's arguments by key.
@@ -273,13 +382,9 @@ impl Builder<'_> {
         Ok(Some(dims))
     }
 
+    /// The next part's label ([`labels`]: the builder meets the parts in reading order).
     fn label(&mut self, name: &str) -> String {
-        if self.counts.get(name).copied().unwrap_or(0) <= 1 {
-            return name.to_string();
-        }
-        let n = self.seen.entry(name.to_string()).or_default();
-        *n += 1;
-        format!("{name}{n}")
+        self.labels.next().unwrap_or_else(|| name.to_string())
     }
 
     fn part(

@@ -4,7 +4,8 @@
 //! is refused with its caret before any data are loaded.
 
 use super::expression::KernelExpr;
-use super::{KernelKind, Start, build};
+use super::{KernelKind, Scales, Start, Towards, build};
+use crate::fix::Fix;
 use clap::ValueEnum;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::str::FromStr;
@@ -36,7 +37,26 @@ impl KernelChoice {
 
     /// The kernel the expression builds from `start`; the error is the caret message.
     pub fn build(expression: &str, start: &Start) -> Result<Box<dyn super::Kernel>, String> {
+        Self::build_for_fit(expression, start, &[], None)
+    }
+
+    /// The kernel a fit starts from: the expression with the run's `--fix` paths
+    /// ([`super::with_fixes`]), its values — written in the data's units — converted
+    /// into the model's when the fit is standardized (`scales`; [`super::convert`]),
+    /// and the rest from `start`, which is in model units already (computed from the
+    /// standardized data). The error is the caret message.
+    pub fn build_for_fit(
+        expression: &str,
+        start: &Start,
+        fixes: &[Fix],
+        scales: Option<Scales>,
+    ) -> Result<Box<dyn super::Kernel>, String> {
         let expr = KernelExpr::parse(expression).map_err(|e| e.render(expression))?;
+        let expr = super::with_fixes(&expr, fixes)?;
+        let expr = match scales {
+            Some(s) => super::convert(&expr, &start.columns, s, Towards::Model),
+            None => expr,
+        };
         build(&expr, start).map_err(|e| e.render(expression))
     }
 

@@ -10,7 +10,7 @@
 //! ```
 
 use super::expression::KernelExpr;
-use super::{Kernel, Start, build};
+use super::{Kernel, Scales, Start, Towards, build, convert, paths};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A composed kernel with its values, as a model carries it.
@@ -56,6 +56,28 @@ impl ComposedKernel {
             .to_expr()
             .map(|e| e.to_string())
             .unwrap_or_default()
+    }
+
+    /// The expression in the data's units, for display: a standardized model's values
+    /// converted back (`scales`: its `[standardize]`; [`super::convert`]), a raw
+    /// model's as they are.
+    pub fn data_expression(&self, scales: Option<Scales>) -> KernelExpr {
+        let expr = self
+            .kernel
+            .to_expr()
+            .expect("a composed kernel writes itself");
+        match scales {
+            Some(s) => {
+                let columns: Vec<String> = (0..self.kernel.dim()).map(|i| i.to_string()).collect();
+                convert(&expr, &columns, s, Towards::Data)
+            }
+            None => expr,
+        }
+    }
+
+    /// The paths `--fix` may name in this kernel (`se1.ls`; [`super::paths`]).
+    pub fn paths(&self) -> Vec<String> {
+        self.kernel.to_expr().map_or_else(Vec::new, |e| paths(&e))
     }
 
     pub fn kernel(&self) -> &dyn Kernel {

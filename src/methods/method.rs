@@ -476,6 +476,25 @@ pub fn composed_kernel_refusal(method: &dyn Method) -> Option<String> {
     })
 }
 
+/// The names `--fix` may give for `method` with `kernel`: its blocks, or with a kernel
+/// expression (which parses: the option was checked when read) the expression's paths
+/// (`se1.ls`, `periodic.period`) in place of σ0², ℓ and α.
+fn fix_names(method: &dyn Method, kernel: KernelKind, expression: Option<&str>) -> Vec<String> {
+    let blocks = method.block_names(kernel);
+    let Some(expr) = expression.and_then(|e| crate::kernel::expression::KernelExpr::parse(e).ok())
+    else {
+        return blocks.iter().map(|b| b.to_string()).collect();
+    };
+    let mut names = crate::kernel::paths(&expr);
+    names.extend(
+        blocks
+            .iter()
+            .filter(|b| !crate::params::KERNEL_BLOCKS.contains(b))
+            .map(|b| b.to_string()),
+    );
+    names
+}
+
 /// Check a model against `method` (the one its `method` key names): the shared part
 /// with the number of inputs the method's witnesses and the shared keys agree on, then
 /// the method's own tables ([`Method::check`]). The registry's `ModelFile::check` first
@@ -503,9 +522,16 @@ pub fn check_model(method: &dyn Method, model: &ModelFile) -> Result<()> {
         ));
     }
     model.likelihood()?;
-    let names = method.block_names(model.hyper.kernel);
+    let mut names: Vec<String> = method
+        .block_names(model.hyper.kernel)
+        .iter()
+        .map(|b| b.to_string())
+        .collect();
+    if let Some(c) = &model.composed {
+        names.extend(c.paths());
+    }
     for (i, name) in model.fixed.iter().enumerate() {
-        if !names.contains(&name.as_str()) || model.fixed[..i].contains(name) {
+        if !names.contains(name) || model.fixed[..i].contains(name) {
             return Err(Error::at(
                 crate::error::Location::key("fixed"),
                 format!(
@@ -678,14 +704,6 @@ impl RunSpec {
                     )));
                 }
             }
-            if self.options.fix.as_deref().is_some_and(|f| !f.is_empty()) {
-                return Err(Error::input(format!(
-                    "fix{}: a kernel expression (kernel{}) holds its own values fixed: write \
-                     fix=[...] in the part, e.g. periodic(period=1, fix=period)",
-                    naming.flag("fix"),
-                    naming.flag("kernel")
-                )));
-            }
         }
         let kernel = self.options.kernel_kind();
         if let Some(why) = method.refuses_kernel(kernel) {
@@ -714,7 +732,7 @@ impl RunSpec {
             }
             crate::params::check_fixes(
                 fixes,
-                &method.block_names(kernel),
+                &fix_names(method, kernel, self.options.kernel_expression()),
                 method.name(),
                 &naming.flag("fix"),
             )?;

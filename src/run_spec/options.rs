@@ -202,8 +202,10 @@ pub struct MethodOptions {
     /// parameter blocks held fixed, left out of the optimisation: a name holds the block
     /// at its start (e.g. lengthscales, inducing_inputs), name=value holds a shared one at
     /// a value in the data's units (noise_variance=0.01; signal_variance, lengthscales,
-    /// rq_alpha too). Repeat it or separate with commas; an unknown name lists the
-    /// method's blocks. The value stays in the model file's `fixed` list.
+    /// rq_alpha too). With a kernel expression (--kernel), a part's block by its path:
+    /// periodic.period, se1.ls, se2.var=4 (data units). Repeat it or separate with
+    /// commas; an unknown name lists the method's blocks. The value stays in the model
+    /// file's `fixed` list.
     #[arg(long, value_delimiter = ',', value_name = "BLOCK[=VALUE]")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fix: Option<Vec<crate::fix::Fix>>,

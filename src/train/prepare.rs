@@ -130,7 +130,15 @@ pub(crate) fn start_model(
     };
     let mut model = spec.method().init(td, spec, hyper, ctx, rng)?;
     if let Some(expression) = spec.options.kernel_expression() {
-        set_composed_kernel(&mut model, expression, td, feature_names)?;
+        let fixes = spec.options.fix.as_deref().unwrap_or_default();
+        set_composed_kernel(
+            &mut model,
+            expression,
+            td,
+            feature_names,
+            standardize.as_ref(),
+            fixes,
+        )?;
     }
     methods::start::set_given_inducing_inputs(
         &mut model,
@@ -160,15 +168,19 @@ pub(crate) fn start_model(
     Ok(model)
 }
 
-/// Give `model` the kernel `expression` builds (`--kernel`), its parts starting where
-/// the expression gives no value from the model's σ0² and ℓ (§0.4's start) and the
-/// data's periods and mean squares ([`crate::kernel::Start::from_data`]); the plain
-/// lengthscales go, as the kernel carries its own.
-fn set_composed_kernel(
+/// Give `model` the kernel `expression` builds (`--kernel`, with the run's `--fix`
+/// paths such as `periodic.period`), its values read in the data's units and converted
+/// into the model's (`units`), its parts starting where the expression gives no value
+/// from the model's σ0² and ℓ (§0.4's start) and the data's periods and mean squares
+/// ([`crate::kernel::Start::from_data`], model units); the plain lengthscales go, as
+/// the kernel carries its own.
+pub(crate) fn set_composed_kernel(
     model: &mut ModelFile,
     expression: &str,
     td: &TrainData,
     feature_names: &[String],
+    units: Option<&Standardize>,
+    fixes: &[crate::fix::Fix],
 ) -> Result<()> {
     let start = crate::kernel::Start::from_data(
         feature_names.to_vec(),
@@ -177,7 +189,11 @@ fn set_composed_kernel(
         model.hyper.signal_variance,
         model.hyper.lengthscales.clone(),
     );
-    let kernel = crate::kernel::KernelChoice::build(expression, &start)
+    let scales = units.map(|u| crate::kernel::Scales {
+        inputs: &u.input_scale,
+        target: u.target_scale,
+    });
+    let kernel = crate::kernel::KernelChoice::build_for_fit(expression, &start, fixes, scales)
         .map_err(|e| Error::input(format!("kernel (--kernel): {e}")))?;
     model.composed = crate::kernel::ComposedKernel::new(kernel);
     if model.composed.is_none() {

@@ -333,3 +333,172 @@ fn fix_is_one_declared_option_checked_against_the_method() {
     );
     assert!(e.contains("leave out init_noise_variance"), "{e}");
 }
+
+/// The values of `path` (`periodic.period`) in a kernel expression.
+fn path_values(expression: &str, path: &str) -> Vec<f64> {
+    use sgpw::kernel::expression::{KernelExpr, Value};
+    let expr = KernelExpr::parse(expression).expect("parses");
+    let (label, key) = path.split_once('.').expect("a path");
+    let labels = sgpw::kernel::labels(&expr);
+    let (part, _) = expr
+        .parts()
+        .into_iter()
+        .zip(&labels)
+        .find(|(_, l)| *l == label)
+        .unwrap_or_else(|| panic!("no {label} in {expression}"));
+    let value = &part
+        .args
+        .iter()
+        .find(|a| a.key == key)
+        .expect("a key")
+        .value;
+    let number = |v: &Value| match v {
+        Value::Number(x) => *x,
+        other => panic!("{other}"),
+    };
+    match value {
+        Value::List(v) => v.iter().map(number).collect(),
+        v => vec![number(v)],
+    }
+}
+
+/// `fix` names a part of a kernel expression by its path (`periodic.period=2`,
+/// `se1.ls`), from a session's key as from `--fix` and Python's `fix=`: a fixed value
+/// is where it started at the end (2 in the data's units where given), the others are
+/// fitted, the model lists the paths and reads back to the same bytes; a misspelt
+/// path, or a block the kernel's parts replace, is refused naming the valid paths.
+#[test]
+fn a_kernel_expressions_parts_are_fixed_by_their_paths() {
+    let ds = dataset(toy_data(80, 2, 9));
+    let options = common::options(
+        "kernel = \"se + se(dims=[b]) * periodic(dims=[a])\"\n\
+         fix = [\"periodic.period=2\", \"se1.ls\", \"noise_variance=0.02\"]",
+    );
+    let run = |method: &str, m: usize, iters: usize| {
+        let (r, _) = fit(&ds, &spec(method, m, options.clone(), iters));
+        r.expect("fits")
+    };
+    for (method, m) in [("full", 0), ("fitc", 8)] {
+        let fitted = run(method, m, 40);
+        let unfitted = run(method, m, 0);
+        let model = &fitted.model;
+        assert_eq!(
+            model.fixed,
+            ["periodic.period", "se1.ls", "noise_variance"],
+            "{method}"
+        );
+        let (c, c0) = (
+            model.composed.as_ref().expect("a kernel"),
+            unfitted.model.composed.as_ref().expect("a kernel"),
+        );
+        let (e, e0) = (c.expression(), c0.expression());
+        for fixed in ["periodic.period", "se1.ls"] {
+            assert_eq!(
+                bits(&path_values(&e, fixed)),
+                bits(&path_values(&e0, fixed)),
+                "{method} {fixed}: {e} from {e0}"
+            );
+        }
+        for free in ["se1.var", "se2.ls", "periodic.ls"] {
+            assert_ne!(
+                path_values(&e, free),
+                path_values(&e0, free),
+                "{method} {free}"
+            );
+        }
+        // 2 in the data's units: the period's input a divided by its scale
+        let s = model.standardize.as_ref().expect("standardized");
+        let scales = sgpw::kernel::Scales {
+            inputs: &s.input_scale,
+            target: s.target_scale,
+        };
+        let shown = c.data_expression(Some(scales)).to_string();
+        let period = path_values(&shown, "periodic.period")[0];
+        assert!((period - 2.0).abs() < 1e-14, "{method}: {shown}");
+        let noise = fitted.predictor.hyper_in_data_units().noise_variance;
+        assert!((noise - 0.02).abs() <= 1e-15, "{noise}");
+        let text = model.to_toml().expect("writes");
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("model.toml");
+        std::fs::write(&path, &text).expect("writes");
+        let (back, _) = methods::read_model(&path).expect("reads");
+        assert_eq!(back.to_toml().expect("writes"), text);
+    }
+    for (fix, words) in [
+        ("periodic.perod", "no parameter block 'periodic.perod'"),
+        ("lengthscales", "no parameter block 'lengthscales'"),
+    ] {
+        let options = common::options(&format!(
+            "kernel = \"se + se(dims=[b]) * periodic(dims=[a])\"\nfix = [\"{fix}\"]"
+        ));
+        let e = match spec("full", 0, options, 10).check(usize::MAX) {
+            Ok(_) => panic!("{fix} passed"),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            e.contains(words)
+                && e.contains(
+                    "se1.var, se1.ls, se2.var, se2.ls, periodic.var, periodic.ls, \
+                     periodic.period, noise_variance"
+                ),
+            "{e}"
+        );
+    }
+}
+
+/// The objective L-BFGS minimises with parts of a kernel expression fixed by path (and
+/// σ² by name) has the gradient central differences give, for the exact GP and fitc:
+/// the fixed parts are not in θ.
+#[test]
+fn the_gradient_with_kernel_parts_fixed_matches_finite_differences() {
+    use sgpw::kernel::{ComposedKernel, KernelChoice, Start};
+    let data = toy_data(40, 2, 4);
+    let start = Start {
+        columns: vec!["a".into(), "b".into()],
+        variance: 1.0,
+        lengthscales: vec![1.0, 1.5],
+        periods: vec![1.2, 1.2],
+        mean_squares: vec![1.0, 1.0],
+    };
+    let expression = "matern32 + se(dims=[b]) * periodic(dims=[a]) + linear";
+    let fixes: Vec<sgpw::fix::Fix> = ["periodic.period=1.3", "matern32.ls", "linear.var"]
+        .iter()
+        .map(|f| f.parse().expect("a fix"))
+        .collect();
+    let all = KernelChoice::build_for_fit(expression, &start, &[], None).expect("builds");
+    let kernel = KernelChoice::build_for_fit(expression, &start, &fixes, None).expect("builds");
+    // 2 + 1 + 2 entries fixed: matern32's ℓ, the period and linear's variances
+    assert_eq!(kernel.params_len(), all.params_len() - 5);
+    for name in ["full", "fitc"] {
+        let method = methods::get(name).expect("a method");
+        let spec = spec(name, 6, MethodOptions::default(), 10);
+        let mut rng = ChaCha8Rng::seed_from_u64(2);
+        let mut model = init(method, &data, &spec, &mut rng).expect("starts");
+        model.composed = ComposedKernel::new(kernel.clone());
+        model.hyper.lengthscales.clear();
+        model.fixed = vec!["noise_variance".into()];
+        methods::method::check_model(method, &model).expect("a valid model");
+        let n = method.pack(&model).len();
+        for positive in [Positive::Log, Positive::Softplus] {
+            let problem = FreeProblem::new(method, &model, 0..n, positive);
+            let u = problem.x0();
+            assert_eq!(u.len(), n - 1, "{name}");
+            let mut scratch = model.clone();
+            let (_, grad) = problem
+                .eval(&u, &data, &mut scratch, &ex())
+                .expect("evaluates");
+            let mut f = |v: &[f64]| {
+                let mut s = model.clone();
+                problem.eval(v, &data, &mut s, &ex()).expect("evaluates").0
+            };
+            check_gradient(
+                &format!("{name} {positive:?} with kernel parts fixed"),
+                &mut f,
+                &u,
+                &grad,
+                1e-5,
+                1e-5,
+            );
+        }
+    }
+}

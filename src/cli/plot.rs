@@ -183,7 +183,8 @@ pub fn svg(args: &PlotArgs, session: &Session) -> Result<String> {
         Kind::Comparison => {
             let metric = args.metric.unwrap_or(Metric::Nmse);
             let owned: Vec<RunResult> = chosen.iter().map(|r| (*r).clone()).collect();
-            let points = chart::comparison::points(&owned, &dataset);
+            let (points, _) =
+                chart::comparison::of_headline(chart::comparison::points(&owned, &dataset));
             if points.is_empty() {
                 return Err(none("finished run"));
             }

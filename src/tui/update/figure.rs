@@ -42,7 +42,10 @@ impl App {
                 figures::evidence(&curves, &dataset, note).svg(size)
             }
             ChartTab::Comparison => {
-                let points = chart::comparison::points(&self.session.results, &dataset);
+                let (points, _) = chart::comparison::of_headline(chart::comparison::points(
+                    &self.session.results,
+                    &dataset,
+                ));
                 if points.is_empty() {
                     return Err("no finished runs on this data set to compare yet".into());
                 }

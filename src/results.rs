@@ -138,6 +138,14 @@ impl Headline {
         }
     }
 
+    /// Its name in a sentence or a title ("error rate").
+    pub fn long_name(self) -> &'static str {
+        match self {
+            Headline::ErrorRate => "error rate",
+            h => h.name(),
+        }
+    }
+
     /// NMSE spans decades (drawn on a log axis); an error rate can be 0 and an RMSE is
     /// in the target's units, so they are drawn on a linear one.
     pub fn log_scale(self) -> bool {

@@ -29,6 +29,8 @@ pub struct ProbMap {
     /// (x1, x2, class 1?).
     pub train: Vec<(f64, f64, bool)>,
     pub test: Vec<(f64, f64, bool)>,
+    /// The training rows of the data, drawn or not.
+    pub train_rows: usize,
     /// The target's labels of class 0 and class 1.
     pub labels: [f64; 2],
     /// Where the method's features sit in the plane (inducing points), and what they are.
@@ -134,6 +136,7 @@ pub fn compute(
             (Some(x), Some(y)) => points(x, y.as_slice()),
             _ => Vec::new(),
         },
+        train_rows: data.n_train(),
         labels: labels.labels,
         marker_caption: if markers.is_empty() {
             String::new()

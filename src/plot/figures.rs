@@ -178,11 +178,10 @@ pub fn comparison(
     // a classifier's first score is its error rate (linear), a count model's RMSE
     let first = crate::chart::comparison::headline(points);
     let name = match metric {
-        Metric::Nmse => first.name(),
+        Metric::Nmse => first.long_name(),
         Metric::Mnlp if first == crate::results::Headline::ErrorRate => "NLP",
         Metric::Mnlp => "MNLP",
     };
-    let name = if name == "error" { "error rate" } else { name };
     LineFigure {
         title: format!("Comparison on {dataset}: test {name} vs m"),
         x_desc: "m (log)".into(),

@@ -25,8 +25,8 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let (pts, left_out) = of_headline(points(&app.session.results, &dataset));
     let first = headline(&pts);
     let what = match app.metric {
-        Metric::Nmse if first.log_scale() => format!("{} (log)", first.name()),
-        Metric::Nmse => first.name().to_string(),
+        Metric::Nmse if first.log_scale() => format!("{} (log)", first.long_name()),
+        Metric::Nmse => first.long_name().to_string(),
         Metric::Mnlp if first == Headline::ErrorRate => "NLP".to_string(),
         Metric::Mnlp => "MNLP".to_string(),
     };

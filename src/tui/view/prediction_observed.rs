@@ -33,10 +33,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect, title: String, c: &Curves,
         };
         let block = pane(app, String::new(), focused);
         let inner = block.inner(area);
-        let chart = ProbMapChart {
-            map,
-            theme: *t,
-        };
+        let chart = ProbMapChart { map, theme: *t };
         let drawn = chart.drawn(inner);
         legend.extend([
             Span::styled(format!(" {}", shades(t, true)), sw(CLASS_ONE)),
@@ -48,7 +45,10 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect, title: String, c: &Curves,
             Span::raw(format!(" {} ", drawn_words(map, drawn))),
         ]);
         marker_legend(&mut legend, &map.marker_caption, t);
-        let title = format!("{title}· p({target} = {one}) over {}, {} ", map.names[0], map.names[1]);
+        let title = format!(
+            "{title}· p({target} = {one}) over {}, {} ",
+            map.names[0], map.names[1]
+        );
         frame.render_widget(
             block.title(title.clone()).title_bottom(Line::from(legend)),
             area,
@@ -86,10 +86,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect, title: String, c: &Curves,
         Span::raw(format!(" {} ", o.band_caption())),
         Span::styled("─", sw(MEAN)),
         Span::raw(format!(" {} ", o.mean_caption())),
-        Span::styled(
-            if !t.color && t.ascii { "+" } else { "•" },
-            sw(TRAIN),
-        ),
+        Span::styled(if !t.color && t.ascii { "+" } else { "•" }, sw(TRAIN)),
         Span::raw(" train "),
         Span::styled(if t.color || t.ascii { "•" } else { "⠁" }, sw(TEST)),
         Span::raw(" test "),
@@ -110,8 +107,8 @@ fn shades(t: &crate::tui::theme::Theme, one: bool) -> String {
 }
 
 fn drawn_words(map: &ProbMap, drawn: usize) -> String {
-    if drawn < map.train.len() {
-        format!("{drawn} of {} train", map.train.len())
+    if drawn < map.train_rows {
+        format!("{drawn} of {} train", map.train_rows)
     } else {
         "train".to_string()
     }

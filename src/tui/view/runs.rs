@@ -288,7 +288,7 @@ fn details(app: &App) -> Line<'static> {
         };
         spans.push(Span::raw(format!(
             "· {} {v:.4}{auc} {nlp} {} ",
-            h.name(),
+            h.long_name(),
             fmt_opt(r.mnlp, 3)
         )));
     }

@@ -94,8 +94,7 @@ impl Widget for ProbMapChart<'_> {
         let cell = |x: f64, y: f64| -> Option<(u16, u16)> {
             let c = ((x - x0) / (x1 - x0) * w).floor();
             let r = ((y1 - y) / (y1 - y0) * h).floor();
-            (c >= 0.0 && c < w && r >= 0.0 && r < h)
-                .then(|| (plot.x + c as u16, plot.y + r as u16))
+            (c >= 0.0 && c < w && r >= 0.0 && r < h).then(|| (plot.x + c as u16, plot.y + r as u16))
         };
         let keep = self.drawn(area);
         let n = m.train.len();
@@ -103,7 +102,12 @@ impl Widget for ProbMapChart<'_> {
             let (x, y, one) = m.train[i * n / keep];
             if let Some((cx, cy)) = cell(x, y) {
                 let glyph = if one { "+" } else { "o" };
-                buf.set_string(cx, cy, glyph, style(one).add_modifier(ratatui::style::Modifier::BOLD));
+                buf.set_string(
+                    cx,
+                    cy,
+                    glyph,
+                    style(one).add_modifier(ratatui::style::Modifier::BOLD),
+                );
             }
         }
         let marker = if t.ascii { "^" } else { "▲" };
@@ -122,9 +126,7 @@ impl Widget for ProbMapChart<'_> {
         buf.set_string(rx, xlab, &right, t.dim());
         let mid = format!("{} →  ↑ {}", m.names[0], m.names[1]);
         let mx = plot.x + plot.width.saturating_sub(mid.chars().count() as u16) / 2;
-        if mx > plot.x + left.chars().count() as u16
-            && mx + (mid.chars().count() as u16) < rx
-        {
+        if mx > plot.x + left.chars().count() as u16 && mx + (mid.chars().count() as u16) < rx {
             buf.set_string(mx, xlab, &mid, t.dim());
         }
     }

@@ -283,7 +283,7 @@ fn prediction(
         ))
     })?;
     let mut note = Vec::new();
-    if curves.dim > 1 {
+    if curves.dim > 1 && curves.map.is_none() {
         note.push(format!(
             "along {}; the other inputs at their medians{}",
             curves.input_name,

@@ -67,7 +67,7 @@ impl App {
                         row.key.dataset, row.key.label, row.key.m, row.key.seed
                     ),
                     curves,
-                    note: (curves.dim > 1).then(|| {
+                    note: (curves.dim > 1 && curves.map.is_none()).then(|| {
                         format!(
                             "along {}; the other inputs at their training medians",
                             curves.input_name

@@ -27,7 +27,11 @@ const CLASS_ONE: RGBColor = RGBColor(0xc0, 0x39, 0x2b);
 
 /// p(y = 1) = `p` as a colour: class 0's at 0, white at ½, class 1's at 1.
 fn diverging(p: f64) -> RGBColor {
-    let p = if p.is_finite() { p.clamp(0.0, 1.0) } else { 0.5 };
+    let p = if p.is_finite() {
+        p.clamp(0.0, 1.0)
+    } else {
+        0.5
+    };
     let (end, t) = if p < 0.5 {
         (CLASS_ZERO, (0.5 - p) * 2.0)
     } else {
@@ -283,7 +287,11 @@ pub fn draw_map(root: &Area<'_>, title: &str, note: Option<&str>, m: &ProbMap) -
     // each grid point's cell, half a step either side
     let (nx, ny) = (m.xs.len(), m.ys.len());
     let half = |g: &[f64], k: usize| {
-        let lo = if k == 0 { g[0] } else { 0.5 * (g[k - 1] + g[k]) };
+        let lo = if k == 0 {
+            g[0]
+        } else {
+            0.5 * (g[k - 1] + g[k])
+        };
         let hi = if k + 1 == g.len() {
             g[k]
         } else {
@@ -340,8 +348,11 @@ pub fn draw_map(root: &Area<'_>, title: &str, note: Option<&str>, m: &ProbMap) -
     };
     let swatch = |color: RGBColor| -> Box<dyn Fn(&Area<'_>, i32) -> Result<()>> {
         Box::new(move |a: &Area<'_>, mid| {
-            a.draw(&Rectangle::new([(8, mid - 5), (32, mid + 5)], color.filled()))
-                .map_err(drawing)
+            a.draw(&Rectangle::new(
+                [(8, mid - 5), (32, mid + 5)],
+                color.filled(),
+            ))
+            .map_err(drawing)
         })
     };
     let point = |color: RGBColor, filled: bool| -> Box<dyn Fn(&Area<'_>, i32) -> Result<()>> {
@@ -355,9 +366,15 @@ pub fn draw_map(root: &Area<'_>, title: &str, note: Option<&str>, m: &ProbMap) -
         })
     };
     let mut rows: Vec<(String, Box<dyn Fn(&Area<'_>, i32) -> Result<()>>)> = vec![
-        (format!("p({target} = {one}) near 1"), swatch(diverging(0.95))),
+        (
+            format!("p({target} = {one}) near 1"),
+            swatch(diverging(0.95)),
+        ),
         ("p = ½".to_string(), swatch(diverging(0.5))),
-        (format!("p({target} = {one}) near 0"), swatch(diverging(0.05))),
+        (
+            format!("p({target} = {one}) near 0"),
+            swatch(diverging(0.05)),
+        ),
         (
             "p = ½ contour".to_string(),
             Box::new(|a: &Area<'_>, mid| {
@@ -368,8 +385,14 @@ pub fn draw_map(root: &Area<'_>, title: &str, note: Option<&str>, m: &ProbMap) -
                 .map_err(drawing)
             }),
         ),
-        (format!("training, {target} = {one}"), point(CLASS_ONE, true)),
-        (format!("training, {target} = {zero}"), point(CLASS_ZERO, true)),
+        (
+            format!("training, {target} = {one}"),
+            point(CLASS_ONE, true),
+        ),
+        (
+            format!("training, {target} = {zero}"),
+            point(CLASS_ZERO, true),
+        ),
     ];
     if !m.test.is_empty() {
         rows.push((format!("test, {target} = {one}"), point(CLASS_ONE, false)));

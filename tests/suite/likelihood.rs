@@ -321,3 +321,30 @@ fn a_session_runs_a_likelihood_and_reports_its_scores() {
     assert!(row["auc"].as_f64().is_some_and(|a| a > 0.95), "{v}");
     assert!(row["rmse"].is_null(), "{v}");
 }
+
+/// fit's objective line says what its number is on: counts (and labels) are neither
+/// centred nor scaled, only the inputs standardized.
+#[test]
+fn the_objective_line_of_counts_does_not_say_raw_target_scale() {
+    let data = repo("datasets/coal/data.csv.gz").display().to_string();
+    let out = sgpw(&[
+        "fit",
+        "--train",
+        &data,
+        "--method",
+        "svgp",
+        "--m",
+        "4",
+        "--likelihood",
+        "poisson",
+        "--iterations",
+        "50",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.contains("counts as given"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(!line.contains("raw target scale"), "{line}");
+}

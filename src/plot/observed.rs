@@ -15,6 +15,9 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+/// A legend row's swatch, drawn at (20, mid), and the row: its words and swatch.
+type Swatch<'a> = Box<dyn Fn(&Area<'_>, i32) -> Result<()> + 'a>;
+type LegendRow<'a> = (String, Swatch<'a>);
 
 fn rgb(role: palette::Hue) -> RGBColor {
     let [r, g, b] = role.rgb;
@@ -44,7 +47,7 @@ fn diverging(p: f64) -> RGBColor {
 /// A legend row: a swatch drawn by `swatch` at (20, mid) and its words.
 fn legend_rows(
     area: &Area<'_>,
-    rows: Vec<(String, Box<dyn Fn(&Area<'_>, i32) -> Result<()> + '_>)>,
+    rows: Vec<LegendRow<'_>>,
     width: u32,
     small: &FontDesc<'_>,
 ) -> Result<()> {
@@ -158,7 +161,7 @@ pub fn draw_observed(
                 .map(|x| TriangleMarker::new((*x, at_y), 6, rgb(roles.markers).filled())),
         )
         .map_err(drawing)?;
-    let mut rows: Vec<(String, Box<dyn Fn(&Area<'_>, i32) -> Result<()>>)> = vec![
+    let mut rows: Vec<LegendRow<'static>> = vec![
         (
             match o.scale {
                 Scale::Probability => "p(y = 1) at the latent mean ± 2σ".to_string(),
@@ -195,7 +198,7 @@ pub fn draw_observed(
                     color.stroke_width(2),
                 ))
                 .map_err(drawing)
-            }) as Box<dyn Fn(&Area<'_>, i32) -> Result<()>>,
+            }) as Swatch<'static>,
         )
     };
     let class_words = |what: &str| match o.labels {
@@ -346,7 +349,7 @@ pub fn draw_map(root: &Area<'_>, title: &str, note: Option<&str>, m: &ProbMap) -
     } else {
         &m.target_name
     };
-    let swatch = |color: RGBColor| -> Box<dyn Fn(&Area<'_>, i32) -> Result<()>> {
+    let swatch = |color: RGBColor| -> Swatch<'static> {
         Box::new(move |a: &Area<'_>, mid| {
             a.draw(&Rectangle::new(
                 [(8, mid - 5), (32, mid + 5)],
@@ -355,7 +358,7 @@ pub fn draw_map(root: &Area<'_>, title: &str, note: Option<&str>, m: &ProbMap) -
             .map_err(drawing)
         })
     };
-    let point = |color: RGBColor, filled: bool| -> Box<dyn Fn(&Area<'_>, i32) -> Result<()>> {
+    let point = |color: RGBColor, filled: bool| -> Swatch<'static> {
         Box::new(move |a: &Area<'_>, mid| {
             let style = if filled {
                 color.filled()
@@ -365,7 +368,7 @@ pub fn draw_map(root: &Area<'_>, title: &str, note: Option<&str>, m: &ProbMap) -
             a.draw(&Circle::new((20, mid), 3, style)).map_err(drawing)
         })
     };
-    let mut rows: Vec<(String, Box<dyn Fn(&Area<'_>, i32) -> Result<()>>)> = vec![
+    let mut rows: Vec<LegendRow<'static>> = vec![
         (
             format!("p({target} = {one}) near 1"),
             swatch(diverging(0.95)),

@@ -180,6 +180,10 @@ fn models_without_a_likelihood_read_and_rewrite_to_the_same_tables() {
             let Some(original) = r.get("model") else {
                 continue;
             };
+            // a classifier's model (sessions/banana-svgp.toml) carries its table
+            if original.get("likelihood").is_some() {
+                continue;
+            }
             let model: ModelFile = original.clone().try_into().expect("a model");
             assert!(model.likelihood.is_none());
             let written = model.to_toml().expect("writes");
@@ -337,7 +341,7 @@ fn the_objective_line_of_counts_does_not_say_raw_target_scale() {
         "4",
         "--likelihood",
         "poisson",
-        "--iterations",
+        "--iters",
         "50",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));

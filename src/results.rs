@@ -118,7 +118,53 @@ fn is_zero(v: &usize) -> bool {
     *v == 0
 }
 
+/// The test score a run is judged by first, which depends on its likelihood: the error
+/// rate for a classifier (bernoulli), RMSE for counts (poisson), NMSE otherwise — the
+/// runs table's and the comparison chart's first score. Which one a result has says
+/// which it is (`metrics::likelihood_scores` fills the error rate or RMSE, never NMSE).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Headline {
+    Nmse,
+    ErrorRate,
+    Rmse,
+}
+
+impl Headline {
+    pub fn name(self) -> &'static str {
+        match self {
+            Headline::Nmse => "NMSE",
+            Headline::ErrorRate => "error",
+            Headline::Rmse => "RMSE",
+        }
+    }
+
+    /// Its name in a sentence or a title ("error rate").
+    pub fn long_name(self) -> &'static str {
+        match self {
+            Headline::ErrorRate => "error rate",
+            h => h.name(),
+        }
+    }
+
+    /// NMSE spans decades (drawn on a log axis); an error rate can be 0 and an RMSE is
+    /// in the target's units, so they are drawn on a linear one.
+    pub fn log_scale(self) -> bool {
+        self == Headline::Nmse
+    }
+}
+
 impl RunResult {
+    /// Its first test score ([`Headline`]) and its value; None before it was scored.
+    pub fn headline(&self) -> Option<(Headline, f64)> {
+        if let Some(e) = self.error_rate {
+            Some((Headline::ErrorRate, e))
+        } else if let Some(r) = self.rmse {
+            Some((Headline::Rmse, r))
+        } else {
+            self.nmse.map(|v| (Headline::Nmse, v))
+        }
+    }
+
     /// A result with nothing measured yet.
     pub fn new(key: RunKey, method: &str, status: Status) -> RunResult {
         RunResult {

@@ -4,7 +4,7 @@
 //! --chart comparison` draw these.
 
 use super::Metric;
-use crate::results::{RunResult, Status};
+use crate::results::{Headline, RunResult, Status};
 use std::collections::BTreeMap;
 
 /// One point of the comparison: a label at one m, averaged over its finished seeds.
@@ -14,6 +14,9 @@ pub struct Point {
     pub method: String,
     pub m: usize,
     pub seeds: usize,
+    /// What `nmse` holds: NMSE, or a classifier's error rate or a count model's RMSE
+    /// ([`RunResult::headline`]).
+    pub headline: Headline,
     pub nmse: f64,
     pub mnlp: f64,
     /// Standard errors of the means (sd / √seeds; 0 for one seed).
@@ -40,15 +43,16 @@ fn mean_se(v: &[f64]) -> (f64, f64) {
 /// label then m.
 pub fn points(results: &[RunResult], dataset: &str) -> Vec<Point> {
     // (label, m) → (method, NMSEs, MNLPs) over seeds
-    type Groups = BTreeMap<(String, usize), (String, Vec<f64>, Vec<f64>)>;
+    // (label, m, headline) → (method, first scores, MNLPs) over seeds
+    type Groups = BTreeMap<(String, usize, Headline), (String, Vec<f64>, Vec<f64>)>;
     let mut groups = Groups::new();
     for r in results {
         if r.key.dataset != dataset || r.status != Status::Done {
             continue;
         }
-        if let (Some(a), Some(b)) = (r.nmse, r.mnlp) {
+        if let (Some((h, a)), Some(b)) = (r.headline(), r.mnlp) {
             let g = groups
-                .entry((r.key.label.clone(), r.key.m))
+                .entry((r.key.label.clone(), r.key.m, h))
                 .or_insert_with(|| (r.method.clone(), Vec::new(), Vec::new()));
             g.1.push(a);
             g.2.push(b);
@@ -56,7 +60,7 @@ pub fn points(results: &[RunResult], dataset: &str) -> Vec<Point> {
     }
     groups
         .into_iter()
-        .map(|((label, m), (method, nmse, mnlp))| {
+        .map(|((label, m, headline), (method, nmse, mnlp))| {
             let (nmse_mean, nmse_se) = mean_se(&nmse);
             let (mnlp_mean, mnlp_se) = mean_se(&mnlp);
             Point {
@@ -64,6 +68,7 @@ pub fn points(results: &[RunResult], dataset: &str) -> Vec<Point> {
                 method,
                 m,
                 seeds: nmse.len(),
+                headline,
                 nmse: nmse_mean,
                 mnlp: mnlp_mean,
                 nmse_se,
@@ -83,12 +88,40 @@ pub fn constant(results: &[RunResult], dataset: &str, metric: Metric) -> Option<
             .filter(move |r| r.key.dataset == dataset && r.status == Status::Done)
     };
     match metric {
-        Metric::Nmse => done().any(|r| r.nmse.is_some()).then_some(1.0),
+        // a classifier's or count model's constant predictor has no recorded first score
+        Metric::Nmse => done()
+            .any(|r| r.headline().is_some_and(|(h, _)| h == Headline::Nmse))
+            .then_some(1.0),
         Metric::Mnlp => {
             let v: Vec<f64> = done().filter_map(|r| r.constant_mnlp).collect();
             (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
         }
     }
+}
+
+/// The first score the comparison of a data set draws ([`Point::headline`]): the one
+/// most of its points have (a classifier's error rate before NMSE on a tie); the points
+/// of another kind (a regression fitted to labels) are left out by [`of_headline`], as
+/// their scores do not compare.
+pub fn headline(points: &[Point]) -> Headline {
+    let count = |h: Headline| points.iter().filter(|p| p.headline == h).count();
+    if points.is_empty() {
+        return Headline::Nmse;
+    }
+    // the last of the largest counts wins: listed from the least preferred
+    [Headline::Nmse, Headline::Rmse, Headline::ErrorRate]
+        .into_iter()
+        .max_by_key(|h| count(*h))
+        .unwrap_or(Headline::Nmse)
+}
+
+/// The points whose first score is [`headline`]'s, and how many were left out.
+pub fn of_headline(points: Vec<Point>) -> (Vec<Point>, usize) {
+    let h = headline(&points);
+    let n = points.len();
+    let kept: Vec<Point> = points.into_iter().filter(|p| p.headline == h).collect();
+    let left = n - kept.len();
+    (kept, left)
 }
 
 /// The labels of `points` in series order (`order`, the session's label order; labels

@@ -6,8 +6,10 @@
 pub mod axis;
 pub mod comparison;
 pub mod evidence;
+pub mod observed;
 pub mod palette;
 pub mod prediction;
+pub mod prob_map;
 
 use crate::results::ValidationPoint;
 

@@ -32,6 +32,12 @@ pub struct Curves {
     /// Latent (f) and noisy (y) standard deviations.
     pub sd_latent: Vec<f64>,
     pub sd_noisy: Vec<f64>,
+    /// A classifier's probability or a count model's rate with its band, drawn instead
+    /// of f's bands ([`super::observed`]); None for the Gaussian and Student-t.
+    pub observed: Option<super::observed::Observed>,
+    /// A classifier with two inputs: its probability map, drawn instead of the curve
+    /// along one input ([`super::prob_map`]).
+    pub map: Option<super::prob_map::ProbMap>,
     /// The data drawn (at most [`SCATTER`] each, evenly spaced rows of the data).
     pub train: Vec<(f64, f64)>,
     pub test: Vec<(f64, f64)>,
@@ -176,7 +182,16 @@ pub fn compute(
             .collect::<Vec<_>>()
     };
     let (markers, marker_sizes, marker_caption) = markers(predictor.method(), model, input);
+    let train = pairs(&data.x_train, data.y_train.as_slice());
+    let test = match (&data.x_test, &data.y_test) {
+        (Some(x), Some(y)) => pairs(x, y.as_slice()),
+        _ => Vec::new(),
+    };
+    let observed = super::observed::of(model, &p.mean, &p.var_latent, &train, &test)?;
+    let map = super::prob_map::compute(model, &predictor, data, super::prob_map::GRID)?;
     Ok(Curves {
+        observed,
+        map,
         input,
         input_name: data
             .feature_names
@@ -190,11 +205,8 @@ pub fn compute(
         sd_latent: sd(&p.var_latent),
         sd_noisy: sd(&p.var_noisy),
         mean: p.mean,
-        train: pairs(&data.x_train, data.y_train.as_slice()),
-        test: match (&data.x_test, &data.y_test) {
-            (Some(x), Some(y)) => pairs(x, y.as_slice()),
-            _ => Vec::new(),
-        },
+        train,
+        test,
         rows: data.n_train() + data.n_test(),
         markers,
         marker_sizes,

@@ -90,6 +90,21 @@ pub fn run(args: FitArgs) -> Result<u8> {
     Ok(exit::OK)
 }
 
+/// What the objective line's number is on: a Gaussian or Student-t target is centred
+/// and scaled by `--standardize` and the objective put back on its raw scale; labels and
+/// counts are never centred or scaled (`likelihoods::keeps_targets`), only the inputs.
+fn objective_scale(kind: crate::likelihoods::LikelihoodKind, standardize: bool) -> &'static str {
+    use crate::likelihoods::LikelihoodKind as K;
+    match (kind, standardize) {
+        (K::Gaussian | K::StudentT, true) => "raw target scale; fitted standardized",
+        (K::Gaussian | K::StudentT, false) => "raw target scale; fitted raw",
+        (K::Bernoulli, true) => "labels as classes 0 and 1; inputs standardized",
+        (K::Bernoulli, false) => "labels as classes 0 and 1; inputs raw",
+        (K::Poisson, true) => "counts as given; inputs standardized",
+        (K::Poisson, false) => "counts as given; inputs raw",
+    }
+}
+
 /// How a fit ended: fitted, or cancelled by a signal (the exit code to return).
 enum Ended<T> {
     Fitted(T),
@@ -401,14 +416,10 @@ fn report(
         // on the raw target scale whether or not the fit was standardized, so the
         // NLMLs of two setups on one data set compare
         crate::outln!(
-            "{:<11} {:.6} (raw target scale{})",
+            "{:<11} {:.6} ({})",
             objective,
             r.nlml,
-            if spec.standardize {
-                "; fitted standardized"
-            } else {
-                "; fitted raw"
-            }
+            objective_scale(r.model.likelihood_kind(), spec.standardize)
         )?;
         let by_likelihood = r.test.filter(|_| r.model.likelihood.is_some());
         match (nmse, mnlp) {

@@ -183,7 +183,8 @@ pub fn svg(args: &PlotArgs, session: &Session) -> Result<String> {
         Kind::Comparison => {
             let metric = args.metric.unwrap_or(Metric::Nmse);
             let owned: Vec<RunResult> = chosen.iter().map(|r| (*r).clone()).collect();
-            let points = chart::comparison::points(&owned, &dataset);
+            let (points, _) =
+                chart::comparison::of_headline(chart::comparison::points(&owned, &dataset));
             if points.is_empty() {
                 return Err(none("finished run"));
             }
@@ -282,7 +283,7 @@ fn prediction(
         ))
     })?;
     let mut note = Vec::new();
-    if curves.dim > 1 {
+    if curves.dim > 1 && curves.map.is_none() {
         note.push(format!(
             "along {}; the other inputs at their medians{}",
             curves.input_name,

@@ -175,15 +175,23 @@ pub fn comparison(
     note: Option<String>,
 ) -> LineFigure {
     let seeds = points.iter().map(|p| p.seeds).max().unwrap_or(1);
+    // a classifier's first score is its error rate (linear), a count model's RMSE
+    let first = crate::chart::comparison::headline(points);
+    let name = match metric {
+        Metric::Nmse => first.long_name(),
+        Metric::Mnlp if first == crate::results::Headline::ErrorRate => "NLP",
+        Metric::Mnlp => "MNLP",
+    };
     LineFigure {
-        title: format!("Comparison on {dataset}: test {} vs m", metric.name()),
+        title: format!("Comparison on {dataset}: test {name} vs m"),
         x_desc: "m (log)".into(),
-        y_desc: match metric {
-            Metric::Nmse => "test NMSE (log)".into(),
-            Metric::Mnlp => "test MNLP".into(),
+        y_desc: if metric == Metric::Nmse && first.log_scale() {
+            format!("test {name} (log)")
+        } else {
+            format!("test {name}")
         },
         x_log: true,
-        y_log: metric == Metric::Nmse,
+        y_log: metric == Metric::Nmse && first.log_scale(),
         series: labels
             .iter()
             .map(|(k, label)| {

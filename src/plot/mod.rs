@@ -5,6 +5,7 @@
 
 pub mod figures;
 pub mod lines;
+pub mod observed;
 pub mod png;
 pub mod prediction;
 

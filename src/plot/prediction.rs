@@ -37,6 +37,13 @@ impl PredictionFigure<'_> {
 
     fn draw(&self, root: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<()> {
         let c = self.curves;
+        // a classifier's map or the target's own scale ([`super::observed`])
+        if let Some(map) = &c.map {
+            return super::observed::draw_map(root, &self.title, self.note.as_deref(), map);
+        }
+        if let Some(o) = &c.observed {
+            return super::observed::draw_observed(root, &self.title, self.note.as_deref(), c, o);
+        }
         let (w, _) = root.dim_in_pixel();
         let text = (FONT, 14).into_font();
         let small = (FONT, 12).into_font();

@@ -508,3 +508,107 @@ fn narrow_ranges_get_ticks_that_read() {
         texts(&svg)
     );
 }
+
+/// A session on a classification set written to `dir`: two inputs (class 1 in the first
+/// and third quadrants), or only the first, and one finished FITC run through EP with
+/// the bernoulli likelihood at four inducing points.
+fn classifier_session(dir: &Path, dim: usize) -> PathBuf {
+    use sgpw::likelihoods::{BinaryLabels, LikelihoodKind, LikelihoodTable};
+    use sgpw::methods::pseudo::Inducing;
+    use sgpw::model_file::{Hyper, ModelFile};
+    use sgpw::results::Status;
+    let mut csv = if dim == 2 { "a,b,y\n" } else { "a,y\n" }.to_string();
+    for i in 0..40 {
+        let a = -5.0 + 10.0 * i as f64 / 39.0;
+        let b = -5.0 + 10.0 * ((i * 7) % 40) as f64 / 39.0;
+        let one = if dim == 2 { a * b > 0.0 } else { a.sin() > 0.0 };
+        // labels -1 and 1: the figure says which is class 1
+        let y = if one { 1 } else { -1 };
+        if dim == 2 {
+            csv.push_str(&format!("{a},{b},{y}\n"));
+        } else {
+            csv.push_str(&format!("{a},{y}\n"));
+        }
+    }
+    std::fs::write(dir.join("labels.csv"), csv).expect("data");
+    let text = "schema_version = 4\nname = \"cls\"\n\n[[datasets]]\nname = \"labels\"\n\
+                train = \"labels.csv\"\n\n[[runs]]\ndataset = \"labels\"\nmethod = \"fitc\"\n\
+                m = [4]\noptions = { likelihood = \"bernoulli\" }\n";
+    let mut session = Session::parse(text).expect("parses");
+    let points: Vec<Vec<f64>> = [[-3.0, -3.0], [3.0, 3.0], [-3.0, 3.0], [3.0, -3.0]]
+        .iter()
+        .map(|p| p[..dim].to_vec())
+        .collect();
+    let mut model = ModelFile::new("fitc", Hyper::se(4.0, vec![1.5; dim], 1e-6));
+    model.set(&Inducing { points });
+    model.likelihood = LikelihoodTable::start(
+        LikelihoodKind::Bernoulli,
+        Some(BinaryLabels {
+            labels: [-1.0, 1.0],
+        }),
+    );
+    let (key, spec) = session.all_runs().into_iter().next().expect("a run");
+    session.set_result(sgpw::results::RunResult {
+        model: Some(model),
+        error_rate: Some(0.05),
+        mnlp: Some(0.2),
+        ..sgpw::results::RunResult::new(key, &spec.method, Status::Done)
+    });
+    let path = dir.join("cls.toml");
+    session.save(&path).expect("saved");
+    path
+}
+
+/// A classifier's prediction figure along one input is p(y = 1 | x) on [0, 1] (its
+/// band and curve inside it, the labels named), not f's ±2σ bands.
+#[test]
+fn a_classifier_draws_its_probability_with_the_classes_at_0_and_1() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let session = classifier_session(dir.path(), 1);
+    let svg = String::from_utf8(plot(&session, "prediction", &[], &dir.path().join("p.svg")))
+        .expect("utf-8");
+    let t = texts(&svg);
+    assert!(t.iter().any(|x| x == "p(y = 1)"), "{t:?}");
+    assert!(
+        t.iter()
+            .any(|x| x.contains("predictive p(y = 1 | x)") || x.contains("predictive p(y = 1 |")),
+        "{t:?}"
+    );
+    assert!(t.iter().any(|x| x.contains("(-1 at")), "{t:?}");
+    assert!(!t.iter().any(|x| x.contains("noisy")), "{t:?}");
+    // the y axis is the probability's
+    let ys: Vec<f64> = numbers(&t);
+    assert!(ys.contains(&1.0) && ys.contains(&0.9), "{t:?}");
+}
+
+/// A classifier with two inputs is drawn as its probability map: the cells, the p = ½
+/// contour, the data by class and the four inducing points, both inputs named.
+#[test]
+fn a_two_input_classifier_draws_its_probability_map() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let session = classifier_session(dir.path(), 2);
+    let svg = String::from_utf8(plot(
+        &session,
+        "prediction",
+        &[],
+        &dir.path().join("map.svg"),
+    ))
+    .expect("utf-8");
+    let t = texts(&svg);
+    for want in [
+        "a",
+        "b",
+        "p = ½ contour",
+        "training, y = 1",
+        "training, y = -1",
+        "inducing points",
+    ] {
+        assert!(t.iter().any(|x| x == want), "{want} missing: {t:?}");
+    }
+    assert!(!t.iter().any(|x| x.contains("medians")), "{t:?}");
+    // 64 × 64 cells, 40 points
+    assert!(svg.matches("<rect").count() >= 64 * 64, "too few cells");
+    assert!(svg.matches("<circle").count() >= 40, "too few points");
+    let png = plot(&session, "prediction", &[], &dir.path().join("map.png"));
+    assert!(png.starts_with(b"\x89PNG"));
+}

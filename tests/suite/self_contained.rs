@@ -121,7 +121,7 @@ fn bundled_data_match_their_checksums() {
         checked += 1;
     }
     assert_eq!(
-        checked, 12,
+        checked, 13,
         "every bundled benchmark file is listed with its sha256"
     );
 }

@@ -1177,3 +1177,198 @@ fn marks_survive_saving_and_reopening() {
     assert_eq!(now, vec![marked]);
     assert!(Session::parse(SESSION).expect("parses").marked.is_empty());
 }
+
+/// Labels 0/1 along one input (class 1 where sin x > 0) or two (class 1 in the first
+/// and third quadrants): a classifier's data.
+fn labelled(dim: usize) -> Arc<Dataset> {
+    let n = 40;
+    let x = DMatrix::from_fn(n, dim, |i, d| {
+        if d == 0 {
+            -5.0 + 10.0 * i as f64 / (n - 1) as f64
+        } else {
+            -5.0 + 10.0 * ((i * 7) % n) as f64 / (n - 1) as f64
+        }
+    });
+    let y = DVector::from_fn(n, |i, _| {
+        let one = if dim == 1 {
+            x[(i, 0)].sin() > 0.0
+        } else {
+            x[(i, 0)] * x[(i, 1)] > 0.0
+        };
+        if one { 1.0 } else { 0.0 }
+    });
+    Arc::new(Dataset {
+        feature_names: (1..=dim).map(|d| format!("x{d}")).collect(),
+        target_name: "y".into(),
+        x_train: x,
+        y_train: y,
+        x_test: None,
+        y_test: None,
+        notes: vec![],
+    })
+}
+
+/// FITC through EP with the bernoulli likelihood at `points`.
+fn classifier(points: Vec<Vec<f64>>) -> ModelFile {
+    use sgpw::likelihoods::{BinaryLabels, LikelihoodKind, LikelihoodTable};
+    let dim = points[0].len();
+    let mut model = ModelFile::new("fitc", Hyper::se(4.0, vec![1.5; dim], 1e-6));
+    model.set(&Inducing { points });
+    model.likelihood = LikelihoodTable::start(
+        LikelihoodKind::Bernoulli,
+        Some(BinaryLabels { labels: [0.0, 1.0] }),
+    );
+    model
+}
+
+/// The fixture's prediction pane showing `c`.
+fn showing(c: predict::Curves) -> App {
+    let mut app = fixture(colour());
+    app.update(key(KeyCode::Char('3')));
+    let PredState::Ready(want, _) = app.prediction.clone() else {
+        panic!("no prediction")
+    };
+    app.prediction = PredState::Ready(want, Arc::new(c));
+    app
+}
+
+/// A classifier's prediction is p(y = 1 | x) on [0, 1] with the band at f ±2σ and the
+/// data at 0 and 1, not f's bands (whose ±2σ spans many units when σ0² is large).
+#[test]
+fn a_classifier_predicts_a_probability_on_0_1_at_80x24() {
+    let d = labelled(1);
+    let model = classifier((0..8).map(|i| vec![-4.5 + 9.0 * i as f64 / 7.0]).collect());
+    let c = predict::compute(&model, &d, 0, 100).expect("predicts");
+    let o = c.observed.clone().expect("a probability");
+    assert!(
+        (0..o.mean.len()).all(|i| (0.0..=1.0).contains(&o.mean[i])
+            && o.lo[i] <= o.mean[i] + 1e-12
+            && o.mean[i] <= o.hi[i] + 1e-12),
+        "{o:?}"
+    );
+    // the data as their classes, and the probability follows them
+    assert!(o.train.iter().all(|p| p.1 == 0.0 || p.1 == 1.0));
+    let at = |x: f64| {
+        let i = c.grid.iter().position(|g| *g >= x).expect("on the grid");
+        o.mean[i]
+    };
+    assert!(at(1.5) > 0.7 && at(-1.5) < 0.3, "{} {}", at(1.5), at(-1.5));
+    let app = showing(c);
+    let b = render(&app, (80, 24));
+    assert_has(&b, "y: p(y = 1)");
+    assert_has(&b, "p at f ±2σ");
+    assert!(!has(&b, "y ±2σ"), "{}", screen(&b));
+    let l = lines(&b);
+    // the y axis is the probability's: 0.0 and 1.0 at its ends
+    assert!(l.iter().any(|x| x.contains("┃1.0")), "{}", screen(&b));
+    assert!(l.iter().any(|x| x.contains("┃0.0")), "{}", screen(&b));
+    assert!(
+        l.iter().any(|x| x.matches('▲').count() == 8),
+        "{}",
+        screen(&b)
+    );
+}
+
+/// A classifier with two inputs draws its probability map: both classes' shades, some
+/// of the data by class and its inducing points, the inputs named.
+#[test]
+fn a_two_input_classifier_draws_its_probability_map_at_80x24() {
+    let d = labelled(2);
+    let model = classifier(vec![
+        vec![-3.0, -3.0],
+        vec![3.0, 3.0],
+        vec![-3.0, 3.0],
+        vec![3.0, -3.0],
+    ]);
+    let c = predict::compute(&model, &d, 0, 100).expect("predicts");
+    let map = c.map.clone().expect("a map");
+    assert_eq!(map.markers.len(), 4);
+    // class 1 in the first and third quadrants, class 0 in the others
+    assert!(
+        map.at(3.0, 3.0) > 0.6 && map.at(-3.0, -3.0) > 0.6,
+        "{map:?}"
+    );
+    assert!(
+        map.at(-3.0, 3.0) < 0.4 && map.at(3.0, -3.0) < 0.4,
+        "{map:?}"
+    );
+    let app = showing(c);
+    let b = render(&app, (80, 24));
+    assert_has(&b, "p(y = 1) over x1");
+    let text = screen(&b);
+    let count = |g: char| text.chars().filter(|c| *c == g).count();
+    assert!(count('▓') > 10 && count('⁞') > 10, "{text}");
+    assert_eq!(
+        count('▲'),
+        4 + 1,
+        "four inducing points and the legend's:\n{text}"
+    );
+    assert!(count('+') > 0 && text.contains('o'), "{text}");
+    assert!(!has(&b, "f ±2σ"), "{text}");
+}
+
+/// A data set whose target has two values: the status line says so when it loads, and
+/// the new-runs form on it chooses likelihood bernoulli (the user can change it).
+#[test]
+fn a_binary_target_is_offered_bernoulli_in_the_new_runs_form() {
+    let session = Session::parse(SESSION).expect("fixture session parses");
+    let (mut app, _) = App::new(PathBuf::from("/nowhere/s.toml"), session, colour());
+    // as when the user adds a data set (a session's own load quietly as it opens)
+    app.message.clear();
+    app.update(Event::DataLoaded {
+        name: "toy".into(),
+        epoch: 1,
+        result: Ok(labelled(1)),
+    });
+    assert!(
+        app.message.contains("its target has two values (0, 1)"),
+        "{}",
+        app.message
+    );
+    app.update(key(KeyCode::Char('n')));
+    let Some(sgpw::tui::state::Dialog::NewRuns(f)) = &app.dialog else {
+        panic!("no form")
+    };
+    assert_eq!(
+        f.get("opt:likelihood").expect("field").display(),
+        "bernoulli"
+    );
+    assert!(
+        app.message.contains("likelihood bernoulli chosen"),
+        "{}",
+        app.message
+    );
+}
+
+/// A classifier's runs show their test error rate where NMSE would be ("-" for them),
+/// the details its error rate, AUC and NLP, and the comparison plots the error rate.
+#[test]
+fn classifier_runs_show_the_error_rate_at_80x24() {
+    let mut app = fixture(colour());
+    let mut rs: Vec<RunResult> = app.session.results.clone();
+    for (k, r) in rs.iter_mut().enumerate() {
+        if r.status == Status::Done {
+            r.nmse = None;
+            r.error_rate = Some(0.03 + 0.001 * k as f64);
+            r.auc = Some(0.99);
+        }
+    }
+    for r in rs {
+        app.session.set_result(r);
+    }
+    let b = render(&app, (80, 24));
+    let text = screen(&b);
+    let header = text
+        .lines()
+        .find(|l| l.contains("NLML") && l.contains("MNLP"))
+        .expect("the runs table's header");
+    assert!(
+        header.contains(" error ") && !header.contains("NMSE"),
+        "{text}"
+    );
+    assert!(text.contains("0.0300") || text.contains("0.0310"), "{text}");
+    assert_has(&b, "error rate 0.03");
+    app.update(key(KeyCode::Char('2')));
+    let b = render(&app, (80, 24));
+    assert_has(&b, "error rate vs m");
+}

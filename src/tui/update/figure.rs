@@ -42,7 +42,10 @@ impl App {
                 figures::evidence(&curves, &dataset, note).svg(size)
             }
             ChartTab::Comparison => {
-                let points = chart::comparison::points(&self.session.results, &dataset);
+                let (points, _) = chart::comparison::of_headline(chart::comparison::points(
+                    &self.session.results,
+                    &dataset,
+                ));
                 if points.is_empty() {
                     return Err("no finished runs on this data set to compare yet".into());
                 }
@@ -64,7 +67,7 @@ impl App {
                         row.key.dataset, row.key.label, row.key.m, row.key.seed
                     ),
                     curves,
-                    note: (curves.dim > 1).then(|| {
+                    note: (curves.dim > 1 && curves.map.is_none()).then(|| {
                         format!(
                             "along {}; the other inputs at their training medians",
                             curves.input_name

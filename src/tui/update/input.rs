@@ -62,8 +62,12 @@ impl App {
                         .or_else(|| self.comparison_dataset());
                     let mut f =
                         runs_form(&self.session, ds.as_deref(), self.runs_form_memory.as_ref());
+                    let offer = self.offer_likelihood(&mut f);
                     f.note = self.runs_form_estimate(&f).map(|(note, _)| note);
                     self.dialog = Some(Dialog::NewRuns(f));
+                    if let Some(offer) = offer {
+                        self.say(offer);
+                    }
                 }
             }
             Action::Start => {
@@ -302,6 +306,14 @@ impl App {
                         .is_some_and(|fd| fd.key == "method")
                     {
                         refresh_option_fields(&mut f);
+                    }
+                    // another data set: a binary target takes bernoulli (binary.rs)
+                    if changed
+                        .and_then(|i| f.fields.get(i))
+                        .is_some_and(|fd| fd.key == "dataset")
+                        && let Some(offer) = self.offer_likelihood(&mut f)
+                    {
+                        self.say(offer);
                     }
                     f.note = self.runs_form_estimate(&f).map(|(note, _)| note);
                     if f.confirm.is_some() && f.confirm != f.note {

@@ -4,6 +4,7 @@
 //! session, saving, predictions; by source of the event: `runs` (the run pool, data
 //! loading), `input` (keys, dialogs, forms) and `replay` (ticks).
 
+mod binary;
 mod figure;
 mod input;
 mod replay;

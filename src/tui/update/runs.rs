@@ -167,15 +167,17 @@ impl App {
                     || self.message.starts_with("recovered ")
                     || self.message.starts_with("new session"))
                     && !self.message_is_error;
-                if !quiet {
-                    self.say(format!(
-                        "loaded {name}: {} training, {} test points, D = {}",
-                        d.n_train(),
-                        d.n_test(),
-                        d.dim()
-                    ));
-                }
+                let line = format!(
+                    "loaded {name}: {} training, {} test points, D = {}",
+                    d.n_train(),
+                    d.n_test(),
+                    d.dim()
+                );
                 self.data.insert(name.clone(), DataState::Loaded(d));
+                if !quiet {
+                    let binary = self.binary_note(&name).unwrap_or_default();
+                    self.say(format!("{line}{binary}"));
+                }
             }
             Err(e) => {
                 self.fail(format!("cannot load {name}: {e} (e edits it)"));

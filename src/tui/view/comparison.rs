@@ -4,8 +4,9 @@
 //! beside it that shows each label whole (wrapped when long).
 
 use super::pane;
-use crate::chart::comparison::{Point, labels, points};
+use crate::chart::comparison::{Point, headline, labels, of_headline, points};
 use crate::chart::{axis, wrap_label};
+use crate::results::Headline;
 use crate::tui::format::{fmt_nmse, fmt_opt};
 use crate::tui::state::{App, ChartTab, Metric};
 use crate::tui::widgets::{Curve, LineChart};
@@ -20,9 +21,19 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let t = &app.theme;
     let focused = app.chart == ChartTab::Comparison;
     let dataset = app.comparison_dataset().unwrap_or_default();
+    // a classifier's first score is its error rate, a count model's RMSE
+    let (pts, left_out) = of_headline(points(&app.session.results, &dataset));
+    let first = headline(&pts);
     let what = match app.metric {
-        Metric::Nmse => "NMSE (log)",
-        Metric::Mnlp => "MNLP",
+        Metric::Nmse if first.log_scale() => format!("{} (log)", first.long_name()),
+        Metric::Nmse => first.long_name().to_string(),
+        Metric::Mnlp if first == Headline::ErrorRate => "NLP".to_string(),
+        Metric::Mnlp => "MNLP".to_string(),
+    };
+    let what = if left_out > 0 {
+        format!("{what} ({left_out} of another likelihood left out)")
+    } else {
+        what
     };
     let block = pane(
         app,
@@ -31,11 +42,10 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     )
     .title_bottom(Line::from(vec![
         Span::styled(" c", t.key()),
-        Span::raw(" NMSE/MNLP "),
+        Span::raw(format!(" {}/MNLP ", first.name())),
     ]));
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let pts = points(&app.session.results, &dataset);
     if pts.is_empty() {
         frame.render_widget(
             Paragraph::new(Line::styled(
@@ -67,7 +77,8 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     .spacing(1)
     .areas(inner);
     let value = |p: &Point| match app.metric {
-        Metric::Nmse => p.nmse.max(1e-300).log10(),
+        Metric::Nmse if first.log_scale() => p.nmse.max(1e-300).log10(),
+        Metric::Nmse => p.nmse,
         Metric::Mnlp => p.mnlp,
     };
     let looks: Vec<(Color, Option<&'static str>, &'static str)> = labels
@@ -106,7 +117,8 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let rows = chart_area.height.saturating_sub(2);
     let max_ticks = (rows / 3).clamp(2, 6) as usize;
     let y_ticks = match app.metric {
-        Metric::Nmse => axis::log10(y0, y1, max_ticks),
+        Metric::Nmse if first.log_scale() => axis::log10(y0, y1, max_ticks),
+        Metric::Nmse => axis::linear(y0, y1, max_ticks),
         Metric::Mnlp => axis::linear(y0, y1, max_ticks),
     };
     let chart = LineChart {
@@ -134,9 +146,17 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     };
     frame.render_widget(chart, chart_area);
     let header = if both {
-        Row::new(["", "method", "m", "NMSE", "MNLP"])
+        Row::new(["", "method", "m", first.name(), "MNLP"])
     } else {
-        Row::new(["", "method", "m", app.metric.name()])
+        Row::new([
+            "",
+            "method",
+            "m",
+            match app.metric {
+                Metric::Nmse => first.name(),
+                Metric::Mnlp => "MNLP",
+            },
+        ])
     }
     .style(t.title());
     let rows = labels
@@ -164,7 +184,12 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
                     Cell::from(p.m.to_string()),
                 ];
                 if both || app.metric == Metric::Nmse {
-                    cells.push(Cell::from(fmt_nmse(Some(p.nmse))).style(bold(Metric::Nmse)));
+                    let v = if first.log_scale() {
+                        fmt_nmse(Some(p.nmse))
+                    } else {
+                        fmt_opt(Some(p.nmse), 4)
+                    };
+                    cells.push(Cell::from(v).style(bold(Metric::Nmse)));
                 }
                 if both || app.metric == Metric::Mnlp {
                     cells.push(Cell::from(fmt_opt(Some(p.mnlp), 3)).style(bold(Metric::Mnlp)));

@@ -6,6 +6,7 @@ pub mod datasets;
 pub mod dialog;
 pub mod evidence;
 pub mod prediction;
+pub mod prediction_observed;
 pub mod runs;
 pub mod status;
 

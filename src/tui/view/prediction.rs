@@ -54,6 +54,9 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             message(frame, title, "computing the predictions…".into(), t.dim())
         }
         PredState::Failed(_, e) => message(frame, title, format!("cannot predict: {e}"), t.error()),
+        PredState::Ready(_, curves) if curves.map.is_some() || curves.observed.is_some() => {
+            super::prediction_observed::draw(frame, app, area, title, curves, focused)
+        }
         PredState::Ready(_, curves) => {
             // the y axis's name: the target column, and what its tick labels leave out
             let chart = BandChart { curves, theme: *t };

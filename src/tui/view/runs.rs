@@ -3,6 +3,7 @@
 //! selected run's details (why "!", failure message, re-run verdict) at the bottom.
 
 use super::pane;
+use crate::results::Headline;
 use crate::run_context::Phase;
 use crate::tui::format::{duration, fmt_nmse, fmt_opt, objective, run_label};
 use crate::tui::state::{Activity, App, Focus, RunRow, RunStatus, Verdict};
@@ -75,8 +76,9 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     if show_data {
         header.push("data");
     }
+    let score = score_header(app);
     header.extend([
-        "method", "std", "m", "seed", "iter", "NLML", "NMSE", "MNLP", "time",
+        "method", "std", "m", "seed", "iter", "NLML", score, "MNLP", "time",
     ]);
     let header = Row::new(header).style(t.title());
     let labels = app.label_order();
@@ -105,7 +107,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             _ => (String::new(), String::new(), String::new()),
         };
         let (nmse, mnlp) = match (status, result) {
-            (RunStatus::Done, Some(r)) => (fmt_nmse(r.nmse), fmt_opt(r.mnlp, 3)),
+            (RunStatus::Done, Some(r)) => (headline(r, score), fmt_opt(r.mnlp, 3)),
             (RunStatus::Failed, Some(r)) => (r.message.clone().unwrap_or_default(), String::new()),
             _ => (String::new(), String::new()),
         };
@@ -183,7 +185,41 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     }
 }
 
-/// The selected run in one line: what m means, its message or re-run verdict.
+/// The first score's column: NMSE, a classifier's error rate or a count model's RMSE
+/// ([`Headline`]) when every scored run has the same; "score" when they differ, each
+/// cell then naming its own.
+fn score_header(app: &App) -> &'static str {
+    let mut kinds = app
+        .runs
+        .iter()
+        .filter_map(|row| app.result_of(row).and_then(|r| r.headline()))
+        .map(|(h, _)| h);
+    match kinds.next() {
+        None => Headline::Nmse.name(),
+        Some(first) if kinds.all(|h| h == first) => first.name(),
+        Some(_) => "score",
+    }
+}
+
+/// A run's first score as its column shows it (its name before it where the column
+/// holds more than one kind).
+fn headline(r: &crate::results::RunResult, header: &str) -> String {
+    match r.headline() {
+        None => fmt_nmse(None),
+        Some((h, v)) => {
+            let value = match h {
+                Headline::Nmse => fmt_nmse(Some(v)),
+                Headline::ErrorRate | Headline::Rmse => fmt_opt(Some(v), 4),
+            };
+            if header == h.name() {
+                value
+            } else {
+                format!("{} {value}", &h.name()[..1])
+            }
+        }
+    }
+}
+
 /// A running run's status word (7 columns): its subset fit, which start's fit it is in
 /// while the two are raced ("only" once the other was dropped), or scoring.
 fn activity_word(phase: Phase, row: &RunRow) -> &'static str {
@@ -204,6 +240,7 @@ fn activity_word(phase: Phase, row: &RunRow) -> &'static str {
     }
 }
 
+/// The selected run in one line: what m means, its message or re-run verdict.
 fn details(app: &App) -> Line<'static> {
     let t = &app.theme;
     let Some(row) = app.selected_run() else {
@@ -239,6 +276,21 @@ fn details(app: &App) -> Line<'static> {
             _ => t.dim(),
         };
         spans.push(Span::styled(format!("· {} ", stop.word()), style));
+    }
+    // a classifier's or a count model's scores, which the table's columns hold only in part
+    if let Some(r) = app.result_of(row)
+        && let Some((h, v)) = r.headline().filter(|(h, _)| *h != Headline::Nmse)
+    {
+        let auc = r.auc.map_or(String::new(), |a| format!(" AUC {a:.4}"));
+        let nlp = match h {
+            Headline::ErrorRate => "NLP",
+            _ => "MNLP",
+        };
+        spans.push(Span::raw(format!(
+            "· {} {v:.4}{auc} {nlp} {} ",
+            h.long_name(),
+            fmt_opt(r.mnlp, 3)
+        )));
     }
     if let Some(fixes) = row.spec.options.fix.as_deref().filter(|f| !f.is_empty()) {
         let names: Vec<String> = fixes.iter().map(|f| f.to_string()).collect();

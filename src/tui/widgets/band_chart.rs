@@ -151,28 +151,33 @@ impl Widget for BandChart<'_> {
                 }
             });
         canvas.render(plot, buf);
+        x_axis(buf, markers, xlab, c, (x0, x1), &t);
+    }
+}
 
-        // What the method marks on the x axis, each at the size it gave.
-        let w = markers.width.max(1) as f64;
-        for (k, &x) in c.markers.iter().enumerate() {
-            if x < x0 || x > x1 {
-                continue;
-            }
-            let glyph = marker_glyph(c.marker_sizes.get(k).copied(), t.ascii);
-            let col = ((x - x0) / (x1 - x0) * (w - 1.0)).round() as u16;
-            buf.set_string(markers.x + col, markers.y, glyph, t.warn());
+/// Under a chart along one input: what the method marks on the x axis, each at the size
+/// it gave, and the axis's ends and name (the observed-scale chart draws the same).
+pub fn x_axis(buf: &mut Buffer, markers: Rect, xlab: Rect, c: &Curves, x: (f64, f64), t: &Theme) {
+    let (x0, x1) = x;
+    let w = markers.width.max(1) as f64;
+    for (k, &x) in c.markers.iter().enumerate() {
+        if x < x0 || x > x1 {
+            continue;
         }
-        let left = short(x0);
-        let right_label = short(x1);
-        let mid = format!("{} →", c.input_name);
-        buf.set_string(xlab.x, xlab.y, &left, t.dim());
-        let rx = xlab
-            .right()
-            .saturating_sub(right_label.chars().count() as u16);
-        buf.set_string(rx, xlab.y, &right_label, t.dim());
-        let mx = xlab.x + (xlab.width.saturating_sub(mid.chars().count() as u16)) / 2;
-        if mx > xlab.x + left.chars().count() as u16 {
-            buf.set_string(mx, xlab.y, &mid, t.dim());
-        }
+        let glyph = marker_glyph(c.marker_sizes.get(k).copied(), t.ascii);
+        let col = ((x - x0) / (x1 - x0) * (w - 1.0)).round() as u16;
+        buf.set_string(markers.x + col, markers.y, glyph, t.warn());
+    }
+    let left = short(x0);
+    let right_label = short(x1);
+    let mid = format!("{} →", c.input_name);
+    buf.set_string(xlab.x, xlab.y, &left, t.dim());
+    let rx = xlab
+        .right()
+        .saturating_sub(right_label.chars().count() as u16);
+    buf.set_string(rx, xlab.y, &right_label, t.dim());
+    let mx = xlab.x + (xlab.width.saturating_sub(mid.chars().count() as u16)) / 2;
+    if mx > xlab.x + left.chars().count() as u16 {
+        buf.set_string(mx, xlab.y, &mid, t.dim());
     }
 }

@@ -338,17 +338,49 @@ pub fn hyper_from_subset_starts(
 /// (docs/methods.md §0.4): the same `n_sub` random points drawn from `rng`, but the six
 /// starts fitted on their first `n_warm` only (a random subset too; the exact GP costs
 /// n³ per evaluation, so 1/64 of the price at a quarter of the points), and the best
-/// then refined on all `n_sub` for at most `refine_iters` iterations. Where all six
-/// starts reach one optimum (kin40k) the refinement reaches the full fit's; where one
-/// start alone finds the relevant inputs (the long lengthscales on pumadyn-32nm) the
-/// small fits find it too, which a short round of the six on all points did not
-/// (docs/results/starts.md). With `n_warm ≥ n_sub`, [`hyper_from_subset_starts`].
+/// then fitted on all `n_sub`. Where the part holds at least `per_parameter` points per
+/// hyperparameter its end is near the optimum on all the points and is refined there
+/// for at most `refine_iters` iterations (kin40k, 8 inputs: all six starts reach one
+/// optimum, the refinement the full fit's); where it holds fewer, the part's end is no
+/// such start (pumadyn-32nm, 32 inputs of which 4 matter: refined from the end on 384
+/// points the start lands in a worse basin), so the winning start is fitted on all
+/// `n_sub` from where it began, for up to `iters` iterations, as in
+/// [`hyper_from_subset_starts`], whose result it then is whenever the part ranks the
+/// starts first as all the points would (docs/results/starts.md). With
+/// `n_warm ≥ n_sub`, [`hyper_from_subset_starts`].
 #[allow(clippy::too_many_arguments)] // the two stages' sizes and the run's fixed values
 pub fn hyper_from_subset_warm(
     data: &TrainData,
-    (n_sub, n_warm): (usize, usize),
+    sizes: (usize, usize),
     kernel: KernelKind,
     (iters, refine_iters): (usize, usize),
+    pins: &Pins,
+    ctx: &RunContext,
+    rng: &mut ChaCha8Rng,
+) -> Result<(Hyper, String)> {
+    let stages = (iters, refine_iters, WARM_PER_PARAMETER);
+    warm_then_all(data, sizes, kernel, stages, pins, ctx, rng)
+}
+
+/// The points per hyperparameter (σ0², σ², each ℓ, …) the six starts' part must hold for
+/// its best end to be refined on all of the subset; with fewer the winning start is fitted
+/// on all of it from where it began ([`hyper_from_subset_warm`]). About
+/// twenty observations per estimated parameter is the usual rule of thumb for a
+/// likelihood's optimum to be close to where more data would put it. At the default
+/// part ([`super::start::warm_subset`]) it holds from 1 to 10 inputs (kin40k's 8: 25 per
+/// hyperparameter) and not from 11 on (elevators' 18: 12.5; pumadyn-32nm's 32: 11.3,
+/// where the end refined from 384 points reached NMSE 0.0499 for vfe m = 25 seed 1 and
+/// the start fitted on all 1000 0.0479; docs/results/starts.md).
+pub const WARM_PER_PARAMETER: usize = 20;
+
+/// [`hyper_from_subset_warm`] with the points per hyperparameter below which the
+/// part's winning start, not its end, is fitted on all of the subset.
+#[allow(clippy::too_many_arguments)] // the two stages' sizes and the run's fixed values
+fn warm_then_all(
+    data: &TrainData,
+    (n_sub, n_warm): (usize, usize),
+    kernel: KernelKind,
+    (iters, refine_iters, per_parameter): (usize, usize, usize),
     pins: &Pins,
     ctx: &RunContext,
     rng: &mut ChaCha8Rng,
@@ -363,6 +395,20 @@ pub fn hyper_from_subset_warm(
         y: sub.y[..n_warm].to_vec(),
     };
     let (hyper, _, name) = best_of_starts(&warm, kernel, iters, pins, ctx)?;
+    let parameters = Exact.pack(&ModelFile::new("full", hyper.clone())).len();
+    if n_warm < per_parameter * parameters {
+        let start = subset_starts(&sub, kernel)
+            .into_iter()
+            .find(|(_, n)| *n == name)
+            .map(|(h, _)| h)
+            .expect("the part's starts are the subset's, by name");
+        return match fit_on(&sub, start, iters, pins, ctx) {
+            Ok((fitted, f)) if f.is_finite() => Ok((fitted, name)),
+            // the winning start fails on all the points: the part's end is still a start
+            Ok(_) | Err(Error::Numerical(_)) => Ok((hyper, name)),
+            Err(e) => Err(e),
+        };
+    }
     match fit_on(&sub, hyper.clone(), refine_iters, pins, ctx) {
         Ok((refined, f)) if f.is_finite() => Ok((refined, name)),
         // the refinement failed numerically: the small fit's end is still a start
@@ -434,5 +480,77 @@ pub fn subset(data: &TrainData, n_sub: usize, rng: &mut ChaCha8Rng) -> TrainData
     TrainData {
         x: DMatrix::from_fn(idx.len(), data.x.ncols(), |i, d| data.x[(idx.index(i), d)]),
         y: idx.iter().map(|i| data.y[i]).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::Exec;
+    use rand::{Rng, SeedableRng};
+
+    /// 16 inputs of which 3 matter, 600 points.
+    fn sixteen_inputs() -> TrainData {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let x: DMatrix<f64> = DMatrix::from_fn(600, 16, |_, _| rng.random_range(-1.0..1.0));
+        let y = (0..600)
+            .map(|i| {
+                (2.0 * x[(i, 0)]).sin()
+                    + x[(i, 1)] * x[(i, 2)]
+                    + 0.1 * rng.random_range(-1.0f64..1.0)
+            })
+            .collect();
+        TrainData { x, y }
+    }
+
+    /// The two ways the second start's subset fit ends: a part with fewer points per
+    /// hyperparameter than asked hands its winning start to all the subset's points
+    /// (fitted from where it began, as six whole fits would fit it), a part with
+    /// enough hands its end to a short refinement.
+    #[test]
+    fn a_thin_part_hands_its_winning_start_to_all_the_points() {
+        let data = sixteen_inputs();
+        let ctx = RunContext::quiet(Exec::default());
+        let kernel = KernelKind::Se;
+        let pins = Pins::none();
+        let (n_sub, n_warm, iters, refine) = (300, 120, 60, 5);
+        let run = |per_parameter: usize| {
+            let mut rng = ChaCha8Rng::seed_from_u64(1);
+            let hyper_from = warm_then_all(
+                &data,
+                (n_sub, n_warm),
+                kernel,
+                (iters, refine, per_parameter),
+                &pins,
+                &ctx,
+                &mut rng,
+            )
+            .unwrap();
+            // the same subset and part, their winner by hand
+            let mut rng = ChaCha8Rng::seed_from_u64(1);
+            let sub = subset(&data, n_sub, &mut rng);
+            let warm = TrainData {
+                x: sub.x.rows(0, n_warm).into_owned(),
+                y: sub.y[..n_warm].to_vec(),
+            };
+            let (end, _, name) = best_of_starts(&warm, kernel, iters, &pins, &ctx).unwrap();
+            assert_eq!(hyper_from.1, name);
+            (hyper_from.0, sub, end, name)
+        };
+        // 120 points for 18 hyperparameters: fewer than 20 each
+        let (thin, sub, _, name) = run(20);
+        let start = subset_starts(&sub, kernel)
+            .into_iter()
+            .find(|(_, n)| *n == name)
+            .unwrap()
+            .0;
+        let (whole, _) = fit_on(&sub, start, iters, &pins, &ctx).unwrap();
+        assert_eq!(thin.lengthscales, whole.lengthscales);
+        assert_eq!(thin.noise_variance, whole.noise_variance);
+        // at least 5 each: the part's end refined
+        let (enough, sub, end, _) = run(5);
+        let (refined, _) = fit_on(&sub, end, refine, &pins, &ctx).unwrap();
+        assert_eq!(enough.lengthscales, refined.lengthscales);
+        assert_ne!(enough.lengthscales, thin.lengthscales);
     }
 }

@@ -1,0 +1,108 @@
+//! A low-rank model as its family's typed state through an L-BFGS fit
+//! ([`TypedLowRank`]), and the objective at a state, in one piece or in chunks.
+
+use super::{Family, FamilyState, LowRankMethod, ep};
+use crate::collapsed::{self, Approx};
+use crate::data::TrainData;
+use crate::error::{Error, Result};
+use crate::exec::Exec;
+use crate::methods::method::TypedModel;
+use crate::params::ParamLayout;
+
+impl<F: Family> LowRankMethod<F> {
+    /// A typed model from a state built in code (e.g. with a kernel no model file
+    /// names), evaluated with `approx`: what [`Method::typed_fit`] reads from a model.
+    pub fn typed_from(&self, state: F::State, approx: Approx) -> Box<dyn TypedModel + '_> {
+        Box::new(TypedLowRank {
+            method: self,
+            approx,
+            ep: false,
+            start: state.clone(),
+            state,
+        })
+    }
+
+    /// The objective and its gradient (into `grad`) at a state, on this process's rows:
+    /// in one piece or chunk by chunk. Returns the objective and the jitter.
+    pub(super) fn objective_of(
+        &self,
+        state: &F::State,
+        data: &TrainData,
+        approx: Approx,
+        ep: bool,
+        exec: &Exec,
+        grad: &mut Vec<f64>,
+    ) -> Result<(f64, f64)> {
+        let s = &exec.scratch;
+        grad.clear();
+        if ep {
+            let fit = ep::fit(
+                &self.family,
+                state,
+                &data.x,
+                &data.y,
+                approx,
+                &Default::default(),
+                None,
+                exec,
+            )?;
+            *grad = fit.grad;
+            return Ok((fit.nlz, fit.jitter));
+        }
+        let (nlml, jitter) = match self.chunks(state, data.y.len(), exec)? {
+            Some(chunks) => {
+                self.objective_in_chunks(state, data, chunks, approx, exec, grad, None)?
+            }
+            None => {
+                let (parts, extra) = self.family.parts(state, &data.x, true, exec)?;
+                let lr = parts.low_rank(state.noise_variance(), approx);
+                let adj = collapsed::nlml_and_adjoints(&lr, &data.y, exec)?;
+                self.family
+                    .pull_back_into(state, &data.x, &parts, extra, &adj, exec, grad)?;
+                let out = (adj.nlml, adj.jitter);
+                adj.recycle(s);
+                parts.recycle(s);
+                out
+            }
+        };
+        if grad.iter().any(|v| !v.is_finite()) {
+            return Err(Error::numerical(format!(
+                "{}: the gradient is not finite",
+                self.name
+            )));
+        }
+        Ok((nlml, jitter))
+    }
+}
+
+/// A low-rank model held as its family's typed state through an L-BFGS fit: θ is
+/// unpacked into the state, never into a model file.
+pub(super) struct TypedLowRank<'a, F: Family> {
+    pub(super) method: &'a LowRankMethod<F>,
+    pub(super) approx: Approx,
+    /// Fitted by expectation propagation (the bernoulli likelihood).
+    pub(super) ep: bool,
+    /// The state the fit started from: where fixed blocks are held.
+    pub(super) start: F::State,
+    pub(super) state: F::State,
+}
+
+impl<F: Family> TypedModel for TypedLowRank<'_, F> {
+    fn unpack(&mut self, theta: &[f64], layout: &ParamLayout) {
+        let family = &self.method.family;
+        family.unpack_state(theta, &mut self.state);
+        if layout.any_fixed() {
+            family.hold_fixed_state(layout, &self.start, &mut self.state);
+        }
+    }
+
+    fn objective_into(
+        &self,
+        data: &TrainData,
+        exec: &Exec,
+        grad: &mut Vec<f64>,
+    ) -> Result<(f64, f64)> {
+        self.method
+            .objective_of(&self.state, data, self.approx, self.ep, exec, grad)
+    }
+}

@@ -76,7 +76,11 @@ pub fn run(args: FitArgs) -> Result<u8> {
     let ctx = RunContext::new(exec, &sink);
     let result = train::fit(&data, &valid, &ctx);
     bar.finish_and_clear();
-    let r = match ended(result, &signal)? {
+    let r = match ended(
+        result,
+        &signal,
+        objective_scale(spec.options.likelihood(), spec.standardize),
+    )? {
         Ended::Fitted(r) => r,
         Ended::Cancelled(code) => return Ok(code),
     };
@@ -113,12 +117,13 @@ enum Ended<T> {
 
 /// A fit's result, or, when a signal cancelled it, a note of how far it got (nothing
 /// is saved) and the signal's exit code.
-fn ended<T>(result: Result<T>, signal: &AtomicUsize) -> Result<Ended<T>> {
+/// `scale` is what the objective is on ([`objective_scale`]).
+fn ended<T>(result: Result<T>, signal: &AtomicUsize, scale: &str) -> Result<Ended<T>> {
     let sig = signal.load(Ordering::SeqCst) as i32;
     match result {
         Err(Error::CancelledAfter(p)) if sig != 0 => {
             let last = p.trace.last().map_or(String::new(), |v| {
-                format!("; objective {v:.6} there (raw target scale)")
+                format!("; objective {v:.6} there ({scale})")
             });
             crate::noteln!(
                 "cancelled by signal {sig} at iteration {} after {:.2} s{last}; no model was \
@@ -186,7 +191,11 @@ fn streamed(
     let ctx = RunContext::new(exec, &sink);
     let result = crate::stream_fit::fit(load, &valid, &ctx);
     bar.finish_and_clear();
-    let r = match ended(result, &signal)? {
+    let r = match ended(
+        result,
+        &signal,
+        objective_scale(spec.options.likelihood(), spec.standardize),
+    )? {
         Ended::Fitted(r) => r,
         Ended::Cancelled(code) => return Ok(code),
     };
@@ -304,7 +313,11 @@ fn distributed(args: &FitArgs, spec: &crate::run_spec::RunSpec) -> Result<u8> {
     };
     let fitted = crate::distributed::fit(&procs, &args.data.spec(spec.seed), &valid, exec, &sink);
     bar.finish_and_clear();
-    let f = match ended(fitted, &signal)? {
+    let f = match ended(
+        fitted,
+        &signal,
+        objective_scale(spec.options.likelihood(), spec.standardize),
+    )? {
         Ended::Fitted(Some(f)) => f,
         Ended::Fitted(None) => return Ok(exit::OK),
         Ended::Cancelled(code) => return Ok(code),

@@ -408,10 +408,23 @@ fn cell(rs: Option<&Vec<&RunResult>>, mse: bool) -> String {
         .filter(|r| r.status == Status::Done)
         .collect();
     let done = distinct(&finished);
-    let nmse: Vec<f64> = done
+    let mut nmse: Vec<f64> = done
         .iter()
         .filter_map(|r| if mse { r.mse } else { r.nmse })
         .collect();
+    // a classifier's or a count model's cell leads with its own score ("error 0.035",
+    // "RMSE 1.2"), named since the table's header says NMSE
+    let mut named = String::new();
+    if nmse.is_empty()
+        && !mse
+        && let Some(kind) = done.iter().find_map(|r| r.headline()).map(|(k, _)| k)
+    {
+        nmse = done
+            .iter()
+            .filter_map(|r| r.headline().filter(|(k, _)| *k == kind).map(|(_, v)| v))
+            .collect();
+        named = format!("{} ", kind.name());
+    }
     let mnlp: Vec<f64> = done.iter().filter_map(|r| r.mnlp).collect();
     let secs: Vec<f64> = done.iter().map(|r| r.train_seconds).collect();
     match (mean(&nmse), mean(&mnlp), mean(&secs)) {
@@ -447,7 +460,7 @@ fn cell(rs: Option<&Vec<&RunResult>>, mse: bool) -> String {
                 String::new()
             };
             format!(
-                "{}{se} / {}{marks} ({t:.1}){partial}{repeats}{negative}",
+                "{named}{}{se} / {}{marks} ({t:.1}){partial}{repeats}{negative}",
                 fmt(a),
                 fmt(b)
             )

@@ -324,6 +324,12 @@ fn a_session_runs_a_likelihood_and_reports_its_scores() {
     assert!(row["error_rate"].as_f64().is_some_and(|e| e < 0.1), "{v}");
     assert!(row["auc"].as_f64().is_some_and(|a| a > 0.95), "{v}");
     assert!(row["rmse"].is_null(), "{v}");
+    // the text report's cell leads with the error rate, not "1 done (no test set)"
+    let out = sgpw(&["report", &s]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("no test set"), "{text}");
+    assert!(text.contains("| error "), "{text}");
 }
 
 /// `sgpw predict` of a count model writes y's mean, variance and central 95% interval:

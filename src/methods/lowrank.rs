@@ -192,6 +192,10 @@ pub trait Family: Send + Sync + 'static {
     fn takes_composed_kernel(&self) -> bool {
         false
     }
+    /// Whether its features are the kernel's values at points ([`Method::predicts_summands`]).
+    fn predicts_summands(&self) -> bool {
+        false
+    }
     /// The blocks the family packs after the shared ones ([`Method::tail_blocks`]); by
     /// default all of them as one block `features`.
     fn tail_blocks(&self) -> &'static [TailBlock] {
@@ -920,6 +924,9 @@ impl<F: Family> Method for LowRankMethod<F> {
     }
     fn takes_composed_kernel(&self) -> bool {
         self.family.takes_composed_kernel()
+    }
+    fn predicts_summands(&self) -> bool {
+        self.family.predicts_summands()
     }
     fn objective_name(&self, model: &ModelFile) -> &'static str {
         if matches!(ep::uses_ep(model), Ok(true)) {

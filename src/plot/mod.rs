@@ -4,6 +4,7 @@
 //! ([`png`]) with a bundled font.
 
 pub mod figures;
+pub mod components;
 pub mod lines;
 pub mod png;
 pub mod prediction;

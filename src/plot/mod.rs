@@ -3,8 +3,8 @@
 //! text as text, so no font is read to draw one), and as PNG rendered from that SVG
 //! ([`png`]) with a bundled font.
 
-pub mod figures;
 pub mod components;
+pub mod figures;
 pub mod lines;
 pub mod png;
 pub mod prediction;

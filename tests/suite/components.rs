@@ -254,7 +254,10 @@ fn predict_writes_the_components_in_data_units() {
     let mut text = String::from("t,y\n");
     for i in 0..40 {
         let t = i as f64 * 0.25;
-        text += &format!("{t},{}\n", 100.0 + 3.0 * t + 2.0 * (6.283 * t).sin());
+        text += &format!(
+            "{t},{}\n",
+            100.0 + 3.0 * t + 2.0 * (std::f64::consts::TAU * t).sin()
+        );
     }
     std::fs::write(&csv, text).expect("writes");
     let (csv, m) = (
@@ -343,5 +346,103 @@ fn predict_writes_the_components_in_data_units() {
         err.contains("--components: the model's kernel `se` is not a sum")
             && err.contains("p.toml"),
         "{err}"
+    );
+}
+
+/// The app's prediction pane: `p` steps from the total through each summand and back,
+/// the title saying which and the y axis naming the summand; a run whose kernel is not
+/// a sum says why it has none. (The demo session's data are not loaded here, so the
+/// pane's curves are set by hand after each key, as the runtime would hand them back.)
+#[test]
+fn the_apps_p_key_cycles_through_the_total_and_its_summands() {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use sgpw::chart::components::ComponentCurve;
+    use sgpw::chart::prediction::Curves;
+    use sgpw::tui::state::{App, Event, PredState, PredWant};
+    use std::sync::Arc;
+    let session = sgpw::session::Session::read(&repo("sessions/demo.toml")).expect("reads");
+    let theme = sgpw::tui::theme::Theme {
+        color: false,
+        ascii: false,
+    };
+    let (mut app, _) = App::new(repo("sessions/demo.toml"), session, theme);
+    let grid: Vec<f64> = (0..50).map(|i| i as f64 / 49.0).collect();
+    let part = |label: &str, level: f64| ComponentCurve {
+        label: label.into(),
+        mean: grid.iter().map(|x| level + x).collect(),
+        sd_latent: vec![0.1; grid.len()],
+    };
+    let curves = |components| Curves {
+        input: 0,
+        input_name: "t".into(),
+        target_name: "co2".into(),
+        dim: 1,
+        grid: grid.clone(),
+        mean: grid.iter().map(|x| 300.0 + x).collect(),
+        sd_latent: vec![0.1; grid.len()],
+        sd_noisy: vec![0.2; grid.len()],
+        train: vec![(0.5, 300.5)],
+        test: Vec::new(),
+        rows: 1,
+        markers: Vec::new(),
+        marker_sizes: Vec::new(),
+        marker_caption: String::new(),
+        negative: 0,
+        components,
+    };
+    let want = PredWant {
+        key: app.runs[0].key.clone(),
+        input: 0,
+        generation: 0,
+    };
+    let with_parts = Arc::new(curves(Ok(vec![
+        part("se1", -20.0),
+        part("se2*periodic", 3.0),
+    ])));
+    let p = Event::Key(KeyEvent::new(KeyCode::Char('p'), KeyModifiers::NONE));
+    let title = |app: &mut App, c: &Arc<Curves>| {
+        app.prediction = PredState::Ready(want.clone(), c.clone());
+        let mut t = Terminal::new(TestBackend::new(160, 48)).expect("a terminal");
+        t.draw(|f| sgpw::tui::view::draw(f, app)).expect("draws");
+        let b = t.backend().buffer().clone();
+        let w = b.area.width as usize;
+        b.content
+            .chunks(w)
+            .map(|row| row.iter().map(|c| c.symbol()).collect::<String>())
+            .find(|l| l.contains("Prediction") && !l.contains("1 Evidence"))
+            .unwrap_or_default()
+    };
+    let press = |app: &mut App, c: &Arc<Curves>| {
+        app.prediction = PredState::Ready(want.clone(), c.clone());
+        app.update(p.clone());
+    };
+    app.chart = sgpw::tui::state::ChartTab::Prediction;
+    let t = title(&mut app, &with_parts);
+    assert!(t.contains("total (p: its summands)"), "{t}");
+    press(&mut app, &with_parts);
+    let t = title(&mut app, &with_parts);
+    assert!(
+        t.contains("summand 1 of 2") && t.contains("co2: se1"),
+        "{t}"
+    );
+    press(&mut app, &with_parts);
+    let t = title(&mut app, &with_parts);
+    assert!(
+        t.contains("summand 2 of 2") && t.contains("co2: se2*periodic"),
+        "{t}"
+    );
+    press(&mut app, &with_parts);
+    let t = title(&mut app, &with_parts);
+    assert!(t.contains("total (p: its summands)"), "{t}");
+    let plain = Arc::new(curves(Err("the model's kernel `se` is not a sum".into())));
+    press(&mut app, &plain);
+    assert_eq!(app.pred_component, 0);
+    assert!(
+        app.message
+            .contains("no summands to show: the model's kernel `se` is not a sum"),
+        "{}",
+        app.message
     );
 }

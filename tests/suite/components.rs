@@ -420,22 +420,19 @@ fn the_apps_p_key_cycles_through_the_total_and_its_summands() {
     };
     app.chart = sgpw::tui::state::ChartTab::Prediction;
     let t = title(&mut app, &with_parts);
-    assert!(t.contains("total (p: its summands)"), "{t}");
+    assert!(t.contains("total (p: summands)"), "{t}");
+    press(&mut app, &with_parts);
+    let t = title(&mut app, &with_parts);
+    assert!(t.contains("summand 1/2") && t.contains("co2: se1"), "{t}");
     press(&mut app, &with_parts);
     let t = title(&mut app, &with_parts);
     assert!(
-        t.contains("summand 1 of 2") && t.contains("co2: se1"),
+        t.contains("summand 2/2") && t.contains("co2: se2*periodic"),
         "{t}"
     );
     press(&mut app, &with_parts);
     let t = title(&mut app, &with_parts);
-    assert!(
-        t.contains("summand 2 of 2") && t.contains("co2: se2*periodic"),
-        "{t}"
-    );
-    press(&mut app, &with_parts);
-    let t = title(&mut app, &with_parts);
-    assert!(t.contains("total (p: its summands)"), "{t}");
+    assert!(t.contains("total (p: summands)"), "{t}");
     let plain = Arc::new(curves(Err("the model's kernel `se` is not a sum".into())));
     press(&mut app, &plain);
     assert_eq!(app.pred_component, 0);

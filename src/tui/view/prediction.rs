@@ -63,12 +63,12 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             let curves = part.as_ref().unwrap_or(total);
             if part.is_some() {
                 title = format!(
-                    "{title}· summand {} of {} (p: next; no target mean) ",
+                    "{title}· summand {}/{} ",
                     app.pred_component,
                     total.component_count()
                 );
             } else if total.component_count() > 0 {
-                title = format!("{title}· total (p: its summands) ");
+                title = format!("{title}· total (p: summands) ");
             }
             // the y axis's name: the target column, and what its tick labels leave out
             let chart = BandChart { curves, theme: *t };

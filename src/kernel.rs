@@ -34,6 +34,7 @@ mod spectral_mixture;
 mod start;
 mod stationary;
 mod sum;
+pub mod summands;
 #[cfg(test)]
 mod tests;
 mod units;

@@ -8,12 +8,14 @@
 //! ([`Run::race`]) —, the validation's best iterate, and the end every path through a
 //! fit shares ([`finish`]).
 
+mod components;
 mod finish;
 mod observed;
 mod predictor;
 mod prepare;
 mod validation;
 
+pub use components::ComponentPrediction;
 pub use finish::{Final, Stopped, Test, finish, target_variance, unless_cancelled};
 pub use observed::Observed;
 pub use predictor::{DataUnitHyper, Prediction, Predictor, model_data, model_inputs};

@@ -5,6 +5,7 @@
 
 pub mod axis;
 pub mod comparison;
+pub mod components;
 pub mod evidence;
 pub mod observed;
 pub mod palette;

@@ -53,6 +53,9 @@ pub struct Curves {
     /// Grid points whose predictive latent variance came out negative (the Nyström
     /// predictor); the bands draw them as 0.
     pub negative: usize,
+    /// Each summand's posterior for a kernel whose top level is a sum, or why the
+    /// model has none ([`super::components`]).
+    pub components: Result<Vec<super::components::ComponentCurve>, String>,
 }
 
 impl Curves {
@@ -170,6 +173,7 @@ pub fn compute(
     )
     .map_err(|e| e.to_string())?;
     let p = predictor.predict(&x).map_err(|e| e.to_string())?;
+    let components = super::components::compute(&predictor, &x);
     let sd = |v: &[f64]| v.iter().map(|s| s.max(0.0).sqrt()).collect::<Vec<f64>>();
     let pairs = |x: &DMatrix<f64>, y: &[f64]| {
         let n = y.len().min(x.nrows());
@@ -211,6 +215,7 @@ pub fn compute(
         markers,
         marker_sizes,
         marker_caption,
+        components,
     })
 }
 

@@ -51,6 +51,12 @@ pub struct PlotArgs {
     /// prediction: the run's seed (default: the smallest).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// prediction: below the total, one panel per summand of a kernel whose top level is
+    /// a sum (`se + se * periodic + rq`): its posterior mean and ±2σ latent band, in the
+    /// target's units without the target's mean (see `sgpw predict --components`); each
+    /// panel half as high as --size's. full and the inducing-point methods only.
+    #[arg(long)]
+    pub components: bool,
     /// prediction: the input varied, 1-based (the others are held at their medians).
     #[arg(long, default_value_t = 1)]
     pub input: usize,
@@ -308,13 +314,16 @@ fn prediction(
         )),
         None => {}
     }
-    PredictionFigure {
+    let figure = PredictionFigure {
         title: format!(
             "Prediction: {dataset}/{} m={} seed {}",
             run.key.label, run.key.m, run.key.seed
         ),
         curves: &curves,
         note: (!note.is_empty()).then(|| note.join(" · ")),
+    };
+    match args.components {
+        true => plot::components::svg(&figure, args.size),
+        false => figure.svg(args.size),
     }
-    .svg(args.size)
 }

@@ -29,6 +29,16 @@ pub struct PredictArgs {
     /// about 60 bytes per row.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// For a kernel whose top level is a sum (`--kernel "se + se * periodic + rq"`):
+    /// after the usual columns, each summand's posterior mean and latent variance,
+    /// `mean_LABEL,var_latent_LABEL`, LABEL its short form (`se1`, `se2*periodic`, `rq`).
+    /// In the target's units: a summand's mean is scaled by the target's standard
+    /// deviation but, unlike the total's, has no target mean added (the summands' means
+    /// add up to the total mean minus the target mean); its variance is scaled by the
+    /// square. The variances do not add up (the summands' posteriors are correlated).
+    /// full and the inducing-point methods (fitc, vfe, dtc, pep, spgp-hs) only.
+    #[arg(long)]
+    pub components: bool,
 }
 
 /// Training inputs and targets for a model, read with the model's own input columns
@@ -67,6 +77,14 @@ pub fn run(args: PredictArgs) -> Result<()> {
     };
     let predictor = Predictor::new(model, train.as_ref().map(|(x, y)| (x, y.as_slice())))
         .map_err(|e| Error::file(&args.model, e))?;
+    if args.components
+        && let Some(why) = predictor.components_refusal()
+    {
+        return Err(Error::input(format!(
+            "--components: {why} ({})",
+            args.model.display()
+        )));
+    }
     let exec = Exec::default();
     // the input a chunk at a time: predicting millions of rows needs one chunk's memory
     let rows = exec.chunk_rows(predictor.posterior().m()).min(1 << 16);
@@ -96,17 +114,29 @@ pub fn run(args: PredictArgs) -> Result<()> {
     };
     let observed = Observed::of(predictor.model())?;
     let mut sink = Output::open(args.out.as_deref())?;
-    sink.write(
-        observed
-            .as_ref()
-            .map_or("mean,var_latent,var_noisy\n", Observed::header)
-            .as_bytes(),
-    )?;
+    let mut header = observed
+        .as_ref()
+        .map_or("mean,var_latent,var_noisy\n", Observed::header)
+        .to_string();
+    if args.components {
+        header.pop();
+        let none = nalgebra::DMatrix::zeros(0, dim);
+        for c in predictor.components_with(&none, &exec)? {
+            let _ = write!(header, ",mean_{0},var_latent_{0}", c.label);
+        }
+        header.push('\n');
+    }
+    sink.write(header.as_bytes())?;
     let written =
         data::load::for_each_input_chunk(&args.input, &features, rows, &mut |first, x| {
-            let p = predictor.predict_with(&columns(x)?, &exec)?;
+            let x = columns(x)?;
+            let p = predictor.predict_with(&x, &exec)?;
             p.check_finite(|i| format!("row {} of {}", first + i + 1, args.input.display()))?;
-            let mut out = String::with_capacity(64 * p.mean.len());
+            let parts = match args.components {
+                true => predictor.components_with(&x, &exec)?,
+                false => Vec::new(),
+            };
+            let mut out = String::with_capacity(64 * p.mean.len() * (1 + parts.len()));
             for i in 0..p.mean.len() {
                 match &observed {
                     None => {
@@ -114,6 +144,13 @@ pub fn run(args: PredictArgs) -> Result<()> {
                             writeln!(out, "{},{},{}", p.mean[i], p.var_latent[i], p.var_noisy[i]);
                     }
                     Some(o) => o.row(&mut out, p.mean[i], p.var_latent[i]),
+                }
+                if !parts.is_empty() {
+                    out.pop();
+                    for c in &parts {
+                        let _ = write!(out, ",{},{}", c.mean[i], c.var_latent[i]);
+                    }
+                    out.push('\n');
                 }
             }
             sink.write(out.as_bytes())

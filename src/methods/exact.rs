@@ -88,6 +88,10 @@ impl Method for Exact {
     fn takes_composed_kernel(&self) -> bool {
         true
     }
+    /// The posterior is over the training targets y = f(X) + ε.
+    fn predicts_summands(&self) -> bool {
+        true
+    }
 
     fn name(&self) -> &'static str {
         "full"
@@ -268,10 +272,10 @@ impl Method for Exact {
         let basis = basis.ok_or_else(|| {
             Error::input("the exact GP predicts from its training data; pass --train")
         })?;
-        Ok((
-            model.kernel().matrix(basis, x, exec.par),
-            vec![model.hyper.signal_variance; x.nrows()],
-        ))
+        // the kernel's own diagonal: a composed kernel's prior variance is not
+        // [hyper]'s σ0² (and varies with x for a linear part)
+        let kernel = model.kernel();
+        Ok((kernel.matrix(basis, x, exec.par), kernel.diag(x)))
     }
 }
 

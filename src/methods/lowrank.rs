@@ -194,6 +194,9 @@ impl<F: Family> Method for LowRankMethod<F> {
     fn why_no_composed_kernel(&self) -> Option<&'static str> {
         self.family.why_no_composed_kernel()
     }
+    fn predicts_summands(&self) -> bool {
+        self.family.predicts_summands()
+    }
     fn objective_name(&self, model: &ModelFile) -> &'static str {
         if matches!(ep::uses_ep(model), Ok(true)) {
             return "negative EP log evidence";

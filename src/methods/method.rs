@@ -190,6 +190,15 @@ pub trait Method: Send + Sync {
     fn refuses_kernel_parts(&self, _parts: &[&str]) -> Option<String> {
         None
     }
+    /// Whether the posterior is over values of the latent function plus independent
+    /// noise (the exact GP's training targets, inducing values u = f(Z), SPGP+HS's with
+    /// its pseudo-noise), so that a summand's covariance with them is its own kernel's:
+    /// [`Method::cross`] with the model's kernel replaced by one summand is then that
+    /// summand's K_j(u, X*), and [`Posterior::predict`] on it the summand's posterior
+    /// (`train::components`, docs/methods.md "Seeing the parts").
+    fn predicts_summands(&self) -> bool {
+        false
+    }
     /// What the objective of a model is called ("NLML", "negative ELBO", …).
     fn objective_name(&self, _model: &ModelFile) -> &'static str {
         "NLML"

@@ -337,6 +337,10 @@ impl Family for PseudoInputs {
     fn takes_composed_kernel(&self) -> bool {
         true
     }
+    /// Kuf is k(Z, X): u = f(Z) (plus SPGP+HS's independent pseudo-noise).
+    fn predicts_summands(&self) -> bool {
+        true
+    }
 
     fn seed_help(&self) -> &'static str {
         "the pseudo-inputs start at m training inputs (or k-means centres) chosen with the seed"

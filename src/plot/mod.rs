@@ -3,6 +3,7 @@
 //! text as text, so no font is read to draw one), and as PNG rendered from that SVG
 //! ([`png`]) with a bundled font.
 
+pub mod components;
 pub mod figures;
 pub mod lines;
 pub mod observed;

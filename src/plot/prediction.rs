@@ -35,7 +35,7 @@ impl PredictionFigure<'_> {
         super::svg_page(size, |root| self.draw(root))
     }
 
-    fn draw(&self, root: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<()> {
+    pub(super) fn draw(&self, root: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<()> {
         let c = self.curves;
         // a classifier's map or the target's own scale ([`super::observed`])
         if let Some(map) = &c.map {
@@ -88,9 +88,11 @@ impl PredictionFigure<'_> {
                     RGBColor(0xdd, 0xdd, 0xdd),
                 ))
                 .map_err(drawing)?;
+            // the page's pixels, made relative to `root` (a panel of a page of several)
             let (px, py) = plotting.map_coordinate(&(x0, t));
+            let (ox, oy) = root.get_base_pixel();
             let style = TextStyle::from(small.clone()).pos(Pos::new(HPos::Right, VPos::Center));
-            root.draw(&Text::new(text.to_string(), (px - 6, py), style))
+            root.draw(&Text::new(text.to_string(), (px - 6 - ox, py - oy), style))
                 .map_err(drawing)?;
         }
         let roles = palette::PREDICTION;
@@ -99,12 +101,16 @@ impl PredictionFigure<'_> {
             let lower = (0..n).rev().map(|i| (c.grid[i], c.mean[i] - k * sd[i]));
             upper.chain(lower).collect()
         };
-        chart
-            .draw_series(std::iter::once(Polygon::new(
-                band(2.0, &c.sd_noisy),
-                rgb(roles.noisy).mix(0.35).filled(),
-            )))
-            .map_err(drawing)?;
+        // a summand's chart has no noisy band (its sd_noisy is its sd_latent)
+        let noisy = c.sd_noisy != c.sd_latent;
+        if noisy {
+            chart
+                .draw_series(std::iter::once(Polygon::new(
+                    band(2.0, &c.sd_noisy),
+                    rgb(roles.noisy).mix(0.35).filled(),
+                )))
+                .map_err(drawing)?;
+        }
         chart
             .draw_series(std::iter::once(Polygon::new(
                 band(2.0, &c.sd_latent),
@@ -152,6 +158,7 @@ impl PredictionFigure<'_> {
             ("predictive mean", rgb(roles.mean), 1),
             ("training points", rgb(roles.train), 2),
         ];
+        rows.retain(|r| (noisy || r.1 != rgb(roles.noisy)) && (!c.train.is_empty() || r.2 != 2));
         if !c.test.is_empty() {
             rows.push(("test points", rgb(roles.test), 3));
         }

@@ -66,7 +66,11 @@ pub fn model_inputs(model: &ModelFile, x: &DMatrix<f64>) -> Result<DMatrix<f64>>
 }
 
 /// Inputs in the units of a model that takes `dim` of them.
-fn to_model_units(model: &ModelFile, dim: usize, x: &DMatrix<f64>) -> Result<DMatrix<f64>> {
+pub(super) fn to_model_units(
+    model: &ModelFile,
+    dim: usize,
+    x: &DMatrix<f64>,
+) -> Result<DMatrix<f64>> {
     if x.ncols() != dim {
         return Err(Error::input(format!(
             "the inputs have {} columns but the model takes {dim} inputs",
@@ -153,6 +157,21 @@ impl Predictor {
         &self.posterior
     }
 
+    /// The exact GP's training inputs in model units (what its posterior is over).
+    pub(super) fn basis(&self) -> Option<&DMatrix<f64>> {
+        self.basis.as_ref()
+    }
+
+    /// The rows predicted at once: K(features, X*) holds at most `exec.chunk_entries`
+    /// entries and a chunk's variances at most [`PREDICT_WORK`] multiply-adds (the
+    /// exact GP's m = n: m²·rows), so that a cancelled run stops between chunks
+    /// within about a second.
+    pub(super) fn chunk_rows(&self, exec: &Exec) -> usize {
+        let m = self.posterior.m();
+        exec.chunk_rows(m)
+            .min((PREDICT_WORK / (m * m).max(1)).max(64))
+    }
+
     pub fn predict(&self, x: &DMatrix<f64>) -> Result<Prediction> {
         self.predict_with(x, &Exec::default())
     }
@@ -172,12 +191,7 @@ impl Predictor {
             var_latent: Vec::with_capacity(t),
             var_noisy: Vec::with_capacity(t),
         };
-        let m = self.posterior.m();
-        // and at most PREDICT_WORK multiply-adds per chunk (the exact GP's m = n:
-        // m²·rows), so that a cancelled run stops between chunks within about a second
-        let rows = exec
-            .chunk_rows(m)
-            .min((PREDICT_WORK / (m * m).max(1)).max(64));
+        let rows = self.chunk_rows(exec);
         for start in (0..t.max(1)).step_by(rows) {
             exec.check()?;
             let len = rows.min(t - start.min(t));

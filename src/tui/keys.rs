@@ -56,6 +56,8 @@ actions! {
     ToggleValidation,
     PrevInput,
     NextInput,
+    /// The prediction chart's total, then each summand of a kernel that is a sum.
+    NextComponent,
     Save,
     /// The chart on screen as an SVG figure beside the session file.
     Figure,
@@ -247,10 +249,11 @@ pub const KEYS: &[Binding] = &[
     row(
         &[Key::char('[')],
         PrevInput,
-        "[ ]",
-        "prediction: previous / next input (data with D > 1)",
+        "[ ]  p",
+        "prediction: prev / next input (D > 1); p: total, summands",
     ),
     also(&[Key::char(']')], NextInput),
+    also(&[Key::char('p')], NextComponent),
     row(
         &[Key::char('s')],
         Save,

@@ -305,6 +305,8 @@ pub struct App {
     pub data_cursor: usize,
     pub run_cursor: usize,
     pub pred_input: usize,
+    /// What the prediction chart shows: 0 the total, k the kernel's k-th summand.
+    pub pred_component: usize,
     pub prediction: PredState,
     pub replay: Option<Replay>,
     pub dialog: Option<Dialog>,

@@ -8,6 +8,7 @@ mod chunks;
 mod cli;
 mod common;
 mod comparisons;
+mod components;
 mod composed_families;
 mod composed_kernels;
 mod data_errors;

@@ -186,6 +186,10 @@ pub trait Family: Send + Sync + 'static {
     fn why_no_composed_kernel(&self) -> Option<&'static str> {
         None
     }
+    /// Whether its features are the kernel's values at points ([`Method::predicts_summands`]).
+    fn predicts_summands(&self) -> bool {
+        false
+    }
     /// The blocks the family packs after the shared ones ([`Method::tail_blocks`]); by
     /// default all of them as one block `features`.
     fn tail_blocks(&self) -> &'static [TailBlock] {

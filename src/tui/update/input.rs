@@ -6,7 +6,9 @@ use crate::tui::forms::{
     DatasetChange, RunGroup, Slot, load_form, open_form, refresh_option_fields, runs_form,
 };
 use crate::tui::keys::{Action, CTRL_C, FULL_TEXT_IN_FORMS, action_for};
-use crate::tui::state::{Activity, App, ChartTab, DataState, Dialog, Effect, Focus, Metric};
+use crate::tui::state::{
+    Activity, App, ChartTab, DataState, Dialog, Effect, Focus, Metric, PredState,
+};
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use std::path::PathBuf;
 
@@ -118,6 +120,23 @@ impl App {
                         _ => None,
                     });
                 self.pred_input = (self.pred_input + 1).min(dim.unwrap_or(1).saturating_sub(1));
+                self.chart = ChartTab::Prediction;
+            }
+            Action::NextComponent => {
+                let parts = match &self.prediction {
+                    PredState::Ready(_, c) => c.components.clone().map(|v| v.len()),
+                    _ => Err("no prediction on screen".to_string()),
+                };
+                match parts {
+                    Ok(count) if count > 0 => {
+                        self.pred_component = (self.pred_component + 1) % (count + 1)
+                    }
+                    Ok(_) => self.pred_component = 0,
+                    Err(why) => {
+                        self.pred_component = 0;
+                        self.say(format!("prediction: no summands to show: {why}"));
+                    }
+                }
                 self.chart = ChartTab::Prediction;
             }
             Action::Save => return self.save(),

@@ -44,6 +44,7 @@ impl App {
             data_cursor: 0,
             run_cursor: 0,
             pred_input: 0,
+            pred_component: 0,
             prediction: PredState::None,
             replay: None,
             dialog: None,
@@ -76,6 +77,7 @@ impl App {
         self.data_cursor = 0;
         self.run_cursor = 0;
         self.pred_input = 0;
+        self.pred_component = 0;
         self.prediction = PredState::None;
         self.replay = None;
         for (key, spec) in self.session.all_runs() {

@@ -57,7 +57,22 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         PredState::Ready(_, curves) if curves.map.is_some() || curves.observed.is_some() => {
             super::prediction_observed::draw(frame, app, area, title, curves, focused)
         }
-        PredState::Ready(_, curves) => {
+        PredState::Ready(_, total) => {
+            // the total, or the summand the p key chose (chart::components)
+            let part = app
+                .pred_component
+                .checked_sub(1)
+                .and_then(|k| total.component(k));
+            let curves = part.as_ref().unwrap_or(total);
+            if part.is_some() {
+                title = format!(
+                    "{title}· summand {}/{} ",
+                    app.pred_component,
+                    total.component_count()
+                );
+            } else if total.component_count() > 0 {
+                title = format!("{title}· total (p: summands) ");
+            }
             // the y axis's name: the target column, and what its tick labels leave out
             let chart = BandChart { curves, theme: *t };
             let ticks = chart.y_ticks(area.height.saturating_sub(2));

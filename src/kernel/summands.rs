@@ -1,0 +1,139 @@
+//! The summands of a composed kernel whose top level is a sum (issue 42, "Seeing the
+//! parts"): each as a kernel of its own, with its values, and a short label that names
+//! it by its parts as the kernel's blocks do (`se1`, `se2*periodic`, `rq`, `se3`), for
+//! the components `sgpw predict --components`, `sgpw plot --components` and the app
+//! show.
+
+use super::ComposedKernel;
+use super::expression::KernelExpr;
+use std::collections::HashMap;
+
+/// One summand: its short label and its kernel (the same values and fixed parameters
+/// as inside the sum).
+#[derive(Clone, Debug)]
+pub struct Summand {
+    pub label: String,
+    pub kernel: ComposedKernel,
+}
+
+/// The summands of `kernel` when its top level is a sum of two or more terms; None
+/// otherwise (a single part, a product, change points).
+pub fn summands(kernel: &ComposedKernel) -> Option<Vec<Summand>> {
+    let expr = KernelExpr::parse(&kernel.expression()).ok()?;
+    let KernelExpr::Sum(terms) = &expr else {
+        return None;
+    };
+    let labels = short_labels(&expr);
+    let inputs = kernel.kernel().dim();
+    terms
+        .iter()
+        .zip(labels)
+        .map(|(term, label)| {
+            // every value is in the expression, so the summand built alone is the
+            // summand inside the sum
+            let kernel = ComposedKernel::read(inputs, &term.to_string()).ok()?;
+            Some(Summand { label, kernel })
+        })
+        .collect()
+}
+
+/// The short label of each summand of `expr` (of `expr` itself when it is not a sum):
+/// its parts' names joined by `*` for a product and `+` for a nested sum, each name
+/// numbered from 1 in reading order when it occurs more than once in the whole
+/// expression — the labels of the kernel's blocks (`se2.ls`).
+pub fn short_labels(expr: &KernelExpr) -> Vec<String> {
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for p in expr.parts() {
+        *counts.entry(p.name.as_str()).or_default() += 1;
+    }
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    expr.summands()
+        .into_iter()
+        .map(|t| short(t, &counts, &mut seen))
+        .collect()
+}
+
+fn short<'a>(
+    e: &'a KernelExpr,
+    counts: &HashMap<&str, usize>,
+    seen: &mut HashMap<&'a str, usize>,
+) -> String {
+    match e {
+        KernelExpr::Part(p) => {
+            let name = p.name.as_str();
+            if counts.get(name).copied().unwrap_or(0) <= 1 {
+                return name.to_string();
+            }
+            let n = seen.entry(name).or_default();
+            *n += 1;
+            format!("{name}{n}")
+        }
+        KernelExpr::Sum(v) => v
+            .iter()
+            .map(|t| short(t, counts, seen))
+            .collect::<Vec<_>>()
+            .join("+"),
+        KernelExpr::Product(v) => v
+            .iter()
+            .map(|t| match t {
+                KernelExpr::Sum(_) => format!("({})", short(t, counts, seen)),
+                _ => short(t, counts, seen),
+            })
+            .collect::<Vec<_>>()
+            .join("*"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::Par;
+    use crate::kernel::{Start, build};
+    use nalgebra::DMatrix;
+
+    fn composed(text: &str) -> ComposedKernel {
+        let start = Start {
+            columns: vec!["t".into(), "u".into()],
+            variance: 2.0,
+            lengthscales: vec![0.7, 1.3],
+            periods: vec![1.0, 2.0],
+            mean_squares: vec![1.0, 1.0],
+        };
+        let k = build(&KernelExpr::parse(text).expect("parses"), &start).expect("builds");
+        ComposedKernel::new(k).expect("writable")
+    }
+
+    /// Labels number a repeated part as its blocks are numbered; nested products and
+    /// sums keep their parts' names.
+    #[test]
+    fn summands_are_labelled_by_their_parts() {
+        let e = KernelExpr::parse("se + se * periodic + rq + se * (linear + constant)")
+            .expect("parses");
+        assert_eq!(
+            short_labels(&e),
+            ["se1", "se2*periodic", "rq", "se3*(linear+constant)"]
+        );
+        let e = KernelExpr::parse("matern32 * se").expect("parses");
+        assert_eq!(short_labels(&e), ["matern32*se"]);
+    }
+
+    /// The summands' kernel matrices add up to the sum's, to rounding; a kernel whose
+    /// top level is not a sum has none.
+    #[test]
+    fn summands_add_up_to_the_kernel() {
+        let c = composed("se(dims=[t]) + se(dims=[t]) * periodic(dims=[u], fix=period) + linear");
+        let parts = summands(&c).expect("a sum");
+        let labels: Vec<&str> = parts.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(labels, ["se1", "se2*periodic", "linear"]);
+        let x = DMatrix::from_fn(6, 2, |i, j| (1.3 * i as f64 + j as f64).sin());
+        let z = DMatrix::from_fn(4, 2, |i, j| (0.7 * i as f64 - j as f64).cos());
+        let total = c.kernel().matrix(&x, &z, Par::Seq);
+        let mut added = DMatrix::zeros(6, 4);
+        for s in &parts {
+            added += s.kernel.kernel().matrix(&x, &z, Par::Seq);
+        }
+        assert!((total - added).amax() < 1e-12);
+        assert!(summands(&composed("se * periodic")).is_none());
+        assert!(summands(&composed("rq")).is_none());
+    }
+}

@@ -391,6 +391,8 @@ fn the_apps_p_key_cycles_through_the_total_and_its_summands() {
         marker_caption: String::new(),
         negative: 0,
         components,
+        observed: None,
+        map: None,
     };
     let want = PredWant {
         key: app.runs[0].key.clone(),

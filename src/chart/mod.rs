@@ -7,6 +7,7 @@ pub mod axis;
 pub mod comparison;
 pub mod components;
 pub mod evidence;
+pub mod markers;
 pub mod observed;
 pub mod palette;
 pub mod prediction;

@@ -4,8 +4,9 @@
 //! marks under the axis (its inducing points, feature centres: the method says which,
 //! [`Method::markers`]). Knows no method by name.
 
+pub use super::markers::{SCATTER, markers};
 use crate::data::Dataset;
-use crate::methods::{MarkerSize, Method};
+use crate::methods::MarkerSize;
 use crate::model_file::ModelFile;
 use crate::train::Predictor;
 use nalgebra::DMatrix;
@@ -13,10 +14,6 @@ use nalgebra::DMatrix;
 /// Grid points along the chosen input: enough for two braille columns per cell on a
 /// 160-column terminal.
 pub const GRID: usize = 320;
-
-/// At most this many training points and as many test points are drawn: more only
-/// blacken the chart (and make a figure's file huge); evenly spaced rows are kept.
-pub const SCATTER: usize = 4000;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Curves {
@@ -78,39 +75,6 @@ impl Curves {
         let pad = ((hi - lo) * 0.04).max(1e-9);
         (lo - pad, hi + pad)
     }
-}
-
-/// What `method` marks along `input` for `model`, in the data's original units (the
-/// method gives them in model units: the standardisation is undone here). Nothing when
-/// the method marks nothing or its markers cannot be read.
-pub fn markers(
-    method: &dyn Method,
-    model: &ModelFile,
-    input: usize,
-) -> (Vec<f64>, Vec<MarkerSize>, String) {
-    let Ok(m) = method.markers(model, input) else {
-        return (Vec::new(), Vec::new(), String::new());
-    };
-    let (centre, scale) = model
-        .standardize
-        .as_ref()
-        .and_then(|s| Some((*s.input_center.get(input)?, *s.input_scale.get(input)?)))
-        .unwrap_or((0.0, 1.0));
-    let mut xs = Vec::with_capacity(m.at.len());
-    let mut sizes = Vec::new();
-    for (k, v) in m.at.iter().enumerate() {
-        let x = v * scale + centre;
-        if x.is_finite() {
-            xs.push(x);
-            if let Some(s) = m.sizes.get(k) {
-                sizes.push(*s);
-            }
-        }
-    }
-    if xs.is_empty() {
-        return (Vec::new(), Vec::new(), String::new());
-    }
-    (xs, sizes, m.caption)
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -217,6 +181,32 @@ pub fn compute(
         marker_caption,
         components,
     })
+}
+
+impl Curves {
+    /// The chart of summand `k` (None past the last, or without summands): its mean and
+    /// latent band on the same grid and markers, without the data (a summand is not
+    /// observed) and without a noisy band (the noise is the total's); its y axis names
+    /// the summand.
+    pub fn component(&self, k: usize) -> Option<Curves> {
+        let c = self.components.as_ref().ok()?.get(k)?;
+        Some(Curves {
+            target_name: format!("{}: {}", self.target_name, c.label),
+            mean: c.mean.clone(),
+            sd_latent: c.sd_latent.clone(),
+            sd_noisy: c.sd_latent.clone(),
+            train: Vec::new(),
+            test: Vec::new(),
+            negative: 0,
+            components: Ok(Vec::new()),
+            ..self.clone()
+        })
+    }
+
+    /// The number of summands drawn apart (0 when the model has none).
+    pub fn component_count(&self) -> usize {
+        self.components.as_ref().map_or(0, Vec::len)
+    }
 }
 
 #[cfg(test)]

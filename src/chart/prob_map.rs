@@ -25,7 +25,7 @@ pub struct ProbMap {
     pub ys: Vec<f64>,
     /// p(y = 1 | x) at (xs[i], ys[j]), at `p[j * xs.len() + i]`.
     pub p: Vec<f64>,
-    /// The data drawn (at most [`super::prediction::SCATTER`] rows each, evenly spaced):
+    /// The data drawn (at most [`super::markers::SCATTER`] rows each, evenly spaced):
     /// (x1, x2, class 1?).
     pub train: Vec<(f64, f64, bool)>,
     pub test: Vec<(f64, f64, bool)>,
@@ -104,15 +104,15 @@ pub fn compute(
         .unwrap_or_default();
     let points = |x: &DMatrix<f64>, y: &[f64]| {
         let n = y.len().min(x.nrows());
-        let keep = n.min(super::prediction::SCATTER);
+        let keep = n.min(super::markers::SCATTER);
         (0..keep)
             .map(|i| i * n / keep)
             .filter(|&r| labels.labels.contains(&y[r]))
             .map(|r| (x[(r, 0)], x[(r, 1)], y[r] == labels.labels[1]))
             .collect::<Vec<_>>()
     };
-    let (at0, _, caption) = super::prediction::markers(predictor.method(), model, 0);
-    let (at1, _, _) = super::prediction::markers(predictor.method(), model, 1);
+    let (at0, _, caption) = super::markers::markers(predictor.method(), model, 0);
+    let (at1, _, _) = super::markers::markers(predictor.method(), model, 1);
     // the k-th marker on each input is the k-th feature's (an inducing point's) place
     let markers: Vec<(f64, f64)> = if at0.len() == at1.len() {
         at0.into_iter().zip(at1).collect()

@@ -23,7 +23,14 @@ pub struct OptionField {
     pub switch: bool,
     /// The value the command line uses when the flag is not given, if any.
     pub default: Option<String>,
+    /// Whether `choices` are only the common values of a text the parser reads in full
+    /// ([`OPEN_OPTIONS`]): the form then gives a text field, not a choice list.
+    pub open: bool,
 }
+
+/// Options whose listed values are the common ones of a free text: `--kernel` takes the
+/// five plain kernels or an expression of parts (`se + se * periodic`).
+const OPEN_OPTIONS: &[&str] = &["kernel"];
 
 /// Every option of [`MethodOptions`], in declaration order.
 pub fn option_fields() -> Vec<OptionField> {
@@ -54,6 +61,7 @@ fn fields_of(cmd: &clap::Command) -> Vec<OptionField> {
                     .then(|| a.get_default_values().first())
                     .flatten()
                     .map(|v| v.to_string_lossy().into_owned()),
+                open: OPEN_OPTIONS.contains(&a.get_id().as_str()),
             })
         })
         .collect()

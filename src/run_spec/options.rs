@@ -35,7 +35,9 @@ pub struct MethodOptions {
     /// The kernel (default se): se, matern12, matern32, matern52 (ARD, learned
     /// lengthscales), rq (also a learned shape α). psds and ssgp take se or matern*;
     /// fifgp, tfifgp and smgp se only. Or an expression of parts, e.g.
-    /// "se + se * periodic" (docs/methods.md, Kernels built from parts), with full, fitc, vfe, dtc, pep, spgp-hs.
+    /// "se + se * periodic", values in the data's units (docs/methods.md, Kernels built
+    /// from parts), with full, fitc, vfe, dtc, pep, spgp-hs, svgp, greedy, nystrom,
+    /// nystrom-opt, eigengp, rvm.
     #[arg(long, value_parser = crate::kernel::KernelChoiceParser)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<KernelChoice>,

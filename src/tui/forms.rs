@@ -218,14 +218,14 @@ pub fn refresh_option_fields(f: &mut Form) {
 }
 
 /// One option's field: a toggle for a switch, a choice for an enum option, text for a
-/// number or a list.
+/// number, a list or an open option (a kernel: a plain name or an expression).
 fn option_field(key: &str, decl: &OptionField, value: &str) -> Field {
     let label = decl.key.replace('_', " ");
     if decl.switch {
         let help = format!("{} (Space or ← → toggles)", decl.help);
         return Field::toggle(key, &label, value == "yes", &help);
     }
-    if !decl.choices.is_empty() && !decl.list {
+    if !decl.choices.is_empty() && !decl.list && !decl.open {
         let options: Vec<String> = std::iter::once(DEFAULT_CHOICE.to_string())
             .chain(decl.choices.iter().cloned())
             .collect();
@@ -733,6 +733,41 @@ mod tests {
             e.iter().any(|e| matches!(e, Effect::Submit { .. })),
             "{e:?}"
         );
+    }
+
+    /// The kernel is typed, not cycled (issue 42): a text field whose help names the
+    /// plain kernels, read by the command line's parser — an expression is taken, a
+    /// broken one refused naming the place.
+    #[test]
+    fn the_kernel_is_a_text_field_that_takes_an_expression() {
+        use crate::tui::form::Value;
+        let mut f = runs_form(&session(), Some("d"), None);
+        let set = |f: &mut Form, text: &str| {
+            if let Some(Value::Text(t)) = f
+                .fields
+                .iter_mut()
+                .find(|x| x.key == "opt:kernel")
+                .map(|x| &mut x.value)
+            {
+                *t = text.into();
+            }
+        };
+        let k = f.get("opt:kernel").expect("a kernel field");
+        assert!(matches!(k.value, Value::Text(_)), "{:?}", k.value);
+        assert!(
+            k.help.contains("matern52") && k.help.contains("expression"),
+            "{}",
+            k.help
+        );
+        set(&mut f, "matern32");
+        let o = parse_options(&f, "fitc").expect("parses");
+        assert_eq!(o.kernel_kind(), crate::kernel::KernelKind::Matern32);
+        set(&mut f, "se + se * periodic(period=1)");
+        let o = parse_options(&f, "fitc").expect("parses");
+        assert_eq!(o.kernel_expression(), Some("se + se * periodic(period=1)"));
+        set(&mut f, "se + * periodic");
+        let e = parse_options(&f, "fitc").expect_err("refused");
+        assert!(e.contains("at character 6"), "{e}");
     }
 
     /// The option fields come from the declaration: an enum option is a choice list

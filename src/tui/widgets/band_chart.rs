@@ -66,33 +66,7 @@ impl Widget for BandChart<'_> {
         let (y0, y1) = self.y_bounds();
         let (x0, x1) = (c.grid[0], c.grid[c.grid.len() - 1]);
         let ticks = self.y_ticks(area.height);
-        let lw = ticks
-            .labels
-            .iter()
-            .map(|s| s.chars().count())
-            .max()
-            .unwrap_or(0) as u16
-            + 1;
-        let [ylab, right] =
-            Layout::horizontal([Constraint::Length(lw), Constraint::Min(0)]).areas(area);
-        let [plot, markers, xlab] = Layout::vertical([
-            Constraint::Min(1),
-            Constraint::Length(1),
-            Constraint::Length(1),
-        ])
-        .areas(right);
-        super::line_chart::y_labels(
-            buf,
-            Rect {
-                width: lw - 1,
-                y: plot.y,
-                height: plot.height,
-                ..ylab
-            },
-            [y0, y1],
-            ticks.pairs(),
-            t.dim(),
-        );
+        let [plot, markers, xlab] = frame(area, buf, &ticks, [y0, y1], t);
 
         let color = t.color;
         let canvas = Canvas::default()
@@ -153,6 +127,46 @@ impl Widget for BandChart<'_> {
         canvas.render(plot, buf);
         x_axis(buf, markers, xlab, c, (x0, x1), &t);
     }
+}
+
+/// The frame both prediction charts share: the y tick labels in a column as wide as the
+/// widest, drawn against the plot's rows, and the areas of the plot, the marker row and
+/// the x labels' row to the right of it.
+pub(super) fn frame(
+    area: Rect,
+    buf: &mut Buffer,
+    ticks: &axis::Ticks,
+    y: [f64; 2],
+    t: Theme,
+) -> [Rect; 3] {
+    let lw = ticks
+        .labels
+        .iter()
+        .map(|s| s.chars().count())
+        .max()
+        .unwrap_or(0) as u16
+        + 1;
+    let [ylab, right] =
+        Layout::horizontal([Constraint::Length(lw), Constraint::Min(0)]).areas(area);
+    let [plot, markers, xlab] = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(right);
+    super::line_chart::y_labels(
+        buf,
+        Rect {
+            width: lw - 1,
+            y: plot.y,
+            height: plot.height,
+            ..ylab
+        },
+        y,
+        ticks.pairs(),
+        t.dim(),
+    );
+    [plot, markers, xlab]
 }
 
 /// Under a chart along one input: what the method marks on the x axis, each at the size

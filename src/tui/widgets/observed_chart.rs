@@ -4,13 +4,13 @@
 //! the data as ticks at 0 and 1 (classes) or at their counts, and the method's markers
 //! and the x axis as the band chart draws them.
 
-use super::band_chart::{LATENT, MEAN, TEST, TRAIN, x_axis};
+use super::band_chart::{LATENT, MEAN, TEST, TRAIN, frame, x_axis};
 use crate::chart::axis;
 use crate::chart::observed::{Observed, Scale};
 use crate::tui::predict::Curves;
 use crate::tui::theme::Theme;
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::Rect;
 use ratatui::widgets::Widget;
 use ratatui::widgets::canvas::{Canvas, Line as Seg, Points};
 
@@ -45,33 +45,7 @@ impl Widget for ObservedChart<'_> {
         let (y0, y1) = o.y_range();
         let (x0, x1) = (c.grid[0], c.grid[n - 1]);
         let ticks = self.y_ticks(area.height);
-        let lw = ticks
-            .labels
-            .iter()
-            .map(|s| s.chars().count())
-            .max()
-            .unwrap_or(0) as u16
-            + 1;
-        let [ylab, right] =
-            Layout::horizontal([Constraint::Length(lw), Constraint::Min(0)]).areas(area);
-        let [plot, markers, xlab] = Layout::vertical([
-            Constraint::Min(1),
-            Constraint::Length(1),
-            Constraint::Length(1),
-        ])
-        .areas(right);
-        super::line_chart::y_labels(
-            buf,
-            Rect {
-                width: lw - 1,
-                y: plot.y,
-                height: plot.height,
-                ..ylab
-            },
-            [y0, y1],
-            ticks.pairs(),
-            t.dim(),
-        );
+        let [plot, markers, xlab] = frame(area, buf, &ticks, [y0, y1], t);
         let canvas = Canvas::default()
             .marker(t.marker())
             .x_bounds([x0, x1])

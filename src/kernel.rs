@@ -49,7 +49,7 @@ pub use composed::ComposedKernel;
 pub use constant::Constant;
 pub use labelled::Labelled;
 pub use linear::Linear;
-pub use part::{Form, Param, Params, Part};
+pub use part::{Contraction, Form, Param, Params, Part};
 pub use periodic::Periodic;
 pub use polynomial::Polynomial;
 pub use product::Product;
@@ -239,6 +239,12 @@ pub trait Kernel: Send + Sync + std::fmt::Debug {
         par: Par,
         scratch: &Scratch,
     ) -> KernelGrad;
+    /// Whether [`Kernel::grad_in`] reads its `k` (K(A, B)). A composed kernel that
+    /// contracts a part's adjoint fills that part's K(A, B) only for a part that reads
+    /// it; one that does not is handed an empty matrix.
+    fn grad_reads_matrix(&self) -> bool {
+        true
+    }
     /// Whether k(x, x') depends on x − x' only.
     fn is_stationary(&self) -> bool;
     /// Its normalised spectral density as a sampler, where it has one the spectral

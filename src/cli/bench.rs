@@ -44,6 +44,11 @@ pub struct BenchArgs {
     /// and set the evaluation's time against its arithmetic at those rates.
     #[arg(long, conflicts_with = "against")]
     pub roofline: bool,
+    /// With --kernel A + B + …: also time each term of the sum alone (same data, m and
+    /// seed), all evaluation by evaluation in turn, and report the sum's time against
+    /// its terms' together (wall and CPU time).
+    #[arg(long, conflicts_with_all = ["against", "roofline"])]
+    pub parts: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -70,6 +75,31 @@ struct Timed {
     method: &'static dyn crate::methods::Method,
     model: crate::model_file::ModelFile,
     times: Vec<f64>,
+    cpu: Vec<f64>,
+}
+
+/// One spec's evaluations: the median and minimum wall seconds, and the median CPU
+/// seconds of the process (every thread's), which a loaded machine disturbs less.
+#[derive(Clone, Copy, Debug)]
+pub struct Timing {
+    pub median: f64,
+    pub min: f64,
+    pub cpu: f64,
+}
+
+/// The CPU seconds this process has used, all its threads together.
+fn cpu_seconds() -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid timespec for the call to write.
+    let ok = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) } == 0;
+    if ok {
+        t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+    } else {
+        f64::NAN
+    }
 }
 
 /// A spec's starting model on the data (as a fit would start), evaluated once.
@@ -90,17 +120,18 @@ fn prepare(spec: &RunSpec, data: &TrainData, ctx: &RunContext) -> Result<Timed> 
         method,
         model,
         times: Vec::new(),
+        cpu: Vec::new(),
     })
 }
 
-/// Median and minimum seconds of one objective evaluation of each spec, timed
-/// alternately (A, B, A, B, …) so that a change in the machine's load hits all alike.
+/// The time of one objective evaluation of each spec, timed alternately (A, B, A, B,
+/// …) so that a change in the machine's load hits all alike.
 pub fn time_alternating(
     specs: &[RunSpec],
     data: &TrainData,
     reps: usize,
     exec: Exec,
-) -> Result<Vec<(f64, f64)>> {
+) -> Result<Vec<Timing>> {
     let ctx = RunContext::quiet(exec);
     let mut timed = specs
         .iter()
@@ -109,25 +140,26 @@ pub fn time_alternating(
     time(&mut timed, data, reps, &ctx.exec)
 }
 
-/// Median and minimum seconds of each model's evaluation, alternating.
-fn time(
-    timed: &mut [Timed],
-    data: &TrainData,
-    reps: usize,
-    exec: &Exec,
-) -> Result<Vec<(f64, f64)>> {
+/// Each model's evaluation timed, alternating.
+fn time(timed: &mut [Timed], data: &TrainData, reps: usize, exec: &Exec) -> Result<Vec<Timing>> {
     for _ in 0..reps.max(1) {
         for t in timed.iter_mut() {
-            let start = Instant::now();
+            let (start, cpu) = (Instant::now(), cpu_seconds());
             std::hint::black_box(t.method.objective(&t.model, data, exec)?);
             t.times.push(start.elapsed().as_secs_f64());
+            t.cpu.push(cpu_seconds() - cpu);
         }
     }
     Ok(timed
         .iter_mut()
         .map(|t| {
             t.times.sort_by(f64::total_cmp);
-            (t.times[t.times.len() / 2], t.times[0])
+            t.cpu.sort_by(f64::total_cmp);
+            Timing {
+                median: t.times[t.times.len() / 2],
+                min: t.times[0],
+                cpu: t.cpu[t.cpu.len() / 2],
+            }
         })
         .collect())
 }
@@ -147,7 +179,7 @@ fn roofline(spec: &RunSpec, data: &TrainData, reps: usize, exec: Exec, json: boo
             method.name()
         ))
     })?;
-    let (seconds, _) = time(&mut timed, data, reps, &ctx.exec)?[0];
+    let seconds = time(&mut timed, data, reps, &ctx.exec)?[0].median;
     let r = super::roofline::report(seconds, work, n, m, par);
     let (w, rates) = (&r.work, &r.rates);
     let unit = n as f64 * (m * m) as f64;
@@ -263,7 +295,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         };
         let nb = against.check(n)?.method().name();
         let t = time_alternating(&[spec.clone(), against], &data, args.reps, exec)?;
-        let (ta, tb) = (t[0].0, t[1].0);
+        let (ta, tb) = (t[0].median, t[1].median);
         return if args.json {
             print_json(&serde_json::json!({
                 "method": name, "against": nb, "n": n, "d": d, "m": spec.m,
@@ -284,25 +316,99 @@ pub fn run(args: BenchArgs) -> Result<()> {
             Ok(())
         };
     }
-    let (median, min) = time_alternating(std::slice::from_ref(&spec), &data, args.reps, exec)?[0];
+    if args.parts {
+        return parts(&spec, &data, args.reps, exec, args.json);
+    }
+    let t = time_alternating(std::slice::from_ref(&spec), &data, args.reps, exec)?[0];
     let threads = par.threads();
     if args.json {
         print_json(&serde_json::json!({
             "method": name, "n": n, "d": d, "m": spec.m, "reps": args.reps,
             "threads": threads,
-            "median_eval_seconds": median, "min_eval_seconds": min,
+            "median_eval_seconds": t.median, "min_eval_seconds": t.min,
+            "median_eval_cpu_seconds": t.cpu,
         }))
     } else {
         crate::outln!(
-            "{name} n={n} d={d} m={}: median {:.2} ms, min {:.2} ms per NLML+gradient ({} reps, {} threads)",
+            "{name} n={n} d={d} m={}: median {:.2} ms, min {:.2} ms, CPU median {:.2} ms per NLML+gradient ({} reps, {} threads)",
             spec.m,
-            median * 1e3,
-            min * 1e3,
+            t.median * 1e3,
+            t.min * 1e3,
+            t.cpu * 1e3,
             args.reps,
             threads
         )?;
         Ok(())
     }
+}
+
+/// `--parts`: a sum kernel and each of its terms alone, in turn, and the sum's time
+/// against its terms' together (issue 42: at most 1.15 times).
+fn parts(spec: &RunSpec, data: &TrainData, reps: usize, exec: Exec, json: bool) -> Result<()> {
+    use crate::kernel::KernelChoice;
+    use crate::kernel::expression::KernelExpr;
+    let refuse = |why: &str| Error::input(format!("--parts: {why}"));
+    let text = spec.options.kernel_expression().ok_or_else(|| {
+        refuse("give --kernel a sum of parts, e.g. --kernel \"se() + periodic()\"")
+    })?;
+    let expr = KernelExpr::parse(text).map_err(|e| refuse(&e.render(text)))?;
+    let KernelExpr::Sum(terms) = expr else {
+        return Err(refuse(&format!("--kernel {text} is not a sum of terms")));
+    };
+    let terms: Vec<String> = terms.iter().map(|t| t.to_string()).collect();
+    let mut specs = vec![spec.clone()];
+    for term in &terms {
+        let mut s = spec.clone();
+        s.options.kernel = Some(KernelChoice::Expr(term.clone()));
+        // a path the sum's --fix names need not be the term's
+        s.options.fix = None;
+        specs.push(s);
+    }
+    let threads = exec.par.threads();
+    let t = time_alternating(&specs, data, reps, exec)?;
+    let (sum, each) = (t[0], &t[1..]);
+    let wall: f64 = each.iter().map(|t| t.median).sum();
+    let cpu: f64 = each.iter().map(|t| t.cpu).sum();
+    let (n, d) = (data.y.len(), data.x.ncols());
+    if json {
+        let rows: Vec<_> = terms
+            .iter()
+            .zip(each)
+            .map(|(k, t)| {
+                serde_json::json!({
+                    "kernel": k, "median_eval_seconds": t.median, "median_eval_cpu_seconds": t.cpu,
+                })
+            })
+            .collect();
+        return print_json(&serde_json::json!({
+            "method": spec.method, "kernel": text, "n": n, "d": d, "m": spec.m, "reps": reps,
+            "threads": threads,
+            "median_eval_seconds": sum.median, "median_eval_cpu_seconds": sum.cpu,
+            "parts": rows, "ratio": sum.median / wall, "cpu_ratio": sum.cpu / cpu,
+        }));
+    }
+    crate::outln!(
+        "{} n={n} d={d} m={}, in turn, {reps} reps, {} threads (medians per NLML+gradient, wall / CPU):",
+        spec.method,
+        spec.m,
+        threads
+    )?;
+    crate::outln!(
+        "  {:.2} / {:.2} ms  {text}",
+        sum.median * 1e3,
+        sum.cpu * 1e3
+    )?;
+    for (k, t) in terms.iter().zip(each) {
+        crate::outln!("  {:.2} / {:.2} ms  {k}", t.median * 1e3, t.cpu * 1e3)?;
+    }
+    crate::outln!(
+        "  the sum against its terms together ({:.2} / {:.2} ms): {:.3} wall, {:.3} CPU",
+        wall * 1e3,
+        cpu * 1e3,
+        sum.median / wall,
+        sum.cpu / cpu
+    )?;
+    Ok(())
 }
 
 #[cfg(test)]

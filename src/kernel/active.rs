@@ -126,6 +126,9 @@ impl Kernel for Active {
             b: g.b.map(|m| self.spread(m, scratch)),
         }
     }
+    fn grad_reads_matrix(&self) -> bool {
+        self.inner.grad_reads_matrix()
+    }
     fn is_stationary(&self) -> bool {
         self.inner.is_stationary()
     }

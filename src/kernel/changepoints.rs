@@ -260,6 +260,10 @@ impl Kernel for ChangePoints {
         }
     }
 
+    /// Each kernel's contraction reads its own K(A, B), never the whole one's.
+    fn grad_reads_matrix(&self) -> bool {
+        false
+    }
     fn is_stationary(&self) -> bool {
         false
     }

@@ -44,10 +44,7 @@ impl Labelled {
 
     /// The free entries of a full gradient added into `out`.
     fn add_free(&self, full: &[f64], out: &mut [f64]) {
-        let free = full.iter().zip(self.free_mask()).filter(|(_, f)| *f);
-        for (o, (g, _)) in out.iter_mut().zip(free) {
-            *o += g;
-        }
+        super::part::add_free(full, self.free_mask(), out);
     }
 
     /// Its part in an expression, with values.
@@ -194,6 +191,9 @@ impl Kernel for Labelled {
             a: g.a,
             b: g.b,
         }
+    }
+    fn grad_reads_matrix(&self) -> bool {
+        self.inner.grad_reads_matrix()
     }
     fn is_stationary(&self) -> bool {
         true

@@ -139,18 +139,21 @@ impl Params {
 
     /// Add the free entries of `full` (a gradient over every value) into `out`.
     pub fn add_free(&self, full: &[f64], out: &mut [f64]) {
-        let mut o = out.iter_mut();
-        let mut at = 0;
-        for p in &self.list {
-            let n = p.values.len();
-            if !p.fixed {
-                // the block's slice first: zip would take one more of `o` otherwise
-                for (f, g) in full[at..at + n].iter().zip(&mut o) {
-                    *g += f;
-                }
-            }
-            at += n;
-        }
+        let free = self
+            .list
+            .iter()
+            .flat_map(|p| std::iter::repeat_n(!p.fixed, p.values.len()));
+        add_free(full, free, out);
+    }
+}
+
+/// Add the entries of `full` (a gradient over every value of a kernel's blocks) that
+/// `free` marks into `out`, in order: the gradient in the kernel's parameters, its
+/// fixed values left out (a part's [`Params`], a labelled ARD kernel's fixed keys).
+pub(super) fn add_free(full: &[f64], free: impl IntoIterator<Item = bool>, out: &mut [f64]) {
+    let kept = full.iter().zip(free).filter_map(|(g, f)| f.then_some(g));
+    for (o, g) in out.iter_mut().zip(kept) {
+        *o += g;
     }
 }
 
@@ -183,6 +186,39 @@ pub trait Form: Clone + std::fmt::Debug + Send + Sync + 'static {
     fn shape_args(&self) -> Vec<(String, Value)> {
         Vec::new()
     }
+    /// K(A, B) into `k` (every entry written) by a faster way than entry by entry,
+    /// where the form has one (periodic's: each point's sines once, not each pair's);
+    /// false if it has none.
+    fn fill(
+        &self,
+        _a: &DMatrix<f64>,
+        _b: &DMatrix<f64>,
+        _k: &mut DMatrix<f64>,
+        _par: Par,
+        _scratch: &Scratch,
+    ) -> bool {
+        false
+    }
+    /// Σ_ij adj_ij ∂k(a_i, b_j)/∂(every value of [`Form::params`]; a_i; b_j) by a faster
+    /// way than entry by entry, where the form has one; None if it has none.
+    fn contract(
+        &self,
+        _a: &DMatrix<f64>,
+        _b: &DMatrix<f64>,
+        _adj: &DMatrix<f64>,
+        _par: Par,
+        _scratch: &Scratch,
+    ) -> Option<Contraction> {
+        None
+    }
+}
+
+/// What [`Form::contract`] gives: the gradient over every value (fixed ones too, as
+/// [`Form::add_grad`] adds it) and both sets of points' (rows as the points').
+pub struct Contraction {
+    pub full: Vec<f64>,
+    pub a: DMatrix<f64>,
+    pub b: DMatrix<f64>,
 }
 
 /// A [`Form`] as a [`Kernel`].
@@ -245,8 +281,11 @@ impl<F: Form> Kernel for Part<F> {
         scratch: &Scratch,
     ) -> DMatrix<f64> {
         let (na, d) = (a.nrows(), a.ncols());
-        let (ar, br) = (rows(a), rows(b));
         let mut k = scratch.matrix(na, b.nrows());
+        if self.0.fill(a, b, &mut k, par, scratch) {
+            return k;
+        }
+        let (ar, br) = (rows(a), rows(b));
         let fill = |(j, col): (usize, &mut [f64])| {
             let y = &br[j * d..(j + 1) * d];
             for (i, v) in col.iter_mut().enumerate() {
@@ -305,9 +344,26 @@ impl<F: Form> Kernel for Part<F> {
         adj: &DMatrix<f64>,
         want_a: bool,
         want_b: bool,
-        _par: Par,
+        par: Par,
         scratch: &Scratch,
     ) -> KernelGrad {
+        if let Some(c) = self.0.contract(a, b, adj, par, scratch) {
+            let mut params = scratch.zeros(self.params_len());
+            self.0.params().add_free(&c.full, &mut params);
+            let keep = |m: DMatrix<f64>, want: bool| {
+                if want {
+                    Some(m)
+                } else {
+                    scratch.give_matrix(m);
+                    None
+                }
+            };
+            return KernelGrad {
+                params,
+                a: keep(c.a, want_a),
+                b: keep(c.b, want_b),
+            };
+        }
         let (na, nb, d) = (a.nrows(), b.nrows(), a.ncols());
         let (ar, br) = (rows(a), rows(b));
         let mut full = vec![0.0; self.0.params().total()];
@@ -334,6 +390,10 @@ impl<F: Form> Kernel for Part<F> {
         }
     }
 
+    /// Its contraction works entry by entry (or by [`Form::contract`]): K(A, B) unread.
+    fn grad_reads_matrix(&self) -> bool {
+        false
+    }
     fn is_stationary(&self) -> bool {
         self.0.is_stationary()
     }

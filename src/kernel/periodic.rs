@@ -9,9 +9,15 @@
 //!   |τ|/p)/ℓ_s²), is the 1-D SE case with ℓ = ℓ_s/2 and σ² = 1 (its variance comes
 //!   from a `ConstantKernel` factor).
 
+mod angles;
+
 use super::KernelKind;
 use super::expression::Value;
-use super::part::{Form, Param, Params};
+use super::part::{Contraction, Form, Param, Params};
+use super::stationary::exp_nonpositive;
+use crate::exec::Par;
+use crate::scratch::Scratch;
+use nalgebra::DMatrix;
 use std::f64::consts::PI;
 
 /// k = σ² κ(r²) with the sine-warped distance; blocks `var`, `ls` and `period` (one per
@@ -64,27 +70,30 @@ impl Periodic {
 
 /// The unit-variance profile of a stationary kernel at r²: κ, dκ/dr² and (rq)
 /// ∂κ/∂log α. Matérn ½'s dκ/dr² is taken as 0 at r = 0, where it is not defined.
+/// Every exponent is ≤ 0, so the exponentials are [`exp_nonpositive`]'s, which keep the
+/// fills' loops in SIMD lanes.
+#[inline(always)]
 pub(super) fn profile(kind: KernelKind, alpha: f64, r2: f64) -> [f64; 3] {
     const SQRT3: f64 = 1.732_050_807_568_877_2;
     const SQRT5: f64 = 2.236_067_977_499_79;
     match kind {
         KernelKind::Se => {
-            let k = (-0.5 * r2).exp();
+            let k = exp_nonpositive(-0.5 * r2);
             [k, -0.5 * k, 0.0]
         }
         KernelKind::Matern12 => {
             let r = r2.sqrt();
-            let k = (-r).exp();
+            let k = exp_nonpositive(-r);
             [k, if r > 0.0 { -0.5 * k / r } else { 0.0 }, 0.0]
         }
         KernelKind::Matern32 => {
             let t = SQRT3 * r2.sqrt();
-            let e = (-t).exp();
+            let e = exp_nonpositive(-t);
             [(1.0 + t) * e, -1.5 * e, 0.0]
         }
         KernelKind::Matern52 => {
             let t = SQRT5 * r2.sqrt();
-            let e = (-t).exp();
+            let e = exp_nonpositive(-t);
             [
                 (1.0 + t + t * t / 3.0) * e,
                 -(5.0 / 6.0) * (1.0 + t) * e,
@@ -95,8 +104,8 @@ pub(super) fn profile(kind: KernelKind, alpha: f64, r2: f64) -> [f64; 3] {
             // κ = u^{−α}, u = 1 + r²/(2α)
             let x = r2 / (2.0 * alpha);
             let log_u = x.ln_1p();
-            let k = (-alpha * log_u).exp();
-            let slope = -0.5 * (-(alpha + 1.0) * log_u).exp();
+            let k = exp_nonpositive(-alpha * log_u);
+            let slope = -0.5 * exp_nonpositive(-(alpha + 1.0) * log_u);
             [k, slope, k * (r2 / (2.0 * (1.0 + x)) - alpha * log_u)]
         }
     }
@@ -158,6 +167,27 @@ impl Form for Periodic {
     }
     fn is_stationary(&self) -> bool {
         true
+    }
+    fn fill(
+        &self,
+        a: &DMatrix<f64>,
+        b: &DMatrix<f64>,
+        k: &mut DMatrix<f64>,
+        par: Par,
+        scratch: &Scratch,
+    ) -> bool {
+        angles::fill(self, a, b, k, par, scratch);
+        true
+    }
+    fn contract(
+        &self,
+        a: &DMatrix<f64>,
+        b: &DMatrix<f64>,
+        adj: &DMatrix<f64>,
+        par: Par,
+        scratch: &Scratch,
+    ) -> Option<Contraction> {
+        Some(angles::contract(self, a, b, adj, par, scratch))
     }
     fn shape_args(&self) -> Vec<(String, Value)> {
         if self.base == KernelKind::Se {

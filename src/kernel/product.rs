@@ -145,6 +145,10 @@ impl Kernel for Product {
         }
     }
 
+    /// Each factor's contraction reads its own K(A, B), never the product's.
+    fn grad_reads_matrix(&self) -> bool {
+        false
+    }
     fn is_stationary(&self) -> bool {
         self.0.is_stationary()
     }

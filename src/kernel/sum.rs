@@ -156,8 +156,12 @@ impl Kernel for Sum {
         let mut ga = want_a.then(|| scratch.zero_matrix(a.nrows(), a.ncols()));
         let mut gb = want_b.then(|| scratch.zero_matrix(b.nrows(), b.ncols()));
         for (t, r) in self.0.0.iter().zip(self.0.ranges()) {
-            // each term's contraction reads its own K(A, B)
-            let kt = t.matrix_in(a, b, par, scratch);
+            // a term's contraction reads its own K(A, B), if it reads one at all
+            let kt = if t.grad_reads_matrix() {
+                t.matrix_in(a, b, par, scratch)
+            } else {
+                scratch.matrix(0, 0)
+            };
             let g = t.grad_in(a, b, &kt, adj, want_a, want_b, par, scratch);
             scratch.give_matrix(kt);
             params[r].copy_from_slice(&g.params);
@@ -172,6 +176,10 @@ impl Kernel for Sum {
         }
     }
 
+    /// Each term's contraction reads its own K(A, B), never the sum's.
+    fn grad_reads_matrix(&self) -> bool {
+        false
+    }
     fn is_stationary(&self) -> bool {
         self.0.is_stationary()
     }

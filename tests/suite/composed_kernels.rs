@@ -628,3 +628,54 @@ fn the_mauna_loa_start_in_data_units_reaches_sklearns_optimum_standardized() {
     let ls = arg_values(k, "se1.ls")[0];
     assert!((ls - 51.6).abs() < 0.5, "{k}");
 }
+
+/// `sgpw bench --kernel SUM --parts` times the sum and each of its terms alone in the
+/// same run (issue 42's "same run" ratio): one row per term, its ratio of the sum's
+/// time to the terms' together; a kernel that is no sum is refused, naming the flag.
+#[test]
+fn bench_parts_times_a_sum_against_its_terms() {
+    let common = [
+        "bench",
+        "--method",
+        "fitc",
+        "--n",
+        "300",
+        "--d",
+        "2",
+        "--m",
+        "10",
+        "--reps",
+        "3",
+        "--threads",
+        "1",
+    ];
+    let with = |extra: &[&str]| {
+        let args: Vec<&str> = common.iter().chain(extra).copied().collect();
+        run_sgpw(&args)
+    };
+    let (code, out, err) = with(&[
+        "--kernel",
+        "se() + periodic(period=1.5) + matern32()",
+        "--parts",
+        "--json",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let parts = v["parts"].as_array().expect("parts");
+    let kernels: Vec<&str> = parts
+        .iter()
+        .map(|p| p["kernel"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(kernels, ["se", "periodic(period=1.5)", "matern32"], "{v}");
+    let seconds = |p: &serde_json::Value| p["median_eval_seconds"].as_f64().unwrap_or(0.0);
+    let terms: f64 = parts.iter().map(seconds).sum();
+    let ratio = v["ratio"].as_f64().expect("ratio");
+    assert!((ratio - seconds(&v) / terms).abs() <= 1e-12 * ratio, "{v}");
+    assert!(v["cpu_ratio"].as_f64().is_some_and(|r| r > 0.0), "{v}");
+    let (code, _, err) = with(&["--kernel", "se * periodic", "--parts"]);
+    assert!(code.is_some_and(|c| c != 0), "{err}");
+    assert!(
+        err.contains("--parts") && err.contains("not a sum"),
+        "{err}"
+    );
+}

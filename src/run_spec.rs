@@ -428,7 +428,9 @@ mod tests {
                 "lr",
                 "elbo_every",
                 "likelihood",
-                "quadrature_points"
+                "quadrature_points",
+                "link",
+                "ep_damping"
             ]
         );
         let hetero = &fields[9];

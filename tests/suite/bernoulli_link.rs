@@ -44,7 +44,11 @@ fn logit_expectations_by_quadrature_match_a_fine_integral() {
         for y in [0.0, 1.0] {
             let e = lik.expected_log_density(y, mu, v, &q, None);
             let want = integral(mu, v, |f| lik.log_density(y, f, None).value);
-            assert!((e.value - want).abs() < 1e-5, "E log p {mu} {v}: {} {want}", e.value);
+            assert!(
+                (e.value - want).abs() < 1e-5,
+                "E log p {mu} {v}: {} {want}",
+                e.value
+            );
         }
         let p = lik.predictive_moments(mu, v, &q).0;
         let want = integral(mu, v, logistic);
@@ -131,7 +135,14 @@ fn the_logit_link_is_chosen_on_the_command_line() {
     let (ok, _, err) = sgpw(
         &[
             &base[..],
-            &["--likelihood", "bernoulli", "--link", "logit", "--epochs", "100"],
+            &[
+                "--likelihood",
+                "bernoulli",
+                "--link",
+                "logit",
+                "--epochs",
+                "100",
+            ],
             &["--save-model", s],
         ]
         .concat(),
@@ -154,10 +165,22 @@ fn the_logit_link_is_chosen_on_the_command_line() {
     }
 
     let (ok, _, err) = sgpw(&[
-        "fit", "--train", t, "--method", "fitc", "--m", "5", "--likelihood", "bernoulli",
-        "--link", "logit",
+        "fit",
+        "--train",
+        t,
+        "--method",
+        "fitc",
+        "--m",
+        "5",
+        "--likelihood",
+        "bernoulli",
+        "--link",
+        "logit",
     ]);
-    assert!(!ok && err.contains("--link") && err.contains("probit"), "{err}");
+    assert!(
+        !ok && err.contains("--link") && err.contains("probit"),
+        "{err}"
+    );
     let (ok, _, err) = sgpw(&[&base[..], &["--link", "logit"]].concat());
     assert!(!ok && err.contains("--likelihood bernoulli"), "{err}");
 }

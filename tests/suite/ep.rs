@@ -610,14 +610,31 @@ fn ep_damping_is_an_option_that_keeps_the_fixed_point() {
     assert_eq!(back.likelihood.unwrap().ep_damping, Some(0.5));
     for (extra, says) in [
         (
-            &["--method", "svgp", "--likelihood", "bernoulli", "--ep-damping", "0.5"][..],
+            &[
+                "--method",
+                "svgp",
+                "--likelihood",
+                "bernoulli",
+                "--ep-damping",
+                "0.5",
+            ][..],
             "--ep-damping",
         ),
         (
-            &["--method", "fitc", "--likelihood", "bernoulli", "--ep-damping", "1.5"],
+            &[
+                "--method",
+                "fitc",
+                "--likelihood",
+                "bernoulli",
+                "--ep-damping",
+                "1.5",
+            ],
             "must be in (0, 1]",
         ),
-        (&["--method", "fitc", "--ep-damping", "0.5"], "--likelihood bernoulli"),
+        (
+            &["--method", "fitc", "--ep-damping", "0.5"],
+            "--likelihood bernoulli",
+        ),
     ] {
         let (ok, err) = sgpw(extra);
         assert!(!ok && err.contains(says), "{extra:?}: {err}");

@@ -17,8 +17,7 @@ use crate::common::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use sgpw::likelihoods::{
-    BadTarget, GaussHermite, Likelihood, LikelihoodKind, LikelihoodTable, Pointwise,
-    finite_targets,
+    BadTarget, GaussHermite, Likelihood, LikelihoodKind, LikelihoodTable, Pointwise, finite_targets,
 };
 use sgpw::methods::Method;
 use sgpw::methods::svgp::SVGP;
@@ -93,7 +92,10 @@ fn its_derivatives_match_finite_differences() {
         let slope = |t: f64| lik.log_density(y, t, None).d_f;
         assert!((p.d2_f - central(slope, f)).abs() < 1e-8, "∂²f at {y} {f}");
         let by_log_s = |l: f64| with_scale(l.exp()).log_density(y, f, None).value;
-        assert!((d[0] - central(by_log_s, 0.7f64.ln())).abs() < 1e-8, "∂log s");
+        assert!(
+            (d[0] - central(by_log_s, 0.7f64.ln())).abs() < 1e-8,
+            "∂log s"
+        );
         // the density integrates to one over y
         let mass: f64 = (-40_000..=40_000)
             .map(|k| lik.log_density(f + k as f64 * 1e-3, f, None).value.exp() * 1e-3)

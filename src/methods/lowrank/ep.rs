@@ -103,10 +103,8 @@ impl EpRun {
             }
             other => other,
         }?;
-        self.last_sweeps.store(
-            out.posterior.sweeps,
-            std::sync::atomic::Ordering::Relaxed,
-        );
+        self.last_sweeps
+            .store(out.posterior.sweeps, std::sync::atomic::Ordering::Relaxed);
         if let Ok(mut w) = self.warm.lock() {
             *w = Some(out.posterior.sites.clone());
         }

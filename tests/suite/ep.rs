@@ -293,7 +293,10 @@ fn non_convergence_is_reported() {
     .expect("three sweeps do not reach 1e-12")
     .to_string();
     assert!(err.contains("EP did not converge in 3 sweeps"), "{err}");
-    assert!(err.contains("damp"), "{err}");
+    assert!(
+        err.contains("damp") && err.contains("--ep-damping 0.5"),
+        "{err}"
+    );
     let bad = EpSettings {
         damping: 0.0,
         ..tight()

@@ -24,8 +24,8 @@ pub use choices::{
 };
 pub use form::{OptionField, option_fields, options_help, parse_options, parse_run, run_fields};
 pub use options::{
-    DEFAULT_INDUCING_INIT, DEFAULT_LENGTHSCALE_START, DEFAULT_NOISE_FLOOR, DEFAULT_POSITIVE,
-    DataShape, GENERAL_OPTIONS, MethodOptions, Naming, flag,
+    DEFAULT_EP_DAMPING, DEFAULT_INDUCING_INIT, DEFAULT_LENGTHSCALE_START, DEFAULT_NOISE_FLOOR,
+    DEFAULT_POSITIVE, DataShape, GENERAL_OPTIONS, MethodOptions, Naming, flag,
 };
 
 /// One run: method × m × seed on a data set.
@@ -241,7 +241,8 @@ impl RunSpec {
     /// default), `-lsscaled` (a lengthscale start other than the default), given starting
     /// values (`-zfile-NAME` for `--inducing-inputs NAME.csv`, `-ls1+2`, `-sv2`, `-nv0.1`),
     /// the kernel when it is not se (`-matern52`), the likelihood when it is not gaussian
-    /// (`-bernoulli`) and its quadrature points when given (`-gh30`). m and the seed are not in it: they have their own columns.
+    /// (`-bernoulli`), its quadrature points when given (`-gh30`), the logit link
+    /// (`-logit`) and EP's damping when not 1 (`-damp0.5`). m and the seed are not in it: they have their own columns.
     pub fn default_label(&self) -> String {
         let o = &self.options;
         let mut label = self.method.clone();
@@ -265,6 +266,12 @@ impl RunSpec {
         }
         if let Some(q) = o.quadrature_points {
             tag(format!("gh{q}"));
+        }
+        if o.link == Some(crate::likelihoods::Link::Logit) {
+            tag("logit".into());
+        }
+        if let Some(d) = o.ep_damping.filter(|d| *d != DEFAULT_EP_DAMPING) {
+            tag(format!("damp{d}"));
         }
         if let Some(a) = o.approx {
             tag(a.name().into());
@@ -428,7 +435,9 @@ mod tests {
                 "lr",
                 "elbo_every",
                 "likelihood",
-                "quadrature_points"
+                "quadrature_points",
+                "link",
+                "ep_damping"
             ]
         );
         let hetero = &fields[9];
@@ -579,6 +588,40 @@ mod tests {
             spec(None).differences(&spec(Some(0.0))),
             ["noise_floor = 1e-6 (the default) vs 0.0"]
         );
+    }
+
+    /// The logit link and a damping other than 1 change a run's numbers, so its label
+    /// says so; the defaults written out are the defaults.
+    #[test]
+    fn the_link_and_the_damping_tag_the_label() {
+        let spec = |link, ep_damping| RunSpec {
+            method: "svgp".into(),
+            m: 5,
+            seed: 1,
+            iters: 10,
+            standardize: false,
+            options: MethodOptions {
+                likelihood: Some(LikelihoodKind::Bernoulli),
+                link,
+                ep_damping,
+                ..Default::default()
+            },
+        };
+        use crate::likelihoods::Link;
+        assert_eq!(spec(None, None).default_label(), "svgp-bernoulli");
+        assert_eq!(
+            spec(Some(Link::Probit), Some(1.0)).default_label(),
+            "svgp-bernoulli"
+        );
+        assert_eq!(
+            spec(Some(Link::Logit), None).default_label(),
+            "svgp-bernoulli-logit"
+        );
+        assert_eq!(
+            spec(None, Some(0.5)).default_label(),
+            "svgp-bernoulli-damp0.5"
+        );
+        assert!(spec(None, None).same_setup(&spec(Some(Link::Probit), Some(1.0))));
     }
 
     /// Python's keywords are the command line's flags: the same values, defaults and

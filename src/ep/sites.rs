@@ -105,7 +105,8 @@ pub fn probit_probability(mu: f64, var: f64) -> f64 {
 pub fn not_converged(settings: &EpSettings, change: f64) -> Error {
     Error::numerical(format!(
         "EP did not converge in {} sweeps: the sites still moved by {change:.3e} in the last \
-         one (tolerance {:e}); damp the updates (damping {} → e.g. {}) or allow more sweeps",
+         one (tolerance {:e}); damp the updates (damping {} → e.g. --ep-damping {}) or allow more \
+         sweeps",
         settings.max_sweeps,
         settings.tolerance,
         settings.damping,

@@ -10,7 +10,18 @@
 use super::{BadTarget, GaussHermite, Likelihood, Pointwise, normal};
 
 /// The inverse link λ in p(y = 1 | f) = λ(f).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Link {
     /// λ = Φ, the standard normal distribution function.
@@ -18,6 +29,15 @@ pub enum Link {
     Probit,
     /// λ = σ, the logistic function 1/(1 + e^{−f}).
     Logit,
+}
+
+impl Link {
+    pub fn name(self) -> &'static str {
+        match self {
+            Link::Probit => "probit",
+            Link::Logit => "logit",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -25,7 +25,8 @@ mod student_t;
 pub use bernoulli::{Bernoulli, BinaryLabels, Link};
 pub use gaussian::Gaussian;
 pub use model_table::{
-    DEFAULT_POINTS as DEFAULT_QUADRATURE_POINTS, LikelihoodTable, keeps_targets, target_problem,
+    CodeLikelihood, DEFAULT_POINTS as DEFAULT_QUADRATURE_POINTS, LikelihoodTable, keeps_targets,
+    target_problem,
 };
 pub use poisson::Poisson;
 pub use quadrature::GaussHermite;

@@ -30,10 +30,32 @@ pub struct LikelihoodTable {
     /// closed form (`--quadrature-points`; absent: 20).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quadrature_points: Option<usize>,
+    /// bernoulli fitted by EP: the damping δ of the site updates (`--ep-damping`;
+    /// absent: 1, undamped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ep_damping: Option<f64>,
     /// The likelihood's own parameters (`Likelihood::param_names`), e.g. studentt's
     /// scale and df; absent ones take their defaults.
     #[serde(flatten)]
     pub params: BTreeMap<String, f64>,
+    /// A likelihood built in code (one no model file names, e.g. defined in a test:
+    /// docs/architecture.md "How to add a likelihood"), used in place of `name`'s;
+    /// `name` then says which registered likelihood's target handling and scores it
+    /// shares. Never written: a model file names registered likelihoods only.
+    #[serde(skip)]
+    pub code: Option<CodeLikelihood>,
+}
+
+/// A likelihood built in code, held by a [`LikelihoodTable`] (as
+/// `kernel::ModelKernel::Code` holds a kernel built in code). Two are equal when they
+/// have the same name and parameters.
+#[derive(Clone, Debug)]
+pub struct CodeLikelihood(pub Box<dyn Likelihood>);
+
+impl PartialEq for CodeLikelihood {
+    fn eq(&self, other: &CodeLikelihood) -> bool {
+        self.0.name() == other.0.name() && self.0.params() == other.0.params()
+    }
 }
 
 impl LikelihoodTable {
@@ -47,27 +69,48 @@ impl LikelihoodTable {
             link: None,
             labels: labels.map(|l| l.labels),
             quadrature_points: None,
+            ep_damping: None,
             params: BTreeMap::new(),
+            code: None,
         };
         t.set_params(kind.default_likelihood().as_ref());
         Some(t)
     }
 
+    /// The table of a likelihood built in code, `lik` at its parameters; `shares` is the
+    /// registered likelihood whose target handling and scores it shares (studentt for
+    /// real targets with noise, poisson for counts, bernoulli for classes).
+    pub fn of_code(shares: LikelihoodKind, lik: Box<dyn Likelihood>) -> LikelihoodTable {
+        let mut t = LikelihoodTable {
+            name: shares,
+            link: None,
+            labels: None,
+            quadrature_points: None,
+            ep_damping: None,
+            params: BTreeMap::new(),
+            code: None,
+        };
+        t.set_params(lik.as_ref());
+        t.code = Some(CodeLikelihood(lik));
+        t
+    }
+
     /// The likelihood the table describes; an error names the key that is wrong.
     pub fn likelihood(&self) -> Result<Box<dyn Likelihood>, String> {
-        let mut lik: Box<dyn Likelihood> = match self.name {
-            LikelihoodKind::Gaussian => {
+        let mut lik: Box<dyn Likelihood> = match (&self.code, self.name) {
+            (Some(code), _) => code.0.clone(),
+            (None, LikelihoodKind::Gaussian) => {
                 return Err(
                     "name = \"gaussian\": a Gaussian model has no [likelihood] table; \
                      its noise variance is [hyper] noise_variance"
                         .to_string(),
                 );
             }
-            LikelihoodKind::StudentT => Box::new(StudentT::default()),
-            LikelihoodKind::Bernoulli => {
+            (None, LikelihoodKind::StudentT) => Box::new(StudentT::default()),
+            (None, LikelihoodKind::Bernoulli) => {
                 Box::new(Bernoulli::new(self.link.unwrap_or_default(), 0.0))
             }
-            LikelihoodKind::Poisson => Box::new(Poisson),
+            (None, LikelihoodKind::Poisson) => Box::new(Poisson),
         };
         self.quadrature()?;
         if self.link.is_some() && self.name != LikelihoodKind::Bernoulli {
@@ -76,7 +119,19 @@ impl LikelihoodTable {
                 self.name
             ));
         }
-        if self.labels.is_some() != (self.name == LikelihoodKind::Bernoulli) {
+        if let Some(d) = self.ep_damping {
+            if self.name != LikelihoodKind::Bernoulli {
+                return Err(format!(
+                    "ep_damping: the {} likelihood is not fitted by expectation propagation",
+                    self.name
+                ));
+            }
+            if !(d > 0.0 && d <= 1.0) {
+                return Err(format!("ep_damping = {d}: must be in (0, 1] (1: undamped)"));
+            }
+        }
+        if self.code.is_none() && self.labels.is_some() != (self.name == LikelihoodKind::Bernoulli)
+        {
             return Err(match self.name {
                 LikelihoodKind::Bernoulli => {
                     "labels: a bernoulli model needs the two labels of classes 0 and 1, \
@@ -186,6 +241,10 @@ mod tests {
         assert!(bad("name = \"studentt\"\ndf = -1.0").starts_with("df = -1: must be a positive"));
         assert!(bad("name = \"bernoulli\"").starts_with("labels:"));
         assert!(bad("name = \"poisson\"\nlink = \"logit\"").starts_with("link:"));
+        assert!(
+            bad("name = \"bernoulli\"\nlabels = [0.0, 1.0]\nep_damping = 1.5")
+                .starts_with("ep_damping = 1.5: must be in (0, 1]")
+        );
         assert!(bad("name = \"bernoulli\"\nlabels = [1.0, 0.0]").starts_with("labels = [1, 0]"));
     }
 

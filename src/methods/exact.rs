@@ -28,7 +28,8 @@ fn exact_ep(model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<ep::exac
     refuse_shared(exec)?;
     exec.check()?;
     let kernel = model.kernel();
-    ep::exact::fit(&*kernel, &data.x, &data.y, &Default::default(), None)
+    let settings = super::lowrank::ep::settings(model);
+    ep::exact::fit(&*kernel, &data.x, &data.y, &settings, None)
 }
 
 /// K + σ²I factorised, with α = (K + σ²I)⁻¹ y.
@@ -172,6 +173,10 @@ impl Method for Exact {
             LikelihoodKind::Bernoulli => None,
             kind => super::method::gaussian_only(kind),
         }
+    }
+
+    fn fits_bernoulli_by_ep(&self) -> bool {
+        true
     }
 
     fn objective_name(&self, model: &ModelFile) -> &'static str {

@@ -215,6 +215,9 @@ impl<F: Family> Method for LowRankMethod<F> {
             (kind, _) => super::method::gaussian_only(kind),
         }
     }
+    fn fits_bernoulli_by_ep(&self) -> bool {
+        true
+    }
     fn corrects_diagonal(&self, model: &ModelFile) -> bool {
         matches!(self.approx_of(model), Ok(Approx::Fitc | Approx::Pep { .. }))
     }
@@ -309,14 +312,17 @@ impl<F: Family> Method for LowRankMethod<F> {
             return out;
         }
         let state = self.family.state(model, s)?;
-        let out = self.objective_of(&state, data, approx, ep::uses_ep(model)?, exec, grad);
+        let ep_run = ep::uses_ep(model)?.then(|| ep::EpRun::new(ep::settings(model)));
+        let out = self.objective_of(&state, data, approx, ep_run.as_ref(), exec, grad);
         self.family.recycle_state(state, s);
         out
     }
 
     fn typed_fit<'a>(&'a self, model: &ModelFile) -> Option<Box<dyn TypedModel + 'a>> {
         let approx = self.approx_of(model).ok()?;
-        let ep = ep::uses_ep(model).ok()?;
+        let ep = ep::uses_ep(model)
+            .ok()?
+            .then(|| ep::EpRun::new(ep::settings(model)));
         let state = self
             .family
             .state(model, &Scratch::default())
@@ -371,7 +377,16 @@ impl<F: Family> Method for LowRankMethod<F> {
         if ep::uses_ep(model)? {
             ep::refuse_shared(exec)?;
             let state = self.family.state(model, &exec.scratch)?;
-            return ep::nlz(&self.family, &state, &data.x, &data.y, approx, exec);
+            let settings = ep::settings(model);
+            return ep::nlz(
+                &self.family,
+                &state,
+                &data.x,
+                &data.y,
+                approx,
+                &settings,
+                exec,
+            );
         }
         if exec.share.is_some() {
             let nlml = self
@@ -413,7 +428,16 @@ impl<F: Family> Method for LowRankMethod<F> {
         if ep::uses_ep(model)? {
             ep::refuse_shared(exec)?;
             let state = self.family.state(model, &exec.scratch)?;
-            let post = ep::posterior(&self.family, &state, &data.x, &data.y, approx, exec)?;
+            let settings = ep::settings(model);
+            let post = ep::posterior(
+                &self.family,
+                &state,
+                &data.x,
+                &data.y,
+                approx,
+                &settings,
+                exec,
+            )?;
             return Ok((post, None));
         }
         if exec.share.is_some() {

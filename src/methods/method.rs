@@ -172,6 +172,11 @@ pub trait Method: Send + Sync {
     fn refuses_likelihood(&self, kind: LikelihoodKind) -> Option<String> {
         gaussian_only(kind)
     }
+    /// Whether the method fits the bernoulli likelihood by expectation propagation
+    /// (probit only; `--ep-damping` applies) rather than a variational bound.
+    fn fits_bernoulli_by_ep(&self) -> bool {
+        false
+    }
     /// Whether the method evaluates k(x, z) through the `Kernel` trait alone, so that it
     /// takes a kernel built from parts (an expression: sums, products, periodic, …).
     /// Asked through [`composed_kernel_refusal`].
@@ -727,6 +732,24 @@ impl RunSpec {
             return Err(Error::input(format!(
                 "likelihood = {likelihood}{}: method '{}' cannot fit it: {why}",
                 naming.flag("likelihood"),
+                method.name()
+            )));
+        }
+        if likelihood == LikelihoodKind::Bernoulli && method.fits_bernoulli_by_ep() {
+            if self.options.link == Some(crate::likelihoods::Link::Logit) {
+                return Err(Error::input(format!(
+                    "link = logit{}: method '{}' fits the bernoulli likelihood by \
+                     expectation propagation, whose moments are closed-form for the probit \
+                     link only; leave out the link or use --method svgp for logit",
+                    naming.flag("link"),
+                    method.name()
+                )));
+            }
+        } else if self.options.ep_damping.is_some() {
+            return Err(Error::input(format!(
+                "ep_damping{}: method '{}' does not fit this likelihood by expectation \
+                 propagation (EP fits bernoulli with fitc, dtc, pep and full)",
+                naming.flag("ep_damping"),
                 method.name()
             )));
         }

@@ -3,7 +3,7 @@
 
 use super::choices::*;
 use crate::kernel::{KernelChoice, KernelKind};
-use crate::likelihoods::LikelihoodKind;
+use crate::likelihoods::{LikelihoodKind, Link};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +25,8 @@ pub const GENERAL_OPTIONS: &[&str] = &[
     "init_noise_variance",
     "fix",
     "likelihood",
+    "link",
+    "ep_damping",
 ];
 
 /// Every option a run can carry. Keys a method does not read are rejected when the
@@ -253,6 +255,18 @@ pub struct MethodOptions {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quadrature_points: Option<usize>,
+    /// bernoulli: the link p(y = 1 | f) = Φ(f) (probit, the default, as GPflow and GPML)
+    /// or 1/(1 + e^−f) (logit). svgp takes either; EP (fitc, dtc, pep, full) takes probit
+    /// only, its moments being closed-form for it.
+    #[arg(long, value_enum)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<Link>,
+    /// bernoulli with EP (fitc, dtc, pep, full): the damping δ in (0, 1] of the site
+    /// updates, each site moving to δ·(its matched value) + (1 − δ)·(its old one)
+    /// (default 1: undamped, as GPML); a smaller δ calms an EP that oscillates.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ep_damping: Option<f64>,
 }
 
 impl MethodOptions {
@@ -338,6 +352,12 @@ impl MethodOptions {
         }
         if o.quadrature_points == Some(DEFAULT_QUADRATURE_POINTS) {
             o.quadrature_points = None;
+        }
+        if o.link == Some(Link::Probit) {
+            o.link = None;
+        }
+        if o.ep_damping == Some(DEFAULT_EP_DAMPING) {
+            o.ep_damping = None;
         }
         o
     }
@@ -558,6 +578,29 @@ impl MethodOptions {
                 naming.setting("likelihood", "studentt")
             ));
         }
+        if self.link.is_some() && self.likelihood() != LikelihoodKind::Bernoulli {
+            return Err(format!(
+                "link{} chooses the bernoulli likelihood's link; give {} or leave it out",
+                flag("link"),
+                naming.setting("likelihood", "bernoulli")
+            ));
+        }
+        if let Some(d) = self.ep_damping {
+            if !(d > 0.0 && d <= 1.0) {
+                return Err(format!(
+                    "ep_damping = {d}{}: the damping must be in (0, 1] (1: undamped)",
+                    flag("ep_damping")
+                ));
+            }
+            if self.likelihood() != LikelihoodKind::Bernoulli {
+                return Err(format!(
+                    "ep_damping{} damps expectation propagation, which fits the bernoulli \
+                     likelihood; give {} or leave it out",
+                    flag("ep_damping"),
+                    naming.setting("likelihood", "bernoulli")
+                ));
+            }
+        }
         if self.dims == Some(0) {
             return Err(format!(
                 "dims = 0{}: the reduced dimension G must be at least 1",
@@ -649,6 +692,10 @@ pub const DEFAULT_POSITIVE: Positive = Positive::Log;
 
 /// Gauss–Hermite points unless a run says otherwise (GPflow's 20).
 pub const DEFAULT_QUADRATURE_POINTS: usize = crate::likelihoods::DEFAULT_QUADRATURE_POINTS;
+
+/// EP's damping unless a run says otherwise: 1, undamped, as GPML's `infEP` and
+/// `infFITC_EP` (damping only slows an EP that converges; docs/results/classification-ep.md).
+pub const DEFAULT_EP_DAMPING: f64 = 1.0;
 
 /// The most Gauss–Hermite points a run may ask for: the rule's own limit.
 pub const MAX_QUADRATURE_POINTS: usize = crate::likelihoods::quadrature::MAX_POINTS;

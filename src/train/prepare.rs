@@ -152,6 +152,12 @@ pub(crate) fn start_model(
     model.target = Some(target_name.to_string());
     model.likelihood = LikelihoodTable::start(spec.options.likelihood(), labels).map(|mut t| {
         t.quadrature_points = spec.options.quadrature_points;
+        // probit, the default, is written as no link
+        t.link = spec
+            .options
+            .link
+            .filter(|l| *l != crate::likelihoods::Link::Probit);
+        t.ep_damping = spec.options.ep_damping;
         if t.name == LikelihoodKind::StudentT {
             // the scale starts where the Gaussian's noise would: its standard deviation
             t.params

@@ -293,7 +293,10 @@ fn non_convergence_is_reported() {
     .expect("three sweeps do not reach 1e-12")
     .to_string();
     assert!(err.contains("EP did not converge in 3 sweeps"), "{err}");
-    assert!(err.contains("damp"), "{err}");
+    assert!(
+        err.contains("damp") && err.contains("--ep-damping 0.5"),
+        "{err}"
+    );
     let bad = EpSettings {
         damping: 0.0,
         ..tight()
@@ -481,4 +484,162 @@ fn a_latent_scale_that_ran_away_is_flagged() {
         None,
         "only a classifier's latent scale"
     );
+}
+
+/// A fit's evaluations start EP from the last evaluation's sites (`EpRun`): at a nearby
+/// θ the value and gradient are a flat start's to EP's tolerance, in fewer sweeps; and
+/// the typed model an L-BFGS fit drives gives the model path's (flat-start) objective
+/// at every step of a walk.
+#[test]
+fn warm_started_evaluations_equal_flat_ones_in_fewer_sweeps() {
+    let f = fixture("gpml_ep_3d.json");
+    let (x, y) = (matrix(&f, "X"), labels(&f));
+    let t1 = theta(&f);
+    let t2: Vec<f64> = t1
+        .iter()
+        .enumerate()
+        .map(|(i, v)| v + 0.02 * ((i as f64) * 1.7).sin())
+        .collect();
+    let run = lowrank_ep::EpRun::new(tight());
+    let at = |t: &[f64]| {
+        let mut st = state(&f);
+        FITC.family.unpack_state(t, &mut st);
+        st
+    };
+    run.fit(&FITC.family, &at(&t1), &x, &y, Approx::Fitc, &ex())
+        .expect("EP converges");
+    let cold_sweeps = run.last_sweeps();
+    let warm = run
+        .fit(&FITC.family, &at(&t2), &x, &y, Approx::Fitc, &ex())
+        .expect("EP converges");
+    let flat = fit_at(&f, &t2, Approx::Fitc, &tight());
+    assert_close("nlZ", &[warm.nlz], &[flat.nlz], 1e-11);
+    assert_close("gradient", &warm.grad, &flat.grad, 1e-8);
+    assert!(
+        run.last_sweeps() < flat.posterior.sweeps,
+        "warm {} sweeps, flat {} (first evaluation {cold_sweeps})",
+        run.last_sweeps(),
+        flat.posterior.sweeps
+    );
+
+    // the typed model (what L-BFGS drives) along a walk against the model path
+    let data = sgpw::data::TrainData {
+        x: x.clone(),
+        y: y.clone(),
+    };
+    let meth = sgpw::methods::get("fitc").expect("method");
+    let m0 = model(&f, "fitc");
+    let mut typed = meth.typed_fit(&m0).expect("a typed fit");
+    let theta0 = meth.pack(&m0);
+    let layout = sgpw::params::ParamLayout::unfixed(theta0.len());
+    for step in 0..4 {
+        let t: Vec<f64> = theta0
+            .iter()
+            .enumerate()
+            .map(|(i, v)| v + 0.01 * step as f64 * ((i as f64) * 0.9).cos())
+            .collect();
+        typed.unpack(&t, &layout);
+        let mut grad = Vec::new();
+        let (nlz, _) = typed
+            .objective_into(&data, &ex(), &mut grad)
+            .expect("objective");
+        let mut m = m0.clone();
+        meth.unpack(&t, &mut m);
+        let flat = meth.objective(&m, &data, &ex()).expect("objective");
+        // the default tolerance, 1e-9 in the sites
+        assert_close(&format!("step {step}"), &[nlz], &[flat.nlml], 1e-8);
+        assert_close(&format!("step {step} gradient"), &grad, &flat.grad, 1e-6);
+    }
+}
+
+/// `--ep-damping` reaches the model (`[likelihood] ep_damping`) and EP's settings; the
+/// evidence is the undamped one's (the same fixed point); the option is refused
+/// outside EP and outside (0, 1].
+#[test]
+fn ep_damping_is_an_option_that_keeps_the_fixed_point() {
+    let f = fixture("gpml_ep_3d.json");
+    let data = sgpw::data::TrainData {
+        x: matrix(&f, "X"),
+        y: labels(&f),
+    };
+    let meth = sgpw::methods::get("fitc").expect("method");
+    let plain = model(&f, "fitc");
+    let mut damped = plain.clone();
+    damped.likelihood.as_mut().unwrap().ep_damping = Some(0.4);
+    assert_eq!(lowrank_ep::settings(&damped).damping, 0.4);
+    assert_eq!(lowrank_ep::settings(&plain).damping, 1.0);
+    let a = meth.objective(&plain, &data, &ex()).expect("objective");
+    let b = meth.objective(&damped, &data, &ex()).expect("objective");
+    assert_close("nlZ", &[b.nlml], &[a.nlml], 1e-8);
+    let text = toml::to_string(&damped).expect("writes");
+    assert!(text.contains("ep_damping = 0.4"), "{text}");
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("classes.csv");
+    let mut csv = String::from("a,b,class\n");
+    for i in 0..40 {
+        let (a, b) = ((i as f64 * 0.37).sin(), (i as f64 * 0.91).cos());
+        let label = u8::from(a + 0.5 * b + 0.3 * (i as f64 * 2.3).sin() > 0.0);
+        csv.push_str(&format!("{a},{b},{label}\n"));
+    }
+    std::fs::write(&file, csv).unwrap();
+    let sgpw = |extra: &[&str]| {
+        let mut args = vec!["fit", "--train", file.to_str().unwrap(), "--m", "5"];
+        args.extend_from_slice(extra);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_sgpw"))
+            .args(&args)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let saved = dir.path().join("m.toml");
+    let (ok, err) = sgpw(&[
+        "--method",
+        "fitc",
+        "--likelihood",
+        "bernoulli",
+        "--ep-damping",
+        "0.5",
+        "--iters",
+        "10",
+        "--save-model",
+        saved.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    let back = sgpw::model_file::ModelFile::read(&saved).expect("reads");
+    assert_eq!(back.likelihood.unwrap().ep_damping, Some(0.5));
+    for (extra, says) in [
+        (
+            &[
+                "--method",
+                "svgp",
+                "--likelihood",
+                "bernoulli",
+                "--ep-damping",
+                "0.5",
+            ][..],
+            "--ep-damping",
+        ),
+        (
+            &[
+                "--method",
+                "fitc",
+                "--likelihood",
+                "bernoulli",
+                "--ep-damping",
+                "1.5",
+            ],
+            "must be in (0, 1]",
+        ),
+        (
+            &["--method", "fitc", "--ep-damping", "0.5"],
+            "--likelihood bernoulli",
+        ),
+    ] {
+        let (ok, err) = sgpw(extra);
+        assert!(!ok && err.contains(says), "{extra:?}: {err}");
+    }
 }

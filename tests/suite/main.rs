@@ -4,6 +4,7 @@
 //! `tests/allocations.rs` (a counting global allocator) and `tests/mpi.rs` (feature
 //! `mpi`) stay binaries of their own.
 
+mod bernoulli_link;
 mod chunks;
 mod cli;
 mod common;
@@ -25,6 +26,7 @@ mod kernels;
 mod likelihood;
 mod model_errors;
 mod new_family;
+mod new_likelihood;
 mod nystrom;
 mod parquet_damaged;
 mod plot;

@@ -39,6 +39,79 @@ pub fn uses_ep(model: &ModelFile) -> Result<bool> {
     }
 }
 
+/// EP's settings for a model: the defaults with the damping its `[likelihood]` table
+/// carries (`--ep-damping`).
+pub fn settings(model: &ModelFile) -> EpSettings {
+    let mut s = EpSettings::default();
+    if let Some(d) = model.likelihood.as_ref().and_then(|t| t.ep_damping) {
+        s.damping = d;
+    }
+    s
+}
+
+/// EP through a fit's evaluations: its settings and the sites of the last evaluation
+/// that converged, from which the next one starts (a warm start). EP's fixed point does
+/// not depend on where the sites start, so the objective and its gradient are those of
+/// a flat start to EP's tolerance; a warm start saves sweeps, since an optimiser's next
+/// θ is close to its last. A warm start that fails (sites from a far-off θ that leave
+/// a cavity improper, or too many sweeps) is run again from flat sites.
+#[derive(Debug)]
+pub struct EpRun {
+    pub settings: EpSettings,
+    warm: std::sync::Mutex<Option<Sites>>,
+    /// Sweeps of the last evaluation, for tests and reports.
+    last_sweeps: std::sync::atomic::AtomicUsize,
+}
+
+impl EpRun {
+    /// From flat sites at the first evaluation.
+    pub fn new(settings: EpSettings) -> EpRun {
+        EpRun {
+            settings,
+            warm: std::sync::Mutex::new(None),
+            last_sweeps: 0.into(),
+        }
+    }
+
+    /// The sweeps the last evaluation took (0 before any).
+    pub fn last_sweeps(&self) -> usize {
+        self.last_sweeps.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// [`fit`] from the last converged sites (flat the first time, or if that fails),
+    /// keeping the new fixed point's sites for the next call.
+    #[allow(clippy::too_many_arguments)] // fit's arguments
+    pub fn fit<F: Family>(
+        &self,
+        family: &F,
+        state: &F::State,
+        x: &DMatrix<f64>,
+        y: &[f64],
+        approx: Approx,
+        exec: &Exec,
+    ) -> Result<EpFit> {
+        let start = self
+            .warm
+            .lock()
+            .map(|w| w.clone())
+            .unwrap_or_default()
+            .filter(|s| s.tau.len() == y.len());
+        let warm = start.is_some();
+        let out = match fit(family, state, x, y, approx, &self.settings, start, exec) {
+            Err(e) if warm && !e.is_cancelled() => {
+                fit(family, state, x, y, approx, &self.settings, None, exec)
+            }
+            other => other,
+        }?;
+        self.last_sweeps
+            .store(out.posterior.sweeps, std::sync::atomic::Ordering::Relaxed);
+        if let Ok(mut w) = self.warm.lock() {
+            *w = Some(out.posterior.sites.clone());
+        }
+        Ok(out)
+    }
+}
+
 /// EP runs on one process's rows in memory: a distributed fit of it is refused.
 pub fn refuse_shared(exec: &Exec) -> Result<()> {
     match exec.share {
@@ -96,10 +169,11 @@ pub fn nlz<F: Family>(
     x: &DMatrix<f64>,
     y: &[f64],
     approx: Approx,
+    settings: &EpSettings,
     exec: &Exec,
 ) -> Result<f64> {
     let (parts, _) = family.parts(state, x, false, exec)?;
-    let posterior = run(&parts, state, approx, y, &EpSettings::default(), None)?;
+    let posterior = run(&parts, state, approx, y, settings, None)?;
     let lr = parts.low_rank(state.noise_variance(), approx);
     Ok(ep::low_rank_evidence(&lr, y, &posterior, exec)?.nlml)
 }
@@ -112,10 +186,11 @@ pub fn posterior<F: Family>(
     x: &DMatrix<f64>,
     y: &[f64],
     approx: Approx,
+    settings: &EpSettings,
     exec: &Exec,
 ) -> Result<Posterior> {
     let (parts, _) = family.parts(state, x, false, exec)?;
-    let post = run(&parts, state, approx, y, &EpSettings::default(), None)?;
+    let post = run(&parts, state, approx, y, settings, None)?;
     let lr = parts.low_rank(state.noise_variance(), approx);
     ep::low_rank_posterior(&lr, &post, family.degenerate(), exec)
 }

@@ -16,7 +16,7 @@ impl<F: Family> LowRankMethod<F> {
         Box::new(TypedLowRank {
             method: self,
             approx,
-            ep: false,
+            ep: None,
             start: state.clone(),
             state,
         })
@@ -29,23 +29,14 @@ impl<F: Family> LowRankMethod<F> {
         state: &F::State,
         data: &TrainData,
         approx: Approx,
-        ep: bool,
+        ep: Option<&ep::EpRun>,
         exec: &Exec,
         grad: &mut Vec<f64>,
     ) -> Result<(f64, f64)> {
         let s = &exec.scratch;
         grad.clear();
-        if ep {
-            let fit = ep::fit(
-                &self.family,
-                state,
-                &data.x,
-                &data.y,
-                approx,
-                &Default::default(),
-                None,
-                exec,
-            )?;
+        if let Some(run) = ep {
+            let fit = run.fit(&self.family, state, &data.x, &data.y, approx, exec)?;
             *grad = fit.grad;
             return Ok((fit.nlz, fit.jitter));
         }
@@ -80,8 +71,9 @@ impl<F: Family> LowRankMethod<F> {
 pub(super) struct TypedLowRank<'a, F: Family> {
     pub(super) method: &'a LowRankMethod<F>,
     pub(super) approx: Approx,
-    /// Fitted by expectation propagation (the bernoulli likelihood).
-    pub(super) ep: bool,
+    /// Fitted by expectation propagation (the bernoulli likelihood): its settings and
+    /// the sites each evaluation starts from, the last evaluation's.
+    pub(super) ep: Option<ep::EpRun>,
     /// The state the fit started from: where fixed blocks are held.
     pub(super) start: F::State,
     pub(super) state: F::State,
@@ -103,6 +95,6 @@ impl<F: Family> TypedModel for TypedLowRank<'_, F> {
         grad: &mut Vec<f64>,
     ) -> Result<(f64, f64)> {
         self.method
-            .objective_of(&self.state, data, self.approx, self.ep, exec, grad)
+            .objective_of(&self.state, data, self.approx, self.ep.as_ref(), exec, grad)
     }
 }

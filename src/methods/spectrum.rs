@@ -367,7 +367,11 @@ impl Family for SpectralPoints {
     fn input_dims(&self, model: &ModelFile) -> Vec<Witness> {
         let mut w = vec![Witness::lengthscales(model)];
         w.extend(Witness::rows(model, Spectral::NAME, "frequencies"));
-        w.extend(Witness::rows(model, composed::SpectralTerms::NAME, "points"));
+        w.extend(Witness::rows(
+            model,
+            composed::SpectralTerms::NAME,
+            "points",
+        ));
         w
     }
 
@@ -405,11 +409,11 @@ impl Family for SpectralPoints {
                 return;
             }
             let z = unpack_hyper_and(theta, model);
-            if let Ok(mut p) = composed_points(model) {
-                if p.z.shape() == z.shape() {
-                    p.z = z;
-                    model.set(&p.table());
-                }
+            if let Ok(mut p) = composed_points(model)
+                && p.z.shape() == z.shape()
+            {
+                p.z = z;
+                model.set(&p.table());
             }
             return;
         }
@@ -468,7 +472,10 @@ impl Family for SpectralPoints {
             Extra::Plain(w) => w,
             Extra::Composed(c) => {
                 let (form, points, eval) = *c;
-                let params_len = model.composed.as_ref().map_or(0, |c| c.kernel().params_len());
+                let params_len = model
+                    .composed
+                    .as_ref()
+                    .map_or(0, |c| c.kernel().params_len());
                 let (mut grad, dz) = composed::pull_back(
                     &form,
                     &points,

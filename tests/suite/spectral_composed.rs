@@ -67,10 +67,22 @@ fn points(n: usize, d: usize) -> DMatrix<f64> {
 fn feature_inner_products_converge_to_composed_kernels() {
     let cases = [
         ("sum", "se(dims=[0], var=2) + matern32(dims=[1], ls=0.5)", 2),
-        ("disjoint product", "se(dims=[0]) * matern52(dims=[1], ls=1.5)", 2),
+        (
+            "disjoint product",
+            "se(dims=[0]) * matern52(dims=[1], ls=1.5)",
+            2,
+        ),
         ("2-d periodic", "periodic(ls=[0.6, 1.2], period=[1, 2])", 2),
-        ("se × periodic", "se(ls=3) * periodic(ls=0.7, period=1.1)", 1),
-        ("rq + periodic", "rq(dims=[0], alpha=2) + periodic(dims=[1], ls=0.5)", 2),
+        (
+            "se × periodic",
+            "se(ls=3) * periodic(ls=0.7, period=1.1)",
+            1,
+        ),
+        (
+            "rq + periodic",
+            "rq(dims=[0], alpha=2) + periodic(dims=[1], ls=0.5)",
+            2,
+        ),
         ("spectral mixture", "spectral_mixture(q=2)", 2),
     ];
     for (what, text, d) in cases {
@@ -132,7 +144,10 @@ fn the_gamma_quantile_and_its_shape_derivative() {
         let eps = 1e-6;
         let fd = (composed::gamma_quantile(a + eps, h).0 - composed::gamma_quantile(a - eps, h).0)
             / (2.0 * eps);
-        assert!((dq - fd).abs() < 1e-6 * fd.abs().max(1.0), "{a} {h}: {dq} vs {fd}");
+        assert!(
+            (dq - fd).abs() < 1e-6 * fd.abs().max(1.0),
+            "{a} {h}: {dq} vs {fd}"
+        );
     }
 }
 
@@ -195,7 +210,14 @@ fn composed_spectral_gradients_match_finite_differences() {
                 meth.unpack(t, &mut mm);
                 meth.nlml(&mm, &data, &ex()).expect("evaluates")
             };
-            check_gradient(&format!("{method} {text}"), &mut f, &theta, &obj.grad, 1e-5, 1e-5);
+            check_gradient(
+                &format!("{method} {text}"),
+                &mut f,
+                &theta,
+                &obj.grad,
+                1e-5,
+                1e-5,
+            );
         }
     }
 }
@@ -249,16 +271,36 @@ fn kernels_without_a_spectral_form_are_refused_naming_the_part() {
         let why = form::refusal(&KernelExpr::parse(text).expect("parses")).expect(text);
         assert!(why.contains(part), "{text}: {why}");
     }
-    for text in ["se + se * periodic", "rq + se(dims=[a]) * rq(dims=[b])", "linear + constant"] {
-        assert_eq!(form::refusal(&KernelExpr::parse(text).expect("parses")), None, "{text}");
+    for text in [
+        "se + se * periodic",
+        "rq + se(dims=[a]) * rq(dims=[b])",
+        "linear + constant",
+    ] {
+        assert_eq!(
+            form::refusal(&KernelExpr::parse(text).expect("parses")),
+            None,
+            "{text}"
+        );
     }
-    let cp = sgpw::kernel::ChangePoints::new(vec![kernel("se", 1), kernel("se", 1)], vec![0.0], vec![1.0], 0);
+    let cp = sgpw::kernel::ChangePoints::new(
+        vec![kernel("se", 1), kernel("se", 1)],
+        vec![0.0],
+        vec![1.0],
+        0,
+    );
     let why = form::of_kernel(&cp).expect_err("refused");
     assert!(why.contains("changepoints"), "{why}");
     for method in ["psds", "ssgp"] {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_sgpw"))
             .args([
-                "fit", "--train", "/nonexistent.csv", "--method", method, "--m", "10", "--kernel",
+                "fit",
+                "--train",
+                "/nonexistent.csv",
+                "--method",
+                method,
+                "--m",
+                "10",
+                "--kernel",
                 "se + se * rq",
             ])
             .output()
@@ -266,7 +308,9 @@ fn kernels_without_a_spectral_form_are_refused_naming_the_part() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{err}");
         assert!(
-            err.contains("--kernel") && err.contains(&format!("'{method}'")) && err.contains("rq inside a product"),
+            err.contains("--kernel")
+                && err.contains(&format!("'{method}'"))
+                && err.contains("rq inside a product"),
             "{err}"
         );
     }

@@ -58,6 +58,10 @@ impl Points {
         self.term.len()
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.term.is_empty()
+    }
+
     pub fn table(&self) -> SpectralTerms {
         let rows = |m: &DMatrix<f64>| crate::model_file::matrix_to_rows(m);
         SpectralTerms {
@@ -92,7 +96,12 @@ pub fn points(model: &ModelFile, form: &Form) -> Result<Points> {
     let at = Location::key(SpectralTerms::NAME);
     let r = t.term.len();
     let d = form.dim;
-    let lens = [t.points.len(), t.radial.len(), t.harmonics.len(), t.weights.len()];
+    let lens = [
+        t.points.len(),
+        t.radial.len(),
+        t.harmonics.len(),
+        t.weights.len(),
+    ];
     if lens.iter().any(|l| *l != r) {
         return Err(Error::at(
             at,
@@ -122,7 +131,10 @@ pub fn points(model: &ModelFile, form: &Form) -> Result<Points> {
     if let Some(i) = t.weights.iter().position(|w| !(w.is_finite() && *w > 0.0)) {
         return Err(Error::at(
             at.clone().then("weights").index(i),
-            format!("[{}] weights must be positive and finite", SpectralTerms::NAME),
+            format!(
+                "[{}] weights must be positive and finite",
+                SpectralTerms::NAME
+            ),
         ));
     }
     let matrix = |key: &str, rows: &[Vec<f64>]| {
@@ -200,14 +212,11 @@ pub fn init_points(form: &Form, m: usize, mut rng: Option<&mut ChaCha8Rng>) -> R
             Some(rng) => DMatrix::from_fn(r, coords, |_, _| rng.random_range(f64::EPSILON..1.0)),
             None => hammersley(r, coords),
         };
-        // each harmonic's proposal: its weights at the start, two-sided
-        let proposals: Vec<Vec<f64>> = term
+        // each harmonic's proposal: uniform over −K..K (K from the start's weights)
+        let spans: Vec<i64> = term
             .harmonics
             .iter()
-            .map(|h| {
-                let z = form::harmonic_z(h.ls.v);
-                form::bessel_weights(z, harmonic_reach(z))
-            })
+            .map(|h| harmonic_span(form::harmonic_z(h.ls.v)))
             .collect();
         for i in 0..r {
             let mut c = 0;
@@ -227,10 +236,11 @@ pub fn init_points(form: &Form, m: usize, mut rng: Option<&mut ChaCha8Rng>) -> R
                     }
                 }
             }
-            for (h, prop) in term.harmonics.iter().zip(&proposals) {
-                let k = two_sided_quantile(prop, next());
+            for (h, span) in term.harmonics.iter().zip(&spans) {
+                let width = 2 * span + 1;
+                let k = ((next() * width as f64) as i64).min(width - 1) - span;
                 p.k[(row, h.dim)] = k as f64;
-                mu /= prop[k.unsigned_abs() as usize];
+                mu *= width as f64;
             }
             if let Some(comp) = &term.component {
                 for dd in &comp.dims {
@@ -258,19 +268,14 @@ fn coordinates(term: &Term) -> usize {
     cont + term.harmonics.len() + term.component.as_ref().map_or(0, |c| 2 * c.dims.len())
 }
 
-/// The harmonic k ∈ {−K, …, K} at uniform u of the two-sided distribution c_|k|.
-fn two_sided_quantile(c: &[f64], u: f64) -> i64 {
-    let reach = c.len() as i64 - 1;
-    let total: f64 = c[0] + 2.0 * c[1..].iter().sum::<f64>();
-    let mut cum = 0.0;
-    for k in -reach..=reach {
-        let ck = c[k.unsigned_abs() as usize];
-        cum += ck / total;
-        if u <= cum && ck > 0.0 {
-            return k;
-        }
-    }
-    0
+/// The harmonics −K..K a periodic part's points are drawn from, uniformly: K the
+/// largest k whose weight at the start is at least 1e-6 of c_0's, and at least 2, so
+/// that a smooth start (large ℓ: c_1 ≪ c_0) still gives the fundamental and its first
+/// overtone points of their own.
+fn harmonic_span(z: f64) -> i64 {
+    let c = form::bessel_weights(z, harmonic_reach(z));
+    let k = c.iter().rposition(|ck| *ck >= 1e-6 * c[0]).unwrap_or(0);
+    k.max(2) as i64
 }
 
 // ---------------------------------------------------------------- radial factors
@@ -316,7 +321,7 @@ pub fn gamma_quantile(a: f64, h: f64) -> (f64, f64) {
         }
         let step = f / log_pdf(x).exp();
         let mut next = x - step;
-        if !(next > lo && next < hi) || !next.is_finite() {
+        if !(next > lo && next < hi && next.is_finite()) {
             next = 0.5 * (lo + hi);
         }
         if (next - x).abs() <= 1e-15 * x.max(1e-300) {
@@ -420,7 +425,7 @@ pub fn evaluate(form: &Form, p: &Points) -> Result<Eval> {
                     2.0 * PI * p.k[(i, *dd)] * comp.means[j].v + p.z[(i, *dd)] * scale[(i, *dd)];
             }
         }
-        if !(a > AMP_FLOOR) {
+        if a.is_nan() || a <= AMP_FLOOR {
             a = AMP_FLOOR;
             floored[i] = true;
         }
@@ -532,7 +537,11 @@ pub fn pull_back(
     };
     for i in 0..r {
         let term = &form.terms[p.term[i]];
-        let dloga = if e.floored[i] { 0.0 } else { -(dk(i) + dk(r + i)) };
+        let dloga = if e.floored[i] {
+            0.0
+        } else {
+            -(dk(i) + dk(r + i))
+        };
         for v in &term.variances {
             add(v, dloga);
         }
@@ -555,7 +564,10 @@ pub fn pull_back(
         if let Some(comp) = &term.component {
             for (j, dd) in comp.dims.iter().enumerate() {
                 let dw = d_w[(i, *dd)];
-                add(&comp.means[j], dw * 2.0 * PI * p.k[(i, *dd)] * comp.means[j].v);
+                add(
+                    &comp.means[j],
+                    dw * 2.0 * PI * p.k[(i, *dd)] * comp.means[j].v,
+                );
                 add(&comp.scales[j], dw * p.z[(i, *dd)] * e.scale[(i, *dd)]);
             }
         }

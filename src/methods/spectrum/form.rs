@@ -126,7 +126,12 @@ impl Term {
 
 impl Finite {
     pub fn amplitude(&self) -> f64 {
-        self.coef * self.powers.iter().map(|(v, p)| v.v.powf(*p)).product::<f64>()
+        self.coef
+            * self
+                .powers
+                .iter()
+                .map(|(v, p)| v.v.powf(*p))
+                .product::<f64>()
     }
 }
 
@@ -385,7 +390,11 @@ impl Reader<'_> {
             let label = label_of(p);
             let (written, on) = self.indices(p);
             let written = (!written.is_empty()).then_some(written);
-            let n = if written.is_some() { on.len() } else { self.dim };
+            let n = if written.is_some() {
+                on.len()
+            } else {
+                self.dim
+            };
             let base_se = p
                 .args
                 .iter()
@@ -470,7 +479,11 @@ impl Reader<'_> {
         if let Some(p) = mixture {
             let label = label_of(p);
             let (written, on) = self.indices(p);
-            let n = if written.is_empty() { self.dim } else { on.len() };
+            let n = if written.is_empty() {
+                self.dim
+            } else {
+                on.len()
+            };
             let q = match p.args.iter().find(|a| a.key == "q").map(|a| &a.value) {
                 Some(Value::Number(x)) => *x as usize,
                 _ => 1,
@@ -557,7 +570,11 @@ impl Reader<'_> {
     /// linear / polynomial (times the constants' `scales`) as explicit features.
     fn finite(&self, p: &Part, label: &str, scales: &[Val], form: &mut Form) -> Result<(), String> {
         let (written, on) = self.indices(p);
-        let n = if written.is_empty() { self.dim } else { on.len() };
+        let n = if written.is_empty() {
+            self.dim
+        } else {
+            on.len()
+        };
         let var = self.vals(p, label, "var", n);
         let scale = |powers: &mut Vec<(Val, f64)>| powers.extend(scales.iter().map(|v| (*v, 1.0)));
         if p.name == "linear" {
@@ -621,10 +638,12 @@ fn multi_indices(n: usize, degree: u32) -> Vec<Vec<u32>> {
     }
     (0..=degree)
         .flat_map(|first| {
-            multi_indices(n - 1, degree - first).into_iter().map(move |mut rest| {
-                rest.insert(0, first);
-                rest
-            })
+            multi_indices(n - 1, degree - first)
+                .into_iter()
+                .map(move |mut rest| {
+                    rest.insert(0, first);
+                    rest
+                })
         })
         .collect()
 }

@@ -315,3 +315,20 @@ fn kernels_without_a_spectral_form_are_refused_naming_the_part() {
         );
     }
 }
+
+/// `sgpw stream` (online PSDS) takes plain-kernel models only: a psds model of a kernel
+/// built from parts is refused saying so, not as a model missing its `[spectral]` table.
+#[test]
+fn online_psds_refuses_a_composed_model_saying_why() {
+    let data = toy_data(30, 1, 4);
+    let mut model = model("psds", "se + periodic(ls=0.7)", &data, 8);
+    model.method = "psds".into();
+    let err = sgpw::methods::online::OnlinePsds::from_model(&model)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        err.contains("built from parts") && err.contains("plain kernel"),
+        "{err}"
+    );
+}

@@ -323,10 +323,10 @@ fn online_psds_refuses_a_composed_model_saying_why() {
     let data = toy_data(30, 1, 4);
     let mut model = model("psds", "se + periodic(ls=0.7)", &data, 8);
     model.method = "psds".into();
-    let err = sgpw::methods::online::OnlinePsds::from_model(&model)
-        .err()
-        .expect("refused")
-        .to_string();
+    let Err(err) = sgpw::methods::online::OnlinePsds::from_model(&model) else {
+        panic!("a composed model is refused");
+    };
+    let err = err.to_string();
     assert!(
         err.contains("built from parts") && err.contains("plain kernel"),
         "{err}"

@@ -114,6 +114,7 @@ fn prepare(spec: &RunSpec, data: &TrainData, ctx: &RunContext) -> Result<Timed> 
         let columns: Vec<String> = (0..data.x.ncols()).map(|i| format!("x{i}")).collect();
         let fixes = spec.options.fix.as_deref().unwrap_or_default();
         crate::train::set_composed_kernel(&mut model, expression, data, &columns, None, fixes)?;
+        method.init_for_kernel(&mut model, &valid, &mut rng)?;
     }
     method.objective(&model, data, &ctx.exec)?; // warm-up
     Ok(Timed {

@@ -194,6 +194,17 @@ impl<F: Family> Method for LowRankMethod<F> {
     fn why_no_composed_kernel(&self) -> Option<&'static str> {
         self.family.why_no_composed_kernel()
     }
+    fn refuses_kernel_expr(&self, expr: &crate::kernel::expression::KernelExpr) -> Option<String> {
+        self.family.refuses_kernel_expr(expr)
+    }
+    fn init_for_kernel(
+        &self,
+        model: &mut ModelFile,
+        spec: &ValidRunSpec,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<()> {
+        self.family.init_for_kernel(model, spec, rng)
+    }
     fn predicts_summands(&self) -> bool {
         self.family.predicts_summands()
     }

@@ -195,6 +195,23 @@ pub trait Method: Send + Sync {
     fn refuses_kernel_parts(&self, _parts: &[&str]) -> Option<String> {
         None
     }
+    /// Why the method cannot fit this kernel expression, where its structure is the
+    /// reason (the spectral families: a part without a spectral form), checked before
+    /// any work beside [`Method::refuses_kernel_parts`].
+    fn refuses_kernel_expr(&self, _expr: &crate::kernel::expression::KernelExpr) -> Option<String> {
+        None
+    }
+    /// The method's tables for the model's composed kernel, once the kernel is set
+    /// (after [`Method::init`]): for a method whose tables follow the kernel's form
+    /// (psds and ssgp's spectral points). Nothing by default.
+    fn init_for_kernel(
+        &self,
+        _model: &mut ModelFile,
+        _spec: &ValidRunSpec,
+        _rng: &mut ChaCha8Rng,
+    ) -> Result<()> {
+        Ok(())
+    }
     /// Whether the posterior is over values of the latent function plus independent
     /// noise (the exact GP's training targets, inducing values u = f(Z), SPGP+HS's with
     /// its pseudo-noise), so that a summand's covariance with them is its own kernel's:
@@ -484,7 +501,7 @@ pub fn composed_kernel_refusal(method: &dyn Method) -> Option<String> {
         format!(
             "method '{}' takes only the plain kernels (se, matern12, matern32, matern52, \
              rq){why}; a kernel built from parts runs with full, fitc, vfe, dtc, pep, \
-             spgp-hs, svgp, greedy, nystrom, nystrom-opt, eigengp and rvm",
+             spgp-hs, psds, ssgp, svgp, greedy, nystrom, nystrom-opt, eigengp and rvm",
             method.name()
         )
     })
@@ -711,7 +728,10 @@ impl RunSpec {
                 .and_then(|e| crate::kernel::expression::KernelExpr::parse(e).ok());
             if let Some(expr) = parsed {
                 let parts: Vec<&str> = expr.parts().iter().map(|p| p.name.as_str()).collect();
-                if let Some(why) = method.refuses_kernel_parts(&parts) {
+                if let Some(why) = method
+                    .refuses_kernel_parts(&parts)
+                    .or_else(|| method.refuses_kernel_expr(&expr))
+                {
                     return Err(Error::input(format!(
                         "kernel{}: {why}",
                         naming.flag("kernel")

@@ -31,6 +31,14 @@ impl OnlinePsds {
     /// An empty model with a psds/ssgp model file's frequencies, hyperparameters and
     /// jitter (check the model first: `ModelFile::check`).
     pub fn from_model(model: &ModelFile) -> Result<OnlinePsds> {
+        if model.composed.is_some() {
+            // its features are the composed kernel's (docs/methods.md §4.5), with
+            // amplitudes per point: not the equal-weight frequencies folded in here
+            return Err(crate::error::Error::input(format!(
+                "online PSDS takes a psds or ssgp model of a plain kernel (se, matern*); this                  {} model's kernel is built from parts ([kernel]), whose spectral points are                  not folded in one row at a time; refit it with `sgpw fit --train FILE` instead",
+                model.method
+            )));
+        }
         model.check_shared(&[Witness::lengthscales(model)], true)?;
         Self::with_jitter(
             frequencies(model)?,

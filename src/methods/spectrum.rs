@@ -34,6 +34,9 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
+pub mod composed;
+pub mod form;
+
 /// `[spectral] frequencies`: the spectral points of PSDS / SSGP as absolute
 /// frequencies w_r, r rows of D values.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -265,18 +268,49 @@ fn unpack_keep_points(theta: &[f64], model: &mut ModelFile) {
     }
 }
 
+/// What `parts` hands `pull_back`: a plain kernel's absolute frequencies w (r×D), or a
+/// composed kernel's form, points and their evaluation.
+pub enum Extra {
+    Plain(DMatrix<f64>),
+    Composed(Box<(form::Form, composed::Points, composed::Eval)>),
+}
+
+/// The points of a composed model (its form read from its kernel).
+fn composed_points(model: &ModelFile) -> Result<composed::Points> {
+    composed::points(model, &composed::form_of(model)?)
+}
+
 impl Family for SpectralPoints {
-    fn why_no_composed_kernel(&self) -> Option<&'static str> {
-        Some(
-            "its features are cosines at frequencies drawn from the kernel's spectral \
-             density, which sgpw has for one stationary ARD kernel; the spectral form of a \
-             kernel built from parts (a sum as a mixture, a product over disjoint inputs, \
-             periodic's cosine series) is not built yet",
-        )
+    fn takes_composed_kernel(&self) -> bool {
+        true
     }
 
-    /// The absolute frequencies w (r×D).
-    type Extra = DMatrix<f64>;
+    /// A kernel built from parts without a spectral form (docs/methods.md §4.5).
+    fn refuses_kernel_expr(&self, expr: &crate::kernel::expression::KernelExpr) -> Option<String> {
+        let name = if self.learn_points { "ssgp" } else { "psds" };
+        form::refusal(expr).map(|why| format!("method '{name}' cannot use it: {why}"))
+    }
+
+    /// The spectral points of the model's composed kernel, in place of the plain
+    /// kernel's `[spectral]` table.
+    fn init_for_kernel(
+        &self,
+        model: &mut ModelFile,
+        spec: &ValidRunSpec,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<()> {
+        if model.composed.is_none() {
+            return Ok(());
+        }
+        let form = composed::form_of(model)?;
+        let random = self.learn_points && spec.options.init == Some(SpectralInit::Random);
+        let points = composed::init_points(&form, spec.m, random.then_some(rng))?;
+        model.remove::<Spectral>();
+        model.set(&points.table());
+        Ok(())
+    }
+
+    type Extra = Extra;
     type State = ModelFile;
 
     fn init_uses_seed(&self, options: &MethodOptions) -> bool {
@@ -314,6 +348,11 @@ impl Family for SpectralPoints {
     }
 
     fn check(&self, model: &ModelFile) -> Result<usize> {
+        if model.composed.is_some() {
+            let form = composed::form_of(model)?;
+            let points = composed::points(model, &form)?;
+            return Ok(2 * points.len() + form.finite.len());
+        }
         Ok(2 * frequencies(model)?.nrows())
     }
 
@@ -322,12 +361,17 @@ impl Family for SpectralPoints {
     }
 
     fn tables(&self) -> &'static [&'static str] {
-        &[Spectral::NAME]
+        &[Spectral::NAME, composed::SpectralTerms::NAME]
     }
 
     fn input_dims(&self, model: &ModelFile) -> Vec<Witness> {
         let mut w = vec![Witness::lengthscales(model)];
         w.extend(Witness::rows(model, Spectral::NAME, "frequencies"));
+        w.extend(Witness::rows(
+            model,
+            composed::SpectralTerms::NAME,
+            "points",
+        ));
         w
     }
 
@@ -345,6 +389,10 @@ impl Family for SpectralPoints {
     }
 
     fn pack(&self, model: &ModelFile) -> Vec<f64> {
+        if model.composed.is_some() {
+            let z = composed_points(model).map(|p| p.z);
+            return pack_hyper_and(model, z.ok().filter(|_| self.learn_points));
+        }
         if self.learn_points {
             pack_hyper_and(model, unscaled_points(model).ok())
         } else {
@@ -355,6 +403,20 @@ impl Family for SpectralPoints {
     }
 
     fn unpack(&self, theta: &[f64], model: &mut ModelFile) {
+        if model.composed.is_some() {
+            if !self.learn_points {
+                unpack_hyper(theta, model);
+                return;
+            }
+            let z = unpack_hyper_and(theta, model);
+            if let Ok(mut p) = composed_points(model)
+                && p.z.shape() == z.shape()
+            {
+                p.z = z;
+                model.set(&p.table());
+            }
+            return;
+        }
         if self.learn_points {
             let s = unpack_hyper_and(theta, model);
             set_points(model, &s);
@@ -369,7 +431,20 @@ impl Family for SpectralPoints {
         x: &DMatrix<f64>,
         _for_gradient: bool,
         exec: &Exec,
-    ) -> Result<(Parts, DMatrix<f64>)> {
+    ) -> Result<(Parts, Extra)> {
+        if model.composed.is_some() {
+            let form = composed::form_of(model)?;
+            let points = composed::points(model, &form)?;
+            let eval = composed::evaluate(&form, &points)?;
+            let kuf = composed::features(&form, &eval, x, exec.par);
+            let parts = Parts {
+                kdiag: composed::kdiag(&eval, &kuf),
+                kuf,
+                kuu: KuuMatrix::Diagonal(composed::kuu_diagonal(&eval)),
+                jitter: jitter(model),
+            };
+            return Ok((parts, Extra::Composed(Box::new((form, points, eval)))));
+        }
         let w = frequencies(model)?;
         let parts = Parts {
             kuf: features(&w, x, exec.par),
@@ -379,7 +454,7 @@ impl Family for SpectralPoints {
             kdiag: vec![model.hyper.signal_variance; x.nrows()],
             jitter: jitter(model),
         };
-        Ok((parts, w))
+        Ok((parts, Extra::Plain(w)))
     }
 
     /// [log σ0², log ℓ (D), log σ²] and, for ssgp, ∂/∂s (r×D column-major) at fixed
@@ -389,10 +464,34 @@ impl Family for SpectralPoints {
         model: &ModelFile,
         x: &DMatrix<f64>,
         parts: &Parts,
-        w: DMatrix<f64>,
+        extra: Extra,
         adj: &Adjoints,
         exec: &Exec,
     ) -> Result<Vec<f64>> {
+        let w = match extra {
+            Extra::Plain(w) => w,
+            Extra::Composed(c) => {
+                let (form, points, eval) = *c;
+                let params_len = model
+                    .composed
+                    .as_ref()
+                    .map_or(0, |c| c.kernel().params_len());
+                let (mut grad, dz) = composed::pull_back(
+                    &form,
+                    &points,
+                    &eval,
+                    x,
+                    &parts.kuf,
+                    adj,
+                    params_len,
+                    self.learn_points,
+                    exec.par,
+                );
+                grad.push(super::hyper::noise_grad(model, adj.d_noise));
+                grad.extend(dz);
+                return Ok(grad);
+            }
+        };
         let (r, dim) = w.shape();
         // ∂/∂(w_kᵀx_i) = −sin·D_cos + cos·D_sin; then ∂/∂W = G X.
         let mut g = DMatrix::zeros(r, x.nrows());

@@ -39,7 +39,8 @@ pub struct MethodOptions {
     /// fifgp, tfifgp and smgp se only. Or an expression of parts, e.g.
     /// "se + se * periodic", values in the data's units (docs/methods.md, Kernels built
     /// from parts), with full, fitc, vfe, dtc, pep, spgp-hs, svgp, greedy, nystrom,
-    /// nystrom-opt, eigengp, rvm.
+    /// nystrom-opt, eigengp, rvm, and psds and ssgp where the parts have a spectral
+    /// form (docs/methods.md §4.5).
     #[arg(long, value_parser = crate::kernel::KernelChoiceParser)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<KernelChoice>,

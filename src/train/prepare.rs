@@ -139,6 +139,7 @@ pub(crate) fn start_model(
             standardize.as_ref(),
             fixes,
         )?;
+        spec.method().init_for_kernel(&mut model, spec, rng)?;
     }
     methods::start::set_given_inducing_inputs(
         &mut model,

@@ -238,6 +238,8 @@ fn every_family_that_evaluates_the_kernel_takes_composed_kernels() {
             "dtc",
             "pep",
             "spgp-hs",
+            "psds",
+            "ssgp",
             "eigengp",
             "eigengp-joint",
             "eigengp-plus",
@@ -255,8 +257,6 @@ fn every_family_that_evaluates_the_kernel_takes_composed_kernels() {
         ("fifgp", "closed form only an SE kernel has"),
         ("tfifgp", "closed form only an SE kernel has"),
         ("smgp", "closed form only an SE kernel has"),
-        ("psds", "spectral density"),
-        ("ssgp", "spectral density"),
     ] {
         let m = sgpw::methods::get(name).expect("a method");
         let text = composed_kernel_refusal(m).expect("refused");
@@ -339,8 +339,8 @@ fn a_model_carries_a_composed_kernel_through_fit_write_and_read() {
 
 /// `sgpw fit --kernel EXPR` end to end (the binary): fitc fits a kernel built from parts
 /// on a small periodic set, prints it as its expression, saves a model whose `[kernel]`
-/// table holds it, and `sgpw predict` reads that model; ssgp refuses an expression
-/// naming --kernel before any data are read; a broken expression gets the caret. A
+/// table holds it, and `sgpw predict` reads that model; ssgp refuses an expression with
+/// a part without a spectral form (white), naming --kernel, before any data are read; a broken expression gets the caret. A
 /// session's `kernel` key goes through the same declaration: a plain name stays plain.
 #[test]
 fn fit_takes_a_kernel_expression_from_the_command_line() {
@@ -432,11 +432,11 @@ fn fit_takes_a_kernel_expression_from_the_command_line() {
         "--m",
         "10",
         "--kernel",
-        "se + periodic",
+        "se + white",
     ]);
     assert_eq!(code, Some(1), "{err}");
     assert!(
-        err.contains("--kernel") && err.contains("'ssgp' takes only the plain kernels"),
+        err.contains("--kernel") && err.contains("'ssgp' cannot use it: white"),
         "{err}"
     );
     let (code, _, err) = sgpw(&[

@@ -36,6 +36,7 @@ mod rvm;
 mod self_contained;
 mod shard;
 mod sparse_family;
+mod spectral_composed;
 mod spectrum;
 mod spgp_extensions;
 mod starts;

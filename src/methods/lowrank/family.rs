@@ -186,6 +186,19 @@ pub trait Family: Send + Sync + 'static {
     fn why_no_composed_kernel(&self) -> Option<&'static str> {
         None
     }
+    /// Why not this expression ([`Method::refuses_kernel_expr`]).
+    fn refuses_kernel_expr(&self, _expr: &crate::kernel::expression::KernelExpr) -> Option<String> {
+        None
+    }
+    /// Its tables for the model's composed kernel ([`Method::init_for_kernel`]).
+    fn init_for_kernel(
+        &self,
+        _model: &mut ModelFile,
+        _spec: &ValidRunSpec,
+        _rng: &mut ChaCha8Rng,
+    ) -> Result<()> {
+        Ok(())
+    }
     /// Whether its features are the kernel's values at points ([`Method::predicts_summands`]).
     fn predicts_summands(&self) -> bool {
         false

@@ -334,7 +334,8 @@ impl<'a> Run<'a> {
             &self.td,
             (n_sub, warm_subset(self.td.x.ncols())),
             spec.options.kernel_kind(),
-            (SUBSET_ITERS, REFINE_ITERS),
+            // the subset's fits get no more iterations than the main fit
+            (SUBSET_ITERS.min(spec.iters), REFINE_ITERS),
             &self.pins,
             ctx,
             rng,

@@ -185,7 +185,12 @@ impl Predictor {
             .standardize
             .as_ref()
             .map_or(1.0, |s| s.target_scale);
-        let s2 = self.model.hyper.noise_variance;
+        // the Gaussian likelihood's σ²; another likelihood has no Gaussian noise, so its
+        // var_noisy is the latent variance (what it predicts for y: `observed`)
+        let s2 = match self.model.likelihood {
+            None => self.model.hyper.noise_variance,
+            Some(_) => 0.0,
+        };
         let t = x.nrows();
         let mut out = Prediction {
             mean: Vec::with_capacity(t),

@@ -410,3 +410,25 @@ fn the_objective_line_of_counts_does_not_say_raw_target_scale() {
         .unwrap_or_else(|| panic!("{text}"));
     assert!(!line.contains("raw target scale"), "{line}");
 }
+
+/// A model with another likelihood has no Gaussian noise: its noisy variance is its
+/// latent variance, whatever σ² an earlier file gave (what it predicts for y is
+/// `sgpw predict`'s observed columns).
+#[test]
+fn another_likelihoods_noisy_variance_is_its_latent_variance() {
+    let text = "method = \"fitc\"\ntarget_mean = 0.0\n\n[hyper]\nsignal_variance = 1.0\n\
+                lengthscales = [1.0]\nnoise_variance = 0.5\n\n[likelihood]\nname = \"bernoulli\"\n\
+                labels = [0.0, 1.0]\n\n[inducing]\npoints = [[0.0], [1.0]]\n\n[posterior]\n\
+                mean_weights = [0.5, -0.25]\nvar_matrix = [[0.25, 0.0], [0.0, 0.25]]\n\
+                latent_prior = \"kernel\"\n";
+    let model = ModelFile::parse(text).expect("parses");
+    let p = sgpw::train::Predictor::new(model, None).expect("a predictor");
+    let at = DMatrix::from_column_slice(3, 1, &[-1.0, 0.25, 3.0]);
+    let pred = p.predict(&at).expect("predicts");
+    assert!(
+        pred.var_latent.iter().all(|v| *v > 0.0),
+        "{:?}",
+        pred.var_latent
+    );
+    assert_eq!(pred.var_noisy, pred.var_latent);
+}

@@ -22,7 +22,12 @@ use std::path::Path;
 /// Not `deny_unknown_fields`: a key the shared part does not know goes to `tables`, and
 /// the check against the method (`ModelFile::check` in the registry) rejects any that
 /// the method does not read, naming the methods that do.
+///
+/// Written and read through serde's derived code (`remote = "Self"`) with one step
+/// around it: a model whose likelihood is not Gaussian has no noise variance, so its
+/// file has no `[hyper] noise_variance` ([`ModelFile::hold_unused_noise`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ModelFile {
     pub method: String,
     /// Subtracted from y before fitting, added back to predictions (original units).
@@ -61,7 +66,8 @@ pub struct ModelFile {
     pub hyper: Hyper,
     /// The likelihood when it is not Gaussian (`[likelihood]`); absent: y = f + N(0, σ²)
     /// with σ² = `[hyper] noise_variance`, as in every model written before there was a
-    /// choice. With another likelihood `noise_variance` is not used.
+    /// choice. With another likelihood the file has no `noise_variance` (one an earlier
+    /// file gives is read and dropped).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub likelihood: Option<LikelihoodTable>,
     /// The method's own tables and keys (`[inducing]`, `[spectral]`, `input_mean`, …) in
@@ -97,11 +103,49 @@ pub struct Hyper {
     /// spgp-dr, whose projection carries the scales.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lengthscales: Vec<f64>,
-    /// σ²
+    /// σ² of the Gaussian likelihood. Absent from the file of a model with another
+    /// likelihood (`NaN` while reading, then [`ModelFile::hold_unused_noise`]'s value);
+    /// a Gaussian model without it is refused when read.
+    #[serde(default = "absent_noise", skip_serializing_if = "is_absent")]
     pub noise_variance: f64,
     /// rq's shape α (present exactly when the kernel is rq).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rq_alpha: Option<f64>,
+}
+
+/// What `[hyper] noise_variance` reads as while a file is read when the key is absent.
+fn absent_noise() -> f64 {
+    f64::NAN
+}
+
+fn is_absent(v: &f64) -> bool {
+    v.is_nan()
+}
+
+impl Serialize for ModelFile {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        if self.likelihood.is_none() {
+            return ModelFile::serialize(self, s);
+        }
+        // the same model with σ² written as absent
+        let mut without = self.clone();
+        without.hyper.noise_variance = absent_noise();
+        ModelFile::serialize(&without, s)
+    }
+}
+
+impl<'de> Deserialize<'de> for ModelFile {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let mut model = ModelFile::deserialize(d)?;
+        if model.likelihood.is_none() && model.hyper.noise_variance.is_nan() {
+            return Err(serde::de::Error::custom(
+                "[hyper] noise_variance is missing: a model with the Gaussian likelihood (no \
+                 [likelihood] table) needs its noise variance σ², e.g. noise_variance = 0.1",
+            ));
+        }
+        model.hold_unused_noise();
+        Ok(model)
+    }
 }
 
 impl Hyper {
@@ -464,6 +508,18 @@ impl ModelFile {
                 }
             )
         })
+    }
+
+    /// A model whose likelihood is not Gaussian has no noise variance σ²: its file has
+    /// no `[hyper] noise_variance`, and in memory σ² is set here to the noise floor + 1
+    /// whatever the start or an earlier file gave, so that θ's σ² entry
+    /// (log(σ² − floor), which such a model's objective leaves with gradient 0, so no
+    /// fit moves it) is the same for a model started and a model read. The Gaussian
+    /// model is left as it is.
+    pub fn hold_unused_noise(&mut self) {
+        if self.likelihood.is_some() {
+            self.hyper.noise_variance = self.noise_floor.unwrap_or(0.0) + 1.0;
+        }
     }
 
     /// Which likelihood the model has (gaussian when it has no `[likelihood]`).

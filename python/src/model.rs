@@ -103,7 +103,8 @@ impl Model {
     }
 
     /// σ0², σ² and the lengthscales in the data's units (`Predictor::hyper_in_data_units`):
-    /// a dict with `lengthscales` None where they are not one per input.
+    /// a dict with `lengthscales` None where they are not one per input and
+    /// `noise_variance` None for a likelihood other than the Gaussian.
     fn hyper_in_data_units<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let h = self.predictor.hyper_in_data_units();
         let d = PyDict::new(py);

@@ -538,7 +538,7 @@ fn fixed_note(r: &train::FitResult) -> String {
     let h = r.predictor.hyper_in_data_units();
     let value = |name: &str| match name {
         crate::params::SIGNAL_VARIANCE => Some(format!("{:.6}", h.signal_variance)),
-        crate::params::NOISE_VARIANCE => Some(format!("{:.6}", h.noise_variance)),
+        crate::params::NOISE_VARIANCE => h.noise_variance.map(|v| format!("{v:.6}")),
         crate::params::RQ_ALPHA => r.model.hyper.rq_alpha.map(|a| format!("{a:.6}")),
         crate::params::LENGTHSCALES => h.lengthscales.as_ref().map(|l| {
             let v: Vec<String> = l.iter().map(|x| format!("{x:.6}")).collect();

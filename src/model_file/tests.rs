@@ -93,3 +93,15 @@ fn unknown_keys_are_errors_with_a_line() {
     let e = ModelFile::parse(text).expect_err("unknown key");
     assert!(e.contains("line 4") && e.contains("lengthscale"), "{e}");
 }
+
+/// A Gaussian model needs σ²: without `[hyper] noise_variance` it is refused, saying
+/// what to add (a model with another likelihood is written without it).
+#[test]
+fn a_gaussian_model_without_its_noise_variance_is_refused() {
+    let text = FITC.replace("noise_variance = 0.01\n", "");
+    let e = ModelFile::parse(&text).expect_err("no σ²");
+    assert!(
+        e.contains("noise_variance is missing") && e.contains("noise_variance = 0.1"),
+        "{e}"
+    );
+}

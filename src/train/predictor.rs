@@ -44,7 +44,8 @@ impl Prediction {
 #[derive(Clone, Debug, PartialEq)]
 pub struct DataUnitHyper {
     pub signal_variance: f64,
-    pub noise_variance: f64,
+    /// σ² of the Gaussian likelihood; None for another likelihood, which has none.
+    pub noise_variance: Option<f64>,
     /// One per input, in the inputs' units; None where the model has none per input.
     pub lengthscales: Option<Vec<f64>>,
 }
@@ -184,7 +185,12 @@ impl Predictor {
             .standardize
             .as_ref()
             .map_or(1.0, |s| s.target_scale);
-        let s2 = self.model.hyper.noise_variance;
+        // the Gaussian likelihood's σ²; another likelihood has no Gaussian noise, so its
+        // var_noisy is the latent variance (what it predicts for y: `observed`)
+        let s2 = match self.model.likelihood {
+            None => self.model.hyper.noise_variance,
+            Some(_) => 0.0,
+        };
         let t = x.nrows();
         let mut out = Prediction {
             mean: Vec::with_capacity(t),
@@ -281,7 +287,8 @@ impl Predictor {
         Ok(metrics::log_densities(y, &p.mean, &var))
     }
 
-    /// σ0², σ² and ℓ in the data's units (the model file keeps them in model units):
+    /// σ0², σ² (the Gaussian likelihood's) and ℓ in the data's units (the model file
+    /// keeps them in model units):
     /// the variances times the target's scale squared, and the lengthscales times their
     /// input's scale where they are one per input (None where they are not: pca-spgp's
     /// are per principal component, spgp-dr has none).
@@ -294,7 +301,11 @@ impl Predictor {
             .contains(&crate::model_file::Witness::lengthscales(&self.model));
         DataUnitHyper {
             signal_variance: h.signal_variance * s2,
-            noise_variance: h.noise_variance * s2,
+            noise_variance: self
+                .model
+                .likelihood
+                .is_none()
+                .then_some(h.noise_variance * s2),
             lengthscales: per_input.then(|| {
                 h.lengthscales
                     .iter()

@@ -170,6 +170,8 @@ pub(crate) fn start_model(
         model.noise_floor = Some(f);
         model.hyper.noise_variance = model.hyper.noise_variance.max(2.0 * f);
     }
+    // after the Student-t scale took its start from σ²: another likelihood has no σ²
+    model.hold_unused_noise();
     methods::start::pins(td, &spec.options, model.standardize.as_ref())?
         .apply_checked(&mut model)?;
     Ok(model)

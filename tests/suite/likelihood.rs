@@ -160,10 +160,11 @@ fn binary_labels_become_classes_and_are_not_centred_or_scaled() {
 }
 
 #[test]
-fn models_without_a_likelihood_read_and_rewrite_to_the_same_tables() {
-    // every model the repository's sessions hold, as written before there was a choice:
-    // read as a model and written again, each is the table it was, key for key
-    let mut models = 0;
+fn stored_models_read_and_rewrite_to_the_same_tables() {
+    // every model the repository's sessions hold, Gaussian (as written before there was
+    // a choice) or not: read as a model and written again, each is the table it was, key
+    // for key, and its text written again is the same bytes
+    let (mut models, mut others) = (0, 0);
     for entry in std::fs::read_dir(repo("sessions"))
         .expect("sessions/")
         .flatten()
@@ -180,14 +181,14 @@ fn models_without_a_likelihood_read_and_rewrite_to_the_same_tables() {
             let Some(original) = r.get("model") else {
                 continue;
             };
-            // a classifier's model (sessions/banana-svgp.toml) carries its table
-            if original.get("likelihood").is_some() {
-                continue;
-            }
             let model: ModelFile = original.clone().try_into().expect("a model");
-            assert!(model.likelihood.is_none());
             let written = model.to_toml().expect("writes");
-            assert!(!written.contains("likelihood"), "{written}");
+            // a classifier's model (sessions/banana-svgp.toml) carries its table and no
+            // noise variance; a Gaussian model no likelihood table
+            let gaussian = original.get("likelihood").is_none();
+            assert_eq!(model.likelihood.is_none(), gaussian);
+            assert_eq!(!written.contains("[likelihood]"), gaussian, "{written}");
+            assert_eq!(written.contains("noise_variance"), gaussian, "{written}");
             let again: toml::Value = toml::from_str(&written).expect("reads");
             assert_eq!(&again, original, "{}", path.display());
             assert_eq!(
@@ -198,17 +199,27 @@ fn models_without_a_likelihood_read_and_rewrite_to_the_same_tables() {
                 written
             );
             models += 1;
+            others += usize::from(!gaussian);
         }
     }
     assert!(models > 10, "only {models} models read");
+    assert!(others > 0, "no model with another likelihood read");
 }
 
 #[test]
 fn a_likelihood_table_round_trips_and_a_method_that_cannot_take_it_is_named_at_its_line() {
+    // a model with another likelihood has no Gaussian noise variance: an earlier file's
+    // is read and not written again
     let text = "method = \"vfe\"\ntarget_mean = 0.0\n\n[hyper]\nsignal_variance = 1.0\nlengthscales = [1.0]\n\
-                noise_variance = 0.1\n\n[likelihood]\nname = \"bernoulli\"\nlabels = [-1.0, 1.0]\n\n\
+                \n[likelihood]\nname = \"bernoulli\"\nlabels = [-1.0, 1.0]\n\n\
                 [inducing]\npoints = [[0.0], [1.0]]\n";
-    let model = ModelFile::parse(text).expect("parses");
+    let earlier = text.replace(
+        "[1.0]\n\n[likelihood]",
+        "[1.0]\nnoise_variance = 0.1\n\n[likelihood]",
+    );
+    assert_ne!(earlier, text);
+    let model = ModelFile::parse(&earlier).expect("parses");
+    assert_eq!(model, ModelFile::parse(text).expect("parses"));
     assert_eq!(model.likelihood_kind(), LikelihoodKind::Bernoulli);
     assert_eq!(
         model
@@ -228,7 +239,7 @@ fn a_likelihood_table_round_trips_and_a_method_that_cannot_take_it_is_named_at_i
     };
     assert!(
         e.contains("m.toml")
-            && e.contains("line 9")
+            && e.contains("line 8")
             && e.contains("[likelihood] name = \"bernoulli\"")
             && e.contains("method 'vfe' cannot fit it"),
         "{e}"
@@ -398,4 +409,26 @@ fn the_objective_line_of_counts_does_not_say_raw_target_scale() {
         .find(|l| l.contains("counts as given"))
         .unwrap_or_else(|| panic!("{text}"));
     assert!(!line.contains("raw target scale"), "{line}");
+}
+
+/// A model with another likelihood has no Gaussian noise: its noisy variance is its
+/// latent variance, whatever σ² an earlier file gave (what it predicts for y is
+/// `sgpw predict`'s observed columns).
+#[test]
+fn another_likelihoods_noisy_variance_is_its_latent_variance() {
+    let text = "method = \"fitc\"\ntarget_mean = 0.0\n\n[hyper]\nsignal_variance = 1.0\n\
+                lengthscales = [1.0]\nnoise_variance = 0.5\n\n[likelihood]\nname = \"bernoulli\"\n\
+                labels = [0.0, 1.0]\n\n[inducing]\npoints = [[0.0], [1.0]]\n\n[posterior]\n\
+                mean_weights = [0.5, -0.25]\nvar_matrix = [[0.25, 0.0], [0.0, 0.25]]\n\
+                latent_prior = \"kernel\"\n";
+    let model = ModelFile::parse(text).expect("parses");
+    let p = sgpw::train::Predictor::new(model, None).expect("a predictor");
+    let at = DMatrix::from_column_slice(3, 1, &[-1.0, 0.25, 3.0]);
+    let pred = p.predict(&at).expect("predicts");
+    assert!(
+        pred.var_latent.iter().all(|v| *v > 0.0),
+        "{:?}",
+        pred.var_latent
+    );
+    assert_eq!(pred.var_noisy, pred.var_latent);
 }

@@ -497,10 +497,8 @@ fn exact_stage(
 /// σ0², ℓ, Z, the likelihood's parameters and q(v)'s μ and R — as GPflow's Scipy
 /// optimiser does. Steps at Adam's halved rate creep where L-BFGS strides: on breast
 /// cancer (m = 16) the rule's tolerance ended them 1–3.7 nats above the bound L-BFGS
-/// reaches. Each iteration is a step of the run; the stage ends by L-BFGS's own tests
-/// (its gradient or its relative decrease), not by the rule's tolerance, whose
-/// 10⁻⁵ nats per row and check L-BFGS falls below while q(v)'s many directions still
-/// hold tenths of a nat; the budget counts an epoch per evaluation.
+/// reaches. Each iteration is a step of the run and a check of the stopping rule, at
+/// its tighter [`JOINT_TOL_PER_ROW`]; the budget counts an epoch per evaluation.
 fn joint_stage(
     model: &mut ModelFile,
     p: &mut Params,
@@ -521,6 +519,7 @@ fn joint_stage(
         model: ModelFile,
         p: Params,
         run: &'r mut Progress,
+        checks: Vec<f64>,
         why: Option<Stop>,
     }
     let state = RefCell::new(Joint {
@@ -530,6 +529,7 @@ fn joint_stage(
             q: p.q.clone(),
         },
         run,
+        checks: Vec::new(),
         why: None,
     });
     let f = |x: &[f64]| -> Result<(f64, Vec<f64>)> {
@@ -554,6 +554,11 @@ fn joint_stage(
         st.run.record.full_at.push(step);
         st.run.record.full_neg_elbo.push(info.nlml);
         ctx.report(phase, step, info.nlml);
+        st.checks.push(info.nlml);
+        if plateaued_within(&st.checks, n, JOINT_TOL_PER_ROW) {
+            st.why = Some(Stop::Converged);
+            return Control::Finish;
+        }
         if let Budget::Rows(r) = budget
             && st.run.seen >= r
         {

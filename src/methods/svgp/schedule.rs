@@ -146,6 +146,18 @@ mod tests {
         assert!(plateaued(&creep, 10_000));
     }
 
+    /// The exact stage's tighter tolerance: a noiseless creep of 0.001 nats a check on
+    /// 300 rows is flat to the rule (below 10⁻⁵ · 300 · 5 a window) but not to the
+    /// non-Gaussian exact stage's (10⁻⁶), which a creep five times slower is.
+    #[test]
+    fn the_joint_stage_asks_ten_times_less() {
+        let creep: Vec<f64> = (0..12).map(|i| 100.0 - 0.001 * i as f64).collect();
+        assert!(plateaued(&creep, 300));
+        assert!(!plateaued_within(&creep, 300, JOINT_TOL_PER_ROW));
+        let slower: Vec<f64> = (0..12).map(|i| 100.0 - 0.0002 * i as f64).collect();
+        assert!(plateaued_within(&slower, 300, JOINT_TOL_PER_ROW));
+    }
+
     /// Too few checks to compare two windows: never flat.
     #[test]
     fn needs_two_windows() {

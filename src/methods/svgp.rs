@@ -17,7 +17,7 @@ mod train;
 
 use self::adam::Adam;
 use self::elbo::{Factor, Prior, Projected, Rows, Terms, Variational, Want};
-use self::schedule::{Schedule, plateaued};
+use self::schedule::{JOINT_TOL_PER_ROW, Schedule, plateaued, plateaued_within};
 pub(crate) use self::sums::Sums;
 pub(crate) use self::train::train;
 use super::hyper::{head_grad, head_len, pack_hyper, unpack_hyper};

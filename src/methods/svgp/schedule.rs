@@ -16,6 +16,11 @@ const Z: f64 = 2.0;
 /// An improvement of less than this many nats per training row and check counts as
 /// none, noise or not (a deterministic last stage creeps, it does not stop).
 const TOL_PER_ROW: f64 = 1e-5;
+/// The tolerance of a non-Gaussian likelihood's exact stage (L-BFGS on every parameter,
+/// q(v) included): its checks have no noise, and L-BFGS's improvements over q(v)'s many
+/// directions fall below [`TOL_PER_ROW`] while tenths of a nat remain, so its rule asks
+/// ten times less.
+pub const JOINT_TOL_PER_ROW: f64 = 1e-6;
 /// Stages after the first: each grows the batch ×4, doubles γ and halves Adam's rate.
 pub const STAGES: usize = 3;
 const BATCH_GROWTH: usize = 4;
@@ -32,6 +37,11 @@ const EXACT_STEPS: usize = 16;
 /// fall it measures, so a bound still falling is never called flat). `rows` scales the
 /// tolerance. False until there are 2·[`WINDOW`] values.
 pub fn plateaued(values: &[f64], rows: usize) -> bool {
+    plateaued_within(values, rows, TOL_PER_ROW)
+}
+
+/// [`plateaued`] with a tolerance of `tol_per_row` nats per training row and check.
+pub fn plateaued_within(values: &[f64], rows: usize, tol_per_row: f64) -> bool {
     let k = values.len();
     if k < 2 * WINDOW {
         return false;
@@ -46,7 +56,7 @@ pub fn plateaued(values: &[f64], rows: usize) -> bool {
         / (2.0 * (2 * WINDOW - 1) as f64);
     // the standard error of a difference of two means of WINDOW values
     let se = (var * 2.0 / WINDOW as f64).sqrt();
-    let tol = TOL_PER_ROW * rows as f64 * WINDOW as f64;
+    let tol = tol_per_row * rows as f64 * WINDOW as f64;
     !(improvement > Z * se && improvement > tol)
 }
 
@@ -134,6 +144,18 @@ mod tests {
         // a noiseless creep below the tolerance: done
         let creep: Vec<f64> = (0..12).map(|i| 1000.0 - 0.01 * i as f64).collect();
         assert!(plateaued(&creep, 10_000));
+    }
+
+    /// The exact stage's tighter tolerance: a noiseless creep of 0.001 nats a check on
+    /// 300 rows is flat to the rule (below 10⁻⁵ · 300 · 5 a window) but not to the
+    /// non-Gaussian exact stage's (10⁻⁶), which a creep five times slower is.
+    #[test]
+    fn the_joint_stage_asks_ten_times_less() {
+        let creep: Vec<f64> = (0..12).map(|i| 100.0 - 0.001 * i as f64).collect();
+        assert!(plateaued(&creep, 300));
+        assert!(!plateaued_within(&creep, 300, JOINT_TOL_PER_ROW));
+        let slower: Vec<f64> = (0..12).map(|i| 100.0 - 0.0002 * i as f64).collect();
+        assert!(plateaued_within(&slower, 300, JOINT_TOL_PER_ROW));
     }
 
     /// Too few checks to compare two windows: never flat.

@@ -4,6 +4,7 @@
 //! `tests/allocations.rs` (a counting global allocator) and `tests/mpi.rs` (feature
 //! `mpi`) stay binaries of their own.
 
+mod changepoints;
 mod chunks;
 mod cli;
 mod common;

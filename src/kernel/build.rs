@@ -240,21 +240,20 @@ impl<'a> Args<'a> {
             }
             by_key.insert(a.key.as_str(), a);
         }
-        if part.name != "changepoints" {
-            if let Some(first) = part
+        if part.name != "changepoints"
+            && let Some(first) = part
                 .kernels
                 .first()
                 .and_then(|k| k.parts().first().copied())
-            {
-                return Err(ExprError::new(
-                    first.span,
-                    format!(
-                        "{} takes no kernel; only changepoints takes kernels (before its \
-                         key=value arguments)",
-                        part.name
-                    ),
-                ));
-            }
+        {
+            return Err(ExprError::new(
+                first.span,
+                format!(
+                    "{} takes no kernel; only changepoints takes kernels (before its \
+                     key=value arguments)",
+                    part.name
+                ),
+            ));
         }
         Ok(Args { part, by_key })
     }

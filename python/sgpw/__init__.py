@@ -401,6 +401,28 @@ class Model:
         mean, latent, noisy_var = self._core.predict(X, threads=threads)
         return mean, (noisy_var if noisy else latent)
 
+    def predict_components(self, X, threads=None):
+        """The posterior of each summand of a kernel that is a sum (``kernel="se + se *
+        periodic + rq"``) at the rows of X, as ``sgpw predict --components`` writes it:
+        per summand, by its short label (``se1``, ``se2*periodic``, ``rq``), the latent
+        mean and variance in the target's units. A summand's mean has no target mean
+        added (the means add up to the total mean minus the target's); the variances do
+        not add up (the summands' posteriors are correlated). A dict ``{label: (mean,
+        var_latent)}`` in the kernel's order; for a DataFrame X, a DataFrame with the
+        command line's columns ``mean_LABEL``, ``var_latent_LABEL`` and X's index. The
+        exact GP and the inducing-point methods (fitc, vfe, dtc, pep, spgp-hs) only;
+        other methods, and kernels that are not sums, raise ValueError saying why."""
+        parts = self._core.components(self._select(X), threads=threads)
+        if _columns(X) is None:
+            return {label: (mean, var) for label, mean, var in parts}
+        import pandas as pd
+
+        columns = {}
+        for label, mean, var in parts:
+            columns[f"mean_{label}"] = mean
+            columns[f"var_latent_{label}"] = var
+        return pd.DataFrame(columns, index=X.index)
+
     @property
     def likelihood(self):
         """The likelihood's name (``"gaussian"``, ``"bernoulli"``, …)."""

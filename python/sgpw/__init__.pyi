@@ -1,7 +1,7 @@
 """Type stubs of the sgpw package."""
 
 from os import PathLike
-from typing import Any, Callable, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Optional, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -60,6 +60,9 @@ class Model:
     def predict_interval(
         self, X: npt.ArrayLike, level: float = 0.95, threads: Optional[int] = None
     ) -> Tuple[_F64, _F64]: ...
+    def predict_components(
+        self, X: npt.ArrayLike, threads: Optional[int] = None
+    ) -> Union[Dict[str, Tuple[_F64, _F64]], Any]: ...
     def __getattr__(self, name: str) -> Any: ...
     def predict(
         self,

@@ -1,10 +1,11 @@
 """Kernels built from parts, as Python objects: the kernel expression syntax of
 ``--kernel`` (docs/kernels.md) written with operators.
 
-    from sgpw.kernels import SE, Linear, Periodic
+    from sgpw.kernels import SE, ChangePoints, Linear, Periodic
     k = SE(dims=[0, 1]) + Linear()
     k = SE(ls=50, var=2500) + SE(ls=100) * Periodic(period=1, fix="period")
     str(k)   # 'se(ls=50, var=2500) + se(ls=100) * periodic(period=1, fix=period)'
+    k = ChangePoints([SE(ls=1), SE(ls=5)], locations=[1990])   # GPflow's ChangePoints
     sgpw.fit(X, y, kernel=k)
 
 ``+`` is a sum and ``*`` a product; each part takes the keywords the expression syntax
@@ -23,6 +24,7 @@ import re as _re
 from . import _sgpw
 
 __all__ = [
+    "ChangePoints",
     "Constant",
     "Kernel",
     "Linear",
@@ -225,11 +227,54 @@ SpectralMixture = _part(
     "SpectralMixture", "spectral_mixture", "Wilson & Adams's spectral mixture with q components"
 )
 
+
+
+class ChangePoints(Part):
+    """``changepoints``: GPflow's ``ChangePoints(kernels, locations, steepness)`` —
+    ``kernels[0]`` before ``locations[0]``, ``kernels[i]`` between ``locations[i-1]`` and
+    ``locations[i]``, the last after the last location, each switched by a sigmoid of
+    the given steepness (one value, or one per location). Locations are in the input's
+    units (years, not standardized ones); ``steepness`` starts at 1/ℓ of the input when
+    not given; ``dims`` names the one input the switches read (needed when there are
+    several; the kernels name their own); ``fix`` any of: locations, steepness.
+
+        ChangePoints([SE(ls=1), SE(ls=5)], locations=[1990], steepness=1)
+        # 'changepoints(se(ls=1), se(ls=5), locations=[1990], steepness=1)'
+    """
+
+    part = "changepoints"
+
+    def __init__(self, kernels, locations=None, steepness=None, dims=None, fix=None):
+        if isinstance(kernels, Kernel) or not hasattr(kernels, "__iter__"):
+            raise TypeError(
+                f"ChangePoints takes a list of kernels (one more than the locations), "
+                f"not {kernels!r}"
+            )
+        self.kernels = list(kernels)
+        for k in self.kernels:
+            _kernel(k)
+        if len(self.kernels) < 2:
+            raise ValueError(
+                f"ChangePoints takes two or more kernels, not {len(self.kernels)}"
+            )
+        super().__init__(locations=locations, steepness=steepness, dims=dims, fix=fix)
+
+    def _expression(self):
+        inner = [k._expression() for k in self.kernels]
+        inner += [f"{k}={_value(k, v)}" for k, v in self.args.items()]
+        return f"{self.part}({', '.join(inner)})"
+
+    def __repr__(self):
+        inner = [f"[{', '.join(repr(k) for k in self.kernels)}]"]
+        inner += [f"{k}={v!r}" for k, v in self.args.items()]
+        return f"ChangePoints({', '.join(inner)})"
+
+
 #: the classes by part name
 BY_PART = {
     c.part: c
     for c in (
         SE, Matern12, Matern32, Matern52, RQ, Periodic, Linear, Polynomial, Constant, White,
-        SpectralMixture,
+        SpectralMixture, ChangePoints,
     )
 }

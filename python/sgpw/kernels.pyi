@@ -73,6 +73,14 @@ class Linear(Part):
         fix: Optional[_Fix] = None,
     ) -> None: ...
 
+class ChangePoints(Part):
+    kernels: list[Kernel]
+    def __init__(
+        self, kernels: Sequence[Kernel], locations: Optional[_Num] = None,
+        steepness: Optional[_Num] = None, dims: Optional[_Dims] = None,
+        fix: Optional[_Fix] = None,
+    ) -> None: ...
+
 class Polynomial(Part):
     def __init__(
         self, *, degree: Optional[int] = None, var: Optional[_Num] = None,

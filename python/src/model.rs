@@ -142,6 +142,35 @@ impl Model {
         ))
     }
 
+    /// Each summand's posterior mean and latent variance at the rows of `x`, in the
+    /// target's units, with its short label (`Predictor::components_with`: what `sgpw
+    /// predict --components` writes), computed with the GIL released; a model whose
+    /// kernel is not a sum, or whose method has no posterior over kernel values, is a
+    /// ValueError saying why.
+    #[pyo3(signature = (x, threads=None))]
+    fn components<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f64>,
+        threads: Option<usize>,
+    ) -> PyResult<Vec<(String, Column<'py>, Column<'py>)>> {
+        let x = matrix(&x);
+        arrays::check_finite_inputs("X", &x).or_py()?;
+        let (exec, token) = exec(threads);
+        let predictor = &self.predictor;
+        let parts = run_detached(
+            py,
+            || token.cancel(),
+            |_, ()| Ok(()),
+            move |_| predictor.components_with(&x, &exec),
+        )?
+        .or_py()?;
+        Ok(parts
+            .into_iter()
+            .map(|c| (c.label, array(py, c.mean), array(py, c.var_latent)))
+            .collect())
+    }
+
     /// Predictive mean and the full covariance (t×t) of the latent function at the rows
     /// of `x`, computed with the GIL released (`Predictor::latent_cov_with`).
     #[pyo3(signature = (x, threads=None))]

@@ -2,13 +2,18 @@
 string, are checked by the command line's parser and builder (its caret messages), and
 are accepted wherever ``kernel=`` is."""
 
+import json
+
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.base import clone
 
 import sgpw
 from sgpw import kernels as K
 from sgpw.sklearn import SparseGPClassifier, SparseGPRegressor
+
+from conftest import run_cli
 
 
 def test_objects_render_to_the_expression():
@@ -33,7 +38,56 @@ def test_objects_render_to_the_expression():
 def test_every_part_of_the_syntax_has_a_class():
     assert set(K.BY_PART) == set(K.PARTS)
     for name, cls in K.BY_PART.items():
-        assert cls.part == name and str(cls()) == name
+        # change points need their kernels (test_change_points_are_gpflows_class)
+        if name != "changepoints":
+            assert cls.part == name and str(cls()) == name
+
+
+def series():
+    """A slow wave until 2000, then a fast one (tests/suite/changepoints.rs's series)."""
+    t = 1990 + 0.1 * np.arange(200)
+    wobble = (np.arange(200) * 7919 % 13) / 13 - 0.5
+    y = np.where(
+        np.arange(200) < 100,
+        np.sin((t - 1990) / 2),
+        0.8 * np.sin(2 * np.pi * (t - 2000) / 0.7),
+    )
+    return np.round(t, 1), np.round(y + 0.05 * wobble, 6)
+
+
+def test_change_points_are_gpflows_class(tmp_path):
+    k = K.ChangePoints([K.SE(ls=1), K.SE(ls=5)], locations=[1990], steepness=1)
+    assert str(k) == "changepoints(se(ls=1), se(ls=5), locations=[1990], steepness=1)"
+    assert repr(k) == "ChangePoints([SE(ls=1), SE(ls=5)], locations=[1990], steepness=1)"
+    both = K.ChangePoints([K.SE(), K.SE() * (K.Periodic() + K.RQ())], locations=0) + K.White()
+    assert str(both) == "changepoints(se, se * (periodic + rq), locations=0) + white"
+    assert K.BY_PART["changepoints"] is K.ChangePoints
+    with pytest.raises(TypeError, match="a list of kernels"):
+        K.ChangePoints(K.SE(), locations=0)
+    with pytest.raises(ValueError, match="two or more kernels"):
+        K.ChangePoints([K.SE()], locations=0)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'location'"):
+        K.ChangePoints([K.SE(), K.SE()], location=0)
+    # what the inputs decide, by the builder with its caret
+    with pytest.raises(ValueError, match=r"needs locations=\[…\]: 1 for 2 kernels"):
+        K.ChangePoints([K.SE(), K.SE()]).check(1)
+    with pytest.raises(ValueError, match=r"name it with dims=\[…\] \(one of a, b\)"):
+        K.ChangePoints([K.SE(), K.SE()], locations=0).check(["a", "b"])
+    assert K.ChangePoints([K.SE(), K.SE()], locations=0, dims=["b"]).check(["a", "b"]) == (
+        "changepoints(se, se, locations=0, dims=[b])"
+    )
+    # the fit: Python's and the command line's the same computation, the change found
+    t, y = series()
+    path = tmp_path / "cp.csv"
+    path.write_text("year,y\n" + "".join(f"{a:.1f},{b:.6f}\n" for a, b in zip(t, y)))
+    k = K.ChangePoints([K.SE(ls=3), K.SE(ls=0.3)], locations=1995)
+    out, _, _ = run_cli("fit", "--train", path, "--method", "full", "--kernel", str(k), "--json")
+    cli = json.loads(out)
+    model = sgpw.fit(pd.DataFrame({"year": t}), y, method="full", kernel=k)
+    assert model.nlml == cli["nlml"]
+    fitted = K.check(cli["kernel"])
+    location = float(fitted.split("locations=")[1].split(",")[0])
+    assert abs(location - 1999.95) < 0.3, fitted
 
 
 def test_errors_are_the_command_lines_with_its_caret():

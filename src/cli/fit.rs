@@ -500,10 +500,7 @@ fn report(
 /// them in model units (docs/formats.md `[kernel]`).
 fn data_kernel(model: &crate::model_file::ModelFile, digits: usize) -> Option<String> {
     let c = model.composed.as_ref()?;
-    let scales = model.standardize.as_ref().map(|s| crate::kernel::Scales {
-        inputs: &s.input_scale,
-        target: s.target_scale,
-    });
+    let scales = model.standardize.as_ref().map(crate::kernel::Scales::of);
     Some(crate::kernel::rounded(&c.data_expression(scales), digits).to_string())
 }
 

@@ -10,14 +10,23 @@
 //!
 //! Labels: a part's blocks are named `label.key` where the label is the part's name,
 //! numbered from 1 in reading order when the name occurs more than once
-//! (`se1.ls`, `se2.ls`, `periodic.period`).
+//! (`se1.ls`, `se2.ls`, `periodic.period`); change points come before the kernels they
+//! switch (`changepoints.locations`, then `se1.ls`, `se2.ls`).
+//!
+//! Change points, `changepoints(k_0, …, k_n, locations=[l_1, …, l_n], steepness=s)`
+//! (GPflow's `ChangePoints(kernels, locations, steepness)`), switch along one input:
+//! `dims` names that one input (needed when there are several) and, unlike any other
+//! part's, does not restrict the kernels, which name their own `dims`. Each kernel
+//! starts with the whole variance share of the place it stands in (it is the kernel
+//! there); the locations are needed (no default says where a change is) and the
+//! steepness starts at 1/ℓ of the switching input.
 
 use super::expression::{Arg, ExprError, KernelExpr, Part as ExprPart, Value};
 use super::labelled::Labelled;
 use super::part::Part;
 use super::{
-    Active, Ard, Constant, DEFAULT_RQ_ALPHA, Kernel, KernelKind, Linear, Periodic, Polynomial,
-    Product, SpectralMixture, Sum, White,
+    Active, Ard, ChangePoints, Constant, DEFAULT_RQ_ALPHA, Kernel, KernelKind, Linear, Periodic,
+    Polynomial, Product, SpectralMixture, Sum, White,
 };
 use clap::ValueEnum;
 use std::collections::HashMap;
@@ -45,7 +54,7 @@ impl Start {
 }
 
 /// The parts an expression names, with the arguments each takes besides `dims`, `fix`.
-pub(super) const PARTS: [(&str, &[&str]); 11] = [
+pub(super) const PARTS: [(&str, &[&str]); 12] = [
     ("se", &["var", "ls"]),
     ("matern12", &["var", "ls"]),
     ("matern32", &["var", "ls"]),
@@ -57,6 +66,7 @@ pub(super) const PARTS: [(&str, &[&str]); 11] = [
     ("constant", &["var"]),
     ("white", &["var"]),
     ("spectral_mixture", &["q", "weights", "means", "scales"]),
+    ("changepoints", &["locations", "steepness"]),
 ];
 
 /// The keys `fix=` may name for part `name`.
@@ -68,6 +78,7 @@ pub(super) fn fixable(name: &str) -> &'static [&'static str] {
         "linear" | "constant" | "white" => &["var"],
         "polynomial" => &["var", "offset"],
         "spectral_mixture" => &["weights", "means", "scales"],
+        "changepoints" => &["locations", "steepness"],
         _ => &[],
     }
 }
@@ -158,6 +169,11 @@ fn fix_node(
             let label = &labels[*at];
             *at += 1;
             let mut p = p.clone();
+            p.kernels = p
+                .kernels
+                .iter()
+                .map(|k| fix_node(k, labels, at, fixes))
+                .collect();
             for f in fixes {
                 let Some(key) = f
                     .name
@@ -224,6 +240,21 @@ impl<'a> Args<'a> {
             }
             by_key.insert(a.key.as_str(), a);
         }
+        if part.name != "changepoints"
+            && let Some(first) = part
+                .kernels
+                .first()
+                .and_then(|k| k.parts().first().copied())
+        {
+            return Err(ExprError::new(
+                first.span,
+                format!(
+                    "{} takes no kernel; only changepoints takes kernels (before its \
+                     key=value arguments)",
+                    part.name
+                ),
+            ));
+        }
         Ok(Args { part, by_key })
     }
 
@@ -231,9 +262,22 @@ impl<'a> Args<'a> {
         self.by_key.contains_key(key)
     }
 
-    /// Values for a block of `len` (a number is every entry), positive where asked;
-    /// `default` where the argument is absent.
+    /// Values for a positive block of `len` (a number is every entry); `default` where
+    /// the argument is absent.
     fn numbers(&self, key: &str, len: usize, default: Vec<f64>) -> Result<Vec<f64>, ExprError> {
+        let v = self.reals(key, len, default)?;
+        if let Some(x) = v.iter().find(|x| !(x.is_finite() && **x > 0.0)) {
+            let span = self.by_key[key].span;
+            return Err(ExprError::new(
+                span,
+                format!("{key} must be positive and finite, not {x}"),
+            ));
+        }
+        Ok(v)
+    }
+
+    /// Values for an unconstrained block of `len`, as [`Args::numbers`].
+    fn reals(&self, key: &str, len: usize, default: Vec<f64>) -> Result<Vec<f64>, ExprError> {
         let Some(a) = self.by_key.get(key) else {
             return Ok(default);
         };
@@ -248,16 +292,18 @@ impl<'a> Args<'a> {
                 })
                 .collect::<Result<_, _>>()?,
             Value::List(items) => {
+                let needs = if len == 1 {
+                    "1".to_string()
+                } else {
+                    format!("1 or {len}")
+                };
                 return Err(bad(format!(
-                    "{key} has {} values here and needs 1 or {len}",
+                    "{key} has {} values here and needs {needs}",
                     items.len()
                 )));
             }
             other => return Err(bad(format!("{key} takes a number, not {other}"))),
         };
-        if let Some(x) = v.iter().find(|x| !(x.is_finite() && **x > 0.0)) {
-            return Err(bad(format!("{key} must be positive and finite, not {x}")));
-        }
         Ok(v)
     }
 
@@ -397,6 +443,9 @@ impl Builder<'_> {
             return Err(unknown_part(p));
         };
         let args = Args::new(p, allowed)?;
+        if p.name == "changepoints" {
+            return self.changepoints(&args, share, later_factor);
+        }
         let dims = self.dims(&args)?;
         let all = self.start.dim();
         let on: Vec<usize> = dims.clone().unwrap_or_else(|| (0..all).collect());
@@ -513,6 +562,71 @@ impl Builder<'_> {
     }
 }
 
+impl Builder<'_> {
+    /// `changepoints(k_0, …, k_n, locations=[…], steepness=…, dims=[t])` (module doc).
+    fn changepoints(
+        &mut self,
+        args: &Args,
+        share: f64,
+        later_factor: bool,
+    ) -> Result<Box<dyn Kernel>, ExprError> {
+        let p = args.part;
+        let label = self.label(&p.name);
+        let fixed = args.fixed()?;
+        let n = p.kernels.len();
+        if n < 2 {
+            return Err(ExprError::new(
+                p.span,
+                "changepoints takes two or more kernels, one before each change point and \
+                 one after the last: changepoints(se, se, locations=[…])",
+            ));
+        }
+        if !args.given("locations") {
+            return Err(ExprError::new(
+                p.span,
+                format!(
+                    "changepoints needs locations=[…]: {} for {n} kernels (where each change is, \
+                     in the input's units)",
+                    n - 1
+                ),
+            ));
+        }
+        let on = match self.dims(args)? {
+            Some(dims) if dims.len() == 1 => dims[0],
+            Some(_) => {
+                return Err(ExprError::new(
+                    args.by_key["dims"].span,
+                    "changepoints switches along one input: give dims one input",
+                ));
+            }
+            None if self.start.dim() == 1 => 0,
+            None => {
+                return Err(ExprError::new(
+                    p.span,
+                    format!(
+                        "changepoints switches along one input: name it with dims=[…] (one of {})",
+                        self.start.columns.join(", ")
+                    ),
+                ));
+            }
+        };
+        let locations = args.reals("locations", n - 1, Vec::new())?;
+        let steepness = args.numbers(
+            "steepness",
+            n - 1,
+            vec![1.0 / self.start.lengthscales[on]; n - 1],
+        )?;
+        let kernels = p
+            .kernels
+            .iter()
+            .map(|k| self.node(k, share, later_factor))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut k = ChangePoints::new(kernels, locations, steepness, on);
+        set_part(&mut k.params, label, &fixed);
+        Ok(Box::new(k))
+    }
+}
+
 /// A part's label and fixed blocks.
 fn set_part(params: &mut super::Params, label: String, fixed: &[&str]) {
     params.label = label;
@@ -530,7 +644,9 @@ pub fn check_part_names(expr: &KernelExpr) -> Result<(), ExprError> {
         KernelExpr::Sum(terms) | KernelExpr::Product(terms) => {
             terms.iter().try_for_each(check_part_names)
         }
-        KernelExpr::Part(p) if PARTS.iter().any(|(n, _)| *n == p.name) => Ok(()),
+        KernelExpr::Part(p) if PARTS.iter().any(|(n, _)| *n == p.name) => {
+            p.kernels.iter().try_for_each(check_part_names)
+        }
         KernelExpr::Part(p) => Err(unknown_part(p)),
     }
 }
@@ -538,16 +654,10 @@ pub fn check_part_names(expr: &KernelExpr) -> Result<(), ExprError> {
 /// The error of a part whose name is no part's.
 fn unknown_part(p: &ExprPart) -> ExprError {
     let names: Vec<&str> = PARTS.iter().map(|(n, _)| *n).collect();
-    let hint = if p.name == "changepoints" {
-        " (change points are built in code, ChangePoints; the expression syntax has \
-         no kernel arguments yet)"
-    } else {
-        ""
-    };
     ExprError::new(
         p.span,
         format!(
-            "no kernel part is called {}; the parts are {}{hint}",
+            "no kernel part is called {}; the parts are {}",
             p.name,
             names.join(", ")
         ),
@@ -623,7 +733,8 @@ mod tests {
         let s = start(&["a", "b", "c"]);
         let text = "matern32(dims=[0, 1], ls=[0.5, 2]) * se(dims=[c]) + linear + polynomial(degree=3) \
                     + constant + white(var=0.1) + spectral_mixture(q=2) \
-                    + periodic(base=rq, dims=[b], fix=ls) + matern12 + matern52(fix=[var, ls])";
+                    + periodic(base=rq, dims=[b], fix=ls) + matern12 + matern52(fix=[var, ls]) \
+                    + changepoints(rq(dims=[a]), se * constant, locations=0.2, dims=[b])";
         let k = built(text, &s);
         let mut k = k;
         let theta: Vec<f64> = k
@@ -642,6 +753,117 @@ mod tests {
         assert_eq!(again.gram(&x, Par::Seq), k.gram(&x, Par::Seq));
         assert!(!names(&*k).contains(&"periodic.ls".to_string()));
         assert!(!names(&*k).iter().any(|n| n.starts_with("matern52")));
+    }
+
+    #[test]
+    fn change_points_build_with_their_kernels_labels_and_fixes() {
+        let s = start(&["year"]);
+        let text = "changepoints(se(ls=1), se(ls=5), locations=[1990], steepness=2)";
+        let k = built(text, &s);
+        assert_eq!(
+            names(&*k),
+            [
+                "se1.var",
+                "se1.ls",
+                "se2.var",
+                "se2.ls",
+                "changepoints.locations",
+                "changepoints.steepness"
+            ]
+        );
+        let vals: Vec<Vec<f64>> = k.blocks().into_iter().map(|b| b.values).collect();
+        // each kernel the whole variance where it holds; the values given
+        assert_eq!(vals[0], [4.0]);
+        assert_eq!(vals[3], [5.0]);
+        assert_eq!(vals[4], [1990.0]);
+        assert_eq!(vals[5], [2.0]);
+        assert_eq!(
+            k.to_expr().expect("writable").to_string(),
+            "changepoints(se(var=4, ls=1), se(var=4, ls=5), locations=1990, steepness=2)"
+        );
+        // the steepness defaults to 1/ℓ of the input it switches along
+        let k = built("changepoints(se, se, locations=0)", &s);
+        assert_eq!(k.blocks()[5].values, [1.0]);
+        // --fix by path: the location held at the value given
+        let expr = KernelExpr::parse(text).expect("parses");
+        assert_eq!(
+            paths(&expr),
+            [
+                "changepoints.locations",
+                "changepoints.steepness",
+                "se1.var",
+                "se1.ls",
+                "se2.var",
+                "se2.ls"
+            ]
+        );
+        let fixes = [
+            crate::fix::Fix {
+                name: "changepoints.locations".into(),
+                value: Some(1991.5),
+            },
+            crate::fix::Fix {
+                name: "se2.ls".into(),
+                value: None,
+            },
+        ];
+        let fixed = with_fixes(&expr, &fixes).expect("paths");
+        assert_eq!(
+            fixed.to_string(),
+            "changepoints(se(ls=1), se(ls=5, fix=[ls]), locations=1991.5, steepness=2, \
+             fix=[locations])"
+        );
+        let k = built(&fixed.to_string(), &s);
+        assert_eq!(
+            names(&*k),
+            ["se1.var", "se1.ls", "se2.var", "changepoints.steepness"]
+        );
+        // on two inputs it names the one it switches along, and writes it back
+        let s2 = start(&["t", "u"]);
+        let k = built("changepoints(se(dims=[t]), se, locations=1, dims=[u])", &s2);
+        let x = DMatrix::from_fn(5, 2, |i, j| ((i * 2 + j) as f64 * 0.9).sin() * 3.0);
+        let written = k.to_expr().expect("writable").to_string();
+        assert!(
+            written.ends_with("locations=1, steepness=0.5, dims=[1])"),
+            "{written}"
+        );
+        assert_eq!(
+            built(&written, &s2).gram(&x, Par::Seq),
+            k.gram(&x, Par::Seq)
+        );
+        let cases = [
+            (
+                "changepoints(se, se)",
+                0,
+                "needs locations=[…]: 1 for 2 kernels",
+            ),
+            ("changepoints(se, locations=1)", 0, "two or more kernels"),
+            (
+                "changepoints(se, se, locations=[1, 2])",
+                21,
+                "locations has 2 values here and needs 1",
+            ),
+            (
+                "changepoints(se, se, locations=0, steepness=-1)",
+                34,
+                "steepness must be positive",
+            ),
+            (
+                "changepoints(se, sqexp, locations=0)",
+                17,
+                "no kernel part is called sqexp",
+            ),
+            (
+                "changepoints(se, se, locations=0, fix=ls)",
+                34,
+                "changepoints has no parameter ls to fix",
+            ),
+        ];
+        for (text, at, words) in cases {
+            let err = build(&KernelExpr::parse(text).expect("parses"), &s).expect_err(text);
+            assert_eq!(err.span.start, at, "{text}: {err:?}");
+            assert!(err.message.contains(words), "{text}: {}", err.message);
+        }
     }
 
     #[test]
@@ -668,7 +890,17 @@ mod tests {
             ),
             ("se(dims=[w])", 3, "dims names w"),
             ("polynomial(degree=1.5)", 11, "degree takes a whole number"),
-            ("changepoints", 0, "change points are built in code"),
+            ("se(rq, ls=1)", 3, "se takes no kernel"),
+            (
+                "changepoints(se, se, locations=0)",
+                0,
+                "name it with dims=[…] (one of t, u)",
+            ),
+            (
+                "changepoints(se, se, locations=0, dims=[t, u])",
+                34,
+                "give dims one input",
+            ),
             ("periodic(alpha=2)", 9, "give base=rq"),
         ];
         for (text, at, words) in cases {

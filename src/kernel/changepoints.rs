@@ -9,8 +9,11 @@
 //! "starters" and "stoppers"). GPflow sorts
 //! the locations before use; here they pair with the kernels in the order given (the
 //! same for locations given in ascending order). The locations are unconstrained (the
-//! optimiser moves them as themselves), the steepnesses positive.
+//! optimiser moves them as themselves), the steepnesses positive. An expression writes
+//! it `changepoints(se, se, locations=[…], steepness=…)` (src/kernel/build.rs).
 
+use super::expression::{KernelExpr, Value};
+use super::labelled::{names, numbers};
 use super::part::{Param, Params};
 use super::sum::{Children, add_points, hold_by_value};
 use super::{Kernel, KernelBlock, KernelGrad};
@@ -266,6 +269,40 @@ impl Kernel for ChangePoints {
     }
     fn is_stationary(&self) -> bool {
         false
+    }
+
+    /// `changepoints(k_0, …, locations=…, steepness=…)`, with `dims=[on]` when there
+    /// are several inputs to switch along (src/kernel/build.rs reads it back).
+    fn to_expr(&self) -> Option<KernelExpr> {
+        let kernels = self
+            .kernels
+            .0
+            .iter()
+            .map(|k| k.to_expr())
+            .collect::<Option<Vec<_>>>()?;
+        let mut args: Vec<(String, Value)> = self
+            .params
+            .list
+            .iter()
+            .map(|b| (b.name.to_string(), numbers(&b.values)))
+            .collect();
+        let fixed: Vec<&str> = self
+            .params
+            .list
+            .iter()
+            .filter(|b| b.fixed)
+            .map(|b| b.name)
+            .collect();
+        if !fixed.is_empty() {
+            args.push(("fix".into(), names(&fixed)));
+        }
+        if self.dim() > 1 {
+            args.push((
+                "dims".into(),
+                Value::List(vec![Value::Number(self.on as f64)]),
+            ));
+        }
+        Some(KernelExpr::combining("changepoints", kernels, args))
     }
 
     fn clone_box(&self) -> Box<dyn Kernel> {

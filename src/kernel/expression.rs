@@ -8,7 +8,8 @@
 //! `+` is a sum and `*` a product (binding tighter), parentheses group, and a part is a
 //! name with optional `key=value` arguments: a number, a name, a quoted string (a
 //! column name with spaces) or a list of those in brackets (`dims=[0, 2]`,
-//! `fix=[var, period]`). This file reads the syntax only, with the position of every
+//! `fix=[var, period]`). A part that combines kernels takes them first, as arguments
+//! without a key (`changepoints(se(ls=1), se(ls=5), locations=[1990])`). This file reads the syntax only, with the position of every
 //! part and argument, so that a later error (an unknown part, a key the part does not
 //! take) can point into the expression; what the parts mean is the kernels' business.
 
@@ -29,10 +30,12 @@ pub enum KernelExpr {
     Part(Part),
 }
 
-/// One part, `name(key=value, …)`.
+/// One part, `name(kernel, …, key=value, …)`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Part {
     pub name: String,
+    /// The kernels it combines (change points'), written before its `key=value`s.
+    pub kernels: Vec<KernelExpr>,
     pub args: Vec<Arg>,
     pub span: Span,
 }
@@ -106,9 +109,19 @@ impl KernelExpr {
 
     /// A part with these arguments (no position: one built, not read).
     pub fn part(name: &str, args: Vec<(String, Value)>) -> KernelExpr {
+        KernelExpr::combining(name, Vec::new(), args)
+    }
+
+    /// A part combining `kernels`, with these arguments (no position).
+    pub fn combining(
+        name: &str,
+        kernels: Vec<KernelExpr>,
+        args: Vec<(String, Value)>,
+    ) -> KernelExpr {
         let span = Span { start: 0, end: 0 };
         KernelExpr::Part(Part {
             name: name.to_string(),
+            kernels,
             args: args
                 .into_iter()
                 .map(|(key, value)| Arg { key, value, span })
@@ -117,10 +130,12 @@ impl KernelExpr {
         })
     }
 
-    /// The parts from left to right.
+    /// The parts from left to right (a combining part before the kernels it takes).
     pub fn parts(&self) -> Vec<&Part> {
         match self {
-            KernelExpr::Part(p) => vec![p],
+            KernelExpr::Part(p) => std::iter::once(p)
+                .chain(p.kernels.iter().flat_map(|k| k.parts()))
+                .collect(),
             KernelExpr::Sum(v) | KernelExpr::Product(v) => {
                 v.iter().flat_map(|e| e.parts()).collect()
             }
@@ -139,6 +154,12 @@ impl KernelExpr {
 struct Parser {
     chars: Vec<char>,
     at: usize,
+}
+
+/// An argument of a part: `key=value`, or a kernel it combines.
+enum ArgKind {
+    Key,
+    Kernel,
 }
 
 impl Parser {
@@ -228,41 +249,53 @@ impl Parser {
         self.chars[start..self.at].iter().collect()
     }
 
+    /// What the argument starting here is: a `key=…`, a kernel (a name followed by what
+    /// may follow a kernel, or a parenthesis), or neither.
+    fn argument_kind(&self) -> Option<ArgKind> {
+        let mut at = self.at;
+        match self.chars.get(at) {
+            Some('(') => return Some(ArgKind::Kernel),
+            Some(c) if is_name_start(*c) => {}
+            _ => return None,
+        }
+        while self.chars.get(at).is_some_and(|c| is_name_char(*c)) {
+            at += 1;
+        }
+        while self.chars.get(at).is_some_and(|c| c.is_whitespace()) {
+            at += 1;
+        }
+        match self.chars.get(at) {
+            Some('(' | ',' | ')' | '+' | '*') => Some(ArgKind::Kernel),
+            _ => Some(ArgKind::Key),
+        }
+    }
+
     fn part(&mut self) -> Result<KernelExpr, ExprError> {
         let start = self.at;
         let name = self.name();
+        let mut kernels: Vec<KernelExpr> = Vec::new();
         let mut args: Vec<Arg> = Vec::new();
         if self.eat('(') && !self.eat(')') {
             loop {
                 self.skip_space();
                 let arg_start = self.at;
-                if !self.peek().is_some_and(is_name_start) {
-                    return Err(self.error_here(format!(
-                        "an argument of {name} must be key=value (e.g. ls=0.5)"
-                    )));
+                match self.argument_kind() {
+                    None => {
+                        return Err(self.error_here(format!(
+                            "an argument of {name} must be key=value (e.g. ls=0.5) or a kernel"
+                        )));
+                    }
+                    Some(ArgKind::Kernel) if !args.is_empty() => {
+                        return Err(self.error_here(format!(
+                            "a kernel argument of {name} comes before its key=value arguments"
+                        )));
+                    }
+                    Some(ArgKind::Kernel) => kernels.push(self.sum()?),
+                    Some(ArgKind::Key) => {
+                        let arg = self.keyword(&name, &args, arg_start)?;
+                        args.push(arg);
+                    }
                 }
-                let key = self.name();
-                if args.iter().any(|a| a.key == key) {
-                    return Err(ExprError::new(
-                        Span {
-                            start: arg_start,
-                            end: self.at,
-                        },
-                        format!("{key} is given twice to {name}"),
-                    ));
-                }
-                if !self.eat('=') {
-                    return Err(self.error_here(format!("'=' after {key} in {name}(…)")));
-                }
-                let value = self.value()?;
-                args.push(Arg {
-                    key,
-                    value,
-                    span: Span {
-                        start: arg_start,
-                        end: self.at,
-                    },
-                });
                 if self.eat(')') {
                     break;
                 }
@@ -285,12 +318,39 @@ impl Parser {
         }
         Ok(KernelExpr::Part(Part {
             name,
+            kernels,
             args,
             span: Span {
                 start,
                 end: self.at,
             },
         }))
+    }
+
+    /// One `key=value` of part `name`, after `args`.
+    fn keyword(&mut self, name: &str, args: &[Arg], arg_start: usize) -> Result<Arg, ExprError> {
+        let key = self.name();
+        if args.iter().any(|a| a.key == key) {
+            return Err(ExprError::new(
+                Span {
+                    start: arg_start,
+                    end: self.at,
+                },
+                format!("{key} is given twice to {name}"),
+            ));
+        }
+        if !self.eat('=') {
+            return Err(self.error_here(format!("'=' after {key} in {name}(…)")));
+        }
+        let value = self.value()?;
+        Ok(Arg {
+            key,
+            value,
+            span: Span {
+                start: arg_start,
+                end: self.at,
+            },
+        })
     }
 
     fn value(&mut self) -> Result<Value, ExprError> {
@@ -415,13 +475,15 @@ fn join(
 impl fmt::Display for Part {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.name)?;
-        if !self.args.is_empty() {
+        if !self.args.is_empty() || !self.kernels.is_empty() {
             f.write_str("(")?;
-            for (i, a) in self.args.iter().enumerate() {
+            let kernels = self.kernels.iter().map(|k| k.to_string());
+            let args = self.args.iter().map(|a| format!("{}={}", a.key, a.value));
+            for (i, a) in kernels.chain(args).enumerate() {
                 if i > 0 {
                     f.write_str(", ")?;
                 }
-                write!(f, "{}={}", a.key, a.value)?;
+                f.write_str(&a)?;
             }
             f.write_str(")")?;
         }
@@ -480,6 +542,7 @@ mod tests {
             }
             KernelExpr::Part(p) => KernelExpr::Part(Part {
                 span: zero,
+                kernels: p.kernels.into_iter().map(without_spans).collect(),
                 args: p
                     .args
                     .into_iter()
@@ -567,6 +630,58 @@ mod tests {
     }
 
     #[test]
+    fn a_part_takes_kernels_before_its_keywords_and_writes_them_back() {
+        let text = "changepoints(se(ls=1), se(ls=5) * periodic, (rq + white), locations=[1990, 2000], \
+                    steepness=1) + linear";
+        let e = KernelExpr::parse(text).unwrap();
+        let KernelExpr::Sum(terms) = &e else {
+            panic!("{e:?}")
+        };
+        let cp = part(&terms[0]);
+        assert_eq!(cp.name, "changepoints");
+        assert_eq!(cp.kernels.len(), 3);
+        assert!(matches!(cp.kernels[1], KernelExpr::Product(_)));
+        assert!(matches!(cp.kernels[2], KernelExpr::Sum(_)));
+        assert_eq!(cp.args[0].key, "locations");
+        // reading order: the combining part, then its kernels' parts, then the rest
+        let names: Vec<&str> = e.parts().iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "changepoints",
+                "se",
+                "se",
+                "periodic",
+                "rq",
+                "white",
+                "linear"
+            ]
+        );
+        // the kernels' own spans point into the text
+        let se2 = e.parts()[2].span;
+        assert_eq!(
+            text.chars()
+                .skip(se2.start)
+                .take(se2.end - se2.start)
+                .collect::<String>(),
+            "se(ls=5)"
+        );
+        let written = e.to_string();
+        assert_eq!(
+            written,
+            "changepoints(se(ls=1), se(ls=5) * periodic, rq + white, locations=[1990, 2000], \
+             steepness=1) + linear"
+        );
+        assert_eq!(
+            without_spans(KernelExpr::parse(&written).unwrap()),
+            without_spans(e)
+        );
+        // a bare kernel name and a kernel in parentheses are kernels, not keys
+        let bare = KernelExpr::parse("changepoints(se, (rq))").unwrap();
+        assert_eq!(bare.to_string(), "changepoints(se, rq)");
+    }
+
+    #[test]
     fn errors_point_into_the_expression() {
         let cases = [
             ("", 0, "empty"),
@@ -583,6 +698,17 @@ mod tests {
             ("se(dims=[0, 1)", 8, "'[' is not closed"),
             ("se(dims=\"x)", 8, "quote is not closed"),
             ("se(ls=1", 0, "not closed with ')'"),
+            (
+                "changepoints(se, locations=1, rq)",
+                30,
+                "comes before its key=value",
+            ),
+            (
+                "changepoints(se, 2)",
+                17,
+                "must be key=value (e.g. ls=0.5) or a kernel",
+            ),
+            ("changepoints(se + , se)", 18, "',' where a kernel"),
         ];
         for (text, at, words) in cases {
             let err = KernelExpr::parse(text).unwrap_err();

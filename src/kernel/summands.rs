@@ -60,13 +60,13 @@ fn short<'a>(
 ) -> String {
     match e {
         KernelExpr::Part(p) => {
-            let name = p.name.as_str();
-            if counts.get(name).copied().unwrap_or(0) <= 1 {
-                return name.to_string();
+            let label = numbered(&p.name, counts, seen);
+            // change points are named by themselves; their kernels' parts still count
+            // in the numbering of the names after them
+            for q in p.kernels.iter().flat_map(|k| k.parts()) {
+                numbered(&q.name, counts, seen);
             }
-            let n = seen.entry(name).or_default();
-            *n += 1;
-            format!("{name}{n}")
+            label
         }
         KernelExpr::Sum(v) => v
             .iter()
@@ -82,6 +82,20 @@ fn short<'a>(
             .collect::<Vec<_>>()
             .join("*"),
     }
+}
+
+/// `name`, numbered by its occurrence when the expression has it more than once.
+fn numbered<'a>(
+    name: &'a str,
+    counts: &HashMap<&str, usize>,
+    seen: &mut HashMap<&'a str, usize>,
+) -> String {
+    if counts.get(name).copied().unwrap_or(0) <= 1 {
+        return name.to_string();
+    }
+    let n = seen.entry(name).or_default();
+    *n += 1;
+    format!("{name}{n}")
 }
 
 #[cfg(test)]
@@ -115,6 +129,13 @@ mod tests {
         );
         let e = KernelExpr::parse("matern32 * se").expect("parses");
         assert_eq!(short_labels(&e), ["matern32*se"]);
+        // change points by their own name; the se inside them count in the numbering
+        let e = KernelExpr::parse("changepoints(se, se, locations=1) + se").expect("parses");
+        assert_eq!(short_labels(&e), ["changepoints", "se3"]);
+        assert_eq!(
+            crate::kernel::labels(&e),
+            ["changepoints", "se1", "se2", "se3"]
+        );
     }
 
     /// The summands' kernel matrices add up to the sum's, to rounding; a kernel whose

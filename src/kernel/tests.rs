@@ -95,6 +95,24 @@ fn kernels(d: usize) -> Vec<(String, Box<dyn Kernel>)> {
             d - 1,
         )),
     ));
+    // the same kind written as an expression: the builder's labels, defaults and
+    // fixed steepness
+    let start = Start {
+        columns: (0..d).map(|i| format!("x{i}")).collect(),
+        variance: 1.5,
+        lengthscales: vec![0.9; d],
+        periods: vec![1.7; d],
+        mean_squares: vec![1.0; d],
+    };
+    for text in [
+        "changepoints(se, matern32 * periodic, white + linear, locations=[-0.3, 0.6], \
+         steepness=[1.5, 2.5], \
+         fix=steepness, dims=[x0])",
+        "se * changepoints(rq, linear + se, locations=0.1, dims=[x0])",
+    ] {
+        let expr = expression::KernelExpr::parse(text).expect("parses");
+        out.push((text.into(), build(&expr, &start).expect("builds")));
+    }
     if d > 1 {
         out.push((
             "matern32(dims=[0]) * se(dims=[1..])".into(),

@@ -13,23 +13,37 @@
 //! | polynomial (degree p) | `var_d · s_d² · a`, `offset · a`, a = s_y^(−2/p) |
 //! | constant, white | `var / s_y²` |
 //! | spectral_mixture | `weights / s_y²`, `means_qd · s_d`, `scales_qd · s_d` |
+//! | changepoints (on input t) | `(locations − c_t) / s_t`, `steepness · s_t`; its kernels by their own rows |
 //!
 //! A product is one scale: only its first factor's variance carries s_y²; a later
 //! factor's (fixed at 1 by default) is a ratio and is not converted. A linear or
 //! polynomial part cannot be mapped exactly when the inputs are centred (x = s u + c
 //! adds terms in u + u' that no linear kernel in u has): its slopes' variances map
 //! exactly and the line passes through the inputs' means instead of the origin
-//! ([`centring_note`]). Change points have no syntax, so nothing to convert.
+//! ([`centring_note`]). Change points are the one part that sees where the inputs are
+//! centred: a location is a place on the input, so it moves by the centre c_t.
 
 use super::build::labels;
 use super::expression::{Arg, KernelExpr, Part, Value};
 
-/// The scales of a standardized fit: input d's standard deviation s_d and the target's
-/// s_y (the centres need no conversion: a stationary kernel does not see them).
+/// The scales of a standardized fit: input d's centre c_d and standard deviation s_d
+/// and the target's s_y (only change points' locations see the centres).
 #[derive(Clone, Copy, Debug)]
 pub struct Scales<'a> {
+    pub centres: &'a [f64],
     pub inputs: &'a [f64],
     pub target: f64,
+}
+
+impl Scales<'_> {
+    /// A standardized model's scales.
+    pub fn of(s: &crate::model_file::Standardize) -> Scales<'_> {
+        Scales {
+            centres: &s.input_center,
+            inputs: &s.input_scale,
+            target: s.target_scale,
+        }
+    }
 }
 
 /// Which way [`convert`] goes.
@@ -180,11 +194,36 @@ fn part(p: &Part, columns: &[String], scales: Scales, towards: Towards, carries:
                 let q = number(p, "q").filter(|q| *q >= 1.0).unwrap_or(1.0) as usize;
                 scaled(v, q * d, |i| per_input(1.0)(i % d.max(1)))
             }
+            // one input (build.rs refuses more): a place on it, and a rate along it
+            ("changepoints", "locations") if d == 1 => {
+                let c = scales.centres.get(dims[0]).copied().unwrap_or(0.0);
+                let len = if let Value::List(l) = v { l.len() } else { 1 };
+                let moved = |x: f64| match towards {
+                    Towards::Model => (x - c) / s(0),
+                    Towards::Data => x * s(0) + c,
+                };
+                match values(v, len) {
+                    Some(x) if matches!(v, Value::Number(_)) => Value::Number(moved(x[0])),
+                    Some(x) => {
+                        Value::List(x.into_iter().map(|x| Value::Number(moved(x))).collect())
+                    }
+                    None => v.clone(),
+                }
+            }
+            ("changepoints", "steepness") if d == 1 => {
+                let len = if let Value::List(l) = v { l.len() } else { 1 };
+                scaled(v, len, |_| per_input(1.0)(0))
+            }
             _ => v.clone(),
         }
     };
     Part {
         name: p.name.clone(),
+        kernels: p
+            .kernels
+            .iter()
+            .map(|k| node(k, columns, scales, towards, carries))
+            .collect(),
         args: p
             .args
             .iter()
@@ -244,6 +283,7 @@ pub fn rounded(expr: &KernelExpr, digits: usize) -> KernelExpr {
             KernelExpr::Product(v.iter().map(|e| rounded(e, digits)).collect())
         }
         KernelExpr::Part(p) => KernelExpr::Part(Part {
+            kernels: p.kernels.iter().map(|k| rounded(k, digits)).collect(),
             args: p
                 .args
                 .iter()
@@ -289,7 +329,11 @@ mod tests {
                  * periodic(ls=0.5, period=[1, 7], dims=[t, u], var=2, fix=period) \
                  + rq(var=0.25, ls=1, alpha=2, dims=[w]) + matern32(var=3, ls=[4, 5], dims=[1, 2]) \
                  + constant(var=7) + spectral_mixture(q=2, weights=[1, 2], means=[0.1, 0.2, 0.3, 0.4, 0.5, 0.6], \
-                 scales=0.05) + periodic(base=matern52, var=5, ls=2, period=3)",
+                 scales=0.05) + periodic(base=matern52, var=5, ls=2, period=3) \
+                 + changepoints(se(ls=30, var=2), matern32(var=5, ls=0.2, dims=[u]) * se(dims=[w], ls=4), \
+                 locations=1975, steepness=0.2, dims=[t]) \
+                 + changepoints(se(var=1, ls=0.5), rq(var=2, ls=0.3, alpha=1), se(ls=2, var=0.5), \
+                 locations=[-3.5, -2], steepness=[3, 1], dims=[u], fix=steepness)",
                 [1960.0, -3.0, 40.0],
             ),
             (
@@ -306,6 +350,7 @@ mod tests {
         for (text, centre) in cases {
             let raw = KernelChoice::build(text, &s).expect("builds raw");
             let scales = Scales {
+                centres: &centre,
                 inputs: &sx,
                 target: sy,
             };

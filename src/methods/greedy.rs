@@ -207,7 +207,7 @@ impl Method for Greedy {
     fn refuses_kernel_parts(&self, parts: &[&str]) -> Option<String> {
         let varying = parts
             .iter()
-            .find(|p| matches!(**p, "linear" | "polynomial"))?;
+            .find(|p| matches!(**p, "linear" | "polynomial" | "changepoints"))?;
         Some(format!(
             "method 'greedy' updates its selection with k(x, x) as one number (the prior \
              variance, the same at every x), and the part '{varying}' makes k(x, x) vary with \

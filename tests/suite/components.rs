@@ -349,6 +349,31 @@ fn predict_writes_the_components_in_data_units() {
     );
 }
 
+/// The prediction pane's top and bottom border rows (its title and legend) drawn at
+/// `w`×`h`.
+fn pane_edges(app: &sgpw::tui::state::App, w: u16, h: u16) -> (String, String) {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    let mut t = Terminal::new(TestBackend::new(w, h)).expect("a terminal");
+    t.draw(|f| sgpw::tui::view::draw(f, app)).expect("draws");
+    let b = t.backend().buffer().clone();
+    let rows: Vec<String> = b
+        .content
+        .chunks(w as usize)
+        .map(|row| row.iter().map(|c| c.symbol()).collect())
+        .collect();
+    let top = rows
+        .iter()
+        .position(|l| l.contains(" Prediction") && !l.contains("1 Evidence"))
+        .unwrap_or_else(|| panic!("no prediction pane:\n{}", rows.join("\n")));
+    let bottom = rows[top + 1..]
+        .iter()
+        .position(|l| l.contains("f ±2σ"))
+        .map(|i| rows[top + 1 + i].clone())
+        .unwrap_or_default();
+    (rows[top].clone(), bottom)
+}
+
 /// The app's prediction pane: `p` steps from the total through each summand and back,
 /// the title saying which and the y axis naming the summand; a run whose kernel is not
 /// a sum says why it has none. (The demo session's data are not loaded here, so the
@@ -426,6 +451,24 @@ fn the_apps_p_key_cycles_through_the_total_and_its_summands() {
     press(&mut app, &with_parts);
     let t = title(&mut app, &with_parts);
     assert!(t.contains("summand 1/2") && t.contains("co2: se1"), "{t}");
+    // at 80 columns the summand is still named (it leads the title), and the legend
+    // lists only what a summand draws: its band and mean, no noise band, no points
+    let (top, bottom) = pane_edges(&app, 80, 24);
+    assert!(top.contains("Prediction, summand 1/2: "), "{top}");
+    assert!(
+        bottom.contains("f ±2σ") && bottom.contains("mean"),
+        "{bottom}"
+    );
+    assert!(
+        !bottom.contains("train") && !bottom.contains("test") && !bottom.contains("y ±2σ"),
+        "{bottom}"
+    );
+    // P writes the summand on screen, not the total
+    let svg = app.figure_svg().expect("a figure");
+    assert!(
+        svg.contains("Prediction, summand 1/2: ") && svg.contains("co2: se1"),
+        "{svg}"
+    );
     press(&mut app, &with_parts);
     let t = title(&mut app, &with_parts);
     assert!(
@@ -435,6 +478,16 @@ fn the_apps_p_key_cycles_through_the_total_and_its_summands() {
     press(&mut app, &with_parts);
     let t = title(&mut app, &with_parts);
     assert!(t.contains("total (p: summands)"), "{t}");
+    let (_, bottom) = pane_edges(&app, 80, 24);
+    assert!(
+        bottom.contains("train") && bottom.contains("y ±2σ"),
+        "{bottom}"
+    );
+    let svg = app.figure_svg().expect("a figure");
+    assert!(
+        !svg.contains("summand") && !svg.contains("co2: se1"),
+        "{svg}"
+    );
     let plain = Arc::new(curves(Err("the model's kernel `se` is not a sum".into())));
     press(&mut app, &plain);
     assert_eq!(app.pred_component, 0);

@@ -568,6 +568,7 @@ fn kernel_values_are_read_and_shown_in_the_datas_units() {
     );
     // back in the data's units, every value the model holds
     let scales = sgpw::kernel::Scales {
+        centres: &s.input_center,
         inputs: &s.input_scale,
         target: sy,
     };

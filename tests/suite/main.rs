@@ -5,6 +5,7 @@
 //! `mpi`) stay binaries of their own.
 
 mod bernoulli_link;
+mod changepoints;
 mod chunks;
 mod cli;
 mod common;

@@ -56,14 +56,25 @@ impl App {
                     .svg(size)
             }
             ChartTab::Prediction => {
-                let (PredState::Ready(_, curves), Some(row)) =
+                let (PredState::Ready(_, total), Some(row)) =
                     (&self.prediction, self.selected_run())
                 else {
                     return Err("no prediction on screen to draw yet".into());
                 };
+                // the summand on screen when the p key chose one, else the total
+                let part = self.summand_on_screen(total);
+                let curves = part.as_ref().unwrap_or(total);
+                let which = match part {
+                    Some(_) => format!(
+                        ", summand {}/{}",
+                        self.pred_component,
+                        total.component_count()
+                    ),
+                    None => String::new(),
+                };
                 PredictionFigure {
                     title: format!(
-                        "Prediction: {}/{} m={} seed {}",
+                        "Prediction{which}: {}/{} m={} seed {}",
                         row.key.dataset, row.key.label, row.key.m, row.key.seed
                     ),
                     curves,
@@ -78,6 +89,17 @@ impl App {
             }
         };
         svg.map_err(|e| e.to_string())
+    }
+
+    /// The summand of `total` the prediction pane shows (the `p` key's choice), or None
+    /// when it shows the total: what the pane draws and `P` writes.
+    pub fn summand_on_screen(
+        &self,
+        total: &chart::prediction::Curves,
+    ) -> Option<chart::prediction::Curves> {
+        self.pred_component
+            .checked_sub(1)
+            .and_then(|k| total.component(k))
     }
 
     /// `P`: ask the runtime to write the chart on screen.

@@ -16,11 +16,14 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let t = &app.theme;
     let focused = app.chart == ChartTab::Prediction;
     let run = app.selected_run();
-    let mut title = match run {
-        Some(r) => format!(
-            " Prediction: {}/{} m={} seed {} ",
+    let run_label = run.map(|r| {
+        format!(
+            "{}/{} m={} seed {} ",
             r.key.dataset, r.key.label, r.key.m, r.key.seed
-        ),
+        )
+    });
+    let mut title = match &run_label {
+        Some(l) => format!(" Prediction: {l}"),
         None => " Prediction ".to_string(),
     };
     let block_for = |title: String, legend: Option<Line<'static>>| {
@@ -58,20 +61,24 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             super::prediction_observed::draw(frame, app, area, title, curves, focused)
         }
         PredState::Ready(_, total) => {
-            // the total, or the summand the p key chose (chart::components)
-            let part = app
-                .pred_component
-                .checked_sub(1)
-                .and_then(|k| total.component(k));
+            // the total, or the summand the p key chose (chart::components); which one
+            // comes first in the title, where a narrow pane does not cut it off
+            let part = app.summand_on_screen(total);
             let curves = part.as_ref().unwrap_or(total);
-            if part.is_some() {
-                title = format!(
-                    "{title}· summand {}/{} ",
+            let which = if part.is_some() {
+                Some(format!(
+                    "summand {}/{}",
                     app.pred_component,
                     total.component_count()
+                ))
+            } else {
+                (total.component_count() > 0).then(|| "total (p: summands)".to_string())
+            };
+            if let Some(which) = which {
+                title = format!(
+                    " Prediction, {which}: {}",
+                    run_label.as_deref().unwrap_or("")
                 );
-            } else if total.component_count() > 0 {
-                title = format!("{title}· total (p: summands) ");
             }
             // the y axis's name: the target column, and what its tick labels leave out
             let chart = BandChart { curves, theme: *t };
@@ -100,24 +107,29 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             let mut legend = vec![
                 Span::styled(format!(" {lat}"), sw(LATENT)),
                 Span::raw(" f ±2σ "),
-                Span::styled(noisy, sw(NOISY)),
-                Span::raw(" y ±2σ "),
-                Span::styled("─", sw(MEAN)),
-                Span::raw(" mean "),
-                Span::styled(
-                    if t.color {
-                        "•"
-                    } else if t.ascii {
-                        "+"
-                    } else {
-                        "•"
-                    },
-                    sw(TRAIN),
-                ),
-                Span::raw(" train "),
-                Span::styled(if t.color || t.ascii { "•" } else { "⠁" }, sw(TEST)),
-                Span::raw(" test "),
             ];
+            // a summand has no noise band and no data of its own (its curves hold none)
+            if part.is_none() {
+                legend.extend([Span::styled(noisy, sw(NOISY)), Span::raw(" y ±2σ ")]);
+            }
+            legend.extend([Span::styled("─", sw(MEAN)), Span::raw(" mean ")]);
+            if part.is_none() {
+                legend.extend([
+                    Span::styled(
+                        if t.color {
+                            "•"
+                        } else if t.ascii {
+                            "+"
+                        } else {
+                            "•"
+                        },
+                        sw(TRAIN),
+                    ),
+                    Span::raw(" train "),
+                    Span::styled(if t.color || t.ascii { "•" } else { "⠁" }, sw(TEST)),
+                    Span::raw(" test "),
+                ]);
+            }
             if !curves.marker_caption.is_empty() {
                 legend.push(Span::styled(if t.ascii { "^" } else { "▲" }, t.warn()));
                 if !curves.marker_sizes.is_empty() {

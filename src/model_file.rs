@@ -246,6 +246,17 @@ pub struct Standardize {
     pub target_scale: f64,
 }
 
+impl Standardize {
+    /// Its scales, as the kernel's unit conversion reads them.
+    pub fn scales(&self) -> crate::kernel::Scales<'_> {
+        crate::kernel::Scales {
+            centres: &self.input_center,
+            inputs: &self.input_scale,
+            target: self.target_scale,
+        }
+    }
+}
+
 /// Something in a model that holds one value per input (a key's values, a table's row
 /// length): the inputs' number D is what they agree on.
 #[derive(Clone, Debug, PartialEq)]

@@ -500,7 +500,10 @@ fn report(
 /// them in model units (docs/formats.md `[kernel]`).
 fn data_kernel(model: &crate::model_file::ModelFile, digits: usize) -> Option<String> {
     let c = model.composed.as_ref()?;
-    let scales = model.standardize.as_ref().map(crate::kernel::Scales::of);
+    let scales = model
+        .standardize
+        .as_ref()
+        .map(crate::model_file::Standardize::scales);
     Some(crate::kernel::rounded(&c.data_expression(scales), digits).to_string())
 }
 

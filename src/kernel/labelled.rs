@@ -44,7 +44,7 @@ impl Labelled {
 
     /// The free entries of a full gradient added into `out`.
     fn add_free(&self, full: &[f64], out: &mut [f64]) {
-        super::part::add_free(full, self.free_mask(), out);
+        add_free(full, self.free_mask(), out);
     }
 
     /// Its part in an expression, with values.
@@ -203,5 +203,15 @@ impl Kernel for Labelled {
     }
     fn clone_box(&self) -> Box<dyn Kernel> {
         Box::new(self.clone())
+    }
+}
+
+/// Add the entries of `full` (a gradient over every value of a kernel's blocks) that
+/// `free` marks into `out`, in order: the gradient in the kernel's parameters, its
+/// fixed values left out (a part's fixed parameters, a labelled ARD kernel's fixed keys).
+pub(super) fn add_free(full: &[f64], free: impl IntoIterator<Item = bool>, out: &mut [f64]) {
+    let kept = full.iter().zip(free).filter_map(|(g, f)| f.then_some(g));
+    for (o, g) in out.iter_mut().zip(kept) {
+        *o += g;
     }
 }

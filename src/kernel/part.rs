@@ -143,17 +143,7 @@ impl Params {
             .list
             .iter()
             .flat_map(|p| std::iter::repeat_n(!p.fixed, p.values.len()));
-        add_free(full, free, out);
-    }
-}
-
-/// Add the entries of `full` (a gradient over every value of a kernel's blocks) that
-/// `free` marks into `out`, in order: the gradient in the kernel's parameters, its
-/// fixed values left out (a part's [`Params`], a labelled ARD kernel's fixed keys).
-pub(super) fn add_free(full: &[f64], free: impl IntoIterator<Item = bool>, out: &mut [f64]) {
-    let kept = full.iter().zip(free).filter_map(|(g, f)| f.then_some(g));
-    for (o, g) in out.iter_mut().zip(kept) {
-        *o += g;
+        super::labelled::add_free(full, free, out);
     }
 }
 

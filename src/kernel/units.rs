@@ -35,17 +35,6 @@ pub struct Scales<'a> {
     pub target: f64,
 }
 
-impl Scales<'_> {
-    /// A standardized model's scales.
-    pub fn of(s: &crate::model_file::Standardize) -> Scales<'_> {
-        Scales {
-            centres: &s.input_center,
-            inputs: &s.input_scale,
-            target: s.target_scale,
-        }
-    }
-}
-
 /// Which way [`convert`] goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Towards {

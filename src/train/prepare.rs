@@ -198,7 +198,7 @@ pub(crate) fn set_composed_kernel(
         model.hyper.signal_variance,
         model.hyper.lengthscales.clone(),
     );
-    let scales = units.map(crate::kernel::Scales::of);
+    let scales = units.map(crate::model_file::Standardize::scales);
     let kernel = crate::kernel::KernelChoice::build_for_fit(expression, &start, fixes, scales)
         .map_err(|e| Error::input(format!("kernel (--kernel): {e}")))?;
     model.composed = crate::kernel::ComposedKernel::new(kernel);

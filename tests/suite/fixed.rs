@@ -411,7 +411,7 @@ fn a_kernel_expressions_parts_are_fixed_by_their_paths() {
         }
         // 2 in the data's units: the period's input a divided by its scale
         let s = model.standardize.as_ref().expect("standardized");
-        let scales = sgpw::kernel::Scales::of(s);
+        let scales = s.scales();
         let shown = c.data_expression(Some(scales)).to_string();
         let period = path_values(&shown, "periodic.period")[0];
         assert!((period - 2.0).abs() < 1e-14, "{method}: {shown}");

@@ -317,6 +317,18 @@ struct Progress {
     record: SvgpRecord,
 }
 
+impl Progress {
+    /// An L-BFGS iteration on every row (the exact and joint stages): a step of the run
+    /// whose value is the full bound, recorded as a check; its step number.
+    fn full_data_step(&mut self, neg_elbo: f64) -> usize {
+        self.step += 1;
+        self.trace.push(neg_elbo);
+        self.record.full_at.push(self.step);
+        self.record.full_neg_elbo.push(neg_elbo);
+        self.step
+    }
+}
+
 /// The exact stage's state, shared by L-BFGS's objective and its callback.
 struct Exact<'r, 'd> {
     /// The head and Z of the last point placed, and q(v) there.
@@ -437,11 +449,7 @@ fn exact_stage(
             // the start: where the minibatch stages ended
             return Control::Continue;
         }
-        st.run.step += 1;
-        let step = st.run.step;
-        st.run.trace.push(info.nlml);
-        st.run.record.full_at.push(step);
-        st.run.record.full_neg_elbo.push(info.nlml);
+        let step = st.run.full_data_step(info.nlml);
         ctx.report(phase, step, info.nlml);
         st.checks.push(info.nlml);
         if plateaued(&st.checks, n) {
@@ -548,11 +556,7 @@ fn joint_stage(
             // the start: where the minibatch stages ended
             return Control::Continue;
         }
-        st.run.step += 1;
-        let step = st.run.step;
-        st.run.trace.push(info.nlml);
-        st.run.record.full_at.push(step);
-        st.run.record.full_neg_elbo.push(info.nlml);
+        let step = st.run.full_data_step(info.nlml);
         ctx.report(phase, step, info.nlml);
         st.checks.push(info.nlml);
         if plateaued_within(&st.checks, n, JOINT_TOL_PER_ROW) {

@@ -19,6 +19,7 @@ dashes): ``restarts=5``, ``alpha=0.5``, ``select="dmax"``; the starting values
 
 import difflib as _difflib
 import io as _io
+import inspect as _inspect
 import os as _os
 import re as _re
 import tempfile as _tempfile
@@ -145,6 +146,21 @@ def _columns(X):
     return None if cols is None else [str(c) for c in cols]
 
 
+
+def _told_the_start(callback):
+    """The extension calls back with (iteration, objective, start); a callback of two
+    arguments is called without the start."""
+    if callback is None:
+        return None
+    try:
+        params = _inspect.signature(callback).parameters.values()
+    except (TypeError, ValueError):
+        return lambda i, f, s: callback(i, f)
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(positional) >= 3 or any(p.kind == p.VAR_POSITIONAL for p in params):
+        return callback
+    return lambda i, f, s: callback(i, f)
+
 def fit(
     X,
     y,
@@ -179,10 +195,12 @@ def fit(
     ``kernel=`` is a plain kernel's name, an expression (``"se + periodic"``) or an
     ``sgpw.kernels`` object (``SE(dims=[0]) + Linear()``). The fit runs with the GIL released on ``threads`` threads (None: every core;
     1: one); Ctrl-C raises KeyboardInterrupt. ``callback(iteration, objective)`` is
-    called for each iteration of the fit (objective on the raw target scale), and with
-    the default two starts for each iteration of the second start's fit after it,
-    numbered from 0 again (``model.second_start`` says which was kept); an exception
-    from it stops the fit and is raised.
+    called for each iteration as it happens (objective on the raw target scale); with
+    the default two starts the two fits advance in turns, each numbered from 0, so a
+    callback that takes a third argument, ``callback(iteration, objective, start)``,
+    is told which (1: the default start's fit, 2: the second start's;
+    ``model.second_start`` says which was kept); an exception from it stops the fit
+    and is raised.
     """
     names = _columns(X)
     X = _matrix(X, "X")
@@ -211,7 +229,8 @@ def fit(
                 pairs = [("m", len(Z)) if k == "m" else (k, v) for k, v in pairs]
         try:
             core, info = _sgpw.fit(
-                X, y, X_test, y_test, names, pairs, threads=threads, callback=callback
+                X, y, X_test, y_test, names, pairs, threads=threads,
+                callback=_told_the_start(callback),
             )
         except ValueError as e:
             text = str(e) if z_file is None else str(e).replace(z_file, "Z")

@@ -25,7 +25,7 @@ def fit(
     y_test: Optional[npt.ArrayLike] = None,
     *,
     threads: Optional[int] = None,
-    callback: Optional[Callable[[int, float], Any]] = None,
+    callback: Optional[Callable[..., Any]] = None,
     Z: Optional[npt.ArrayLike] = None,
     **options: Any,
 ) -> Model: ...

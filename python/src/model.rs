@@ -393,9 +393,10 @@ pub fn from_toml(
 /// Train one model, as `sgpw fit` does: `options` are (keyword, value) pairs parsed by
 /// the command line's parser of the run declaration and checked with its messages
 /// before the data, the arrays then checked as a loaded file is, and the fit run by
-/// `train::fit` with the GIL released. `callback(iteration, objective)` sees every
-/// iteration of the main fit (objective on the raw target scale, as the trace), and then
-/// of the second start's fit (numbered from 0 again).
+/// `train::fit` with the GIL released. `callback(iteration, objective, start)` sees every
+/// iteration of the two raced fits as it happens (objective on the raw target scale, as
+/// the trace; `start` 1 for the default start's fit, 2 for the second start's, each
+/// numbered from 0; their turns interleave).
 #[pyfunction]
 #[pyo3(signature = (x, y, x_test, y_test, feature_names, options, threads=None, callback=None))]
 #[allow(clippy::too_many_arguments)]
@@ -443,16 +444,21 @@ pub fn fit<'py>(
     let result = run_detached(
         py,
         || token.cancel(),
-        |_, (iteration, objective): (usize, f64)| match &callback {
-            Some(f) => f.call1((iteration, objective)).map(|_| ()),
+        |_, (iteration, objective, start): (usize, f64, u8)| match &callback {
+            Some(f) => f.call1((iteration, objective, start)).map(|_| ()),
             None => Ok(()),
         },
         |tx| {
             let sink = |p: &Progress| {
-                if let (true, Phase::Fit { .. } | Phase::SecondStart, Some(v), None) =
-                    (report, p.phase, p.nlml, p.validation)
-                {
-                    let _ = tx.send((p.iteration, v));
+                // which of the two raced fits (1: the default start's, 2: the second
+                // start's): their turns interleave
+                let start = match p.phase {
+                    Phase::Fit { .. } => 1,
+                    Phase::SecondStart => 2,
+                    _ => return,
+                };
+                if let (true, Some(v), None) = (report, p.nlml, p.validation) {
+                    let _ = tx.send((p.iteration, v, start));
                 }
             };
             let ctx = RunContext::new(exec, &sink);

@@ -120,15 +120,25 @@ def test_callback_sees_every_iteration_and_can_stop_the_fit(data):
     assert [f for _, f in seen] == list(model.trace)
     assert model.second_start is None
 
-    # two starts (the default): each fit numbered from 0; the kept one is the trace
+    # two starts (the default): the fits advance in turns, each numbered from 0; a
+    # callback of three arguments is told which; the kept one is the trace
     seen = []
-    model = sgpw.fit(X, y, method="vfe", m=10, iterations=30, callback=lambda i, f: seen.append((i, f)))
-    second = [k for k, (i, _) in enumerate(seen) if i == 0][1]
-    first, then = seen[:second], seen[second:]
-    for part in (first, then):
-        assert [i for i, _ in part] == list(range(len(part)))
-    kept = then if model.second_start["kept_second"] else first
+    model = sgpw.fit(
+        X, y, method="vfe", m=10, iterations=30, threads=1,
+        callback=lambda i, f, s: seen.append((i, f, s)),
+    )
+    fits = {s: [(i, f) for i, f, t in seen if t == s] for s in (1, 2)}
+    for part in fits.values():
+        assert part and [i for i, _ in part] == list(range(len(part)))
+    kept = fits[2] if model.second_start["kept_second"] else fits[1]
     assert [f for _, f in kept] == list(model.trace)
+    # a callback of two arguments hears the same calls without the start
+    heard = []
+    sgpw.fit(
+        X, y, method="vfe", m=10, iterations=30, threads=1,
+        callback=lambda i, f: heard.append((i, f)),
+    )
+    assert heard == [(i, f) for i, f, _ in seen]
     best = min(model.second_start["first_nlml"], model.second_start["second_nlml"])
     assert abs(best - model.nlml) <= 1e-9 * abs(model.nlml)
 

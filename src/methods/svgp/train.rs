@@ -329,6 +329,27 @@ impl Progress {
     }
 }
 
+/// The check after an L-BFGS iteration of the exact or joint stage on every row: the
+/// stage's stopping rule `converged(checks, rows)` on the values so far, then the
+/// budget. Why the stage ends, if it does.
+fn full_data_check(
+    run: &Progress,
+    checks: &mut Vec<f64>,
+    neg_elbo: f64,
+    n: usize,
+    budget: Budget,
+    converged: fn(&[f64], usize) -> bool,
+) -> Option<Stop> {
+    checks.push(neg_elbo);
+    if converged(checks, n) {
+        return Some(Stop::Converged);
+    }
+    match budget {
+        Budget::Rows(r) if run.seen >= r => Some(Stop::Budget),
+        _ => None,
+    }
+}
+
 /// The exact stage's state, shared by L-BFGS's objective and its callback.
 struct Exact<'r, 'd> {
     /// The head and Z of the last point placed, and q(v) there.
@@ -451,15 +472,9 @@ fn exact_stage(
         }
         let step = st.run.full_data_step(info.nlml);
         ctx.report(phase, step, info.nlml);
-        st.checks.push(info.nlml);
-        if plateaued(&st.checks, n) {
-            st.why = Some(Stop::Converged);
-            return Control::Finish;
-        }
-        if let Budget::Rows(r) = budget
-            && st.run.seen >= r
+        if let Some(why) = full_data_check(st.run, &mut st.checks, info.nlml, n, budget, plateaued)
         {
-            st.why = Some(Stop::Budget);
+            st.why = Some(why);
             return Control::Finish;
         }
         if !ctx.observes(phase, step) {
@@ -558,15 +573,10 @@ fn joint_stage(
         }
         let step = st.run.full_data_step(info.nlml);
         ctx.report(phase, step, info.nlml);
-        st.checks.push(info.nlml);
-        if plateaued_within(&st.checks, n, JOINT_TOL_PER_ROW) {
-            st.why = Some(Stop::Converged);
-            return Control::Finish;
-        }
-        if let Budget::Rows(r) = budget
-            && st.run.seen >= r
-        {
-            st.why = Some(Stop::Budget);
+        if let Some(why) = full_data_check(st.run, &mut st.checks, info.nlml, n, budget, |v, n| {
+            plateaued_within(v, n, JOINT_TOL_PER_ROW)
+        }) {
+            st.why = Some(why);
             return Control::Finish;
         }
         if !ctx.observes(phase, step) {

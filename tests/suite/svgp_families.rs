@@ -229,18 +229,20 @@ fn a_fit_over_fif_features_runs_end_to_end_and_refusals_name_the_option() {
     };
     let (r, _) = common::fit(&ds, &spec(8, options.clone()));
     let r = r.expect("fits");
-    let start = init(
-        &SVGP,
-        &data,
-        &spec(8, options.clone()),
-        &mut ChaCha8Rng::seed_from_u64(1),
-    )
-    .expect("init");
-    assert_ne!(
-        start.table::<methods::interdomain::Features>().expect("t"),
-        r.model.table::<methods::interdomain::Features>().expect("t"),
-        "the FIF features were learned"
-    );
+    // from one start, the fit moves the FIF features (window widths, frequencies, phases)
+    let valid = spec(8, options.clone()).check(data.y.len()).expect("valid");
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let start = init(&SVGP, &data, &spec(8, options.clone()), &mut rng).expect("init");
+    let ctx = sgpw::run_context::RunContext::quiet(ex());
+    let (fitted, out) = SVGP.fit(start.clone(), &data, &valid, &ctx).expect("fit");
+    let features = |m: &ModelFile| {
+        m.require::<methods::interdomain::Features>()
+            .expect("[features]")
+    };
+    let (a, b) = (features(&start), features(&fitted));
+    assert_ne!(a.frequencies, b.frequencies, "the frequencies were learned");
+    assert_ne!(a.window_widths, b.window_widths, "the window widths were learned");
+    assert!(out.f < SVGP.nlml(&start, &data, &ex()).expect("start") - 1.0);
     let text = r.model.to_toml().expect("toml");
     assert!(text.contains("[svgp_features]") && text.contains("fifgp"), "{text}");
     let back = ModelFile::parse(&text).expect("read back");

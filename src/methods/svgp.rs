@@ -36,9 +36,7 @@ use crate::linalg;
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, rows_to_matrix};
 use crate::optim::{self, Control, IterInfo, Outcome, Stop};
 use crate::run_context::{Phase, RunContext};
-use crate::run_spec::{
-    DEFAULT_ITERATIONS, DataShape, MethodOptions, Naming, SvgpOptimizer,
-};
+use crate::run_spec::{DEFAULT_ITERATIONS, DataShape, MethodOptions, Naming, SvgpOptimizer};
 use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;

@@ -86,7 +86,10 @@ fn collapsed_twin(model: &ModelFile, method: &str) -> ModelFile {
     if !matches!(method, "psds" | "ssgp") {
         twin.approx = Some(ApproxKind::Vfe);
     }
-    methods::get(method).expect("method").check(&twin).expect("twin");
+    methods::get(method)
+        .expect("method")
+        .check(&twin)
+        .expect("twin");
     twin
 }
 
@@ -118,7 +121,10 @@ fn at_the_optimal_q_svgp_over_a_family_is_its_collapsed_bound() {
         assert!(SVGP.nlml(&model, &data, &ex()).expect("start") > bound + 1.0);
         // the gradient in everything but q(v) is the collapsed bound's
         let g = SVGP.objective(&opt, &data, &ex()).expect("svgp").grad;
-        let gc = collapsed.objective(&twin, &data, &ex()).expect("collapsed").grad;
+        let gc = collapsed
+            .objective(&twin, &data, &ex())
+            .expect("collapsed")
+            .grad;
         assert_eq!(collapsed.pack(&twin), SVGP.pack(&opt)[..gc.len()].to_vec());
         assert_close(&format!("{method} gradient"), &g[..gc.len()], &gc, 1e-6);
     }
@@ -188,8 +194,15 @@ fn the_bound_gradient_over_every_family_matches_finite_differences() {
             let y: Vec<f64> = idx.iter().map(|&i| data.y[i]).collect();
             let c = data.y.len() as f64 / idx.len() as f64;
             let batch = |m: &ModelFile, want| {
-                evaluate(m, std::iter::once((x.clone(), y.as_slice())), c, want, None, &ex())
-                    .expect("batch")
+                evaluate(
+                    m,
+                    std::iter::once((x.clone(), y.as_slice())),
+                    c,
+                    want,
+                    None,
+                    &ex(),
+                )
+                .expect("batch")
             };
             let e = batch(&model, Want::All);
             check_gradient(
@@ -241,10 +254,16 @@ fn a_fit_over_fif_features_runs_end_to_end_and_refusals_name_the_option() {
     };
     let (a, b) = (features(&start), features(&fitted));
     assert_ne!(a.frequencies, b.frequencies, "the frequencies were learned");
-    assert_ne!(a.window_widths, b.window_widths, "the window widths were learned");
+    assert_ne!(
+        a.window_widths, b.window_widths,
+        "the window widths were learned"
+    );
     assert!(out.f < SVGP.nlml(&start, &data, &ex()).expect("start") - 1.0);
     let text = r.model.to_toml().expect("toml");
-    assert!(text.contains("[svgp_features]") && text.contains("fifgp"), "{text}");
+    assert!(
+        text.contains("[svgp_features]") && text.contains("fifgp"),
+        "{text}"
+    );
     let back = ModelFile::parse(&text).expect("read back");
     SVGP.check(&back).expect("valid");
     assert_eq!(

@@ -258,7 +258,14 @@ pub fn gaussian_terms(
         d_sigma_lik: DMatrix::zeros(m, m),
         d_kub: None,
         d_kuu: None,
-        d_kdiag: vec![if proj.degenerate { 0.0 } else { -c / (2.0 * s2) }; b],
+        d_kdiag: vec![
+            if proj.degenerate {
+                0.0
+            } else {
+                -c / (2.0 * s2)
+            };
+            b
+        ],
         d_noise: c * d_noise,
         d_lik_params: Vec::new(),
     };

@@ -69,8 +69,12 @@ pub trait SvgpFamily: Send + Sync {
     /// Kuu (dense; a diagonal one on its diagonal) and its jitter policy.
     fn kuu(&self, model: &ModelFile, exec: &Exec) -> Result<(DMatrix<f64>, Jitter)>;
     /// Kuf (m×n) and the prior variances k(x_i, x_i) at inputs `x` (n×D).
-    fn kuf(&self, model: &ModelFile, x: &DMatrix<f64>, exec: &Exec)
-    -> Result<(DMatrix<f64>, Vec<f64>)>;
+    fn kuf(
+        &self,
+        model: &ModelFile,
+        x: &DMatrix<f64>,
+        exec: &Exec,
+    ) -> Result<(DMatrix<f64>, Vec<f64>)>;
     /// The gradient in [`SvgpFamily::pack`]'s order of a function whose adjoints are
     /// `d_kuf` (at inputs `x`), `d_kdiag` (empty: none), `d_kuu` (symmetric; None: zero),
     /// `d_noise`, with `jitter` the absolute jitter added to Kuu.
@@ -172,18 +176,21 @@ impl<F: Family> SvgpFamily for LowRankMethod<F> {
     ) -> Result<Vec<f64>> {
         let state = self.family.state(model, &exec.scratch)?;
         // the family's extras (sines beside cosines, …) come with its parts
-        let out = self.family.parts(&state, x, true, exec).and_then(|(parts, extra)| {
-            let m = parts.kuf.nrows();
-            let adj = Adjoints {
-                nlml: 0.0,
-                jitter,
-                d_kuf,
-                d_kuu: d_kuu.unwrap_or_else(|| DMatrix::zeros(m, m)),
-                d_kdiag,
-                d_noise,
-            };
-            self.family.pull_back(&state, x, &parts, extra, &adj, exec)
-        });
+        let out = self
+            .family
+            .parts(&state, x, true, exec)
+            .and_then(|(parts, extra)| {
+                let m = parts.kuf.nrows();
+                let adj = Adjoints {
+                    nlml: 0.0,
+                    jitter,
+                    d_kuf,
+                    d_kuu: d_kuu.unwrap_or_else(|| DMatrix::zeros(m, m)),
+                    d_kdiag,
+                    d_noise,
+                };
+                self.family.pull_back(&state, x, &parts, extra, &adj, exec)
+            });
         self.family.recycle_state(state, &exec.scratch);
         out
     }

@@ -291,7 +291,16 @@ impl<'m> Sums<'m> {
             let none = DMatrix::zeros(0, model.kernel_dim());
             let kuu = Some(d_kuu.clone());
             let empty = DMatrix::zeros(q.len(), 0);
-            grad = f.pull_back(model, &none, empty, Vec::new(), kuu, d_noise, factor.jitter, exec)?;
+            grad = f.pull_back(
+                model,
+                &none,
+                empty,
+                Vec::new(),
+                kuu,
+                d_noise,
+                factor.jitter,
+                exec,
+            )?;
             grad.iter_mut().zip(&d_family).for_each(|(a, b)| *a += b);
             grad.extend_from_slice(&d_lik_params);
         } else if let (Some(z), Want::Model | Want::All) = (p.z(), want) {

@@ -20,7 +20,7 @@ mod options;
 
 pub use choices::{
     ApproxKind, Centres, InducingInit, LengthscaleStart, Positive, Select, SpectralInit, Stage,
-    SvgpOptimizer,
+    SvgpFeatures, SvgpOptimizer,
 };
 pub use form::{OptionField, option_fields, options_help, parse_options, parse_run, run_fields};
 pub use options::{
@@ -250,6 +250,9 @@ impl RunSpec {
             label.push('-');
             label.push_str(&t);
         };
+        if let Some(f) = o.family.filter(|f| *f != SvgpFeatures::Pseudo) {
+            tag(f.name().into());
+        }
         if self.standardize {
             tag("std".into());
         }
@@ -434,6 +437,7 @@ mod tests {
                 "nat_step",
                 "lr",
                 "elbo_every",
+                "family",
                 "likelihood",
                 "quadrature_points",
                 "link",

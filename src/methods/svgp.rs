@@ -10,6 +10,7 @@
 pub mod adam;
 pub mod any_likelihood;
 pub mod elbo;
+pub mod features;
 pub mod file_rows;
 pub mod schedule;
 mod sums;
@@ -17,6 +18,7 @@ mod train;
 
 use self::adam::Adam;
 use self::elbo::{Factor, Prior, Projected, Rows, Terms, Variational, Want};
+use self::features::FeaturesTable;
 use self::schedule::{JOINT_TOL_PER_ROW, Schedule, plateaued, plateaued_within};
 pub(crate) use self::sums::Sums;
 pub(crate) use self::train::train;
@@ -240,33 +242,86 @@ pub fn evaluate<'a>(
     evaluate_at(model, &Params::of(model)?, blocks, c, want, cache, exec)
 }
 
-/// Z and q(v) as matrices: what training holds between steps (a model file keeps them
-/// as TOML tables, converted on every read and write).
+/// What q(u) is over (docs/methods.md §8.6): pseudo-inputs Z (m×D), held as a matrix,
+/// or the features of a family (`--family`), whose parameters stay in the model's
+/// tables, where the family reads them.
+#[derive(Clone)]
+pub enum Features {
+    Inducing(DMatrix<f64>),
+    Family(&'static dyn features::SvgpFamily),
+}
+
+/// Z (or the family) and q(v) as matrices: what training holds between steps (a model
+/// file keeps them as TOML tables, converted on every read and write).
+#[derive(Clone)]
 pub struct Params {
-    pub z: DMatrix<f64>,
+    pub features: Features,
     pub q: Variational,
 }
 
 impl Params {
     pub fn of(model: &ModelFile) -> Result<Params> {
-        let z = inducing_points(model)?;
-        let q = variational(model, z.nrows())?;
-        Ok(Params { z, q })
+        match features::of_model(model)? {
+            None => {
+                let z = inducing_points(model)?;
+                let q = variational(model, z.nrows())?;
+                Ok(Params {
+                    features: Features::Inducing(z),
+                    q,
+                })
+            }
+            Some(f) => {
+                let q = variational(model, f.check(model)?)?;
+                Ok(Params {
+                    features: Features::Family(f),
+                    q,
+                })
+            }
+        }
     }
 
     pub fn write(&self, model: &mut ModelFile) {
-        set_inducing_points(model, &self.z);
+        if let Features::Inducing(z) = &self.features {
+            set_inducing_points(model, z);
+        }
         set_variational(model, &self.q);
+    }
+
+    /// The number of inducing variables m.
+    pub fn m(&self) -> usize {
+        self.q.len()
+    }
+
+    /// The pseudo-inputs, where q(u) is over them.
+    pub fn z(&self) -> Option<&DMatrix<f64>> {
+        match &self.features {
+            Features::Inducing(z) => Some(z),
+            Features::Family(_) => None,
+        }
+    }
+
+    /// The length of the packed head and features (what Adam moves beside natural
+    /// steps, and the exact stage's L-BFGS).
+    fn model_len(&self, model: &ModelFile) -> usize {
+        match &self.features {
+            Features::Inducing(z) => head_len(model) + z.len(),
+            Features::Family(f) => f.pack(model).len(),
+        }
     }
 }
 
-/// [log σ0², log ℓ, (log α), noise] of `model`, then Z, the log-parameters of a
-/// non-Gaussian likelihood (none for the Gaussian, whose σ² is the head's), μ and R's
-/// lower triangle.
+/// [log σ0², log ℓ, (log α), noise] of `model`, then Z (or the family's parameters, in
+/// its own `pack` order), the log-parameters of a non-Gaussian likelihood (none for the
+/// Gaussian, whose σ² is the head's), μ and R's lower triangle.
 fn pack_params(model: &ModelFile, p: &Params) -> Vec<f64> {
     let mut theta = Vec::new();
-    pack_hyper(model, &mut theta);
-    theta.extend_from_slice(p.z.as_slice());
+    match &p.features {
+        Features::Inducing(z) => {
+            pack_hyper(model, &mut theta);
+            theta.extend_from_slice(z.as_slice());
+        }
+        Features::Family(f) => theta = f.pack(model),
+    }
     theta.extend(likelihood_params(model).iter().map(|v| v.ln()));
     theta.extend(p.q.mean.iter());
     theta.extend(lower_entries(&p.q.chol));
@@ -276,12 +331,27 @@ fn pack_params(model: &ModelFile, p: &Params) -> Vec<f64> {
 /// Inverse of [`pack_params`]: the head into `model`, then as much of Z, μ, R as
 /// `theta` holds (the head and Z only, for Adam beside natural-gradient steps).
 fn unpack_params(theta: &[f64], model: &mut ModelFile, p: &mut Params) {
-    let mut k = unpack_hyper(theta, model);
-    let (m, d) = p.z.shape();
-    if theta.len() >= k + m * d {
-        p.z.as_mut_slice().copy_from_slice(&theta[k..k + m * d]);
-        k += m * d;
-    }
+    let m = p.m();
+    let mut k = match &mut p.features {
+        Features::Inducing(z) => {
+            let mut k = unpack_hyper(theta, model);
+            let (m, d) = z.shape();
+            if theta.len() >= k + m * d {
+                z.as_mut_slice().copy_from_slice(&theta[k..k + m * d]);
+                k += m * d;
+            }
+            k
+        }
+        Features::Family(f) => {
+            let len = f.pack(model).len();
+            if theta.len() >= len {
+                f.unpack(&theta[..len], model);
+                len
+            } else {
+                unpack_hyper(theta, model)
+            }
+        }
+    };
     let lik = likelihood_params(model).len();
     if lik > 0 && theta.len() >= k + lik {
         let values: Vec<f64> = theta[k..k + lik].iter().map(|v| v.exp()).collect();
@@ -342,7 +412,7 @@ fn evaluate_at<'a>(
         sums.all_sum(share, added.is_err())?;
     }
     added?;
-    Ok(sums.finish())
+    sums.finish()
 }
 
 /// The lower triangle of a square matrix, column by column (how R is packed).
@@ -398,7 +468,7 @@ fn full_at(
     want: Want,
     exec: &Exec,
 ) -> Result<Evaluation> {
-    let m = p.z.nrows();
+    let m = p.m();
     let e = evaluate_at(model, p, chunks(data, m, exec), 1.0, want, None, exec)?;
     Ok(negated(e))
 }
@@ -455,7 +525,7 @@ pub(crate) fn exact_q(
     exec: &Exec,
 ) -> Result<(Variational, Evaluation)> {
     let mut cache = Vec::new();
-    let one_chunk = data.n() <= exec.chunk_rows(p.z.nrows());
+    let one_chunk = data.n() <= exec.chunk_rows(p.m());
     let e = data.sums(
         model,
         p,
@@ -464,7 +534,10 @@ pub(crate) fn exact_q(
         exec,
     )?;
     let q = elbo::natural_step(&p.q, &e.d_mean_lik, &e.d_sigma_lik, 1.0, exec.par)?;
-    let at = Params { z: p.z.clone(), q };
+    let at = Params {
+        features: p.features.clone(),
+        q,
+    };
     let e = data.sums(model, &at, want, one_chunk.then_some(&mut cache), exec)?;
     Ok((at.q, negated(e)))
 }
@@ -545,28 +618,27 @@ impl TrainingRows for InMemory<'_> {
         cache: Option<&mut Vec<Projected>>,
         exec: &Exec,
     ) -> Result<Evaluation> {
-        let m = p.z.nrows();
+        let m = p.m();
         evaluate_at(model, p, chunks(self.data, m, exec), 1.0, want, cache, exec)
     }
 }
 
 /// The posterior of q: with u = L v, mean(x*) = k*ᵀ L⁻ᵀ μ and
 /// var(x*) = k** − k*ᵀ L⁻ᵀ (I − Σ) L⁻¹ k*.
+/// A degenerate family's (f = Kfu Kuu⁻¹ u) has no prior term: var(x*) =
+/// k*ᵀ L⁻ᵀ Σ L⁻¹ k*, as the core's degenerate posterior.
 pub fn posterior_of(model: &ModelFile, exec: &Exec) -> Result<Posterior> {
-    let z = inducing_points(model)?;
-    let m = z.nrows();
-    let q = variational(model, m)?;
-    let kernel = model.kernel();
-    let prior = Prior {
-        kernel: &*kernel,
-        z: &z,
-        noise: model.hyper.noise_variance,
-        jitter: model.jitter_policy(),
-    };
-    let factor = Factor::new(&prior, exec.par)?;
+    let p = Params::of(model)?;
+    let (m, q) = (p.m(), &p.q);
+    let factor = factor_of(model, &p, exec)?;
+    let degenerate = matches!(p.features, Features::Family(f) if f.degenerate());
     let mut w = DMatrix::from_column_slice(m, 1, q.mean.as_slice());
     linalg::solve_lower_transpose(&factor.l, &mut w, exec.par);
-    let mut s = DMatrix::<f64>::identity(m, m) - q.covariance();
+    let mut s = if degenerate {
+        -q.covariance()
+    } else {
+        DMatrix::<f64>::identity(m, m) - q.covariance()
+    };
     linalg::solve_lower_transpose(&factor.l, &mut s, exec.par);
     let mut st = s.transpose();
     linalg::solve_lower_transpose(&factor.l, &mut st, exec.par);
@@ -574,8 +646,32 @@ pub fn posterior_of(model: &ModelFile, exec: &Exec) -> Result<Posterior> {
     Ok(Posterior {
         mean_weights: w.as_slice().to_vec(),
         var_matrix,
-        latent_prior: LatentPrior::Kernel,
+        latent_prior: if degenerate {
+            LatentPrior::None
+        } else {
+            LatentPrior::Kernel
+        },
     })
+}
+
+/// Kuu's jittered factor at the features of `p` (the model gives the rest).
+fn factor_of(model: &ModelFile, p: &Params, exec: &Exec) -> Result<Factor> {
+    match &p.features {
+        Features::Inducing(z) => {
+            let kernel = model.kernel();
+            let prior = Prior {
+                kernel: &*kernel,
+                z,
+                noise: model.hyper.noise_variance,
+                jitter: model.jitter_policy(),
+            };
+            Factor::new(&prior, exec.par)
+        }
+        Features::Family(f) => {
+            let (kuu, jitter) = f.kuu(model, exec)?;
+            Factor::of_kuu(kuu, jitter, exec.par)
+        }
+    }
 }
 
 impl Method for Svgp {
@@ -600,6 +696,7 @@ impl Method for Svgp {
             "nat_step",
             "lr",
             "elbo_every",
+            "family",
             "quadrature_points",
         ]
     }
@@ -612,14 +709,29 @@ impl Method for Svgp {
         true
     }
     fn model_tables(&self) -> &'static [&'static str] {
-        &[Inducing::NAME, VariationalTable::NAME, SvgpRecord::NAME]
+        &[
+            Inducing::NAME,
+            VariationalTable::NAME,
+            SvgpRecord::NAME,
+            FeaturesTable::NAME,
+            super::interdomain::InputMean::NAME,
+            super::interdomain::Features::NAME,
+            super::spectrum::Spectral::NAME,
+            super::spectrum::composed::SpectralTerms::NAME,
+        ]
     }
     fn input_dims(&self, model: &ModelFile) -> Vec<Witness> {
+        if let Ok(Some(f)) = features::of_model(model) {
+            return f.input_dims(model);
+        }
         let mut w = vec![Witness::lengthscales(model)];
         w.extend(Witness::rows(model, Inducing::NAME, "points"));
         w
     }
     fn markers(&self, model: &ModelFile, input: usize) -> Result<Markers> {
+        if let Some(f) = features::of_model(model)? {
+            return f.markers(model, input);
+        }
         let z = inducing_points(model)?;
         if input >= z.ncols() {
             return Ok(Markers::default());
@@ -675,6 +787,32 @@ impl Method for Svgp {
                 naming.setting("lr", "0.01")
             )));
         }
+        if let Some(f) = options.family.and_then(features::family) {
+            let flag = naming.flag("family");
+            if options.kernel_expression().is_some() && !f.takes_composed_kernel() {
+                return Err(Error::input(format!(
+                    "family = {}{flag}: these features take a plain kernel, not one built \
+                     from parts (use family pseudo, psds or ssgp with it)",
+                    f.name()
+                )));
+            }
+            if let Some(why) = f.refuses_kernel(options.kernel_kind()) {
+                return Err(Error::input(format!("family = {}{flag}: {why}", f.name())));
+            }
+            for key in ["inducing_init", "inducing_inputs"] {
+                let given = match key {
+                    "inducing_init" => options.inducing_init.is_some(),
+                    _ => options.inducing_inputs.is_some(),
+                };
+                if given {
+                    return Err(Error::input(format!(
+                        "{key}{} places pseudo-inputs; family = {}{flag} has none",
+                        naming.flag(key),
+                        f.name()
+                    )));
+                }
+            }
+        }
         if let Some(b) = options.batch
             && data.n_train != usize::MAX
             && b > data.n_train
@@ -693,9 +831,19 @@ impl Method for Svgp {
         data: &TrainData,
         spec: &ValidRunSpec,
         hyper: Hyper,
-        _ctx: &RunContext,
+        ctx: &RunContext,
         rng: &mut ChaCha8Rng,
     ) -> Result<ModelFile> {
+        if let Some(kind) = spec.options.family
+            && let Some(f) = features::family(kind)
+        {
+            let mut model = f.init(data, spec, hyper, ctx, rng)?;
+            model.method = self.name().into();
+            model.set(&FeaturesTable { family: kind });
+            let m = f.check(&model)?;
+            set_variational(&mut model, &Variational::prior(m));
+            return Ok(model);
+        }
         let z = initial_points(&data.x, spec.m, spec.options.inducing_init(), &hyper, rng)?;
         let mut model = ModelFile::new(self.name(), hyper);
         set_inducing_points(&mut model, &z);
@@ -703,8 +851,40 @@ impl Method for Svgp {
         Ok(model)
     }
 
+    /// The family's tables for a kernel built from parts (the spectral points of its
+    /// form), and q(v) at the prior over the features they make.
+    fn init_for_kernel(
+        &self,
+        model: &mut ModelFile,
+        spec: &ValidRunSpec,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<()> {
+        if let Some(f) = features::of_model(model)? {
+            f.init_for_kernel(model, spec, rng)?;
+            let m = f.check(model)?;
+            set_variational(model, &Variational::prior(m));
+        }
+        Ok(())
+    }
+
     fn check(&self, model: &ModelFile) -> Result<()> {
-        let m = inducing_points(model)?.nrows();
+        let m = match features::of_model(model)? {
+            None => inducing_points(model)?.nrows(),
+            Some(f) => {
+                features::check_kernel(f, model)?;
+                if model.table::<Inducing>()?.is_some() {
+                    return Err(Error::at(
+                        Location::key(Inducing::NAME),
+                        format!(
+                            "an svgp model over {} features has no [inducing] points: remove \
+                             the table, or [svgp_features] for pseudo-inputs",
+                            f.name()
+                        ),
+                    ));
+                }
+                f.check(model)?
+            }
+        };
         variational(model, m)?;
         if let Some(p) = &model.posterior {
             p.check(m)?;
@@ -731,6 +911,20 @@ impl Method for Svgp {
     }
 
     fn unpack(&self, theta: &[f64], model: &mut ModelFile) {
+        if let Ok(Some(f)) = features::of_model(model) {
+            // the model's tables give the number of features
+            let m = f.check(model).unwrap_or(0);
+            let mut p = Params {
+                features: Features::Family(f),
+                q: Variational {
+                    mean: DVector::zeros(m),
+                    chol: DMatrix::zeros(m, m),
+                },
+            };
+            unpack_params(theta, model, &mut p);
+            p.write(model);
+            return;
+        }
         let head = head_len(model) + likelihood_params(model).len();
         let d = model.kernel_dim().max(1);
         // m·D + m + m(m+1)/2 entries follow the head and the likelihood's: solve for m
@@ -739,7 +933,7 @@ impl Method for Svgp {
             .find(|&m| m * d + m + m * (m + 1) / 2 >= rest)
             .unwrap_or(0);
         let mut p = Params {
-            z: DMatrix::zeros(m, d),
+            features: Features::Inducing(DMatrix::zeros(m, d)),
             q: Variational {
                 mean: DVector::zeros(m),
                 chol: DMatrix::zeros(m, m),
@@ -773,12 +967,23 @@ impl Method for Svgp {
 
     /// q(u) starts at the prior whatever Z is, so the given Z replaces the chosen one.
     fn set_inducing_inputs(&self, model: &mut ModelFile, z: &DMatrix<f64>) -> Result<()> {
+        if let Some(f) = features::of_model(model)? {
+            return Err(Error::input(format!(
+                "svgp over {} features has no inducing inputs to start at --inducing-inputs",
+                f.name()
+            )));
+        }
         set_inducing_points(model, z);
         Ok(())
     }
 
     fn prior_cov(&self, model: &ModelFile, x: &DMatrix<f64>, exec: &Exec) -> Result<DMatrix<f64>> {
-        Ok(model.kernel().gram(x, exec.par))
+        match features::of_model(model)? {
+            None => Ok(model.kernel().gram(x, exec.par)),
+            Some(f) => f
+                .prior_cov(model, x, exec)
+                .ok_or_else(|| super::method::full_cov_refused("svgp")),
+        }
     }
 
     fn cross(
@@ -788,6 +993,9 @@ impl Method for Svgp {
         x: &DMatrix<f64>,
         exec: &Exec,
     ) -> Result<(DMatrix<f64>, Vec<f64>)> {
+        if let Some(f) = features::of_model(model)? {
+            return f.kuf(model, x, exec);
+        }
         let z = inducing_points(model)?;
         let k = model.kernel();
         Ok((k.matrix(&z, x, exec.par), k.diag(x)))
@@ -824,7 +1032,7 @@ impl Method for Svgp {
 
     fn end_without_rows(&self, model: &ModelFile, exec: &Exec) -> Result<(Posterior, f64)> {
         let p = Params::of(model)?;
-        let jitter = Sums::new(model, &p, Want::Value, exec)?.finish().jitter;
+        let jitter = Sums::new(model, &p, Want::Value, exec)?.finish()?.jitter;
         Ok((posterior_of(model, exec)?, jitter))
     }
 }

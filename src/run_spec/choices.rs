@@ -162,3 +162,36 @@ impl SvgpOptimizer {
         }
     }
 }
+
+/// The feature family svgp's q(u) is over (docs/methods.md §8.6): the inducing
+/// variables' Kuf, Kuu and prior diagonal come from it, and its parameters are learned
+/// with σ0², ℓ, σ². Named as the methods that pair the family with a collapsed bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum SvgpFeatures {
+    /// Pseudo-inputs Z, the function's values at m learned points (the default; any kernel).
+    Pseudo,
+    /// fifgp's frequency inducing features under one Gaussian window (SE kernel).
+    Fifgp,
+    /// tfifgp's time-frequency features, each window with its own centre (SE kernel).
+    Tfifgp,
+    /// smgp's multiscale Gaussian features (SE kernel).
+    Smgp,
+    /// psds's fixed Hammersley spectral points: 2r trigonometric weights (degenerate).
+    Psds,
+    /// ssgp's learned spectral points: 2r trigonometric weights (degenerate).
+    Ssgp,
+}
+
+impl SvgpFeatures {
+    pub fn name(self) -> &'static str {
+        match self {
+            SvgpFeatures::Pseudo => "pseudo",
+            SvgpFeatures::Fifgp => "fifgp",
+            SvgpFeatures::Tfifgp => "tfifgp",
+            SvgpFeatures::Smgp => "smgp",
+            SvgpFeatures::Psds => "psds",
+            SvgpFeatures::Ssgp => "ssgp",
+        }
+    }
+}

@@ -243,6 +243,13 @@ pub struct MethodOptions {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elbo_every: Option<usize>,
+    /// svgp: the feature family q(u) is over (default pseudo: inducing inputs): fifgp,
+    /// tfifgp or smgp (inter-domain features, SE kernel), psds or ssgp (spectral
+    /// points, fixed or learned: m points give 2m trigonometric weights). The family's
+    /// parameters are learned with σ0², ℓ, σ².
+    #[arg(long, value_enum)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub family: Option<SvgpFeatures>,
     /// Any method: the observation model p(y | f) (default gaussian): gaussian, studentt
     /// (heavy-tailed noise, learned scale and degrees of freedom), bernoulli (binary
     /// classification, probit; the target's two labels are mapped to classes 0 and 1,

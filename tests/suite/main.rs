@@ -42,6 +42,7 @@ mod spectrum;
 mod spgp_extensions;
 mod starts;
 mod svgp;
+mod svgp_families;
 mod svgp_likelihoods;
 mod svgp_stream;
 mod tui_loading;

@@ -65,7 +65,11 @@ pub fn expected_loglik(
         let ai = a.column(i);
         let mean = ai.dot(&q.mean);
         // a variance below 0 by rounding is 0
-        let var = (proj.kdiag[i] - ai.norm_squared() + rta.column(i).norm_squared()).max(0.0);
+        let var = if proj.degenerate {
+            rta.column(i).norm_squared()
+        } else {
+            (proj.kdiag[i] - ai.norm_squared() + rta.column(i).norm_squared()).max(0.0)
+        };
         let e = obs.lik.expected_log_density(
             y[i],
             mean,
@@ -83,7 +87,11 @@ pub fn expected_loglik(
         d_sigma_lik: DMatrix::zeros(m, m),
         d_kub: None,
         d_kuu: None,
-        d_kdiag: dv.iter().map(|v| c * v).collect(),
+        d_kdiag: if proj.degenerate {
+            vec![0.0; b]
+        } else {
+            dv.iter().map(|v| c * v).collect()
+        },
         d_noise: 0.0,
         d_lik_params: d_params.iter().map(|g| c * g).collect(),
     };
@@ -114,8 +122,12 @@ pub fn expected_loglik(
         terms.d_sigma_lik = s;
     }
     if adjoints {
-        // Ā = c (μ mᵀ − 2 (A − R (Rᵀ A)) diag(v))
-        let mut abar = a.clone();
+        // Ā = c (μ mᵀ − 2 (A − R (Rᵀ A)) diag(v)); a degenerate model's var_i has no −‖A_i‖²
+        let mut abar = if proj.degenerate {
+            DMatrix::zeros(m, b)
+        } else {
+            a.clone()
+        };
         linalg::gemm_shaped(
             &mut abar,
             Shape::Full,

@@ -95,8 +95,12 @@ pub struct Factor {
 
 impl Factor {
     pub fn new(prior: &Prior, par: Par) -> Result<Factor> {
-        let kuu = prior.kernel.gram(prior.z, par);
-        let (l, jitter) = linalg::cholesky_jittered(&kuu, prior.jitter, par)?;
+        Factor::of_kuu(prior.kernel.gram(prior.z, par), prior.jitter, par)
+    }
+
+    /// The factor of a Kuu a feature family built (`features.rs`), under its jitter policy.
+    pub fn of_kuu(kuu: DMatrix<f64>, jitter: Jitter, par: Par) -> Result<Factor> {
+        let (l, jitter) = linalg::cholesky_jittered(&kuu, jitter, par)?;
         Ok(Factor { kuu, l, jitter })
     }
 }
@@ -123,16 +127,32 @@ pub struct Projected {
     pub a: DMatrix<f64>,
     /// The prior variances k(x_i, x_i) of the rows.
     pub kdiag: Vec<f64>,
+    /// Features of a degenerate model (f = Kfu Kuu⁻¹ u exactly, the spectral
+    /// families): the prior variance of f_i is then q_ii = ‖A_i‖², so var_i = ‖Rᵀ A_i‖²
+    /// and `kdiag` plays no part.
+    pub degenerate: bool,
 }
 
 pub fn project(prior: &Prior, factor: &Factor, x: &DMatrix<f64>, par: Par) -> Projected {
     let kub = prior.kernel.matrix(prior.z, x, par);
+    project_kub(factor, kub, prior.kernel.diag(x), false, par)
+}
+
+/// The projection of a Kub (m×B) a feature family built, with the rows' prior variances.
+pub fn project_kub(
+    factor: &Factor,
+    kub: DMatrix<f64>,
+    kdiag: Vec<f64>,
+    degenerate: bool,
+    par: Par,
+) -> Projected {
     let mut a = kub.clone();
     linalg::solve_lower(&factor.l, &mut a, par);
     Projected {
         kub,
         a,
-        kdiag: prior.kernel.diag(x),
+        kdiag,
+        degenerate,
     }
 }
 
@@ -177,10 +197,22 @@ pub fn expected_loglik(
     want: Want,
     par: Par,
 ) -> Terms {
+    gaussian_terms(prior.noise, factor, q, proj, rows, want, par)
+}
+
+/// [`expected_loglik`] with the noise variance σ² = `s2`.
+pub fn gaussian_terms(
+    s2: f64,
+    factor: &Factor,
+    q: &Variational,
+    proj: &Projected,
+    rows: Rows,
+    want: Want,
+    par: Par,
+) -> Terms {
     let Rows { y, c } = rows;
     let m = q.len();
     let b = y.len();
-    let s2 = prior.noise;
     let a = &proj.a;
     let kdiag = &proj.kdiag;
     let mut resid = vec![0.0; b];
@@ -207,7 +239,11 @@ pub fn expected_loglik(
         let ai = a.column(i);
         resid[i] = y[i] - ai.dot(&q.mean);
         if let Some(rta) = &rta {
-            let var = kdiag[i] - ai.norm_squared() + rta.column(i).norm_squared();
+            let var = if proj.degenerate {
+                rta.column(i).norm_squared()
+            } else {
+                kdiag[i] - ai.norm_squared() + rta.column(i).norm_squared()
+            };
             let sq = resid[i] * resid[i] + var;
             sum += -0.5 * (2.0 * PI * s2).ln() - sq / (2.0 * s2);
             d_noise += -0.5 / s2 + sq / (2.0 * s2 * s2);
@@ -222,7 +258,14 @@ pub fn expected_loglik(
         d_sigma_lik: DMatrix::zeros(m, m),
         d_kub: None,
         d_kuu: None,
-        d_kdiag: vec![-c / (2.0 * s2); b],
+        d_kdiag: vec![
+            if proj.degenerate {
+                0.0
+            } else {
+                -c / (2.0 * s2)
+            };
+            b
+        ],
         d_noise: c * d_noise,
         d_lik_params: Vec::new(),
     };
@@ -250,8 +293,12 @@ pub fn expected_loglik(
         terms.d_sigma_lik = aat * (-c / (2.0 * s2));
     }
     if let (Want::Model | Want::All, Some(rta)) = (want, &rta) {
-        // Ā = (c/σ²)(μ rᵀ + A − R (Rᵀ A))
-        let mut abar = a.clone();
+        // Ā = (c/σ²)(μ rᵀ + A − R (Rᵀ A)); a degenerate model's var_i has no −‖A_i‖²
+        let mut abar = if proj.degenerate {
+            DMatrix::zeros(m, b)
+        } else {
+            a.clone()
+        };
         linalg::gemm_shaped(
             &mut abar,
             Shape::Full,

@@ -32,9 +32,9 @@ impl TrainingRows for FileRows {
         _cache: Option<&mut Vec<Projected>>,
         exec: &Exec,
     ) -> Result<Evaluation> {
-        let rows = exec.chunk_rows(p.z.nrows()).min(FileRows::n(self).max(1));
+        let rows = exec.chunk_rows(p.m()).min(FileRows::n(self).max(1));
         let mut sums = Sums::new(model, p, want, exec)?;
         self.for_each_chunk(rows, &mut |t| sums.add(&t.x, &t.y, 1.0, None))?;
-        Ok(sums.finish())
+        sums.finish()
     }
 }

@@ -2,7 +2,9 @@
 //! term — the Gaussian's closed form (`elbo::expected_loglik`) or any other likelihood's
 //! (`any_likelihood::expected_loglik`) — and the adjoints it gives, added in the blocks'
 //! order, summed over processes, and finished into the ELBO and its gradient in
-//! [`Method::pack`]'s order.
+//! [`Method::pack`]'s order. Over pseudo-inputs the kernel turns the adjoints of Kub,
+//! Kuu and the prior diagonal into the head's and Z's; over a family (`features.rs`) the
+//! family's pull-back does, a block's Kub at a time and Kuu's once at the end.
 
 use super::*;
 use crate::kernel::KernelGrad;
@@ -29,6 +31,10 @@ pub(crate) struct Sums<'m> {
     d_kuu: DMatrix<f64>,
     head: Option<Vec<f64>>,
     d_z: DMatrix<f64>,
+    /// Over a family: the gradient in its `pack` order from the blocks' Kub and prior
+    /// diagonal (Kuu's and σ²'s are pulled back by `finish`), and its length.
+    d_family: Vec<f64>,
+    family_len: usize,
 }
 
 impl<'m> Sums<'m> {
@@ -38,9 +44,13 @@ impl<'m> Sums<'m> {
         want: Want,
         exec: &'m Exec,
     ) -> Result<Sums<'m>> {
-        let (z, m) = (&p.z, p.z.nrows());
+        let m = p.m();
         let kernel = model.kernel();
-        let factor = Factor::new(&Self::prior_of(model, &*kernel, z), exec.par)?;
+        let factor = factor_of(model, p, exec)?;
+        let family_len = match &p.features {
+            Features::Family(f) => f.pack(model).len(),
+            Features::Inducing(_) => 0,
+        };
         let obs = match &model.likelihood {
             None => None,
             Some(t) => {
@@ -67,7 +77,9 @@ impl<'m> Sums<'m> {
             d_lik_params: vec![0.0; lik_params],
             d_kuu: DMatrix::zeros(m, m),
             head: None,
-            d_z: DMatrix::zeros(m, z.ncols()),
+            d_z: DMatrix::zeros(m, p.z().map_or(0, |z| z.ncols())),
+            d_family: vec![0.0; family_len],
+            family_len,
         })
     }
 
@@ -97,23 +109,38 @@ impl<'m> Sums<'m> {
         let (k, par) = (self.blocks, self.exec.par);
         self.blocks += 1;
         let (model, p, kernel, want) = (self.model, self.p, &self.kernel, self.want);
-        let prior = Self::prior_of(model, &**kernel, &p.z);
+        let (factor, exec) = (&self.factor, self.exec);
+        let project = || -> Result<Projected> {
+            match &p.features {
+                Features::Inducing(z) => Ok(elbo::project(
+                    &Self::prior_of(model, &**kernel, z),
+                    factor,
+                    x,
+                    par,
+                )),
+                Features::Family(f) => {
+                    let (kub, kdiag) = f.kuf(model, x, exec)?;
+                    Ok(elbo::project_kub(factor, kub, kdiag, f.degenerate(), par))
+                }
+            }
+        };
         let fresh;
         let proj = match cache {
             Some(kept) => {
                 if kept.len() <= k {
-                    kept.push(elbo::project(&prior, &self.factor, x, par));
+                    kept.push(project()?);
                 }
                 &kept[k]
             }
             None => {
-                fresh = elbo::project(&prior, &self.factor, x, par);
+                fresh = project()?;
                 &fresh
             }
         };
         let rows = Rows { y, c };
+        let s2 = model.hyper.noise_variance;
         let t: Terms = match &self.obs {
-            None => elbo::expected_loglik(&prior, &self.factor, &p.q, proj, rows, want, par),
+            None => elbo::gaussian_terms(s2, &self.factor, &p.q, proj, rows, want, par),
             Some((lik, quad)) => {
                 let obs = any_likelihood::Observation { lik: &**lik, quad };
                 any_likelihood::expected_loglik(&obs, &self.factor, &p.q, proj, rows, want, par)
@@ -131,7 +158,15 @@ impl<'m> Sums<'m> {
                 *acc += g;
             }
             self.d_kuu += dkuu;
-            let g = kernel.grad(&p.z, x, &proj.kub, dkub, true, false, par);
+            let z = match &p.features {
+                Features::Inducing(z) => z,
+                Features::Family(f) => {
+                    let g = f.pull_back(model, x, dkub.clone(), t.d_kdiag, None, 0.0, 0.0, exec)?;
+                    self.d_family.iter_mut().zip(&g).for_each(|(a, b)| *a += b);
+                    return Ok(());
+                }
+            };
+            let g = kernel.grad(z, x, &proj.kub, dkub, true, false, par);
             if let Some(a) = &g.a {
                 self.d_z += a;
             }
@@ -173,9 +208,13 @@ impl<'m> Sums<'m> {
         if gradient {
             buf.push(self.d_noise);
             buf.extend(self.d_lik_params.iter());
-            match &self.head {
-                Some(h) => buf.extend(h),
-                None => buf.extend(std::iter::repeat_n(0.0, head)),
+            if self.family_len > 0 {
+                buf.extend(self.d_family.iter());
+            } else {
+                match &self.head {
+                    Some(h) => buf.extend(h),
+                    None => buf.extend(std::iter::repeat_n(0.0, head)),
+                }
             }
             buf.extend(lower_entries(&self.d_kuu));
             buf.extend(self.d_z.iter());
@@ -213,7 +252,11 @@ impl<'m> Sums<'m> {
         if gradient {
             self.d_noise = next();
             self.d_lik_params.iter_mut().for_each(|v| *v = next());
-            self.head = Some((0..head).map(|_| next()).collect());
+            if self.family_len > 0 {
+                self.d_family.iter_mut().for_each(|v| *v = next());
+            } else {
+                self.head = Some((0..head).map(|_| next()).collect());
+            }
             symmetric(&mut self.d_kuu, &mut next);
             self.d_z.iter_mut().for_each(|v| *v = next());
         }
@@ -221,7 +264,7 @@ impl<'m> Sums<'m> {
     }
 
     /// The ELBO (the likelihood sums less the KL term) and what `want` asked for.
-    pub(crate) fn finish(self) -> Evaluation {
+    pub(crate) fn finish(self) -> Result<Evaluation> {
         let Sums {
             model,
             p,
@@ -237,12 +280,30 @@ impl<'m> Sums<'m> {
             d_kuu,
             head,
             mut d_z,
+            d_family,
             ..
         } = self;
-        let (z, q, par) = (&p.z, &p.q, exec.par);
+        let (q, par) = (&p.q, exec.par);
         let elbo = lik - q.kl();
         let mut grad = Vec::new();
-        if matches!(want, Want::Model | Want::All) {
+        if let (Features::Family(f), Want::Model | Want::All) = (&p.features, want) {
+            // Kuu's adjoint and σ²'s, once, through the family (at no rows)
+            let none = DMatrix::zeros(0, model.kernel_dim());
+            let kuu = Some(d_kuu.clone());
+            let empty = DMatrix::zeros(q.len(), 0);
+            grad = f.pull_back(
+                model,
+                &none,
+                empty,
+                Vec::new(),
+                kuu,
+                d_noise,
+                factor.jitter,
+                exec,
+            )?;
+            grad.iter_mut().zip(&d_family).for_each(|(a, b)| *a += b);
+            grad.extend_from_slice(&d_lik_params);
+        } else if let (Some(z), Want::Model | Want::All) = (p.z(), want) {
             let gu = kernel.grad(z, z, &factor.kuu, &d_kuu, true, true, par);
             let extra = jitter_grad(model.jitter_policy(), factor.jitter, &d_kuu);
             let hu = head_grad(model, &[&gu], extra, d_noise);
@@ -262,12 +323,12 @@ impl<'m> Sums<'m> {
             let d_chol = elbo::d_chol(q, &d_sigma_lik, par);
             grad.extend(lower_entries(&d_chol));
         }
-        Evaluation {
+        Ok(Evaluation {
             elbo,
             grad,
             d_mean_lik,
             d_sigma_lik,
             jitter: factor.jitter,
-        }
+        })
     }
 }

@@ -31,7 +31,7 @@ pub(crate) fn train(
     // natgrad: Adam on the head and Z only; adam: on everything
     let gaussian = model.likelihood.is_none();
     let adam_len = match s.optimizer {
-        SvgpOptimizer::Natgrad => head_len(&model) + p.z.len() + likelihood_params(&model).len(),
+        SvgpOptimizer::Natgrad => p.model_len(&model) + likelihood_params(&model).len(),
         SvgpOptimizer::Adam => theta.len(),
     };
     let mut sched = Schedule::new(s.batch, s.nat_step, s.lr, n);
@@ -377,7 +377,7 @@ impl Exact<'_, '_> {
                 pseudo::VFE.unpack(x, vm);
                 self.model.hyper = vm.hyper.clone();
                 self.model.composed.clone_from(&vm.composed);
-                self.p.z = inducing_points(vm)?;
+                self.p.features = Features::Inducing(inducing_points(vm)?);
             }
             None => unpack_params(x, &mut self.model, &mut self.p),
         }
@@ -406,7 +406,8 @@ fn exact_stage(
     let exec = &ctx.exec;
     let phase = Phase::Fit { stage: 0 };
     let vfe = match data.whole() {
-        Some(td) if exec.share.is_none() => {
+        // over pseudo-inputs; over another family svgp's own bound at the optimal q
+        Some(td) if exec.share.is_none() && p.z().is_some() => {
             let mut vm = model.clone();
             vm.method = pseudo::VFE.name().into();
             vm.posterior = None;
@@ -420,7 +421,7 @@ fn exact_stage(
         Some((vm, _)) => pseudo::VFE.pack(vm),
         None => {
             let mut x = pack_params(model, p);
-            x.truncate(head_len(model) + p.z.len());
+            x.truncate(p.model_len(model));
             x
         }
     };
@@ -430,10 +431,7 @@ fn exact_stage(
     };
     let state = RefCell::new(Exact {
         model: model.clone(),
-        p: Params {
-            z: p.z.clone(),
-            q: p.q.clone(),
-        },
+        p: p.clone(),
         vfe,
         tried: Vec::new(),
         run,
@@ -502,7 +500,9 @@ fn exact_stage(
     st.place(&out.x)?;
     model.hyper = st.model.hyper.clone();
     model.composed.clone_from(&st.model.composed);
-    p.z = st.p.z.clone();
+    // a family's parameters are in the model's tables
+    model.tables.clone_from(&st.model.tables);
+    p.features = st.p.features.clone();
     let (q, e) = exact_q(data, model, p, Want::Value, exec)?;
     p.q = q;
     st.run.evaluations += 1;
@@ -547,10 +547,7 @@ fn joint_stage(
     }
     let state = RefCell::new(Joint {
         model: model.clone(),
-        p: Params {
-            z: p.z.clone(),
-            q: p.q.clone(),
-        },
+        p: p.clone(),
         run,
         checks: Vec::new(),
         why: None,
@@ -707,7 +704,8 @@ mod tests {
         }
         let close = |u: f64, v: f64| (u - v).abs() < 1e-6 * (1.0 + u.abs());
         assert!(close(a.2.noise_variance, b.2.noise_variance));
-        assert!(a.3.z.iter().zip(b.3.z.iter()).all(|(u, v)| close(*u, *v)));
+        let (za, zb) = (a.3.z().expect("z"), b.3.z().expect("z"));
+        assert!(za.iter().zip(zb.iter()).all(|(u, v)| close(*u, *v)));
         let (qa, qb) = (&a.3.q, &b.3.q);
         assert!(
             qa.mean

@@ -15,20 +15,33 @@ use crate::optim::{Control, Outcome};
 use crate::run_context::{Parts, Phase, Progress, RunContext};
 use std::sync::{Condvar, Mutex, mpsc};
 
-/// A fit's turn: this many iterations (at least [`MIN_TURN`]), one twentieth of the
-/// budget, before the other fit's turn.
-const TURNS: usize = 20;
-const MIN_TURN: usize = 5;
+/// A fit's turn: this many iterations (at least one), a hundredth of the budget, before
+/// the other fit's turn. The rule ([`behind`]) looks at every iteration both fits have
+/// reached, so the turn decides nothing but how far the fit running ahead goes past the
+/// iteration at which it is found behind (less than a turn): with turns of a twentieth
+/// of the budget the §0.4 start's fit of kin40k vfe m = 50 seed 1, found behind at
+/// iteration 112, ran on to 125 (docs/results/starts.md). Each turn hands over through a
+/// condition variable, microseconds against an iteration's milliseconds.
+const TURNS: usize = 100;
 
-/// A fit behind (from its first turn on) is stopped once even what it could still gain
-/// at its recent pace would not take it below the leader's objective now by more than
-/// `slack` (a difference too small to matter, [`SLACK_PER_POINT`]): its decrease
-/// over the last half of its iterations, once for every doubling of the iteration count
-/// left in the budget (log₂(budget / t) at iteration t). An L-BFGS trace loses about as
-/// much per doubling of the iterations or less (f ≈ a − b·log t), so a fit stopped by this
-/// rule would rarely have caught up; no fixed deadline, as a start that leads early need
-/// not end ahead (kin40k fitc m = 50 seed 1 from a 494-point subset fit: the second start
-/// led from iteration 75 to 350 and ended behind; docs/results/starts.md).
+/// A fit is judged only once it has left its start ([`Rules::first_drop`]): after two
+/// legs of a twentieth of the budget each (at least [`MIN_LEG`] iterations).
+const LEGS: usize = 20;
+const MIN_LEG: usize = 5;
+
+/// A fit behind (from the end of its second leg on) is stopped once even what it could
+/// still gain at its recent pace would not take it below the leader's objective now by
+/// more than `slack` (a difference too small to matter, [`SLACK_PER_POINT`]): its
+/// decrease over the last half of its iterations, once for every doubling of the
+/// iteration count left in the budget (log₂(budget / t) at iteration t). An L-BFGS trace
+/// loses about as much per doubling of the iterations or less (f ≈ a − b·log t), so a fit
+/// stopped by this rule would rarely have caught up; no fixed deadline, as a start that
+/// leads early need not end ahead (kin40k fitc m = 50 seed 1 from a 494-point subset
+/// fit: the second start led from iteration 75 to 350 and ended behind). Crediting a
+/// pace that shrinks as it shrank over the doubling before (a power-law trace, f ≈ f* +
+/// c·t^(−p)) would stop kin40k's §0.4 fits earlier, but drops kin40k fitc m = 25 seed
+/// 3's at iteration 120, which then gained 1040 nats — the log rule's 1117 — and ended
+/// lowest (docs/results/starts.md).
 fn clearly_behind(back: &[f64], lead_now: f64, at: usize, rules: &Rules) -> bool {
     let value = |i: usize| back[i.min(back.len() - 1)];
     let pace = value(at / 2) - value(at);
@@ -66,28 +79,31 @@ struct Race {
 /// The iteration budget's turn length and the budget itself.
 struct Rules {
     turn: usize,
+    /// A twentieth of the budget: no fit is dropped before two ([`Rules::first_drop`]).
+    leg: usize,
     iters: usize,
     /// How far apart two ends may be and still count as equal (model units).
     slack: f64,
 }
 
 impl Rules {
-    /// The first iteration at which a fit may be dropped: the end of the second turn.
+    /// The first iteration at which a fit may be dropped: the end of the second leg.
     /// The pace of [`clearly_behind`] is measured over the last half of the iterations,
-    /// [t/2, t]; before 2·turn that window reaches into the first turn, where a fit is
+    /// [t/2, t]; before 2·leg that window reaches into the first leg, where a fit is
     /// still leaving its start (L-BFGS's first steps, before its curvature pairs say
     /// much), and its pace there says nothing of its pace later (pumadyn-32nm fitc
     /// m = 100 seed 3: the §0.4 start's fit, dropped at iteration 30 after 15
     /// iterations at −30 per iteration, fell by 1300 in the next 6 and ended lowest;
     /// docs/results/starts.md).
     fn first_drop(&self) -> usize {
-        2 * self.turn
+        2 * self.leg
     }
 
     /// For a budget of `iters` iterations on `n` training points.
     fn new(iters: usize, n: usize) -> Rules {
         Rules {
-            turn: (iters / TURNS).max(MIN_TURN),
+            turn: (iters / TURNS).max(1),
+            leg: (iters / LEGS).max(MIN_LEG),
             iters,
             slack: SLACK_PER_POINT * n as f64,
         }
@@ -96,7 +112,7 @@ impl Rules {
 
 /// Which fit to stop, if one is clearly behind ([`clearly_behind`]): compared at the last
 /// iteration both have reached (a fit that has ended keeps its last objective), from the
-/// end of the second turn on ([`Rules::first_drop`]).
+/// end of the second leg on ([`Rules::first_drop`]).
 fn behind(race: &Race, rules: &Rules) -> Option<usize> {
     let [a, b] = &race.traces;
     if a.is_empty() || b.is_empty() {
@@ -279,7 +295,7 @@ mod tests {
     /// start from a 1000-point subset fit): the §0.4 start's fit is behind from
     /// iteration 25 on and losing ever less; it is dropped once what it still loses per
     /// doubling of its iterations cannot make up the gap (iteration 122, not in its first
-    /// turns), and the fit kept is the one that ends lower.
+    /// legs), and the fit kept is the one that ends lower.
     #[test]
     fn a_fit_clearly_behind_is_dropped() {
         let first = trace(&[
@@ -291,7 +307,7 @@ mod tests {
             6268.7, 6257.0, 6247.9, 6241.9, 6237.2, 6232.7, 6229.6, 6227.5, 6225.8, 6224.5, 6223.3,
         ]);
         let rules = Rules::new(500, 10_000);
-        assert_eq!(rules.turn, 25);
+        assert_eq!((rules.turn, rules.first_drop()), (5, 50));
         let (at, dropped) = first_drop(&first, &second, &rules).expect("one dropped");
         assert_eq!(dropped, 0);
         assert!((100..=150).contains(&at), "{at}");
@@ -338,9 +354,9 @@ mod tests {
     /// pumadyn-32nm fitc m = 100 seed 3, both fits whole (every 4 iterations to 76, then
     /// every 20): the §0.4 start's fit is 2000 behind at iteration 30, 15 iterations
     /// into a slow stretch after its first leap, then falls by 1300 in 6 iterations,
-    /// leads from iteration 100 and ends 51 nats lower. Judged from the first turn on it
+    /// leads from iteration 100 and ends 51 nats lower. Judged from the first leg on it
     /// was dropped at iteration 32, its pace measured over a window reaching into its
-    /// first turn; from the second turn on it is kept, and the second start's fit is
+    /// first leg; from the second leg on it is kept, and the second start's fit is
     /// dropped once behind for good.
     #[test]
     fn a_fit_still_leaving_its_start_is_not_judged_by_its_first_turn() {
@@ -371,13 +387,13 @@ mod tests {
         assert!(first[500] < second[500]);
     }
 
-    /// Before the end of the second turn nothing is dropped, however far behind; a fit
+    /// Before the end of the second leg nothing is dropped, however far behind; a fit
     /// that has stopped gaining is dropped as soon as it is behind after that; and a fit
     /// that has ended keeps its last objective, which the running one is compared with.
     #[test]
     fn the_rule_at_the_edges() {
         let rules = Rules::new(100, 0);
-        assert_eq!(rules.turn, 5);
+        assert_eq!((rules.turn, rules.leg), (1, 5));
         let flat = vec![100.0; 30];
         let lower = vec![50.0; 30];
         assert_eq!(
@@ -410,7 +426,7 @@ mod tests {
     /// training point, 90 on 90,000 points) are not raced to the end: the one behind —
     /// 10 nats, losing as fast as the leader — is stopped as soon as the rule looks,
     /// where even its pace over the doublings left could not take it further below the
-    /// leader than the slack (checked from the end of the second turn); without the slack
+    /// leader than the slack (checked from the end of the second leg); without the slack
     /// it would run for most of the budget.
     #[test]
     fn fits_heading_for_the_same_end_are_not_raced_to_it() {
@@ -465,7 +481,7 @@ mod tests {
         Ok((model, outcome))
     }
 
-    /// The race itself: the fits take turns of a twentieth of the budget, the one
+    /// The race itself: the fits take turns of a hundredth of the budget, the one
     /// clearly behind is stopped early (its evaluations counted: far fewer than the
     /// budget), the other runs to its end, and the reports say which phase is which and
     /// when a fit is dropped.
@@ -492,7 +508,7 @@ mod tests {
             "{:?}",
             ended.dropped
         );
-        // dropped at the end of its second turn: even 3.3 times its pace since iteration
+        // dropped at the end of its second leg: even 3.3 times its pace since iteration
         // 10 would leave it well above the first
         assert!(second.1.evaluations <= 21, "{}", second.1.evaluations);
         let reports = reports.into_inner().expect("lock");
@@ -501,13 +517,44 @@ mod tests {
             phases.contains(&Phase::Dropped { second: true }),
             "{phases:?}"
         );
-        // turns: the first fit's iterations 1–10, then the second's 0–10, then the first's
+        // turns: the first fit's iterations 0–2, then the second's 0–2, then the first's
         let firsts: Vec<usize> = reports
             .iter()
             .take_while(|r| r.0 != Phase::SecondStart)
             .filter(|r| r.0 == Phase::Fit { stage: 0 })
             .map(|r| r.1)
             .collect();
-        assert_eq!(firsts.last(), Some(&10), "{reports:?}");
+        assert_eq!(firsts.last(), Some(&2), "{reports:?}");
+    }
+
+    /// The fit that runs ahead in its turn and is found behind at an iteration inside
+    /// the turn stops less than a turn past it, not at the end of a long turn: here the
+    /// rule finds the first fit (8 nats behind, losing as fast as the other) behind at
+    /// iteration 116, and the race stops it by 120 (with turns of a twentieth of the
+    /// budget it ran on to 125).
+    #[test]
+    fn a_fit_found_behind_stops_within_a_turn() {
+        let iters = 500;
+        let lead = |i: usize| 100.0 / (1.0 + i as f64).sqrt();
+        let back = move |i: usize| 8.0 + lead(i);
+        let rules = Rules::new(iters, 0);
+        let (a, b): (Vec<f64>, Vec<f64>) = (0..=iters).map(|i| (back(i), lead(i))).unzip();
+        let (found, k) = first_drop(&a, &b, &rules).expect("one dropped");
+        assert_eq!((found, k), (116, 0));
+        let ctx = RunContext::quiet(crate::exec::Exec::default());
+        let ended = race(
+            &ctx,
+            (iters, 0),
+            |c| fake_fit(c, iters, back),
+            |c| fake_fit(c, iters, lead),
+        );
+        let first = ended.first.expect("first").1;
+        assert_eq!(first.stop, crate::optim::Stop::EarlyStop);
+        assert!(
+            (116..=120).contains(&first.iterations),
+            "stopped at {}",
+            first.iterations
+        );
+        assert_eq!(ended.second.expect("second").1.iterations, iters);
     }
 }

@@ -501,7 +501,8 @@ pub fn composed_kernel_refusal(method: &dyn Method) -> Option<String> {
         format!(
             "method '{}' takes only the plain kernels (se, matern12, matern32, matern52, \
              rq){why}; a kernel built from parts runs with full, fitc, vfe, dtc, pep, \
-             spgp-hs, psds, ssgp, svgp, greedy, nystrom, nystrom-opt, eigengp and rvm",
+             spgp-hs, fifgp, tfifgp, smgp (sums of SE), psds, ssgp, svgp, greedy, \
+             nystrom, nystrom-opt, eigengp and rvm",
             method.name()
         )
     })

@@ -756,6 +756,7 @@ fn random_sds(d: usize, m: usize, rng: &mut ChaCha8Rng) -> Vec<Vec<f64>> {
 
 /// SMGP's k(x, z_j) and k(z_j, z_k) of one SE summand by quadrature, the windows
 /// N(μ_j, s_j²) given directly.
+#[allow(clippy::too_many_arguments)]
 fn sm_quadrature(
     sf2: f64,
     ell: &[f64],

@@ -458,14 +458,13 @@ impl Feat {
         wgt: f64,
         g: Option<&mut Grads>,
     ) -> f64 {
-        let d = self.d;
         let ell2 = &self.se[q].ell2;
         let mut logm = self.log_kuu_scale[q];
         let mut psi = self.phase[j] - s * self.phase[k];
-        for t in 0..d {
+        for (t, l) in ell2.iter().enumerate() {
             let c = self.win2[t];
             let (w, w2) = (self.freq[(j, t)], s * self.freq[(k, t)]);
-            let Some(l) = ell2[t] else {
+            let Some(l) = *l else {
                 logm -= 0.5 * c * (w * w + w2 * w2);
                 continue;
             };
@@ -483,9 +482,9 @@ impl Feat {
             g.se[q].sf2 += pk;
             g.phase[j] -= ps;
             g.phase[k] += s * ps;
-            for t in 0..d {
+            for (t, l) in ell2.iter().enumerate() {
                 let c = self.win2[t];
-                let Some(l) = ell2[t] else {
+                let Some(l) = *l else {
                     let (w, w2) = (self.freq[(j, t)], s * self.freq[(k, t)]);
                     g.freq[(j, t)] -= pk * c * w;
                     g.freq[(k, t)] -= s * pk * c * w2;
@@ -586,15 +585,14 @@ impl Feat {
         par: Par,
     ) {
         let mo = Moments::of(adj, kuf, sin, xt, &self.cent, par);
-        let d = self.d;
         let ell2 = &self.se[q].ell2;
         let gs = &mut g.se[q];
         for j in 0..self.m {
             gs.sf2 += mo.k0[j];
             g.phase[j] -= mo.s0[j];
-            for t in 0..d {
+            for (t, l) in ell2.iter().enumerate() {
                 let (k0, k1, k2) = (mo.k0[j], mo.k1[(j, t)], mo.k2[(j, t)]);
-                let Some(l) = ell2[t] else {
+                let Some(l) = *l else {
                     // only FIF's e^{−Cω²/2} depends on this input
                     if self.kind != Kind::Sm {
                         let (c, w) = (self.win2[t], self.freq[(j, t)]);
@@ -634,7 +632,10 @@ impl Feat {
 
 /// Each summand's Kuf when the kernel has more than one (None: the total is the one
 /// summand's) and its sine companion (FIF/TFIF), kept for the gradient.
-pub(super) struct Pieces(Vec<(Option<DMatrix<f64>>, Option<DMatrix<f64>>)>);
+pub(super) struct Pieces(Vec<Piece>);
+
+/// One summand's own Kuf (None: the total's) and sine companion.
+type Piece = (Option<DMatrix<f64>>, Option<DMatrix<f64>>);
 
 /// ∂NLML with respect to the physical parameters, accumulated over Kuf, Kuu, kdiag.
 pub(super) struct Grads {

@@ -1,7 +1,9 @@
 //! Inter-domain GPs (Lázaro-Gredilla & Figueiras-Vidal 2009), docs/methods.md §3: FIFGP,
 //! TFIFGP and SMGP. Each only supplies the instances `Kuf = k(z, x)` and `Kuu = k(z, z')`
 //! and their derivatives; the likelihood core (`k(x,x) = σ0²`) does the rest, with
-//! FITC as the papers use it or another approximation (`--approx vfe|dtc|pep`).
+//! FITC as the papers use it or another approximation (`--approx vfe|dtc|pep`). The
+//! kernel is SE, or a sum of SE summands built from parts (`se_sum.rs`), whose
+//! covariances are the sums of the summands'.
 //!
 //! Notation per dimension d: `L = ℓ_d²`, `C = c_d²` (window width, FIF/TFIF),
 //! `a = C + L`, `b = 2C + L`; SMGP features have their own `q = c_jd² = L + e^ρ`.
@@ -9,6 +11,7 @@
 //! agree bit for bit there.
 
 mod features;
+mod se_sum;
 
 pub use features::{Features, Kind};
 
@@ -26,7 +29,7 @@ use crate::kernel::KernelKind;
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness};
 use crate::run_context::RunContext;
 use crate::run_spec::{ApproxKind, Centres};
-use features::{Feat, Grads};
+use features::{Feat, Grads, Pieces};
 use nalgebra::DMatrix;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -87,10 +90,10 @@ pub const SMGP: LowRankMethod<InterDomain> =
 
 /// The inputs in the model's frame (minus `input_mean` if the model has one), as D×n columns.
 fn model_columns(model: &ModelFile, x: &DMatrix<f64>) -> Result<DMatrix<f64>> {
-    let d = model.hyper.lengthscales.len();
+    let d = model.kernel_dim();
     if x.ncols() != d {
         return Err(Error::input(format!(
-            "the inputs have {} columns but the model has {d} lengthscales",
+            "the inputs have {} columns but the model's kernel reads {d}",
             x.ncols()
         )));
     }
@@ -100,7 +103,7 @@ fn model_columns(model: &ModelFile, x: &DMatrix<f64>) -> Result<DMatrix<f64>> {
 
 /// The model's `input_mean`, checked (zeros where it has none).
 fn input_mean(model: &ModelFile) -> Result<Vec<f64>> {
-    let d = model.hyper.lengthscales.len();
+    let d = model.kernel_dim();
     match model.table::<InputMean>()? {
         Some(InputMean(v)) if v.len() == d && v.iter().all(|x| x.is_finite()) => Ok(v),
         Some(_) => Err(Error::at(
@@ -156,21 +159,58 @@ pub fn instances(model: &ModelFile, x: &DMatrix<f64>) -> Result<(DMatrix<f64>, D
     Ok((kuf, f.kuu(None)))
 }
 
-/// What `parts` keeps for `pull_back`: the features, the inputs as columns and the
-/// sine companion of Kuf.
+/// The prior variance k(x, x) of the model's kernel: σ0², or the sum of its SE
+/// summands' variances.
+fn prior_variance(f: &Feat) -> f64 {
+    f.se.iter().map(|s| s.sf2).sum()
+}
+
+/// What `parts` keeps for `pull_back`: the features, the inputs as columns and each
+/// summand's Kuf and sine companion.
 pub struct Extra {
     f: Feat,
     xt: DMatrix<f64>,
-    sin: Option<DMatrix<f64>>,
+    pieces: Pieces,
 }
 
 impl Family for InterDomain {
-    fn why_no_composed_kernel(&self) -> Option<&'static str> {
-        Some(
-            "its features are the SE kernel integrated against Gaussian windows, a closed \
-             form only an SE kernel has (a sum of SE kernels would extend it, Kuf and Kuu \
-             summing over the summands with one window set, but that is not built)",
-        )
+    /// Sums of SE summands (docs/methods.md §3, "Kernels built from parts").
+    fn takes_composed_kernel(&self) -> bool {
+        true
+    }
+
+    /// Anything but a sum of SE summands, naming the part, before any work.
+    fn refuses_kernel_expr(&self, expr: &crate::kernel::expression::KernelExpr) -> Option<String> {
+        let name = match self.kind {
+            Kind::Fif => "fifgp",
+            Kind::Tfif => "tfifgp",
+            Kind::Sm => "smgp",
+        };
+        se_sum::refusal(expr).map(|why| format!("method '{name}' cannot use it: {why}"))
+    }
+
+    /// SMGP's windows as their own standard deviations once the kernel is a sum (no
+    /// single ℓ to write c² = ℓ² + s² against): `init` set c² = 2ℓ², so s = c/√2 = ℓ,
+    /// the start's lengthscales.
+    fn init_for_kernel(
+        &self,
+        model: &mut ModelFile,
+        _spec: &ValidRunSpec,
+        _rng: &mut ChaCha8Rng,
+    ) -> Result<()> {
+        if self.kind != Kind::Sm || model.composed.is_none() {
+            return Ok(());
+        }
+        let mut f = model.require::<Features>()?;
+        if let Some(w) = f.widths.take() {
+            f.window_sds = Some(
+                w.iter()
+                    .map(|r| r.iter().map(|c| c / 2f64.sqrt()).collect())
+                    .collect(),
+            );
+        }
+        model.set(&f);
+        Ok(())
     }
 
     fn seed_help(&self) -> &'static str {
@@ -247,7 +287,7 @@ impl Family for InterDomain {
             frequencies: Some(freq),
             phases: Some(phases),
             centres,
-            widths: None,
+            ..Default::default()
         });
         Ok(model)
     }
@@ -257,7 +297,8 @@ impl Family for InterDomain {
             format!(
                 "the inter-domain features are the SE kernel integrated against Gaussian \
                  windows, which has a closed form only for the SE kernel (none for {kind}); \
-                 use --kernel se, or an inducing-point method (fitc, vfe, ...) with {kind}"
+                 use --kernel se (or a sum of se parts, --kernel \"se + se(dims=[0])\"), or \
+                 an inducing-point method (fitc, vfe, ...) with {kind}"
             )
         })
     }
@@ -275,7 +316,7 @@ impl Family for InterDomain {
     fn input_dims(&self, model: &ModelFile) -> Vec<Witness> {
         let mut w = vec![Witness::lengthscales(model)];
         w.extend(Witness::list(model, "", InputMean::NAME));
-        for key in ["frequencies", "centres", "widths"] {
+        for key in ["frequencies", "centres", "widths", "window_sds"] {
             w.extend(Witness::rows(model, Features::NAME, key));
         }
         w
@@ -325,7 +366,7 @@ impl Family for InterDomain {
 
     fn unpack(&self, theta: &[f64], model: &mut ModelFile) {
         let used = unpack_hyper(theta, model);
-        let d = model.hyper.lengthscales.len();
+        let d = model.kernel_dim();
         let rest = &theta[used..];
         let mut features = Features::default();
         match self.kind {
@@ -347,6 +388,15 @@ impl Family for InterDomain {
                 let m = rest.len() / (2 * d);
                 features.centres = Some(read_block(rest, m, d));
                 let rho = read_block(&rest[m * d..], m, d);
+                if model.composed.is_some() {
+                    features.window_sds = Some(
+                        rho.iter()
+                            .map(|r| r.iter().map(|r| (0.5 * r).exp()).collect())
+                            .collect(),
+                    );
+                    model.set(&features);
+                    return;
+                }
                 let ell = &model.hyper.lengthscales;
                 features.widths = Some(
                     rho.iter()
@@ -372,35 +422,55 @@ impl Family for InterDomain {
     ) -> Result<(Parts, Extra)> {
         let f = Feat::new(self.kind, model)?;
         let xt = model_columns(model, x)?;
-        let (kuf, sin) = f.kuf(&xt, for_gradient, exec.par);
+        let (kuf, pieces) = f.kuf(&xt, for_gradient, exec.par);
         let parts = Parts {
             kuf,
             kuu: KuuMatrix::Dense(f.kuu(None)),
-            kdiag: vec![model.hyper.signal_variance; x.nrows()],
+            kdiag: vec![prior_variance(&f); x.nrows()],
             jitter: model.jitter_policy(),
         };
-        Ok((parts, Extra { f, xt, sin }))
+        Ok((parts, Extra { f, xt, pieces }))
     }
 
     fn pull_back(
         &self,
         model: &ModelFile,
-        _x: &DMatrix<f64>,
+        x: &DMatrix<f64>,
         parts: &Parts,
         extra: Extra,
         adj: &Adjoints,
         exec: &Exec,
     ) -> Result<Vec<f64>> {
-        let Extra { f, xt, sin } = extra;
-        let mut g = Grads::zeros(f.d, f.m);
-        f.kuf_grad(&adj.d_kuf, &parts.kuf, sin.as_ref(), &xt, &mut g, exec.par);
+        let Extra { f, xt, pieces } = extra;
+        let mut g = Grads::zeros(f.d, f.m, f.se.len());
+        f.kuf_grad(&adj.d_kuf, &parts.kuf, &pieces, &xt, &mut g, exec.par);
         f.kuu(Some((&adj.d_kuu, &mut g)));
-        g.sf2 += kdiag_grad(model, adj) + jitter_grad(parts.jitter, adj.jitter, &adj.d_kuu);
-        // Back to the packed (log) coordinates: ∂/∂log ℓ = 2ℓ² ∂/∂ℓ², same for c.
+        let extra_signal = jitter_grad(parts.jitter, adj.jitter, &adj.d_kuu);
         let mut grad = Vec::with_capacity(2 + f.d * (2 * f.m + 2) + f.m);
-        grad.push(g.sf2);
-        grad.extend(g.ell2.iter().zip(&f.ell2).map(|(g, l)| 2.0 * l * g));
-        grad.push(super::hyper::noise_grad(model, adj.d_noise));
+        if let Some(c) = &model.composed {
+            // the summands' gradients into the kernel's θ; the prior diagonal and the
+            // jitter through the kernel's prior variance
+            let k = c.kernel();
+            let params = se_sum::kernel_grad(&f.se, &g.se, k.params_len());
+            let kdiag = super::hyper::kdiag_kernel_grad(model, x, &adj.d_kdiag);
+            let head = crate::kernel::KernelGrad {
+                params,
+                a: None,
+                b: None,
+            };
+            grad = super::hyper::head_grad(model, &[&head, &kdiag], extra_signal, adj.d_noise);
+        } else {
+            // Back to the packed (log) coordinates: ∂/∂log ℓ = 2ℓ² ∂/∂ℓ², same for c.
+            let se = &g.se[0];
+            grad.push(se.sf2 + kdiag_grad(model, adj) + extra_signal);
+            grad.extend(
+                se.ell2
+                    .iter()
+                    .zip(&f.se[0].ell2)
+                    .map(|(g, l)| 2.0 * l.unwrap_or(0.0) * g),
+            );
+            grad.push(super::hyper::noise_grad(model, adj.d_noise));
+        }
         match self.kind {
             Kind::Fif | Kind::Tfif => {
                 grad.extend(g.win2.iter().zip(&f.win2).map(|(g, c)| 2.0 * c * g));

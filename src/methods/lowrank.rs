@@ -208,6 +208,20 @@ impl<F: Family> Method for LowRankMethod<F> {
     fn predicts_summands(&self) -> bool {
         self.family.predicts_summands()
     }
+    fn summand_cross(
+        &self,
+        model: &ModelFile,
+        one: &ModelFile,
+        summand: usize,
+        basis: Option<&DMatrix<f64>>,
+        x: &DMatrix<f64>,
+        exec: &Exec,
+    ) -> Result<(DMatrix<f64>, Vec<f64>)> {
+        match self.family.summand_cross(model, summand, x, exec) {
+            Some(r) => r,
+            None => self.cross(one, basis, x, exec),
+        }
+    }
     fn objective_name(&self, model: &ModelFile) -> &'static str {
         if matches!(ep::uses_ep(model), Ok(true)) {
             return "negative EP log evidence";

@@ -221,6 +221,22 @@ pub trait Method: Send + Sync {
     fn predicts_summands(&self) -> bool {
         false
     }
+    /// Cov(u, f_j(x*)) (m×t) and summand j's prior variances at `x` (model units), for
+    /// `train::components`: `one` is `model` with summand j alone as its kernel. By
+    /// default [`Method::cross`] on `one` (features that are kernel values at points);
+    /// a family whose features follow the kernel's form overrides it (psds, ssgp: the
+    /// model's features of summand j's terms, the others' rows zero).
+    fn summand_cross(
+        &self,
+        _model: &ModelFile,
+        one: &ModelFile,
+        _summand: usize,
+        basis: Option<&DMatrix<f64>>,
+        x: &DMatrix<f64>,
+        exec: &Exec,
+    ) -> Result<(DMatrix<f64>, Vec<f64>)> {
+        self.cross(one, basis, x, exec)
+    }
     /// What the objective of a model is called ("NLML", "negative ELBO", …).
     fn objective_name(&self, _model: &ModelFile) -> &'static str {
         "NLML"
@@ -501,7 +517,8 @@ pub fn composed_kernel_refusal(method: &dyn Method) -> Option<String> {
         format!(
             "method '{}' takes only the plain kernels (se, matern12, matern32, matern52, \
              rq){why}; a kernel built from parts runs with full, fitc, vfe, dtc, pep, \
-             spgp-hs, psds, ssgp, svgp, greedy, nystrom, nystrom-opt, eigengp and rvm",
+             spgp-hs, fifgp, tfifgp, smgp (sums of SE), psds, ssgp, svgp, greedy, \
+             nystrom, nystrom-opt, eigengp and rvm",
             method.name()
         )
     })

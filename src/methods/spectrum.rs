@@ -285,6 +285,23 @@ impl Family for SpectralPoints {
         true
     }
 
+    /// A sum's summands are independent feature models (docs/methods.md "Seeing the
+    /// parts"): summand j's posterior reads the features of its own terms.
+    fn predicts_summands(&self) -> bool {
+        true
+    }
+
+    fn summand_cross(
+        &self,
+        model: &ModelFile,
+        summand: usize,
+        x: &DMatrix<f64>,
+        exec: &Exec,
+    ) -> Option<Result<(DMatrix<f64>, Vec<f64>)>> {
+        model.composed.as_ref()?;
+        Some(composed::summand_cross(model, summand, x, exec.par))
+    }
+
     /// A kernel built from parts without a spectral form (docs/methods.md §4.5).
     fn refuses_kernel_expr(&self, expr: &crate::kernel::expression::KernelExpr) -> Option<String> {
         let name = if self.learn_points { "ssgp" } else { "psds" };

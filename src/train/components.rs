@@ -86,9 +86,10 @@ impl Predictor {
         let t = x.nrows();
         let rows = self.chunk_rows(exec);
         let mut out = Vec::with_capacity(parts.len());
-        for part in parts {
+        for (j, part) in parts.into_iter().enumerate() {
             // the model with this summand as its kernel: the method's cross-covariance
-            // is then K_j(u, X*) and its prior diagonal k_j(x*, x*)
+            // is then K_j(u, X*) and its prior diagonal k_j(x*, x*) (a spectral model's:
+            // its features of summand j's terms, Method::summand_cross)
             let mut one = model.clone();
             one.composed = Some(part.kernel);
             let mut c = ComponentPrediction {
@@ -100,7 +101,9 @@ impl Predictor {
                 exec.check()?;
                 let len = rows.min(t - start);
                 let xm = to_model_units(model, self.dim(), &x.rows(start, len).into_owned())?;
-                let (kus, prior) = self.method().cross(&one, self.basis(), &xm, exec)?;
+                let (kus, prior) =
+                    self.method()
+                        .summand_cross(model, &one, j, self.basis(), &xm, exec)?;
                 let (mean, var) = self.posterior().predict(&kus, &prior, exec.par);
                 c.mean.extend(mean.iter().map(|m| m * scale));
                 c.var_latent.extend(var.iter().map(|v| v * scale * scale));

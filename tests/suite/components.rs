@@ -213,20 +213,21 @@ fn components_are_refused_without_a_sum_or_inducing_values() {
         .components_refusal()
         .expect("refused");
     assert!(why.contains("`se` is not a sum"), "{why}");
-    let psds = init(
-        sgpw::methods::get("psds").expect("psds"),
+    let fif = init(
+        sgpw::methods::get("fifgp").expect("fifgp"),
         &data,
-        &spec("psds", 5),
+        &spec("fifgp", 5),
         &mut rng,
     )
     .expect("inits");
-    let why = Predictor::new(psds, train)
+    let why = Predictor::new(fif, train)
         .expect("predicts")
         .components_refusal()
         .expect("refused");
     assert!(
-        why.contains("method 'psds' has no posterior over values of the kernel")
-            && why.contains("full, fitc, vfe, dtc, pep, spgp-hs"),
+        why.contains("method 'fifgp' has no posterior over values of the kernel")
+            && why.contains("full, fitc, vfe, dtc, pep, spgp-hs")
+            && why.contains("psds, ssgp"),
         "{why}"
     );
 }

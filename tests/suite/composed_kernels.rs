@@ -219,8 +219,9 @@ fn the_mauna_loa_kernel_fits_from_sklearns_start() {
     );
 }
 
-/// Exactly the exact GP and the pseudo-input families take a kernel built from parts;
-/// every other method refuses it with its name and where such a kernel runs.
+/// Exactly the exact GP, the pseudo-input, inter-domain (sums of SE), spectral and
+/// selection families and svgp take a kernel built from parts; every other method
+/// refuses it with its name and where such a kernel runs.
 #[test]
 fn every_family_that_evaluates_the_kernel_takes_composed_kernels() {
     use sgpw::methods::method::composed_kernel_refusal;
@@ -238,6 +239,9 @@ fn every_family_that_evaluates_the_kernel_takes_composed_kernels() {
             "dtc",
             "pep",
             "spgp-hs",
+            "fifgp",
+            "tfifgp",
+            "smgp",
             "psds",
             "ssgp",
             "eigengp",
@@ -254,9 +258,6 @@ fn every_family_that_evaluates_the_kernel_takes_composed_kernels() {
     for (name, why) in [
         ("spgp-dr", "learned projections"),
         ("pca-spgp", "principal components"),
-        ("fifgp", "closed form only an SE kernel has"),
-        ("tfifgp", "closed form only an SE kernel has"),
-        ("smgp", "closed form only an SE kernel has"),
     ] {
         let m = sgpw::methods::get(name).expect("a method");
         let text = composed_kernel_refusal(m).expect("refused");

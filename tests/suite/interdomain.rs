@@ -1,7 +1,8 @@
 //! Inter-domain GPs (FIFGP, TFIFGP, SMGP; docs/methods.md §3): the closed-form instances
 //! against quadrature of the defining integrals (paper eqs. 4–5), positive definite
 //! Kuu, finite-difference gradients, and the special cases TFIFGP(μ = 0) = FIFGP and
-//! SMGP(c → ℓ) → SPGP.
+//! SMGP(c → ℓ) → SPGP; sums of SE kernels built from parts (issue 42): their instances
+//! against quadrature of each summand, gradients, a fit and the refusals.
 
 use crate::common;
 use common::*;
@@ -143,7 +144,7 @@ impl Fif {
             frequencies: Some(self.freq.clone()),
             phases: Some(self.phase.clone()),
             centres: tfif.then(|| self.cent.clone()),
-            widths: None,
+            ..Default::default()
         });
         model
     }
@@ -719,4 +720,274 @@ fn fits_run_end_to_end() {
             "{name}"
         );
     }
+}
+
+// ------------------------------------------------------------ sums of SE kernels (issue 42)
+
+/// A sum of two SE summands on two inputs: one on both, one on input 1 alone (ℓ = ∞ on
+/// input 0: se1 is then 1 there, so the quadrature of each summand is the plain one).
+const SE_SUM: &str = "se(var=1.3, ls=[0.8, 1.2]) + se(dims=[1], var=0.6, ls=0.5)";
+const SE_SUM_PARTS: [(f64, [f64; 2]); 2] = [(1.3, [0.8, 1.2]), (0.6, [f64::INFINITY, 0.5])];
+
+fn composed(mut model: ModelFile, text: &str) -> ModelFile {
+    let d = model.hyper.lengthscales.len();
+    model.composed = Some(sgpw::kernel::ComposedKernel::read(d, text).expect("reads"));
+    model.hyper.lengthscales.clear();
+    model
+}
+
+/// An SMGP model of kernel `text` whose windows have standard deviations `sds`.
+fn sm_composed(s: &Sm, sds: &[Vec<f64>], text: &str) -> ModelFile {
+    let mut model = composed(s.model(), text);
+    model.set(&Features {
+        centres: Some(s.cent.clone()),
+        window_sds: Some(sds.to_vec()),
+        ..Default::default()
+    });
+    model
+}
+
+/// The windows' standard deviations of a test: as wide as the plain kernel's would be.
+fn random_sds(d: usize, m: usize, rng: &mut ChaCha8Rng) -> Vec<Vec<f64>> {
+    (0..m)
+        .map(|_| (0..d).map(|_| rng.random_range(0.4..1.2)).collect())
+        .collect()
+}
+
+/// SMGP's k(x, z_j) and k(z_j, z_k) of one SE summand by quadrature, the windows
+/// N(μ_j, s_j²) given directly.
+#[allow(clippy::too_many_arguments)]
+fn sm_quadrature(
+    sf2: f64,
+    ell: &[f64],
+    s: &Sm,
+    sds: &[Vec<f64>],
+    x: &[f64],
+    j: usize,
+    k: usize,
+    q: &Normal1,
+) -> (f64, f64) {
+    let (mut kx, mut kz) = (sf2, sf2);
+    for d in 0..ell.len() {
+        let (vj, vk) = (sds[j][d].powi(2), sds[k][d].powi(2));
+        kx *= q
+            .points(s.cent[j][d], vj)
+            .map(|(xp, w)| w * se1(x[d], xp, ell[d]))
+            .sum::<f64>();
+        let mut acc = 0.0;
+        for (a, wa) in q.points(s.cent[j][d], vj) {
+            for (b, wb) in q.points(s.cent[k][d], vk) {
+                acc += wa * wb * se1(a, b, ell[d]);
+            }
+        }
+        kz *= acc;
+    }
+    (kx, kz)
+}
+
+/// The closed forms of a sum of SE summands (one of them on one input alone) equal the
+/// sums of each summand's defining integrals by quadrature, in all three families.
+#[test]
+fn sums_of_se_instances_match_quadrature_of_each_summand() {
+    let mut rng = ChaCha8Rng::seed_from_u64(131);
+    let m = 4;
+    let q = Normal1::new(60);
+    for tfif in [false, true] {
+        let f = random_fif(2, m, tfif, &mut rng);
+        let x = test_points(2, &mut rng);
+        let model = composed(f.model(tfif), SE_SUM);
+        let (kuf, kuu) = interdomain::instances(&model, &x).expect("instances");
+        let summand = |(sf2, ell): (f64, [f64; 2])| Fif {
+            sf2,
+            ell: ell.to_vec(),
+            win: f.win.clone(),
+            freq: f.freq.clone(),
+            phase: f.phase.clone(),
+            cent: f.cent.clone(),
+        };
+        let parts: Vec<Fif> = SE_SUM_PARTS.into_iter().map(summand).collect();
+        for j in 0..m {
+            for i in 0..x.nrows() {
+                let xi: Vec<f64> = x.row(i).iter().copied().collect();
+                let want: f64 = parts.iter().map(|p| p.kxz_separable(&xi, j, &q)).sum();
+                assert_abs(&format!("sum tfif={tfif} k(x{i}, z{j})"), kuf[(j, i)], want);
+            }
+            for k in 0..m {
+                let want: f64 = parts.iter().map(|p| p.kzz_separable(j, k, &q)).sum();
+                assert_abs(&format!("sum tfif={tfif} k(z{j}, z{k})"), kuu[(j, k)], want);
+            }
+        }
+    }
+    let s = random_sm(2, m, &mut rng);
+    let sds = random_sds(2, m, &mut rng);
+    let x = test_points(2, &mut rng);
+    let (kuf, kuu) = interdomain::instances(&sm_composed(&s, &sds, SE_SUM), &x).expect("instances");
+    for j in 0..m {
+        for i in 0..x.nrows() {
+            let xi: Vec<f64> = x.row(i).iter().copied().collect();
+            for k in 0..m {
+                let (kx, kz) = SE_SUM_PARTS.iter().fold((0.0, 0.0), |acc, (sf2, ell)| {
+                    let (a, b) = sm_quadrature(*sf2, ell, &s, &sds, &xi, j, k, &q);
+                    (acc.0 + a, acc.1 + b)
+                });
+                if k == 0 {
+                    assert_abs(&format!("smgp sum k(x{i}, z{j})"), kuf[(j, i)], kx);
+                }
+                if i == 0 {
+                    assert_abs(&format!("smgp sum k(z{j}, z{k})"), kuu[(j, k)], kz);
+                }
+            }
+        }
+    }
+}
+
+/// A kernel `se` built from parts is the plain SE kernel: the same NLML in all three
+/// families (smgp's windows s² = c² − ℓ²).
+#[test]
+fn one_se_part_is_the_plain_kernel() {
+    let data = toy_data(40, 2, 141);
+    let mut rng = ChaCha8Rng::seed_from_u64(142);
+    for tfif in [false, true] {
+        let f = random_fif(2, 5, tfif, &mut rng);
+        let plain = f.model(tfif);
+        let text = format!("se(var={}, ls=[{}, {}])", f.sf2, f.ell[0], f.ell[1]);
+        let (a, b) = (nlml(&plain, &data), nlml(&composed(plain, &text), &data));
+        assert!((a - b).abs() < 1e-10 * a.abs(), "tfif={tfif}: {a} vs {b}");
+    }
+    let s = random_sm(2, 5, &mut rng);
+    let sds: Vec<Vec<f64>> = s
+        .wid
+        .iter()
+        .map(|r| {
+            r.iter()
+                .zip(&s.ell)
+                .map(|(c, l)| (c * c - l * l).sqrt())
+                .collect()
+        })
+        .collect();
+    let text = format!("se(var={}, ls=[{}, {}])", s.sf2, s.ell[0], s.ell[1]);
+    let (a, b) = (
+        nlml(&s.model(), &data),
+        nlml(&sm_composed(&s, &sds, &text), &data),
+    );
+    assert!((a - b).abs() < 1e-10 * a.abs(), "smgp: {a} vs {b}");
+}
+
+/// The NLML's gradient through every packed parameter (the kernel's blocks: each
+/// summand's variance and lengthscales, a constant's, then σ² and the features) against
+/// central differences, for sums of two SE parts on all inputs, one on its own dims,
+/// and a product of SE parts on disjoint inputs times a constant, in all three families.
+#[test]
+fn sums_of_se_gradients_match_finite_differences() {
+    let data = toy_data(40, 3, 151);
+    let mut rng = ChaCha8Rng::seed_from_u64(152);
+    let kernels = [
+        "se(var=1.3, ls=[0.8, 1.2, 1.0]) + se(var=0.4, ls=[2.5, 0.6, 1.7])",
+        "se(var=1.1, ls=[0.8, 1.2, 1.0]) + se(dims=[1], var=0.5, ls=0.4)",
+        "constant(var=0.7) * se(dims=[0], ls=0.9) * se(dims=[2], var=1.2, ls=1.4) + se(dims=[1, 2], ls=[0.5, 2.0], var=0.3)",
+    ];
+    for text in kernels {
+        for tfif in [false, true] {
+            let mut model = composed(random_fif(3, 5, tfif, &mut rng).model(tfif), text);
+            model.set(&InputMean(vec![0.2, -0.1, 0.3]));
+            check_all_gradients(&format!("tfif={tfif} {text}"), &model, &data);
+        }
+        let s = random_sm(3, 5, &mut rng);
+        let sds = random_sds(3, 5, &mut rng);
+        check_all_gradients(&format!("smgp {text}"), &sm_composed(&s, &sds, text), &data);
+    }
+}
+
+/// From the methods' own start with `--kernel` (smgp's windows then their own standard
+/// deviations), fitted: the three families fit a sum of SE parts end to end, and the
+/// written model reads back to the same scores.
+#[test]
+fn sums_of_se_fit_end_to_end_from_the_kernel_option() {
+    let td = toy_data(150, 2, 161);
+    let test = toy_data(40, 2, 162);
+    let data = Dataset {
+        feature_names: vec!["a".into(), "b".into()],
+        target_name: "y".into(),
+        x_train: td.x.clone(),
+        y_train: DVector::from_vec(td.y.clone()),
+        x_test: Some(test.x.clone()),
+        y_test: Some(DVector::from_vec(test.y.clone())),
+        notes: Vec::new(),
+    };
+    for name in ["fifgp", "tfifgp", "smgp"] {
+        let spec = RunSpec {
+            method: name.into(),
+            m: 10,
+            seed: 1,
+            iters: 40,
+            standardize: false,
+            options: options("kernel = \"se + se(dims=[b])\"\nsingle_start = true"),
+        };
+        let r = fit(&data, &spec)
+            .0
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let text = r.model.to_toml().expect("toml");
+        assert!(text.contains("[kernel]"), "{name}: {text}");
+        assert_eq!(
+            text.contains("window_sds"),
+            name == "smgp",
+            "{name}: {text}"
+        );
+        let nmse = r.test.expect("test").nmse.expect("defined");
+        assert!(nmse < 0.2, "{name}: NMSE {nmse}");
+        let back = ModelFile::parse(&text).expect("parses");
+        let again = train::Predictor::new(back, None)
+            .expect("stored posterior")
+            .score(&test.x, &test.y)
+            .expect("score");
+        assert!(
+            (again.nmse.expect("defined") - nmse).abs() < 1e-12,
+            "{name}"
+        );
+    }
+}
+
+/// Every kernel but a sum of SE summands is refused before any work, naming the part
+/// and the reason.
+#[test]
+fn other_kernels_are_refused_naming_the_part() {
+    for name in ["fifgp", "tfifgp", "smgp"] {
+        for (text, part, why) in [
+            ("se + matern32", "matern32", "closed form for SE parts only"),
+            ("se * periodic", "periodic", "closed form for SE parts only"),
+            ("se + linear", "linear", "closed form for SE parts only"),
+            (
+                "changepoints(se, se, locations=1)",
+                "changepoints",
+                "SE parts only",
+            ),
+            ("se + constant", "constants alone", "sums of se parts"),
+            ("se * (se + se)", "a sum inside a product", "closed-form"),
+        ] {
+            let spec = RunSpec {
+                method: name.into(),
+                m: 5,
+                seed: 1,
+                iters: 5,
+                standardize: false,
+                options: options(&format!("kernel = \"{text}\"")),
+            };
+            let e = spec.check(100).expect_err("refused").to_string();
+            assert!(
+                e.contains(part) && e.contains(why) && e.contains(name),
+                "{name} {text}: {e}"
+            );
+        }
+    }
+    // a model file with such a kernel is refused when read, at [kernel]
+    let mut rng = ChaCha8Rng::seed_from_u64(171);
+    let model = composed(
+        random_fif(2, 3, false, &mut rng).model(false),
+        "se + matern52",
+    );
+    let Err(e) = model.check() else {
+        panic!("a refused kernel was read")
+    };
+    let e = e.to_string();
+    assert!(e.contains("[kernel]") && e.contains("matern52"), "{e}");
 }

@@ -332,3 +332,72 @@ fn online_psds_refuses_a_composed_model_saying_why() {
         "{err}"
     );
 }
+
+/// psds and ssgp split their posterior by summand ("Seeing the parts"): with a kernel
+/// built from parts the model is Bayesian linear regression on its features,
+/// f = Σ_k φ_k(x) v_k with v ~ N(0, diag a), so summand j's posterior is that of the
+/// weights of its own terms' features — mean φ_j(x*)ᵀ m_j, variance
+/// φ_j(x*)ᵀ Σ_jj φ_j(x*) with Σ = (diag(1/a) + ΦΦᵀ/σ²)⁻¹, m = ΣΦy/σ² — computed here
+/// densely; the means add up to the total's.
+#[test]
+fn psds_and_ssgp_split_their_posterior_by_summand() {
+    use sgpw::train::Predictor;
+    let data = toy_data(40, 2, 9);
+    let text = "se(dims=[0], ls=0.7) + periodic(dims=[1], ls=0.8) + linear(dims=[0])";
+    let xs = points(7, 2);
+    for method in ["psds", "ssgp"] {
+        let mut model = model(method, text, &data, 12);
+        model.jitter = Some(0.0);
+        let noise = model.hyper.noise_variance;
+        let p =
+            Predictor::new(model.clone(), Some((&data.x, data.y.as_slice()))).expect("predicts");
+        let got = p.components_with(&xs, &ex()).expect("splits");
+        let labels: Vec<&str> = got.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(labels, ["se", "periodic", "linear"], "{method}");
+        // dense
+        let f = composed::form_of(&model).expect("form");
+        let pts = composed::points(&model, &f).expect("points");
+        let e = composed::evaluate(&f, &pts).expect("evaluates");
+        let phi = composed::features(&f, &e, &data.x, Par::Seq);
+        let phis = composed::features(&f, &e, &xs, Par::Seq);
+        let a: Vec<f64> = composed::kuu_diagonal(&e).iter().map(|k| 1.0 / k).collect();
+        let r = e.amp.len();
+        let summand_of: Vec<usize> = (0..2 * r)
+            .map(|k| f.terms[pts.term[k % r]].summand)
+            .chain(f.finite.iter().map(|x| x.summand))
+            .collect();
+        let prec = DMatrix::from_diagonal(&nalgebra::DVector::from_iterator(
+            a.len(),
+            a.iter().map(|v| 1.0 / v),
+        )) + &phi * phi.transpose() / noise;
+        let sigma = prec.cholesky().expect("positive definite").inverse();
+        let y = nalgebra::DVector::from_column_slice(&data.y);
+        let mean_w = &sigma * (&phi * y) / noise;
+        let total = p.predict(&xs).expect("predicts");
+        for i in 0..xs.nrows() {
+            let mut added = 0.0;
+            for (j, c) in got.iter().enumerate() {
+                let own: Vec<usize> = (0..a.len()).filter(|k| summand_of[*k] == j).collect();
+                let mean: f64 = own.iter().map(|k| phis[(*k, i)] * mean_w[*k]).sum();
+                let var: f64 = own
+                    .iter()
+                    .flat_map(|k| own.iter().map(move |l| (*k, *l)))
+                    .map(|(k, l)| phis[(k, i)] * sigma[(k, l)] * phis[(l, i)])
+                    .sum();
+                let tol = 1e-8 * (1.0 + mean.abs().max(var.abs()));
+                assert!(
+                    (c.mean[i] - mean).abs() < tol && (c.var_latent[i] - var).abs() < tol,
+                    "{method} {} at row {i}: ({}, {}) vs dense ({mean}, {var})",
+                    c.label,
+                    c.mean[i],
+                    c.var_latent[i]
+                );
+                added += c.mean[i];
+            }
+            assert!(
+                (added - total.mean[i]).abs() < 1e-9 * (1.0 + added.abs()),
+                "{method}"
+            );
+        }
+    }
+}

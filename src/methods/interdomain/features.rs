@@ -2,6 +2,7 @@
 //! `[features]` table, their covariances `Kuf = k(z, x)` and `Kuu = k(z, z')`, and the
 //! contractions of the core's adjoints with their derivatives.
 
+use super::se_sum::{self, Se, SeGrad};
 use crate::error::Location;
 use crate::error::{Error, Result};
 use crate::exec::Par;
@@ -11,7 +12,8 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// `[features]`: the inter-domain features (FIFGP, TFIFGP: window widths, frequencies,
-/// phases, TFIFGP's centres; SMGP: centres and widths), one row per feature.
+/// phases, TFIFGP's centres; SMGP: centres and widths — or, with a kernel built from
+/// parts, the windows' own standard deviations), one row per feature.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Features {
@@ -25,6 +27,11 @@ pub struct Features {
     pub centres: Option<Vec<Vec<f64>>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub widths: Option<Vec<Vec<f64>>>,
+    /// SMGP with a kernel built from parts: s_jd, feature j's Gaussian window
+    /// N(μ_j, diag s_j²) itself (with the plain SE kernel the file keeps the widths
+    /// c² = ℓ² + s², Walder's form; a sum of SE kernels has no single ℓ).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_sds: Option<Vec<Vec<f64>>>,
 }
 
 impl ModelTable for Features {
@@ -101,9 +108,9 @@ pub(super) struct Feat {
     pub(super) kind: Kind,
     pub(super) m: usize,
     pub(super) d: usize,
-    /// ℓ_d²
-    pub(super) ell2: Vec<f64>,
-    pub(super) sf2: f64,
+    /// The SE summands of the kernel (one for the plain SE kernel): every covariance
+    /// is the sum of theirs.
+    pub(super) se: Vec<Se>,
     /// c_d² of the shared window (FIF/TFIF).
     pub(super) win2: Vec<f64>,
     /// ω, m×D (FIF/TFIF).
@@ -112,12 +119,11 @@ pub(super) struct Feat {
     pub(super) phase: Vec<f64>,
     /// μ, m×D; zeros for FIF.
     pub(super) cent: DMatrix<f64>,
-    /// c_jd², m×D (SM).
-    pub(super) wid2: DMatrix<f64>,
-    /// e^ρ = c_jd² − ℓ_d², m×D (SM).
+    /// e^ρ = s_jd², the variance of feature j's window on input d, m×D (SM; with the
+    /// plain kernel c_jd² − ℓ_d²).
     pub(super) excess: DMatrix<f64>,
-    /// log(σ0² Π √(L/b)), shared by every Kuu entry (FIF/TFIF).
-    pub(super) log_kuu_scale: f64,
+    /// Per summand, log(σ² Π √(L/b)) over its inputs, shared by its Kuu entries (FIF/TFIF).
+    log_kuu_scale: Vec<f64>,
 }
 
 fn table<'a, T>(name: &str, v: &'a Option<T>) -> Result<&'a T> {
@@ -146,8 +152,8 @@ fn feature_rows(name: &str, rows: &[Vec<f64>], m: usize, d: usize) -> Result<DMa
 impl Feat {
     pub(super) fn new(kind: Kind, model: &ModelFile) -> Result<Feat> {
         let f = &model.require::<Features>()?;
-        let d = model.hyper.lengthscales.len();
-        let ell2: Vec<f64> = model.hyper.lengthscales.iter().map(|l| l * l).collect();
+        let d = model.kernel_dim();
+        let se = se_sum::summands(model)?;
         let unused = |name: &str, present: bool| {
             if present {
                 Err(Error::at(
@@ -165,19 +171,18 @@ impl Feat {
             kind,
             m: 0,
             d,
-            ell2,
-            sf2: model.hyper.signal_variance,
+            se,
             win2: Vec::new(),
             freq: DMatrix::zeros(0, d),
             phase: Vec::new(),
             cent: DMatrix::zeros(0, d),
-            wid2: DMatrix::zeros(0, d),
             excess: DMatrix::zeros(0, d),
-            log_kuu_scale: 0.0,
+            log_kuu_scale: Vec::new(),
         };
         match kind {
             Kind::Fif | Kind::Tfif => {
                 unused("widths", f.widths.is_some())?;
+                unused("window_sds", f.window_sds.is_some())?;
                 let phases = table("phases", &f.phases)?;
                 let m = phases.len();
                 if m == 0 {
@@ -199,13 +204,18 @@ impl Feat {
                 feat.m = m;
                 feat.phase = phases.clone();
                 feat.win2 = win.iter().map(|c| c * c).collect();
-                feat.log_kuu_scale = feat.sf2.ln()
-                    + feat
-                        .ell2
-                        .iter()
-                        .zip(&feat.win2)
-                        .map(|(l, c)| 0.5 * (l / (2.0 * c + l)).ln())
-                        .sum::<f64>();
+                feat.log_kuu_scale = feat
+                    .se
+                    .iter()
+                    .map(|s| {
+                        s.sf2.ln()
+                            + s.ell2
+                                .iter()
+                                .zip(&feat.win2)
+                                .filter_map(|(l, c)| l.map(|l| 0.5 * (l / (2.0 * c + l)).ln()))
+                                .sum::<f64>()
+                    })
+                    .collect();
                 feat.freq =
                     feature_rows("frequencies", table("frequencies", &f.frequencies)?, m, d)?;
                 feat.cent = if kind == Kind::Tfif {
@@ -226,9 +236,30 @@ impl Feat {
                 }
                 feat.m = m;
                 feat.cent = feature_rows("centres", cent, m, d)?;
+                if model.composed.is_some() {
+                    unused("widths", f.widths.is_some())?;
+                    let sds =
+                        feature_rows("window_sds", table("window_sds", &f.window_sds)?, m, d)?;
+                    if let Some((j, _)) = (0..m)
+                        .flat_map(|j| (0..d).map(move |k| (j, k)))
+                        .find(|&(j, k)| !(sds[(j, k)].is_finite() && sds[(j, k)] > 0.0))
+                    {
+                        return Err(Error::at(
+                            at("window_sds").index(j),
+                            format!(
+                                "[features] window_sds: feature {} needs positive finite                                  standard deviations",
+                                j + 1
+                            ),
+                        ));
+                    }
+                    feat.excess = sds.map(|s| s * s);
+                    return Ok(feat);
+                }
+                unused("window_sds", f.window_sds.is_some())?;
+                let ell2 = &model.hyper.lengthscales;
                 let wid = feature_rows("widths", table("widths", &f.widths)?, m, d)?;
-                feat.wid2 = wid.map(|c| c * c);
-                feat.excess = DMatrix::from_fn(m, d, |j, k| feat.wid2[(j, k)] - feat.ell2[k]);
+                feat.excess =
+                    DMatrix::from_fn(m, d, |j, k| wid[(j, k)].powi(2) - ell2[k] * ell2[k]);
                 if let Some((k, j)) = (0..m)
                     .flat_map(|j| (0..d).map(move |k| (k, j)))
                     .find(|&(k, j)| feat.excess[(j, k)] <= 0.0)
@@ -255,37 +286,72 @@ impl Feat {
         self.kind != Kind::Fif
     }
 
-    /// Kuf (m×n) at inputs given as columns (D×n), and for FIF/TFIF the matching
-    /// sine matrix `e^M sin φ` the gradients need.
+    /// Kuf = Σ_s Kuf_s (m×n) at inputs given as columns (D×n), and what the gradient
+    /// needs ([`Pieces`]) when `want_sin`.
     pub(super) fn kuf(
         &self,
         xt: &DMatrix<f64>,
         want_sin: bool,
         par: Par,
+    ) -> (DMatrix<f64>, Pieces) {
+        let mut pieces = Vec::with_capacity(self.se.len());
+        let mut total: Option<DMatrix<f64>> = None;
+        for s in 0..self.se.len() {
+            let (k, sin) = self.kuf_of(s, xt, want_sin, par);
+            match total.as_mut() {
+                None => {
+                    let keep = (want_sin && self.se.len() > 1).then(|| k.clone());
+                    total = Some(k);
+                    pieces.push((keep, sin));
+                }
+                Some(t) => {
+                    *t += &k;
+                    pieces.push((want_sin.then_some(k), sin));
+                }
+            }
+        }
+        let total = total.unwrap_or_else(|| DMatrix::zeros(self.m, xt.ncols()));
+        (total, Pieces(pieces))
+    }
+
+    /// Summand s's Kuf (m×n) at inputs given as columns (D×n), and for FIF/TFIF the
+    /// matching sine matrix `e^M sin φ` the gradients need.
+    fn kuf_of(
+        &self,
+        s: usize,
+        xt: &DMatrix<f64>,
+        want_sin: bool,
+        par: Par,
     ) -> (DMatrix<f64>, Option<DMatrix<f64>>) {
         let (m, d, n) = (self.m, self.d, xt.ncols());
+        let se = &self.se[s];
         // Per feature: log prefactor; per (feature, dimension): 1/(2·var) and the
-        // phase slope (FIF/TFIF) — everything but the data-dependent part.
-        let mut base = vec![self.sf2.ln(); m];
+        // phase slope (FIF/TFIF) — everything but the data-dependent part. On an input
+        // the summand does not read (ℓ → ∞) only FIF's window transform e^{−Cω²/2} stays.
+        let mut base = vec![se.sf2.ln(); m];
         let mut inv2 = DMatrix::zeros(m, d);
         let mut slope = DMatrix::zeros(m, d);
         let mut phase0 = vec![0.0; m];
         for j in 0..m {
             for k in 0..d {
-                let l = self.ell2[k];
-                match self.kind {
-                    Kind::Fif | Kind::Tfif => {
+                match (self.kind, se.ell2[k]) {
+                    (Kind::Fif | Kind::Tfif, Some(l)) => {
                         let (c, w) = (self.win2[k], self.freq[(j, k)]);
                         let a = c + l;
                         base[j] += 0.5 * (l / a).ln() - c * l * w * w / (2.0 * a);
                         inv2[(j, k)] = 0.5 / a;
                         slope[(j, k)] = c * w / a;
                     }
-                    Kind::Sm => {
-                        let q = self.wid2[(j, k)];
+                    (Kind::Fif | Kind::Tfif, None) => {
+                        let (c, w) = (self.win2[k], self.freq[(j, k)]);
+                        base[j] -= 0.5 * c * w * w;
+                    }
+                    (Kind::Sm, Some(l)) => {
+                        let q = l + self.excess[(j, k)];
                         base[j] += 0.5 * (l / q).ln();
                         inv2[(j, k)] = 0.5 / q;
                     }
+                    (Kind::Sm, None) => {}
                 }
             }
             if self.kind != Kind::Sm {
@@ -362,38 +428,47 @@ impl Feat {
                     Some((a, g)) => (a[(j, k)], Some(&mut **g)),
                     None => (0.0, None),
                 };
-                kuu[(j, k)] = match self.kind {
-                    Kind::Sm => self.sm_pair(j, k, w, g),
-                    // ½[h(z, z') + h(z, z̃')] with z̃' = (−ω0', −ω', μ')
-                    _ => {
-                        0.5 * (self.fif_pair(j, k, 1.0, w, g.as_deref_mut())
-                            + self.fif_pair(j, k, -1.0, w, g))
-                    }
-                };
+                // the sum over summands
+                kuu[(j, k)] = (0..self.se.len())
+                    .map(|s| match self.kind {
+                        Kind::Sm => self.sm_pair(s, j, k, w, g.as_deref_mut()),
+                        // ½[h(z, z') + h(z, z̃')] with z̃' = (−ω0', −ω', μ')
+                        _ => {
+                            0.5 * (self.fif_pair(s, j, k, 1.0, w, g.as_deref_mut())
+                                + self.fif_pair(s, j, k, -1.0, w, g.as_deref_mut()))
+                        }
+                    })
+                    .sum();
             }
         }
         kuu
     }
 
-    /// h(z_j, z_k) with ω_k, ω0_k multiplied by `s` (±1):
-    /// `σ0² Π √(L/b) e^{−G} cos ψ`, `G = Σ [δ² + CL(ω²+w'²) + C²(ω−w')²]/(2b)`,
-    /// `ψ = ω0 − w0' − Σ C(ω+w')δ/b`, δ = μ_j − μ_k. With an adjoint weight, adds
+    /// Summand `q`'s h(z_j, z_k) with ω_k, ω0_k multiplied by `s` (±1):
+    /// `σ² Π √(L/b) e^{−G} cos ψ`, `G = Σ [δ² + CL(ω²+w'²) + C²(ω−w')²]/(2b)`,
+    /// `ψ = ω0 − w0' − Σ C(ω+w')δ/b`, δ = μ_j − μ_k; on an input the summand does not
+    /// read (L → ∞) G's term is C(ω²+w'²)/2 and ψ's none. With an adjoint weight, adds
     /// ½·weight·∂h/∂θ to the gradients (the ½ of Kuu).
     pub(super) fn fif_pair(
         &self,
+        q: usize,
         j: usize,
         k: usize,
         s: f64,
         wgt: f64,
         g: Option<&mut Grads>,
     ) -> f64 {
-        let d = self.d;
-        let mut logm = self.log_kuu_scale;
+        let ell2 = &self.se[q].ell2;
+        let mut logm = self.log_kuu_scale[q];
         let mut psi = self.phase[j] - s * self.phase[k];
-        for t in 0..d {
-            let (l, c) = (self.ell2[t], self.win2[t]);
-            let b = 2.0 * c + l;
+        for (t, l) in ell2.iter().enumerate() {
+            let c = self.win2[t];
             let (w, w2) = (self.freq[(j, t)], s * self.freq[(k, t)]);
+            let Some(l) = *l else {
+                logm -= 0.5 * c * (w * w + w2 * w2);
+                continue;
+            };
+            let b = 2.0 * c + l;
             let del = self.cent[(j, t)] - self.cent[(k, t)];
             let nn = del * del + c * l * (w * w + w2 * w2) + c * c * (w - w2) * (w - w2);
             logm -= nn / (2.0 * b);
@@ -404,11 +479,18 @@ impl Feat {
         if let Some(g) = g {
             let pk = 0.5 * wgt * mag * cs;
             let ps = 0.5 * wgt * mag * sn;
-            g.sf2 += pk;
+            g.se[q].sf2 += pk;
             g.phase[j] -= ps;
             g.phase[k] += s * ps;
-            for t in 0..d {
-                let (l, c) = (self.ell2[t], self.win2[t]);
+            for (t, l) in ell2.iter().enumerate() {
+                let c = self.win2[t];
+                let Some(l) = *l else {
+                    let (w, w2) = (self.freq[(j, t)], s * self.freq[(k, t)]);
+                    g.freq[(j, t)] -= pk * c * w;
+                    g.freq[(k, t)] -= s * pk * c * w2;
+                    g.win2[t] -= pk * 0.5 * (w * w + w2 * w2);
+                    continue;
+                };
                 let b = 2.0 * c + l;
                 let (w, w2) = (self.freq[(j, t)], s * self.freq[(k, t)]);
                 let del = self.cent[(j, t)] - self.cent[(k, t)];
@@ -423,7 +505,8 @@ impl Feat {
                     g.cent[(j, t)] += gmu;
                     g.cent[(k, t)] -= gmu;
                 }
-                g.ell2[t] += pk * (0.5 / l - 0.5 / b - c * sq / (2.0 * b) + nn / (2.0 * b * b))
+                g.se[q].ell2[t] += pk
+                    * (0.5 / l - 0.5 / b - c * sq / (2.0 * b) + nn / (2.0 * b * b))
                     - ps * c * sw * del / (b * b);
                 g.win2[t] += pk
                     * (-1.0 / b - (l * sq + 2.0 * c * (w - w2) * (w - w2)) / (2.0 * b)
@@ -434,38 +517,66 @@ impl Feat {
         mag * cs
     }
 
-    /// SMGP `k(z_j, z_k) = σ0² Π √(L/v) exp(−Σ δ²/(2v))`, `v = L + e^ρj + e^ρk`.
-    pub(super) fn sm_pair(&self, j: usize, k: usize, wgt: f64, g: Option<&mut Grads>) -> f64 {
+    /// Summand `q`'s SMGP `k(z_j, z_k) = σ² Π √(L/v) exp(−Σ δ²/(2v))`,
+    /// `v = L + e^ρj + e^ρk`, the product over the inputs it reads (1 on the others).
+    pub(super) fn sm_pair(
+        &self,
+        q: usize,
+        j: usize,
+        k: usize,
+        wgt: f64,
+        g: Option<&mut Grads>,
+    ) -> f64 {
         let d = self.d;
-        let mut logm = self.sf2.ln();
+        let se = &self.se[q];
+        let mut logm = se.sf2.ln();
         for t in 0..d {
-            let l = self.ell2[t];
-            let v = self.wid2[(j, t)] + self.wid2[(k, t)] - l;
+            let Some(l) = se.ell2[t] else { continue };
+            let v = l + self.excess[(j, t)] + self.excess[(k, t)];
             let del = self.cent[(j, t)] - self.cent[(k, t)];
             logm += 0.5 * (l / v).ln() - del * del / (2.0 * v);
         }
         let kv = logm.exp();
         if let Some(g) = g {
             let pk = wgt * kv;
-            g.sf2 += pk;
+            g.se[q].sf2 += pk;
             for t in 0..d {
-                let l = self.ell2[t];
-                let v = self.wid2[(j, t)] + self.wid2[(k, t)] - l;
+                let Some(l) = se.ell2[t] else { continue };
+                let v = l + self.excess[(j, t)] + self.excess[(k, t)];
                 let del = self.cent[(j, t)] - self.cent[(k, t)];
                 let dv = pk * (-0.5 / v + del * del / (2.0 * v * v));
                 g.cent[(j, t)] -= pk * del / v;
                 g.cent[(k, t)] += pk * del / v;
                 g.rho[(j, t)] += dv * self.excess[(j, t)];
                 g.rho[(k, t)] += dv * self.excess[(k, t)];
-                g.ell2[t] += pk * 0.5 / l + dv;
+                g.se[q].ell2[t] += pk * 0.5 / l + dv;
             }
         }
         kv
     }
 
-    /// Add Σ_ij Ā_ji ∂Kuf_ji/∂θ to `g`, given Kuf and its sine companion.
+    /// Add Σ_ij Ā_ji ∂Kuf_ji/∂θ to `g`, given Kuf (the total, for the summands whose
+    /// own [`Pieces`] holds none: a kernel of one summand) and the pieces.
     pub(super) fn kuf_grad(
         &self,
+        adj: &DMatrix<f64>,
+        kuf: &DMatrix<f64>,
+        pieces: &Pieces,
+        xt: &DMatrix<f64>,
+        g: &mut Grads,
+        par: Par,
+    ) {
+        for (q, (own, sin)) in pieces.0.iter().enumerate() {
+            let k = own.as_ref().unwrap_or(kuf);
+            self.kuf_grad_of(q, adj, k, sin.as_ref(), xt, g, par);
+        }
+    }
+
+    /// [`Feat::kuf_grad`] through summand `q`, given its Kuf and sine companion.
+    #[allow(clippy::too_many_arguments)]
+    fn kuf_grad_of(
+        &self,
+        q: usize,
         adj: &DMatrix<f64>,
         kuf: &DMatrix<f64>,
         sin: Option<&DMatrix<f64>>,
@@ -474,13 +585,22 @@ impl Feat {
         par: Par,
     ) {
         let mo = Moments::of(adj, kuf, sin, xt, &self.cent, par);
-        let d = self.d;
+        let ell2 = &self.se[q].ell2;
+        let gs = &mut g.se[q];
         for j in 0..self.m {
-            g.sf2 += mo.k0[j];
+            gs.sf2 += mo.k0[j];
             g.phase[j] -= mo.s0[j];
-            for t in 0..d {
-                let l = self.ell2[t];
+            for (t, l) in ell2.iter().enumerate() {
                 let (k0, k1, k2) = (mo.k0[j], mo.k1[(j, t)], mo.k2[(j, t)]);
+                let Some(l) = *l else {
+                    // only FIF's e^{−Cω²/2} depends on this input
+                    if self.kind != Kind::Sm {
+                        let (c, w) = (self.win2[t], self.freq[(j, t)]);
+                        g.freq[(j, t)] -= c * w * k0;
+                        g.win2[t] -= 0.5 * w * w * k0;
+                    }
+                    continue;
+                };
                 match self.kind {
                     Kind::Fif | Kind::Tfif => {
                         let (s0, s1) = (mo.s0[j], mo.s1[(j, t)]);
@@ -492,17 +612,17 @@ impl Feat {
                             g.cent[(j, t)] += k1 / a + (c * w / a) * s0;
                         }
                         let a2 = a * a;
-                        g.ell2[t] += (0.5 / l - 0.5 / a - c * c * w * w / (2.0 * a2)) * k0
+                        gs.ell2[t] += (0.5 / l - 0.5 / a - c * c * w * w / (2.0 * a2)) * k0
                             + k2 / (2.0 * a2)
                             + (c * w / a2) * s1;
                         g.win2[t] += (-0.5 / a - l * l * w * w / (2.0 * a2)) * k0 + k2 / (2.0 * a2)
                             - (l * w / a2) * s1;
                     }
                     Kind::Sm => {
-                        let q = self.wid2[(j, t)];
-                        g.cent[(j, t)] += k1 / q;
-                        g.rho[(j, t)] += self.excess[(j, t)] * (-0.5 * k0 / q + k2 / (2.0 * q * q));
-                        g.ell2[t] += (0.5 / l - 0.5 / q) * k0 + k2 / (2.0 * q * q);
+                        let v = l + self.excess[(j, t)];
+                        g.cent[(j, t)] += k1 / v;
+                        g.rho[(j, t)] += self.excess[(j, t)] * (-0.5 * k0 / v + k2 / (2.0 * v * v));
+                        gs.ell2[t] += (0.5 / l - 0.5 / v) * k0 + k2 / (2.0 * v * v);
                     }
                 }
             }
@@ -510,12 +630,17 @@ impl Feat {
     }
 }
 
+/// Each summand's Kuf when the kernel has more than one (None: the total is the one
+/// summand's) and its sine companion (FIF/TFIF), kept for the gradient.
+pub(super) struct Pieces(Vec<Piece>);
+
+/// One summand's own Kuf (None: the total's) and sine companion.
+type Piece = (Option<DMatrix<f64>>, Option<DMatrix<f64>>);
+
 /// ∂NLML with respect to the physical parameters, accumulated over Kuf, Kuu, kdiag.
 pub(super) struct Grads {
-    /// ∂/∂log σ0²
-    pub(super) sf2: f64,
-    /// ∂/∂ℓ_d²
-    pub(super) ell2: Vec<f64>,
+    /// Per summand: ∂/∂log σ², ∂/∂ℓ_d²
+    pub(super) se: Vec<SeGrad>,
     /// ∂/∂c_d² (window)
     pub(super) win2: Vec<f64>,
     pub(super) freq: DMatrix<f64>,
@@ -526,10 +651,9 @@ pub(super) struct Grads {
 }
 
 impl Grads {
-    pub(super) fn zeros(d: usize, m: usize) -> Grads {
+    pub(super) fn zeros(d: usize, m: usize, summands: usize) -> Grads {
         Grads {
-            sf2: 0.0,
-            ell2: vec![0.0; d],
+            se: vec![SeGrad::zeros(d); summands],
             win2: vec![0.0; d],
             freq: DMatrix::zeros(m, d),
             phase: vec![0.0; m],

@@ -203,6 +203,18 @@ pub trait Family: Send + Sync + 'static {
     fn predicts_summands(&self) -> bool {
         false
     }
+    /// Summand j's Cov(u, f_j(x)) and prior variances where the family's features follow
+    /// the kernel's form ([`Method::summand_cross`]); None: the features of the model
+    /// with summand j alone as its kernel.
+    fn summand_cross(
+        &self,
+        _model: &ModelFile,
+        _summand: usize,
+        _x: &DMatrix<f64>,
+        _exec: &Exec,
+    ) -> Option<Result<(DMatrix<f64>, Vec<f64>)>> {
+        None
+    }
     /// The blocks the family packs after the shared ones ([`Method::tail_blocks`]); by
     /// default all of them as one block `features`.
     fn tail_blocks(&self) -> &'static [TailBlock] {

@@ -480,6 +480,45 @@ pub fn kuu_diagonal(e: &Eval) -> Vec<f64> {
         .collect()
 }
 
+/// Summand `j`'s Cov(u, f_j(x)) and prior variances at `x` (model units): the
+/// features' rows of its terms' points and its explicit features, the other rows zero
+/// (Kuu is diagonal, so the summands' weights are independent and f_j(x) = Σ_{i∈j}
+/// a_i φ_i(x) u_i), and q_j(x, x) = Σ_{i∈j} a_i + Σ_{f∈j} b_f φ_f(x)².
+pub fn summand_cross(
+    model: &ModelFile,
+    j: usize,
+    x: &DMatrix<f64>,
+    par: Par,
+) -> Result<(DMatrix<f64>, Vec<f64>)> {
+    let form = form_of(model)?;
+    let p = points(model, &form)?;
+    let e = evaluate(&form, &p)?;
+    let mut phi = features(&form, &e, x, par);
+    let r = e.amp.len();
+    let own: Vec<bool> = (0..r)
+        .map(|i| form.terms[p.term[i]].summand == j)
+        .chain((0..r).map(|i| form.terms[p.term[i]].summand == j))
+        .chain(form.finite.iter().map(|f| f.summand == j))
+        .collect();
+    let spectral: f64 = (0..r).filter(|i| own[*i]).map(|i| e.amp[i]).sum();
+    let mut prior = Vec::with_capacity(x.nrows());
+    for mut col in phi.column_iter_mut() {
+        for (k, keep) in own.iter().enumerate() {
+            if !keep {
+                col[k] = 0.0;
+            }
+        }
+        let fin: f64 = e
+            .fin_amp
+            .iter()
+            .enumerate()
+            .map(|(f, b)| b * col[2 * r + f] * col[2 * r + f])
+            .sum();
+        prior.push(spectral + fin);
+    }
+    Ok((phi, prior))
+}
+
 /// The approximate kernel's diagonal q(x, x) = Σ a_i + Σ b_j φ_j(x)².
 pub fn kdiag(e: &Eval, phi: &DMatrix<f64>) -> Vec<f64> {
     let r = e.amp.len();

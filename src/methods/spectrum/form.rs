@@ -87,6 +87,8 @@ pub struct Term {
     pub continuous: Vec<Continuous>,
     pub harmonics: Vec<Harmonic>,
     pub component: Option<Component>,
+    /// Which summand of the kernel's top-level sum it comes from (0-based).
+    pub summand: usize,
 }
 
 /// An explicit feature: the monomial Π_d x_d^{e_d} with amplitude
@@ -97,6 +99,8 @@ pub struct Finite {
     pub exponents: Vec<u32>,
     pub coef: f64,
     pub powers: Vec<(Val, f64)>,
+    /// Which summand of the kernel's top-level sum it comes from (0-based).
+    pub summand: usize,
 }
 
 /// A composed kernel's spectral form on `dim` inputs.
@@ -285,7 +289,8 @@ impl Reader<'_> {
             terms: Vec::new(),
             finite: Vec::new(),
         };
-        for t in sum_terms(expr) {
+        for (summand, t) in sum_terms(expr).into_iter().enumerate() {
+            let (terms, finite) = (form.terms.len(), form.finite.len());
             let factors: Vec<&Part> = product_factors(t)
                 .into_iter()
                 .map(|f| match f {
@@ -298,6 +303,12 @@ impl Reader<'_> {
                 })
                 .collect::<Result<_, _>>()?;
             self.term(&factors, &label_of, &mut form)?;
+            form.terms[terms..]
+                .iter_mut()
+                .for_each(|t| t.summand = summand);
+            form.finite[finite..]
+                .iter_mut()
+                .for_each(|f| f.summand = summand);
         }
         Ok(form)
     }
@@ -381,6 +392,7 @@ impl Reader<'_> {
             continuous: Vec::new(),
             harmonics: Vec::new(),
             component: None,
+            summand: 0,
         };
         // who reads which input, for the checks of a product (written dims; None = all)
         let mut readers: Vec<(String, Option<Vec<Dim>>, bool)> = Vec::new();
@@ -505,6 +517,7 @@ impl Reader<'_> {
                         means: means[c * n..(c + 1) * n].to_vec(),
                         scales: scales[c * n..(c + 1) * n].to_vec(),
                     }),
+                    summand: 0,
                 });
             }
             return Ok(());
@@ -516,6 +529,7 @@ impl Reader<'_> {
                 exponents: vec![0; self.dim],
                 coef: 1.0,
                 powers: term.variances.iter().map(|v| (*v, 1.0)).collect(),
+                summand: 0,
             });
             return Ok(());
         }
@@ -588,6 +602,7 @@ impl Reader<'_> {
                     exponents,
                     coef: 1.0,
                     powers,
+                    summand: 0,
                 });
             }
             return Ok(());
@@ -625,6 +640,7 @@ impl Reader<'_> {
                 exponents,
                 coef,
                 powers,
+                summand: 0,
             });
         }
         Ok(())

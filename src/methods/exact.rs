@@ -301,16 +301,33 @@ pub fn hyper_from_subset(
 ) -> Result<Hyper> {
     let sub = subset(data, n_sub, rng);
     let hyper = default_hyper(&sub, start).with_kernel(kernel);
-    Ok(fit_on(&sub, hyper, iters, pins, ctx)?.0)
+    let start = ModelFile::new(Exact.name(), hyper);
+    Ok(fit_on(&sub, start, iters, pins, ctx)?.0.hyper)
 }
 
-/// The starts of [`hyper_from_subset_starts`]: the half-range lengthscales of §0.4 times
-/// 1, √D and 10 (long enough that every input starts nearly switched off and ARD turns on
-/// the ones that matter), each with the noise at σ0²/4 (§0.4) and at σ0²/100 (a
-/// signal-dominated split, RobustGP's).
-/// Each with its description ("half-range × 10, σ² = σ0²/100").
-fn subset_starts(sub: &TrainData, kernel: KernelKind) -> Vec<(Hyper, String)> {
-    let base = default_hyper(sub, LengthscaleStart::Range).with_kernel(kernel);
+/// The kernel a subset fit fits, and where its starts come from ([`subset_starts`]).
+#[derive(Clone, Copy, Debug)]
+pub enum SubsetKernel<'a> {
+    /// A plain kernel: its starts from §0.4's defaults on the subset.
+    Plain(KernelKind),
+    /// A composed kernel (`--kernel` an expression) as the run's first start has it:
+    /// a model of the exact GP holding the kernel with its values (the expression's,
+    /// else each part's default start) and the variance its summands share as σ0².
+    Composed(&'a ModelFile),
+}
+
+/// The starts of [`subset_start`]: for a plain kernel the half-range lengthscales of
+/// §0.4 times 1, √D and 10 (long enough that every input starts nearly switched off and
+/// ARD turns on the ones that matter), each with the noise at σ0²/4 (§0.4) and at
+/// σ0²/100 (a signal-dominated split, RobustGP's); for a composed kernel the same
+/// scalings per part ([`composed_starts`]). Each a model of the exact GP, with its
+/// description ("ℓ half-range × 10, σ² = σ0²/100").
+fn subset_starts(sub: &TrainData, kernel: SubsetKernel) -> Vec<(ModelFile, String)> {
+    let kind = match kernel {
+        SubsetKernel::Plain(kind) => kind,
+        SubsetKernel::Composed(start) => return composed_starts(start),
+    };
+    let base = default_hyper(sub, LengthscaleStart::Range).with_kernel(kind);
     let root_d = (sub.x.ncols().max(1) as f64).sqrt();
     let mut starts = Vec::new();
     for (scale, name) in [(1.0, ""), (root_d, " × √D"), (10.0, " × 10")] {
@@ -318,32 +335,77 @@ fn subset_starts(sub: &TrainData, kernel: KernelKind) -> Vec<(Hyper, String)> {
             let mut h = base.clone();
             h.lengthscales.iter_mut().for_each(|l| *l *= scale);
             h.noise_variance = h.signal_variance / split;
-            starts.push((h, format!("ℓ half-range{name}, σ² = σ0²/{split}")));
+            let start = ModelFile::new(Exact.name(), h);
+            starts.push((start, format!("ℓ half-range{name}, σ² = σ0²/{split}")));
+        }
+    }
+    starts
+}
+
+/// The key of a part's lengthscales in a composed kernel's block names (`se1.ls`).
+const PART_LENGTHSCALES: &str = ".ls";
+
+/// A composed kernel's subset starts: the plain kernel's scalings applied per part to
+/// the kernel's own free parameters as the run starts them (`start`) — every free
+/// lengthscale block (`label.ls`: an ARD part's, a periodic part's) times 1, √D (D the
+/// part's own inputs, its block's length) and 10, each with the noise at σ0²/4 and
+/// σ0²/100 (σ0² the variance the summands share, `start`'s). Variances, periods,
+/// shapes and locations stay at their start; fixed parameters are no blocks of the
+/// kernel (`Kernel::blocks` lists the free ones), so no start moves one. A kernel with
+/// no free lengthscale has the two noise splits only.
+fn composed_starts(start: &ModelFile) -> Vec<(ModelFile, String)> {
+    let Some(composed) = &start.composed else {
+        return Vec::new();
+    };
+    let lengthscales: Vec<_> = composed
+        .kernel()
+        .blocks()
+        .into_iter()
+        .filter(|b| b.name.ends_with(PART_LENGTHSCALES))
+        .collect();
+    let scales: &[(Option<f64>, &str)] = if lengthscales.is_empty() {
+        &[(Some(1.0), "")]
+    } else {
+        &[(Some(1.0), ""), (None, " × √D"), (Some(10.0), " × 10")]
+    };
+    let mut starts = Vec::new();
+    for &(scale, name) in scales {
+        for split in [4.0, 100.0] {
+            let mut s = start.clone();
+            let kernel = s.composed.as_mut().expect("composed").kernel_mut();
+            for b in &lengthscales {
+                let by = scale.unwrap_or_else(|| (b.values.len() as f64).sqrt());
+                let values: Vec<f64> = b.values.iter().map(|l| l * by).collect();
+                kernel.set_block(&b.name, &values);
+            }
+            s.hyper.noise_variance = s.hyper.signal_variance / split;
+            starts.push((s, format!("each part's ℓ{name}, σ² = σ0²/{split}")));
         }
     }
     starts
 }
 
 /// Fit a full GP on `n_sub` random training points from each of several starts
-/// ([`subset_starts`]) and return the hyperparameters with the lowest NLML on the subset:
-/// the start a collapsed fit restarts from (docs/methods.md §0.4; measured in
+/// ([`subset_starts`]) and return the fit with the lowest NLML on the subset — a model
+/// of the exact GP: its σ0², ℓ, σ², or its composed kernel's values and σ² — the start
+/// a collapsed fit restarts from (docs/methods.md §0.4; measured in
 /// docs/results/starts.md), with the description of the start it came from. One subset
 /// for every start, drawn from `rng`.
-pub fn hyper_from_subset_starts(
+pub fn subset_start(
     data: &TrainData,
     n_sub: usize,
-    kernel: KernelKind,
+    kernel: SubsetKernel,
     iters: usize,
     pins: &Pins,
     ctx: &RunContext,
     rng: &mut ChaCha8Rng,
-) -> Result<(Hyper, String)> {
+) -> Result<(ModelFile, String)> {
     let sub = subset(data, n_sub, rng);
-    let (hyper, _, name) = best_of_starts(&sub, kernel, iters, pins, ctx)?;
-    Ok((hyper, name))
+    let (fitted, _, name) = best_of_starts(&sub, kernel, iters, pins, ctx)?;
+    Ok((fitted, name))
 }
 
-/// [`hyper_from_subset_starts`] at a lower price, for the default second start
+/// [`subset_start`] at a lower price, for the default second start
 /// (docs/methods.md §0.4): the same `n_sub` random points drawn from `rng`, but the six
 /// starts fitted on their first `n_warm` only (a random subset too; the exact GP costs
 /// n³ per evaluation, so 1/64 of the price at a quarter of the points), and the best
@@ -357,17 +419,17 @@ pub fn hyper_from_subset_starts(
 /// where it began, for up to `iters` iterations, as in [`hyper_from_subset_starts`], and
 /// the lowest there kept: its result whenever the part rules out only starts all the
 /// points would rank lower (docs/results/starts.md). With
-/// `n_warm ≥ n_sub`, [`hyper_from_subset_starts`].
+/// `n_warm ≥ n_sub`, [`subset_start`].
 #[allow(clippy::too_many_arguments)] // the two stages' sizes and the run's fixed values
-pub fn hyper_from_subset_warm(
+pub fn subset_start_warm(
     data: &TrainData,
     sizes: (usize, usize),
-    kernel: KernelKind,
+    kernel: SubsetKernel,
     (iters, refine_iters): (usize, usize),
     pins: &Pins,
     ctx: &RunContext,
     rng: &mut ChaCha8Rng,
-) -> Result<(Hyper, String)> {
+) -> Result<(ModelFile, String)> {
     let stages = (iters, refine_iters, WARM_PER_PARAMETER, TIE_NATS);
     warm_then_all(data, sizes, kernel, stages, pins, ctx, rng)
 }
@@ -383,19 +445,19 @@ pub fn hyper_from_subset_warm(
 /// the start fitted on all 1000 0.0479; docs/results/starts.md).
 pub const WARM_PER_PARAMETER: usize = 20;
 
-/// [`hyper_from_subset_warm`] with the points per hyperparameter below which the
+/// [`subset_start_warm`] with the points per hyperparameter below which the
 /// part's winning starts, not its end, are fitted on all of the subset, and the nats
 /// within which a start ties with the part's winner ([`TIE_NATS`]).
 #[allow(clippy::too_many_arguments)] // the two stages' sizes and the run's fixed values
 fn warm_then_all(
     data: &TrainData,
     (n_sub, n_warm): (usize, usize),
-    kernel: KernelKind,
+    kernel: SubsetKernel,
     (iters, refine_iters, per_parameter, tie_nats): (usize, usize, usize, f64),
     pins: &Pins,
     ctx: &RunContext,
     rng: &mut ChaCha8Rng,
-) -> Result<(Hyper, String)> {
+) -> Result<(ModelFile, String)> {
     let sub = subset(data, n_sub, rng);
     if n_warm >= sub.y.len() {
         let (hyper, _, name) = best_of_starts(&sub, kernel, iters, pins, ctx)?;
@@ -406,8 +468,8 @@ fn warm_then_all(
         y: sub.y[..n_warm].to_vec(),
     };
     let ends = fit_starts(&warm, kernel, iters, pins, ctx)?;
-    let (hyper, part_best, name) = lowest(ends.clone(), warm.y.len())?;
-    let parameters = Exact.pack(&ModelFile::new("full", hyper.clone())).len();
+    let (end, part_best, name) = lowest(ends.clone(), warm.y.len())?;
+    let parameters = Exact.pack(&end).len();
     if n_warm < per_parameter * parameters {
         // every start the part cannot rule out, fitted on all the points from where it
         // began; the lowest NLML there kept
@@ -429,13 +491,13 @@ fn warm_then_all(
         return Ok(match lowest(whole, sub.y.len()) {
             Ok((fitted, _, whole_name)) => (fitted, whole_name),
             // no tied start could be fitted on all the points: the part's end is a start
-            Err(_) => (hyper, name),
+            Err(_) => (end, name),
         });
     }
-    match fit_on(&sub, hyper.clone(), refine_iters, pins, ctx) {
+    match fit_on(&sub, end.clone(), refine_iters, pins, ctx) {
         Ok((refined, f)) if f.is_finite() => Ok((refined, name)),
         // the refinement failed numerically: the small fit's end is still a start
-        Ok(_) | Err(Error::Numerical(_)) => Ok((hyper, name)),
+        Ok(_) | Err(Error::Numerical(_)) => Ok((end, name)),
         Err(e) => Err(e),
     }
 }
@@ -453,19 +515,19 @@ pub const TIE_NATS: f64 = 5.0;
 /// exact GP cannot evaluate, a numerical failure, is left out).
 fn fit_starts(
     sub: &TrainData,
-    kernel: KernelKind,
+    kernel: SubsetKernel,
     iters: usize,
     pins: &Pins,
     ctx: &RunContext,
-) -> Result<Vec<(Hyper, f64, String)>> {
+) -> Result<Vec<(ModelFile, f64, String)>> {
     let mut ends = Vec::new();
     for (start, name) in subset_starts(sub, kernel) {
-        let Ok((hyper, f)) = fit_on(sub, start, iters, pins, ctx) else {
+        let Ok((fitted, f)) = fit_on(sub, start, iters, pins, ctx) else {
             ctx.exec.check()?;
             continue;
         };
         if f.is_finite() {
-            ends.push((hyper, f, name));
+            ends.push((fitted, f, name));
         }
     }
     Ok(ends)
@@ -473,8 +535,8 @@ fn fit_starts(
 
 /// The end with the lowest NLML (the first of equals), or the error that no start of the
 /// full GP on `n` points could be fitted.
-fn lowest(ends: Vec<(Hyper, f64, String)>, n: usize) -> Result<(Hyper, f64, String)> {
-    let mut best: Option<(Hyper, f64, String)> = None;
+fn lowest(ends: Vec<(ModelFile, f64, String)>, n: usize) -> Result<(ModelFile, f64, String)> {
+    let mut best: Option<(ModelFile, f64, String)> = None;
     for end in ends {
         if end.1.is_finite() && best.as_ref().is_none_or(|(_, b, _)| end.1 < *b) {
             best = Some(end);
@@ -488,28 +550,29 @@ fn lowest(ends: Vec<(Hyper, f64, String)>, n: usize) -> Result<(Hyper, f64, Stri
 }
 
 /// Each of [`subset_starts`] fitted on `sub`; the one with the lowest NLML (its
-/// hyperparameters, NLML and description).
+/// fitted model, NLML and description).
 fn best_of_starts(
     sub: &TrainData,
-    kernel: KernelKind,
+    kernel: SubsetKernel,
     iters: usize,
     pins: &Pins,
     ctx: &RunContext,
-) -> Result<(Hyper, f64, String)> {
+) -> Result<(ModelFile, f64, String)> {
     lowest(fit_starts(sub, kernel, iters, pins, ctx)?, sub.y.len())
 }
 
-/// The exact GP on `sub` from `hyper`, `iters` iterations as the `SubsetInit` phase, the
-/// run's fixed σ0², ℓ, α, σ² (`pins`) held: its hyperparameters and final NLML (model
-/// units).
+/// The exact GP on `sub` from `start` (a model of the exact GP), `iters` iterations as
+/// the `SubsetInit` phase, the run's fixed σ0², ℓ, α, σ² (`pins`) held (a composed
+/// kernel's fixed parameters are no parameters of its θ): the fitted model and its
+/// final NLML (model units).
 fn fit_on(
     sub: &TrainData,
-    hyper: Hyper,
+    start: ModelFile,
     iters: usize,
     pins: &Pins,
     ctx: &RunContext,
-) -> Result<(Hyper, f64)> {
-    let mut model = ModelFile::new("full", hyper);
+) -> Result<(ModelFile, f64)> {
+    let mut model = start;
     pins.apply(&mut model, true);
     let n = Exact.pack(&model).len();
     let (fitted, outcome) = fit_free(
@@ -525,7 +588,7 @@ fn fit_on(
     if outcome.stop == crate::optim::Stop::Cancelled {
         return Err(Error::Cancelled);
     }
-    Ok((fitted.hyper, outcome.f))
+    Ok((fitted, outcome.f))
 }
 
 /// A random subset of the training data (without replacement).
@@ -565,7 +628,7 @@ mod tests {
     fn a_thin_part_hands_its_winning_start_to_all_the_points() {
         let data = sixteen_inputs();
         let ctx = RunContext::quiet(Exec::default());
-        let kernel = KernelKind::Se;
+        let kernel = SubsetKernel::Plain(KernelKind::Se);
         let pins = Pins::none();
         let (n_sub, n_warm, iters, refine) = (300, 120, 60, 5);
         let run = |per_parameter: usize| {
@@ -599,13 +662,13 @@ mod tests {
             .unwrap()
             .0;
         let (whole, _) = fit_on(&sub, start, iters, &pins, &ctx).unwrap();
-        assert_eq!(thin.lengthscales, whole.lengthscales);
-        assert_eq!(thin.noise_variance, whole.noise_variance);
+        assert_eq!(thin.hyper.lengthscales, whole.hyper.lengthscales);
+        assert_eq!(thin.hyper.noise_variance, whole.hyper.noise_variance);
         // at least 5 each: the part's end refined
         let (enough, sub, end, _) = run(5);
         let (refined, _) = fit_on(&sub, end, refine, &pins, &ctx).unwrap();
-        assert_eq!(enough.lengthscales, refined.lengthscales);
-        assert_ne!(enough.lengthscales, thin.lengthscales);
+        assert_eq!(enough.hyper.lengthscales, refined.hyper.lengthscales);
+        assert_ne!(enough.hyper.lengthscales, thin.hyper.lengthscales);
     }
 
     /// A thin part that cannot rank its best starts apart hands each of them to all the
@@ -617,7 +680,7 @@ mod tests {
     fn a_thin_part_hands_on_every_start_it_cannot_rule_out() {
         let data = sixteen_inputs();
         let ctx = RunContext::quiet(Exec::default());
-        let (kernel, pins) = (KernelKind::Se, Pins::none());
+        let (kernel, pins) = (SubsetKernel::Plain(KernelKind::Se), Pins::none());
         let (n_sub, n_warm, iters) = (240, 60, 40);
         // a subset whose part ranks another start first than all its points do
         let found = (1..40u64).find_map(|seed| {
@@ -650,7 +713,7 @@ mod tests {
         // 60 points for 18 hyperparameters: thin
         let tied = run(gap + 1.0);
         assert_eq!(tied.1, whole_name);
-        assert_eq!(tied.0.lengthscales, whole.lengthscales);
+        assert_eq!(tied.0.hyper.lengthscales, whole.hyper.lengthscales);
         let winner_only = run(0.0);
         assert_ne!(winner_only.1, whole_name, "gap {gap}");
     }

@@ -416,7 +416,7 @@ pub fn subset_start(
 /// such start (pumadyn-32nm, 32 inputs of which 4 matter: refined from the end on 384
 /// points the start lands in a worse basin), so the winning start — and every start
 /// whose end on the part is within [`TIE_NATS`] of it — is fitted on all `n_sub` from
-/// where it began, for up to `iters` iterations, as in [`hyper_from_subset_starts`], and
+/// where it began, for up to `iters` iterations, as in [`subset_start`], and
 /// the lowest there kept: its result whenever the part rules out only starts all the
 /// points would rank lower (docs/results/starts.md). With
 /// `n_warm ≥ n_sub`, [`subset_start`].
@@ -436,7 +436,7 @@ pub fn subset_start_warm(
 
 /// The points per hyperparameter (σ0², σ², each ℓ, …) the six starts' part must hold for
 /// its best end to be refined on all of the subset; with fewer the winning start is fitted
-/// on all of it from where it began ([`hyper_from_subset_warm`]). About
+/// on all of it from where it began ([`subset_start_warm`]). About
 /// twenty observations per estimated parameter is the usual rule of thumb for a
 /// likelihood's optimum to be close to where more data would put it. At the default
 /// part ([`super::start::warm_subset`]) it holds from 1 to 10 inputs (kin40k's 8: 25 per
@@ -503,7 +503,7 @@ fn warm_then_all(
 }
 
 /// How far (nats) above the part's lowest NLML a start's end may be and still be fitted
-/// on all the subset's points when the part is thin ([`hyper_from_subset_warm`]): the part
+/// on all the subset's points when the part is thin ([`subset_start_warm`]): the part
 /// rules a start out only on very strong evidence, a log likelihood ratio above 5 (2·Δ
 /// above 10, the top of Kass and Raftery's scale for Bayes factors). Closer than that, a
 /// few hundred points in many inputs do not rank two starts as all the points would
@@ -716,5 +716,78 @@ mod tests {
         assert_eq!(tied.0.hyper.lengthscales, whole.hyper.lengthscales);
         let winner_only = run(0.0);
         assert_ne!(winner_only.1, whole_name, "gap {gap}");
+    }
+
+    /// A composed kernel's subset starts are per-part scalings of its own free
+    /// parameters: every free lengthscale block times 1, √D (D its part's inputs) and
+    /// 10, with σ² at σ0²/4 and σ0²/100; variances and a fixed period are not moved.
+    /// Its subset fit (six starts on a part, the best refined) ends with the composed
+    /// kernel fitted and the fixed period and the pinned σ² exactly where they were.
+    #[test]
+    fn a_composed_kernels_subset_starts_scale_its_parts_and_hold_what_is_fixed() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let x: DMatrix<f64> =
+            DMatrix::from_fn(300, 2, |i, d| if d == 0 { i as f64 / 30.0 } else { rng.random_range(-1.0..1.0) });
+        let y: Vec<f64> = (0..300)
+            .map(|i| {
+                (2.0 * PI * x[(i, 0)] / 1.3).sin()
+                    + 0.5 * x[(i, 1)]
+                    + 0.1 * rng.random_range(-1.0f64..1.0)
+            })
+            .collect();
+        let data = TrainData { x, y };
+        let mut start = ModelFile::new(Exact.name(), Hyper::se(0.8, vec![1.0, 1.0], 0.2));
+        let names = vec!["t".to_string(), "u".to_string()];
+        let expression = "se + matern52(dims=[u]) + periodic(dims=[t], period=1.3, fix=period)";
+        crate::train::set_composed_kernel(&mut start, expression, &data, &names, None, &[])
+            .expect("builds");
+        let block = |m: &ModelFile, name: &str| -> Vec<f64> {
+            let blocks = m.composed.as_ref().expect("composed").kernel().blocks();
+            blocks.into_iter().find(|b| b.name == name).map(|b| b.values).unwrap_or_default()
+        };
+        assert!(block(&start, "periodic.period").is_empty(), "fixed: no block");
+        let starts = subset_starts(&data, SubsetKernel::Composed(&start));
+        assert_eq!(starts.len(), 6);
+        for (s, name) in &starts {
+            let scale = |d: usize| match name {
+                n if n.contains("× √D") => (d as f64).sqrt(),
+                n if n.contains("× 10") => 10.0,
+                _ => 1.0,
+            };
+            let times = |key: &str, d: usize| -> Vec<f64> {
+                block(&start, key).iter().map(|l| l * scale(d)).collect()
+            };
+            assert_eq!(block(s, "se.ls"), times("se.ls", 2), "{name}");
+            assert_eq!(block(s, "matern52.ls"), times("matern52.ls", 1), "{name}");
+            assert_eq!(block(s, "periodic.ls"), times("periodic.ls", 1), "{name}");
+            for var in ["se.var", "matern52.var", "periodic.var"] {
+                assert_eq!(block(s, var), block(&start, var), "{name}");
+            }
+            let split = if name.ends_with("/4") { 4.0 } else { 100.0 };
+            assert_eq!(s.hyper.noise_variance, 0.8 / split, "{name}");
+        }
+        // σ² pinned, the period fixed in the expression: the subset fit moves neither
+        let pinned = Hyper::se(0.8, vec![1.0, 1.0], 0.0123);
+        let fix = [crate::fix::Fix {
+            name: crate::params::NOISE_VARIANCE.into(),
+            value: None,
+        }];
+        let pins = Pins::new(&fix, &pinned);
+        let ctx = RunContext::quiet(Exec::default());
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let (end, _) = subset_start_warm(
+            &data,
+            (200, 80),
+            SubsetKernel::Composed(&start),
+            (30, 5),
+            &pins,
+            &ctx,
+            &mut rng,
+        )
+        .expect("fits");
+        assert_eq!(end.hyper.noise_variance, 0.0123);
+        let written = end.composed.as_ref().expect("composed").expression();
+        assert!(written.contains("period=1.3, fix=period)"), "{written}");
+        assert_ne!(block(&end, "se.ls"), block(&start, "se.ls"), "fitted");
     }
 }

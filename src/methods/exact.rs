@@ -726,8 +726,13 @@ mod tests {
     #[test]
     fn a_composed_kernels_subset_starts_scale_its_parts_and_hold_what_is_fixed() {
         let mut rng = ChaCha8Rng::seed_from_u64(3);
-        let x: DMatrix<f64> =
-            DMatrix::from_fn(300, 2, |i, d| if d == 0 { i as f64 / 30.0 } else { rng.random_range(-1.0..1.0) });
+        let x: DMatrix<f64> = DMatrix::from_fn(300, 2, |i, d| {
+            if d == 0 {
+                i as f64 / 30.0
+            } else {
+                rng.random_range(-1.0..1.0)
+            }
+        });
         let y: Vec<f64> = (0..300)
             .map(|i| {
                 (2.0 * PI * x[(i, 0)] / 1.3).sin()
@@ -743,9 +748,16 @@ mod tests {
             .expect("builds");
         let block = |m: &ModelFile, name: &str| -> Vec<f64> {
             let blocks = m.composed.as_ref().expect("composed").kernel().blocks();
-            blocks.into_iter().find(|b| b.name == name).map(|b| b.values).unwrap_or_default()
+            blocks
+                .into_iter()
+                .find(|b| b.name == name)
+                .map(|b| b.values)
+                .unwrap_or_default()
         };
-        assert!(block(&start, "periodic.period").is_empty(), "fixed: no block");
+        assert!(
+            block(&start, "periodic.period").is_empty(),
+            "fixed: no block"
+        );
         let starts = subset_starts(&data, SubsetKernel::Composed(&start));
         assert_eq!(starts.len(), 6);
         for (s, name) in &starts {

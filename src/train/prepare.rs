@@ -138,7 +138,14 @@ pub(crate) fn composed_start(
     let hyper = default_start_hyper(td, spec, standardize, ctx, rng)?;
     let mut model = ModelFile::new(methods::exact::Exact.name(), hyper);
     let fixes = spec.options.fix.as_deref().unwrap_or_default();
-    set_composed_kernel(&mut model, expression, td, feature_names, standardize, fixes)?;
+    set_composed_kernel(
+        &mut model,
+        expression,
+        td,
+        feature_names,
+        standardize,
+        fixes,
+    )?;
     Ok(Some(model))
 }
 

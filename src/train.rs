@@ -20,7 +20,7 @@ pub use finish::{Final, Stopped, Test, finish, target_variance, unless_cancelled
 pub use observed::Observed;
 pub use predictor::{DataUnitHyper, Prediction, Predictor, model_data, model_inputs};
 pub(crate) use prepare::set_composed_kernel;
-pub(crate) use prepare::{noise_floor, start_model};
+pub(crate) use prepare::{composed_start, noise_floor, start_model};
 pub use prepare::{prepare, prepare_for};
 pub use validation::split_validation;
 
@@ -29,9 +29,7 @@ use crate::error::{Error, Result};
 use crate::likelihoods::BinaryLabels;
 use crate::methods::{self, ValidRunSpec};
 use crate::metrics::TestMetrics;
-use crate::model_file::{
-    CollapseRestart, Hyper, ModelFile, SecondStart, Standardize, raw_scale_offset,
-};
+use crate::model_file::{CollapseRestart, ModelFile, SecondStart, Standardize, raw_scale_offset};
 use crate::optim::{Outcome, Stop};
 use crate::params::Pins;
 use crate::results::ValidationPoint;
@@ -145,7 +143,7 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
             // subset fit, restarts, second start) and its fit runs to the end after them
             let mut second_rng = second_rng;
             let second = if spec.runs_second_start() {
-                Some(run.second_start_hyper(&mut second_rng, ctx)?)
+                Some(run.second_start_fit(&mut second_rng, ctx)?)
             } else {
                 None
             };
@@ -280,10 +278,11 @@ impl<'a> Run<'a> {
         })
     }
 
-    /// A start model: from `hyper`, else the default start (docs/methods.md §0.4).
+    /// A start model: from a subset fit's end (`subset_fit`, a model of the exact GP),
+    /// else the default start (docs/methods.md §0.4).
     fn start(
         &self,
-        hyper: Option<Hyper>,
+        subset_fit: Option<ModelFile>,
         rng: &mut ChaCha8Rng,
         ctx: &RunContext,
     ) -> Result<ModelFile> {
@@ -296,21 +295,36 @@ impl<'a> Run<'a> {
             self.target_name,
             self.floor,
             self.labels,
-            hyper,
+            subset_fit,
             rng,
             ctx,
         )
     }
 
-    /// σ0², ℓ, σ² of a full GP fitted on a subset (the best of six starts;
-    /// docs/methods.md §0.4), its draws from `rng`: where the second start and the
-    /// collapse restart begin.
-    fn subset_hyper(&self, rng: &mut ChaCha8Rng, ctx: &RunContext) -> Result<(Hyper, String)> {
+    /// The run's composed kernel at its default start, on a model of the exact GP
+    /// ([`composed_start`]; None for a plain kernel): the subset fit's kernel and the
+    /// source of its starts. `rng` is cloned, not drawn from.
+    fn composed_start(&self, rng: &ChaCha8Rng, ctx: &RunContext) -> Result<Option<ModelFile>> {
+        composed_start(
+            &self.td,
+            self.spec,
+            self.standardize.as_ref(),
+            self.feature_names,
+            ctx,
+            &mut rng.clone(),
+        )
+    }
+
+    /// A full GP fitted on a subset (the best of six starts; docs/methods.md §0.4), its
+    /// draws from `rng`: where the second start and the collapse restart begin. Its
+    /// σ0², ℓ, σ², or a composed kernel's values and σ², as a model of the exact GP.
+    fn subset_fit(&self, rng: &mut ChaCha8Rng, ctx: &RunContext) -> Result<(ModelFile, String)> {
+        let composed = self.composed_start(rng, ctx)?;
         ctx.enter(Phase::SubsetInit);
-        methods::exact::hyper_from_subset_starts(
+        methods::exact::subset_start(
             &self.td,
             self.td.y.len().min(methods::start::COLLAPSE_SUBSET),
-            self.spec.options.kernel_kind(),
+            self.subset_kernel(composed.as_ref()),
             methods::start::SUBSET_ITERS,
             &self.pins,
             ctx,
@@ -318,22 +332,35 @@ impl<'a> Run<'a> {
         )
     }
 
-    /// σ0², ℓ, σ² of the default second start: a full GP on a subset sized by the main
-    /// fit's cost, its six starts fitted on a smaller part of it and the best refined on
-    /// all of it (docs/methods.md §0.4; [`methods::exact::hyper_from_subset_warm`]).
-    fn second_start_hyper(
+    /// The kernel of the run's subset fits: the composed kernel `composed` at its start,
+    /// else the run's plain kernel.
+    fn subset_kernel<'k>(
+        &self,
+        composed: Option<&'k ModelFile>,
+    ) -> methods::exact::SubsetKernel<'k> {
+        match composed {
+            Some(start) => methods::exact::SubsetKernel::Composed(start),
+            None => methods::exact::SubsetKernel::Plain(self.spec.options.kernel_kind()),
+        }
+    }
+
+    /// The default second start: a full GP on a subset sized by the main fit's cost,
+    /// its six starts fitted on a smaller part of it and the best refined on all of it
+    /// (docs/methods.md §0.4; [`methods::exact::subset_start_warm`]), as [`Run::subset_fit`].
+    fn second_start_fit(
         &self,
         rng: &mut ChaCha8Rng,
         ctx: &RunContext,
-    ) -> Result<(Hyper, String)> {
+    ) -> Result<(ModelFile, String)> {
         use methods::start::{REFINE_ITERS, SUBSET_ITERS, second_start_subset, warm_subset};
+        let composed = self.composed_start(rng, ctx)?;
         ctx.enter(Phase::SubsetInit);
         let spec = self.spec;
         let n_sub = second_start_subset(self.td.y.len(), spec.m, self.td.x.ncols(), spec.iters);
-        methods::exact::hyper_from_subset_warm(
+        methods::exact::subset_start_warm(
             &self.td,
             (n_sub, warm_subset(self.td.x.ncols())),
-            spec.options.kernel_kind(),
+            self.subset_kernel(composed.as_ref()),
             // the subset's fits get no more iterations than the main fit
             (SUBSET_ITERS.min(spec.iters), REFINE_ITERS),
             &self.pins,
@@ -361,10 +388,10 @@ impl<'a> Run<'a> {
         };
         let mut subset_start = String::new();
         let second = |c: &RunContext| {
-            let (hyper, from) = self.second_start_hyper(&mut second_rng, c)?;
+            let (fitted, from) = self.second_start_fit(&mut second_rng, c)?;
             subset_start = from;
             c.enter(Phase::SecondStart);
-            let model = self.start(Some(hyper), &mut second_rng, c)?;
+            let model = self.start(Some(fitted), &mut second_rng, c)?;
             method.fit(model, &self.td, spec, c)
         };
         let ended = crate::two_starts::race(ctx, (spec.iters, self.td.y.len()), first, second);
@@ -466,8 +493,8 @@ impl<'a> Run<'a> {
         Ok((m, joined))
     }
 
-    /// By default a second fit starts from a subset fit (`second`: its σ0², ℓ, σ² and
-    /// the generator it continues) and the lower objective is kept: from the §0.4 start
+    /// By default a second fit starts from a subset fit (`second`: its end, a model of
+    /// the exact GP, and the generator it continues) and the lower objective is kept: from the §0.4 start
     /// alone an optimiser can settle in a poor basin (a relevant input switched off, or
     /// the constant predictor) that the fitted start avoids, and the other way round
     /// (docs/results/starts.md). Without it, a fit from one start that ends as the
@@ -475,7 +502,7 @@ impl<'a> Run<'a> {
     /// or validation watches the fit); the end with the better objective is kept.
     fn second(
         &self,
-        second: Option<((Hyper, String), ChaCha8Rng)>,
+        second: Option<((ModelFile, String), ChaCha8Rng)>,
         may_restart: bool,
         (fitted, outcome): (&mut ModelFile, &mut Outcome),
         ctx: &RunContext,
@@ -483,8 +510,8 @@ impl<'a> Run<'a> {
     ) -> Result<(Option<SecondStart>, Option<CollapseRestart>)> {
         let (spec, method) = (self.spec, self.spec.method());
         let (started, offset) = (self.started, self.offset);
-        if let Some(((hyper, subset_start), mut rng_s)) = second {
-            let model = self.start(Some(hyper), &mut rng_s, ctx)?;
+        if let Some(((subset_fit, subset_start), mut rng_s)) = second {
+            let model = self.start(Some(subset_fit), &mut rng_s, ctx)?;
             let sctx = ctx.second_start();
             sctx.enter(Phase::SecondStart);
             let (m, out) = method.fit(model, &self.td, spec, &sctx)?;
@@ -502,17 +529,18 @@ impl<'a> Run<'a> {
                 None,
             ));
         }
-        // a kernel expression has no subset fit to restart from (runs_second_start)
+        // a composed kernel carries its own variances, which [hyper]'s σ0² (what
+        // `collapsed` reads) does not follow: its fits are not judged collapsed
         if fitted.collapsed().is_none()
             || spec.options.no_collapse_restart
-            || spec.options.kernel_expression().is_some()
+            || fitted.composed.is_some()
             || !may_restart
         {
             return Ok((None, None));
         }
         let mut rng_c = ChaCha8Rng::seed_from_u64(restart_seed(spec.seed, COLLAPSE_STREAM));
-        let (hyper, subset_start) = self.subset_hyper(&mut rng_c, ctx)?;
-        let model = self.start(Some(hyper), &mut rng_c, ctx)?;
+        let (subset_fit, subset_start) = self.subset_fit(&mut rng_c, ctx)?;
+        let model = self.start(Some(subset_fit), &mut rng_c, ctx)?;
         fit_ctx.enter(Phase::Fit { stage: 0 });
         let (m, out) = method.fit(model, &self.td, spec, fit_ctx)?;
         unless_cancelled(&out, offset, started)?;

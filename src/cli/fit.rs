@@ -471,11 +471,6 @@ fn report(
         }
         if let Some(c) = r.model.fit.as_ref().and_then(|f| f.second_start.as_ref()) {
             crate::outln!("starts      {}", c.note())?;
-        } else if r.model.composed.is_some() && !spec.options.single_start {
-            crate::outln!(
-                "starts      one: a kernel expression has no subset fit to start a second fit \
-                 or a collapse restart from (docs/methods.md §0.4)"
-            )?;
         }
         if !r.model.fixed.is_empty() {
             crate::outln!("fixed       {}", fixed_note(r))?;

@@ -301,16 +301,33 @@ pub fn hyper_from_subset(
 ) -> Result<Hyper> {
     let sub = subset(data, n_sub, rng);
     let hyper = default_hyper(&sub, start).with_kernel(kernel);
-    Ok(fit_on(&sub, hyper, iters, pins, ctx)?.0)
+    let start = ModelFile::new(Exact.name(), hyper);
+    Ok(fit_on(&sub, start, iters, pins, ctx)?.0.hyper)
 }
 
-/// The starts of [`hyper_from_subset_starts`]: the half-range lengthscales of §0.4 times
-/// 1, √D and 10 (long enough that every input starts nearly switched off and ARD turns on
-/// the ones that matter), each with the noise at σ0²/4 (§0.4) and at σ0²/100 (a
-/// signal-dominated split, RobustGP's).
-/// Each with its description ("half-range × 10, σ² = σ0²/100").
-fn subset_starts(sub: &TrainData, kernel: KernelKind) -> Vec<(Hyper, String)> {
-    let base = default_hyper(sub, LengthscaleStart::Range).with_kernel(kernel);
+/// The kernel a subset fit fits, and where its starts come from ([`subset_starts`]).
+#[derive(Clone, Copy, Debug)]
+pub enum SubsetKernel<'a> {
+    /// A plain kernel: its starts from §0.4's defaults on the subset.
+    Plain(KernelKind),
+    /// A composed kernel (`--kernel` an expression) as the run's first start has it:
+    /// a model of the exact GP holding the kernel with its values (the expression's,
+    /// else each part's default start) and the variance its summands share as σ0².
+    Composed(&'a ModelFile),
+}
+
+/// The starts of [`subset_start`]: for a plain kernel the half-range lengthscales of
+/// §0.4 times 1, √D and 10 (long enough that every input starts nearly switched off and
+/// ARD turns on the ones that matter), each with the noise at σ0²/4 (§0.4) and at
+/// σ0²/100 (a signal-dominated split, RobustGP's); for a composed kernel the same
+/// scalings per part ([`composed_starts`]). Each a model of the exact GP, with its
+/// description ("ℓ half-range × 10, σ² = σ0²/100").
+fn subset_starts(sub: &TrainData, kernel: SubsetKernel) -> Vec<(ModelFile, String)> {
+    let kind = match kernel {
+        SubsetKernel::Plain(kind) => kind,
+        SubsetKernel::Composed(start) => return composed_starts(start),
+    };
+    let base = default_hyper(sub, LengthscaleStart::Range).with_kernel(kind);
     let root_d = (sub.x.ncols().max(1) as f64).sqrt();
     let mut starts = Vec::new();
     for (scale, name) in [(1.0, ""), (root_d, " × √D"), (10.0, " × 10")] {
@@ -318,32 +335,77 @@ fn subset_starts(sub: &TrainData, kernel: KernelKind) -> Vec<(Hyper, String)> {
             let mut h = base.clone();
             h.lengthscales.iter_mut().for_each(|l| *l *= scale);
             h.noise_variance = h.signal_variance / split;
-            starts.push((h, format!("ℓ half-range{name}, σ² = σ0²/{split}")));
+            let start = ModelFile::new(Exact.name(), h);
+            starts.push((start, format!("ℓ half-range{name}, σ² = σ0²/{split}")));
+        }
+    }
+    starts
+}
+
+/// The key of a part's lengthscales in a composed kernel's block names (`se1.ls`).
+const PART_LENGTHSCALES: &str = ".ls";
+
+/// A composed kernel's subset starts: the plain kernel's scalings applied per part to
+/// the kernel's own free parameters as the run starts them (`start`) — every free
+/// lengthscale block (`label.ls`: an ARD part's, a periodic part's) times 1, √D (D the
+/// part's own inputs, its block's length) and 10, each with the noise at σ0²/4 and
+/// σ0²/100 (σ0² the variance the summands share, `start`'s). Variances, periods,
+/// shapes and locations stay at their start; fixed parameters are no blocks of the
+/// kernel (`Kernel::blocks` lists the free ones), so no start moves one. A kernel with
+/// no free lengthscale has the two noise splits only.
+fn composed_starts(start: &ModelFile) -> Vec<(ModelFile, String)> {
+    let Some(composed) = &start.composed else {
+        return Vec::new();
+    };
+    let lengthscales: Vec<_> = composed
+        .kernel()
+        .blocks()
+        .into_iter()
+        .filter(|b| b.name.ends_with(PART_LENGTHSCALES))
+        .collect();
+    let scales: &[(Option<f64>, &str)] = if lengthscales.is_empty() {
+        &[(Some(1.0), "")]
+    } else {
+        &[(Some(1.0), ""), (None, " × √D"), (Some(10.0), " × 10")]
+    };
+    let mut starts = Vec::new();
+    for &(scale, name) in scales {
+        for split in [4.0, 100.0] {
+            let mut s = start.clone();
+            let kernel = s.composed.as_mut().expect("composed").kernel_mut();
+            for b in &lengthscales {
+                let by = scale.unwrap_or_else(|| (b.values.len() as f64).sqrt());
+                let values: Vec<f64> = b.values.iter().map(|l| l * by).collect();
+                kernel.set_block(&b.name, &values);
+            }
+            s.hyper.noise_variance = s.hyper.signal_variance / split;
+            starts.push((s, format!("each part's ℓ{name}, σ² = σ0²/{split}")));
         }
     }
     starts
 }
 
 /// Fit a full GP on `n_sub` random training points from each of several starts
-/// ([`subset_starts`]) and return the hyperparameters with the lowest NLML on the subset:
-/// the start a collapsed fit restarts from (docs/methods.md §0.4; measured in
+/// ([`subset_starts`]) and return the fit with the lowest NLML on the subset — a model
+/// of the exact GP: its σ0², ℓ, σ², or its composed kernel's values and σ² — the start
+/// a collapsed fit restarts from (docs/methods.md §0.4; measured in
 /// docs/results/starts.md), with the description of the start it came from. One subset
 /// for every start, drawn from `rng`.
-pub fn hyper_from_subset_starts(
+pub fn subset_start(
     data: &TrainData,
     n_sub: usize,
-    kernel: KernelKind,
+    kernel: SubsetKernel,
     iters: usize,
     pins: &Pins,
     ctx: &RunContext,
     rng: &mut ChaCha8Rng,
-) -> Result<(Hyper, String)> {
+) -> Result<(ModelFile, String)> {
     let sub = subset(data, n_sub, rng);
-    let (hyper, _, name) = best_of_starts(&sub, kernel, iters, pins, ctx)?;
-    Ok((hyper, name))
+    let (fitted, _, name) = best_of_starts(&sub, kernel, iters, pins, ctx)?;
+    Ok((fitted, name))
 }
 
-/// [`hyper_from_subset_starts`] at a lower price, for the default second start
+/// [`subset_start`] at a lower price, for the default second start
 /// (docs/methods.md §0.4): the same `n_sub` random points drawn from `rng`, but the six
 /// starts fitted on their first `n_warm` only (a random subset too; the exact GP costs
 /// n³ per evaluation, so 1/64 of the price at a quarter of the points), and the best
@@ -354,27 +416,27 @@ pub fn hyper_from_subset_starts(
 /// such start (pumadyn-32nm, 32 inputs of which 4 matter: refined from the end on 384
 /// points the start lands in a worse basin), so the winning start — and every start
 /// whose end on the part is within [`TIE_NATS`] of it — is fitted on all `n_sub` from
-/// where it began, for up to `iters` iterations, as in [`hyper_from_subset_starts`], and
+/// where it began, for up to `iters` iterations, as in [`subset_start`], and
 /// the lowest there kept: its result whenever the part rules out only starts all the
 /// points would rank lower (docs/results/starts.md). With
-/// `n_warm ≥ n_sub`, [`hyper_from_subset_starts`].
+/// `n_warm ≥ n_sub`, [`subset_start`].
 #[allow(clippy::too_many_arguments)] // the two stages' sizes and the run's fixed values
-pub fn hyper_from_subset_warm(
+pub fn subset_start_warm(
     data: &TrainData,
     sizes: (usize, usize),
-    kernel: KernelKind,
+    kernel: SubsetKernel,
     (iters, refine_iters): (usize, usize),
     pins: &Pins,
     ctx: &RunContext,
     rng: &mut ChaCha8Rng,
-) -> Result<(Hyper, String)> {
+) -> Result<(ModelFile, String)> {
     let stages = (iters, refine_iters, WARM_PER_PARAMETER, TIE_NATS);
     warm_then_all(data, sizes, kernel, stages, pins, ctx, rng)
 }
 
 /// The points per hyperparameter (σ0², σ², each ℓ, …) the six starts' part must hold for
 /// its best end to be refined on all of the subset; with fewer the winning start is fitted
-/// on all of it from where it began ([`hyper_from_subset_warm`]). About
+/// on all of it from where it began ([`subset_start_warm`]). About
 /// twenty observations per estimated parameter is the usual rule of thumb for a
 /// likelihood's optimum to be close to where more data would put it. At the default
 /// part ([`super::start::warm_subset`]) it holds from 1 to 10 inputs (kin40k's 8: 25 per
@@ -383,19 +445,19 @@ pub fn hyper_from_subset_warm(
 /// the start fitted on all 1000 0.0479; docs/results/starts.md).
 pub const WARM_PER_PARAMETER: usize = 20;
 
-/// [`hyper_from_subset_warm`] with the points per hyperparameter below which the
+/// [`subset_start_warm`] with the points per hyperparameter below which the
 /// part's winning starts, not its end, are fitted on all of the subset, and the nats
 /// within which a start ties with the part's winner ([`TIE_NATS`]).
 #[allow(clippy::too_many_arguments)] // the two stages' sizes and the run's fixed values
 fn warm_then_all(
     data: &TrainData,
     (n_sub, n_warm): (usize, usize),
-    kernel: KernelKind,
+    kernel: SubsetKernel,
     (iters, refine_iters, per_parameter, tie_nats): (usize, usize, usize, f64),
     pins: &Pins,
     ctx: &RunContext,
     rng: &mut ChaCha8Rng,
-) -> Result<(Hyper, String)> {
+) -> Result<(ModelFile, String)> {
     let sub = subset(data, n_sub, rng);
     if n_warm >= sub.y.len() {
         let (hyper, _, name) = best_of_starts(&sub, kernel, iters, pins, ctx)?;
@@ -406,9 +468,14 @@ fn warm_then_all(
         y: sub.y[..n_warm].to_vec(),
     };
     let ends = fit_starts(&warm, kernel, iters, pins, ctx)?;
-    let (hyper, part_best, name) = lowest(ends.clone(), warm.y.len())?;
-    let parameters = Exact.pack(&ModelFile::new("full", hyper.clone())).len();
-    if n_warm < per_parameter * parameters {
+    let (end, part_best, name) = lowest(ends.clone(), warm.y.len())?;
+    let parameters = Exact.pack(&end).len();
+    // a composed kernel's thin part is refined like a full one: fitting its tied starts
+    // on all n_sub points for up to `iters` each costs many full fits (elevators,
+    // `linear + matern52` on 17 inputs, 36 parameters: 67.9 s against one start's 4.5;
+    // docs/results/composed-kernels.md), far above the second start's budget
+    let composed = matches!(kernel, SubsetKernel::Composed(_));
+    if n_warm < per_parameter * parameters && !composed {
         // every start the part cannot rule out, fitted on all the points from where it
         // began; the lowest NLML there kept
         let mut whole = Vec::new();
@@ -429,19 +496,19 @@ fn warm_then_all(
         return Ok(match lowest(whole, sub.y.len()) {
             Ok((fitted, _, whole_name)) => (fitted, whole_name),
             // no tied start could be fitted on all the points: the part's end is a start
-            Err(_) => (hyper, name),
+            Err(_) => (end, name),
         });
     }
-    match fit_on(&sub, hyper.clone(), refine_iters, pins, ctx) {
+    match fit_on(&sub, end.clone(), refine_iters, pins, ctx) {
         Ok((refined, f)) if f.is_finite() => Ok((refined, name)),
         // the refinement failed numerically: the small fit's end is still a start
-        Ok(_) | Err(Error::Numerical(_)) => Ok((hyper, name)),
+        Ok(_) | Err(Error::Numerical(_)) => Ok((end, name)),
         Err(e) => Err(e),
     }
 }
 
 /// How far (nats) above the part's lowest NLML a start's end may be and still be fitted
-/// on all the subset's points when the part is thin ([`hyper_from_subset_warm`]): the part
+/// on all the subset's points when the part is thin ([`subset_start_warm`]): the part
 /// rules a start out only on very strong evidence, a log likelihood ratio above 5 (2·Δ
 /// above 10, the top of Kass and Raftery's scale for Bayes factors). Closer than that, a
 /// few hundred points in many inputs do not rank two starts as all the points would
@@ -453,19 +520,19 @@ pub const TIE_NATS: f64 = 5.0;
 /// exact GP cannot evaluate, a numerical failure, is left out).
 fn fit_starts(
     sub: &TrainData,
-    kernel: KernelKind,
+    kernel: SubsetKernel,
     iters: usize,
     pins: &Pins,
     ctx: &RunContext,
-) -> Result<Vec<(Hyper, f64, String)>> {
+) -> Result<Vec<(ModelFile, f64, String)>> {
     let mut ends = Vec::new();
     for (start, name) in subset_starts(sub, kernel) {
-        let Ok((hyper, f)) = fit_on(sub, start, iters, pins, ctx) else {
+        let Ok((fitted, f)) = fit_on(sub, start, iters, pins, ctx) else {
             ctx.exec.check()?;
             continue;
         };
         if f.is_finite() {
-            ends.push((hyper, f, name));
+            ends.push((fitted, f, name));
         }
     }
     Ok(ends)
@@ -473,8 +540,8 @@ fn fit_starts(
 
 /// The end with the lowest NLML (the first of equals), or the error that no start of the
 /// full GP on `n` points could be fitted.
-fn lowest(ends: Vec<(Hyper, f64, String)>, n: usize) -> Result<(Hyper, f64, String)> {
-    let mut best: Option<(Hyper, f64, String)> = None;
+fn lowest(ends: Vec<(ModelFile, f64, String)>, n: usize) -> Result<(ModelFile, f64, String)> {
+    let mut best: Option<(ModelFile, f64, String)> = None;
     for end in ends {
         if end.1.is_finite() && best.as_ref().is_none_or(|(_, b, _)| end.1 < *b) {
             best = Some(end);
@@ -488,28 +555,29 @@ fn lowest(ends: Vec<(Hyper, f64, String)>, n: usize) -> Result<(Hyper, f64, Stri
 }
 
 /// Each of [`subset_starts`] fitted on `sub`; the one with the lowest NLML (its
-/// hyperparameters, NLML and description).
+/// fitted model, NLML and description).
 fn best_of_starts(
     sub: &TrainData,
-    kernel: KernelKind,
+    kernel: SubsetKernel,
     iters: usize,
     pins: &Pins,
     ctx: &RunContext,
-) -> Result<(Hyper, f64, String)> {
+) -> Result<(ModelFile, f64, String)> {
     lowest(fit_starts(sub, kernel, iters, pins, ctx)?, sub.y.len())
 }
 
-/// The exact GP on `sub` from `hyper`, `iters` iterations as the `SubsetInit` phase, the
-/// run's fixed σ0², ℓ, α, σ² (`pins`) held: its hyperparameters and final NLML (model
-/// units).
+/// The exact GP on `sub` from `start` (a model of the exact GP), `iters` iterations as
+/// the `SubsetInit` phase, the run's fixed σ0², ℓ, α, σ² (`pins`) held (a composed
+/// kernel's fixed parameters are no parameters of its θ): the fitted model and its
+/// final NLML (model units).
 fn fit_on(
     sub: &TrainData,
-    hyper: Hyper,
+    start: ModelFile,
     iters: usize,
     pins: &Pins,
     ctx: &RunContext,
-) -> Result<(Hyper, f64)> {
-    let mut model = ModelFile::new("full", hyper);
+) -> Result<(ModelFile, f64)> {
+    let mut model = start;
     pins.apply(&mut model, true);
     let n = Exact.pack(&model).len();
     let (fitted, outcome) = fit_free(
@@ -525,7 +593,7 @@ fn fit_on(
     if outcome.stop == crate::optim::Stop::Cancelled {
         return Err(Error::Cancelled);
     }
-    Ok((fitted.hyper, outcome.f))
+    Ok((fitted, outcome.f))
 }
 
 /// A random subset of the training data (without replacement).
@@ -565,7 +633,7 @@ mod tests {
     fn a_thin_part_hands_its_winning_start_to_all_the_points() {
         let data = sixteen_inputs();
         let ctx = RunContext::quiet(Exec::default());
-        let kernel = KernelKind::Se;
+        let kernel = SubsetKernel::Plain(KernelKind::Se);
         let pins = Pins::none();
         let (n_sub, n_warm, iters, refine) = (300, 120, 60, 5);
         let run = |per_parameter: usize| {
@@ -599,13 +667,13 @@ mod tests {
             .unwrap()
             .0;
         let (whole, _) = fit_on(&sub, start, iters, &pins, &ctx).unwrap();
-        assert_eq!(thin.lengthscales, whole.lengthscales);
-        assert_eq!(thin.noise_variance, whole.noise_variance);
+        assert_eq!(thin.hyper.lengthscales, whole.hyper.lengthscales);
+        assert_eq!(thin.hyper.noise_variance, whole.hyper.noise_variance);
         // at least 5 each: the part's end refined
         let (enough, sub, end, _) = run(5);
         let (refined, _) = fit_on(&sub, end, refine, &pins, &ctx).unwrap();
-        assert_eq!(enough.lengthscales, refined.lengthscales);
-        assert_ne!(enough.lengthscales, thin.lengthscales);
+        assert_eq!(enough.hyper.lengthscales, refined.hyper.lengthscales);
+        assert_ne!(enough.hyper.lengthscales, thin.hyper.lengthscales);
     }
 
     /// A thin part that cannot rank its best starts apart hands each of them to all the
@@ -617,7 +685,7 @@ mod tests {
     fn a_thin_part_hands_on_every_start_it_cannot_rule_out() {
         let data = sixteen_inputs();
         let ctx = RunContext::quiet(Exec::default());
-        let (kernel, pins) = (KernelKind::Se, Pins::none());
+        let (kernel, pins) = (SubsetKernel::Plain(KernelKind::Se), Pins::none());
         let (n_sub, n_warm, iters) = (240, 60, 40);
         // a subset whose part ranks another start first than all its points do
         let found = (1..40u64).find_map(|seed| {
@@ -650,8 +718,93 @@ mod tests {
         // 60 points for 18 hyperparameters: thin
         let tied = run(gap + 1.0);
         assert_eq!(tied.1, whole_name);
-        assert_eq!(tied.0.lengthscales, whole.lengthscales);
+        assert_eq!(tied.0.hyper.lengthscales, whole.hyper.lengthscales);
         let winner_only = run(0.0);
         assert_ne!(winner_only.1, whole_name, "gap {gap}");
+    }
+
+    /// A composed kernel's subset starts are per-part scalings of its own free
+    /// parameters: every free lengthscale block times 1, √D (D its part's inputs) and
+    /// 10, with σ² at σ0²/4 and σ0²/100; variances and a fixed period are not moved.
+    /// Its subset fit (six starts on a part, the best refined) ends with the composed
+    /// kernel fitted and the fixed period and the pinned σ² exactly where they were.
+    #[test]
+    fn a_composed_kernels_subset_starts_scale_its_parts_and_hold_what_is_fixed() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let x: DMatrix<f64> = DMatrix::from_fn(300, 2, |i, d| {
+            if d == 0 {
+                i as f64 / 30.0
+            } else {
+                rng.random_range(-1.0..1.0)
+            }
+        });
+        let y: Vec<f64> = (0..300)
+            .map(|i| {
+                (2.0 * PI * x[(i, 0)] / 1.3).sin()
+                    + 0.5 * x[(i, 1)]
+                    + 0.1 * rng.random_range(-1.0f64..1.0)
+            })
+            .collect();
+        let data = TrainData { x, y };
+        let mut start = ModelFile::new(Exact.name(), Hyper::se(0.8, vec![1.0, 1.0], 0.2));
+        let names = vec!["t".to_string(), "u".to_string()];
+        let expression = "se + matern52(dims=[u]) + periodic(dims=[t], period=1.3, fix=period)";
+        crate::train::set_composed_kernel(&mut start, expression, &data, &names, None, &[])
+            .expect("builds");
+        let block = |m: &ModelFile, name: &str| -> Vec<f64> {
+            let blocks = m.composed.as_ref().expect("composed").kernel().blocks();
+            blocks
+                .into_iter()
+                .find(|b| b.name == name)
+                .map(|b| b.values)
+                .unwrap_or_default()
+        };
+        assert!(
+            block(&start, "periodic.period").is_empty(),
+            "fixed: no block"
+        );
+        let starts = subset_starts(&data, SubsetKernel::Composed(&start));
+        assert_eq!(starts.len(), 6);
+        for (s, name) in &starts {
+            let scale = |d: usize| match name {
+                n if n.contains("× √D") => (d as f64).sqrt(),
+                n if n.contains("× 10") => 10.0,
+                _ => 1.0,
+            };
+            let times = |key: &str, d: usize| -> Vec<f64> {
+                block(&start, key).iter().map(|l| l * scale(d)).collect()
+            };
+            assert_eq!(block(s, "se.ls"), times("se.ls", 2), "{name}");
+            assert_eq!(block(s, "matern52.ls"), times("matern52.ls", 1), "{name}");
+            assert_eq!(block(s, "periodic.ls"), times("periodic.ls", 1), "{name}");
+            for var in ["se.var", "matern52.var", "periodic.var"] {
+                assert_eq!(block(s, var), block(&start, var), "{name}");
+            }
+            let split = if name.ends_with("/4") { 4.0 } else { 100.0 };
+            assert_eq!(s.hyper.noise_variance, 0.8 / split, "{name}");
+        }
+        // σ² pinned, the period fixed in the expression: the subset fit moves neither
+        let pinned = Hyper::se(0.8, vec![1.0, 1.0], 0.0123);
+        let fix = [crate::fix::Fix {
+            name: crate::params::NOISE_VARIANCE.into(),
+            value: None,
+        }];
+        let pins = Pins::new(&fix, &pinned);
+        let ctx = RunContext::quiet(Exec::default());
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let (end, _) = subset_start_warm(
+            &data,
+            (200, 80),
+            SubsetKernel::Composed(&start),
+            (30, 5),
+            &pins,
+            &ctx,
+            &mut rng,
+        )
+        .expect("fits");
+        assert_eq!(end.hyper.noise_variance, 0.0123);
+        let written = end.composed.as_ref().expect("composed").expression();
+        assert!(written.contains("period=1.3, fix=period)"), "{written}");
+        assert_ne!(block(&end, "se.ls"), block(&start, "se.ls"), "fitted");
     }
 }

@@ -131,15 +131,14 @@ impl RunSpec {
     /// methods that fit those by L-BFGS ([`Method::second_start`]); not with
     /// `single_start`, nor where the run chose its start itself
     /// (`init_lengthscales_from_subset`, `hyper_from_subset`), nor with `validation`,
-    /// whose scores follow one fit, nor for a kernel expression (the subset fit is an
-    /// exact GP with a plain kernel, no start for the expression's parts).
+    /// whose scores follow one fit. A kernel expression's subset fit is the exact GP with
+    /// the composed kernel, its starts scalings of the parts' own values.
     pub fn runs_second_start(&self) -> bool {
         let o = &self.options;
         !o.single_start
             && o.validation.is_none()
             && o.init_lengthscales_from_subset.is_none()
             && o.hyper_from_subset.is_none()
-            && o.kernel_expression().is_none()
             && get(&self.method).is_ok_and(|m| m.second_start(o))
     }
 

@@ -20,10 +20,10 @@ use std::path::Path;
 pub const SUBSET_ITERS: usize = 200;
 
 /// A collapsed fit restarts from a full GP fitted on min(n, this) random training points
-/// (several starts, the best NLML kept: [`super::exact::hyper_from_subset_starts`]).
+/// (several starts, the best NLML kept: [`super::exact::subset_start`]).
 pub const COLLAPSE_SUBSET: usize = 1000;
 
-/// The default second start's subset fit ([`super::exact::hyper_from_subset_warm`]: six
+/// The default second start's subset fit ([`super::exact::subset_start_warm`]: six
 /// starts on [`WARM_SUBSET`] points, the best refined on all n_s for at most
 /// [`REFINE_ITERS`] iterations) is sized to cost a fraction of the main fit: n_s points
 /// with n_s³ ≤ this × iterations × n·m·(m + D), between [`MIN_SECOND_SUBSET`] and

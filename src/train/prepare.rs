@@ -5,7 +5,7 @@ use crate::data::moments::moments;
 use crate::data::{Dataset, TrainData};
 use crate::error::{Error, Result};
 use crate::likelihoods::{BinaryLabels, LikelihoodKind, LikelihoodTable};
-use crate::methods::{self, ValidRunSpec};
+use crate::methods::{self, Method as _, ValidRunSpec};
 use crate::model_file::{Hyper, ModelFile, Standardize};
 use crate::run_context::RunContext;
 use nalgebra::DMatrix;
@@ -99,9 +99,61 @@ pub(crate) fn noise_floor(opts: &crate::run_spec::MethodOptions, td: &TrainData)
     })
 }
 
-/// A start: hyperparameters (`hyper`, else [`methods::start::initial_hyper`]'s), then the
-/// method's own initialisation, from `td` (the training data in model units, or a sample
-/// of it), with the transformation into model units and the noise floor recorded.
+/// The hyperparameters a run's default start begins from
+/// ([`methods::start::initial_hyper`]'s; σ0² at [`LATENT_SIGNAL_VARIANCE`] for a
+/// likelihood whose targets are not centred and scaled, unless given).
+fn default_start_hyper(
+    td: &TrainData,
+    spec: &ValidRunSpec,
+    standardize: Option<&Standardize>,
+    ctx: &RunContext,
+    rng: &mut ChaCha8Rng,
+) -> Result<Hyper> {
+    let mut h = methods::start::initial_hyper(td, spec, standardize, ctx, rng)?;
+    if crate::likelihoods::keeps_targets(spec.options.likelihood())
+        && spec.options.init_signal_variance.is_none()
+    {
+        h.signal_variance = LATENT_SIGNAL_VARIANCE;
+    }
+    Ok(h)
+}
+
+/// A run's composed kernel (`--kernel` an expression) as its default start has it, on a
+/// model of the exact GP: where the subset fit's starts for it come from
+/// (`methods::exact::SubsetKernel::Composed`). None for a plain kernel. The same kernel
+/// [`start_model`] builds for the default start (the §0.4 start's σ0² and ℓ, the data's
+/// periods, the run's `--fix` paths); `rng` is not drawn from (the default start draws
+/// only for `--init-lengthscales-from-subset`, which has no subset start).
+pub(crate) fn composed_start(
+    td: &TrainData,
+    spec: &ValidRunSpec,
+    standardize: Option<&Standardize>,
+    feature_names: &[String],
+    ctx: &RunContext,
+    rng: &mut ChaCha8Rng,
+) -> Result<Option<ModelFile>> {
+    let Some(expression) = spec.options.kernel_expression() else {
+        return Ok(None);
+    };
+    let hyper = default_start_hyper(td, spec, standardize, ctx, rng)?;
+    let mut model = ModelFile::new(methods::exact::Exact.name(), hyper);
+    let fixes = spec.options.fix.as_deref().unwrap_or_default();
+    set_composed_kernel(
+        &mut model,
+        expression,
+        td,
+        feature_names,
+        standardize,
+        fixes,
+    )?;
+    Ok(Some(model))
+}
+
+/// A start: hyperparameters (from `subset_fit`, a subset fit's end, else
+/// [`methods::start::initial_hyper`]'s), then the method's own initialisation, from `td`
+/// (the training data in model units, or a sample of it), with the transformation into
+/// model units and the noise floor recorded. A subset fit's end with a composed kernel
+/// gives the kernel its values and σ² (the rest of the start is the default start's).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn start_model(
     td: &TrainData,
@@ -112,33 +164,42 @@ pub(crate) fn start_model(
     target_name: &str,
     floor: Option<f64>,
     labels: Option<BinaryLabels>,
-    hyper: Option<Hyper>,
+    subset_fit: Option<ModelFile>,
     rng: &mut ChaCha8Rng,
     ctx: &RunContext,
 ) -> Result<ModelFile> {
-    let hyper = match hyper {
-        Some(h) => h,
-        None => {
-            let mut h = methods::start::initial_hyper(td, spec, standardize.as_ref(), ctx, rng)?;
-            if crate::likelihoods::keeps_targets(spec.options.likelihood())
-                && spec.options.init_signal_variance.is_none()
-            {
-                h.signal_variance = LATENT_SIGNAL_VARIANCE;
-            }
-            h
+    let (hyper, fitted_kernel) = match subset_fit {
+        Some(f) if f.composed.is_some() => {
+            let mut h = default_start_hyper(td, spec, standardize.as_ref(), ctx, rng)?;
+            h.noise_variance = f.hyper.noise_variance;
+            (h, f.composed)
         }
+        Some(f) => (f.hyper, None),
+        None => (
+            default_start_hyper(td, spec, standardize.as_ref(), ctx, rng)?,
+            None,
+        ),
     };
     let mut model = spec.method().init(td, spec, hyper, ctx, rng)?;
     if let Some(expression) = spec.options.kernel_expression() {
-        let fixes = spec.options.fix.as_deref().unwrap_or_default();
-        set_composed_kernel(
-            &mut model,
-            expression,
-            td,
-            feature_names,
-            standardize.as_ref(),
-            fixes,
-        )?;
+        match fitted_kernel {
+            // the subset fit's kernel: the expression's, built as below, with its fitted values
+            Some(kernel) => {
+                model.composed = Some(kernel);
+                model.hyper.lengthscales.clear();
+            }
+            None => {
+                let fixes = spec.options.fix.as_deref().unwrap_or_default();
+                set_composed_kernel(
+                    &mut model,
+                    expression,
+                    td,
+                    feature_names,
+                    standardize.as_ref(),
+                    fixes,
+                )?;
+            }
+        }
         spec.method().init_for_kernel(&mut model, spec, rng)?;
     }
     methods::start::set_given_inducing_inputs(

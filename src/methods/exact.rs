@@ -404,6 +404,7 @@ fn warm_then_all(
     let warm = TrainData {
         x: sub.x.rows(0, n_warm).into_owned(),
         y: sub.y[..n_warm].to_vec(),
+        log_exposure: None,
     };
     let ends = fit_starts(&warm, kernel, iters, pins, ctx)?;
     let (hyper, part_best, name) = lowest(ends.clone(), warm.y.len())?;
@@ -534,6 +535,10 @@ pub fn subset(data: &TrainData, n_sub: usize, rng: &mut ChaCha8Rng) -> TrainData
     TrainData {
         x: DMatrix::from_fn(idx.len(), data.x.ncols(), |i, d| data.x[(idx.index(i), d)]),
         y: idx.iter().map(|i| data.y[i]).collect(),
+        log_exposure: data
+            .log_exposure
+            .as_ref()
+            .map(|e| idx.iter().map(|i| e[i]).collect()),
     }
 }
 

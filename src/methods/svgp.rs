@@ -231,7 +231,7 @@ pub struct Evaluation {
 /// stores it otherwise.
 pub fn evaluate<'a>(
     model: &ModelFile,
-    blocks: impl Iterator<Item = (DMatrix<f64>, &'a [f64])>,
+    blocks: impl Iterator<Item = Block<'a>>,
     c: f64,
     want: Want,
     cache: Option<&mut Vec<Projected>>,
@@ -323,7 +323,7 @@ fn set_likelihood_params(model: &mut ModelFile, values: &[f64]) {
 fn evaluate_at<'a>(
     model: &ModelFile,
     p: &Params,
-    blocks: impl Iterator<Item = (DMatrix<f64>, &'a [f64])>,
+    blocks: impl Iterator<Item = Block<'a>>,
     c: f64,
     want: Want,
     mut cache: Option<&mut Vec<Projected>>,
@@ -331,11 +331,11 @@ fn evaluate_at<'a>(
 ) -> Result<Evaluation> {
     let mut sums = Sums::new(model, p, want, exec)?;
     let mut added = exec.check();
-    for (x, y) in blocks {
+    for (x, y, log_exposure) in blocks {
         if added.is_err() {
             break;
         }
-        added = sums.add(&x, y, c, cache.as_deref_mut());
+        added = sums.add(&x, y, log_exposure, c, cache.as_deref_mut());
     }
     if let Some(share) = exec.share.as_deref() {
         // every process joins the one sum, a failed one with its failure slot set
@@ -352,11 +352,7 @@ fn lower_entries(r: &DMatrix<f64>) -> impl Iterator<Item = f64> + '_ {
 }
 
 /// The whole data a chunk of rows at a time (`Exec::chunk_rows`).
-fn chunks<'a>(
-    data: &'a TrainData,
-    m: usize,
-    exec: &Exec,
-) -> impl Iterator<Item = (DMatrix<f64>, &'a [f64])> {
+fn chunks<'a>(data: &'a TrainData, m: usize, exec: &Exec) -> impl Iterator<Item = Block<'a>> {
     let n = data.y.len();
     let rows = exec.chunk_rows(m).min(n.max(1));
     (0..n.div_ceil(rows)).map(move |k| {
@@ -364,14 +360,23 @@ fn chunks<'a>(
         (
             data.x.rows(start, end - start).into_owned(),
             &data.y[start..end],
+            data.log_exposure.as_ref().map(|e| &e[start..end]),
         )
     })
 }
 
-/// The rows `idx` of the training data as one block.
-fn gather(data: &TrainData, idx: &[usize]) -> (DMatrix<f64>, Vec<f64>) {
+/// A block of rows the bound sums over: inputs, targets and, for a count model with an
+/// exposure, each row's log exposure.
+pub type Block<'a> = (DMatrix<f64>, &'a [f64], Option<&'a [f64]>);
+
+/// The rows `idx` of the training data as one block (inputs, targets, log exposures).
+fn gather(data: &TrainData, idx: &[usize]) -> (DMatrix<f64>, Vec<f64>, Option<Vec<f64>>) {
     let x = DMatrix::from_fn(idx.len(), data.x.ncols(), |i, d| data.x[(idx[i], d)]);
-    (x, idx.iter().map(|&i| data.y[i]).collect())
+    let log_exposure = data
+        .log_exposure
+        .as_ref()
+        .map(|e| idx.iter().map(|&i| e[i]).collect());
+    (x, idx.iter().map(|&i| data.y[i]).collect(), log_exposure)
 }
 
 /// The negative full-data ELBO and, when asked, its gradient (the objective).
@@ -474,6 +479,8 @@ pub(crate) fn exact_q(
 pub struct Batch {
     pub x: DMatrix<f64>,
     pub y: Vec<f64>,
+    /// The rows' log exposures (a count model's `--exposure`).
+    pub log_exposure: Option<Vec<f64>>,
     pub rows: usize,
 }
 
@@ -527,10 +534,15 @@ impl TrainingRows for InMemory<'_> {
             .filter(|&&i| mine.contains(&i))
             .map(|i| i - self.first)
             .collect();
-        let (x, y) = gather(self.data, &held);
+        let (x, y, log_exposure) = gather(self.data, &held);
         let rows = end - self.at;
         self.at = end;
-        Ok(Batch { x, y, rows })
+        Ok(Batch {
+            x,
+            y,
+            log_exposure,
+            rows,
+        })
     }
 
     fn whole(&self) -> Option<&TrainData> {

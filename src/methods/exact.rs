@@ -559,7 +559,7 @@ mod tests {
                     + 0.1 * rng.random_range(-1.0f64..1.0)
             })
             .collect();
-        TrainData { x, y }
+        TrainData { x, y, log_exposure: None }
     }
 
     /// The two ways the second start's subset fit ends: a part with fewer points per
@@ -591,6 +591,7 @@ mod tests {
             let warm = TrainData {
                 x: sub.x.rows(0, n_warm).into_owned(),
                 y: sub.y[..n_warm].to_vec(),
+                log_exposure: None,
             };
             let (end, _, name) = best_of_starts(&warm, kernel, iters, &pins, &ctx).unwrap();
             assert_eq!(hyper_from.1, name);
@@ -630,6 +631,7 @@ mod tests {
             let warm = TrainData {
                 x: sub.x.rows(0, n_warm).into_owned(),
                 y: sub.y[..n_warm].to_vec(),
+                log_exposure: None,
             };
             let part = fit_starts(&warm, kernel, iters, &pins, &ctx).unwrap();
             let (_, part_best, part_name) = lowest(part.clone(), n_warm).unwrap();

@@ -229,9 +229,9 @@ pub struct Evaluation {
 /// each block's projection for an evaluation at the same Z and hyperparameters (the
 /// second of a natural-gradient step): block k uses `cache[k]` if it is there and
 /// stores it otherwise.
-pub fn evaluate<'a>(
+pub fn evaluate<'a, B: Into<Block<'a>>>(
     model: &ModelFile,
-    blocks: impl Iterator<Item = Block<'a>>,
+    blocks: impl Iterator<Item = B>,
     c: f64,
     want: Want,
     cache: Option<&mut Vec<Projected>>,
@@ -320,10 +320,10 @@ fn set_likelihood_params(model: &mut ModelFile, values: &[f64]) {
 }
 
 /// [`evaluate`] at the inducing inputs and q(v) of `p` (the model gives the rest).
-fn evaluate_at<'a>(
+fn evaluate_at<'a, B: Into<Block<'a>>>(
     model: &ModelFile,
     p: &Params,
-    blocks: impl Iterator<Item = Block<'a>>,
+    blocks: impl Iterator<Item = B>,
     c: f64,
     want: Want,
     mut cache: Option<&mut Vec<Projected>>,
@@ -331,10 +331,11 @@ fn evaluate_at<'a>(
 ) -> Result<Evaluation> {
     let mut sums = Sums::new(model, p, want, exec)?;
     let mut added = exec.check();
-    for (x, y, log_exposure) in blocks {
+    for block in blocks {
         if added.is_err() {
             break;
         }
+        let Block { x, y, log_exposure } = block.into();
         added = sums.add(&x, y, log_exposure, c, cache.as_deref_mut());
     }
     if let Some(share) = exec.share.as_deref() {
@@ -357,17 +358,37 @@ fn chunks<'a>(data: &'a TrainData, m: usize, exec: &Exec) -> impl Iterator<Item 
     let rows = exec.chunk_rows(m).min(n.max(1));
     (0..n.div_ceil(rows)).map(move |k| {
         let (start, end) = (k * rows, ((k + 1) * rows).min(n));
-        (
-            data.x.rows(start, end - start).into_owned(),
-            &data.y[start..end],
-            data.log_exposure.as_ref().map(|e| &e[start..end]),
-        )
+        Block {
+            x: data.x.rows(start, end - start).into_owned(),
+            y: &data.y[start..end],
+            log_exposure: data.log_exposure.as_ref().map(|e| &e[start..end]),
+        }
     })
 }
 
 /// A block of rows the bound sums over: inputs, targets and, for a count model with an
-/// exposure, each row's log exposure.
-pub type Block<'a> = (DMatrix<f64>, &'a [f64], Option<&'a [f64]>);
+/// exposure, each row's log exposure. `(x, y)` is a block without exposures.
+pub struct Block<'a> {
+    pub x: DMatrix<f64>,
+    pub y: &'a [f64],
+    pub log_exposure: Option<&'a [f64]>,
+}
+
+impl<'a> From<(DMatrix<f64>, &'a [f64])> for Block<'a> {
+    fn from((x, y): (DMatrix<f64>, &'a [f64])) -> Block<'a> {
+        Block {
+            x,
+            y,
+            log_exposure: None,
+        }
+    }
+}
+
+impl<'a> From<(DMatrix<f64>, &'a [f64], Option<&'a [f64]>)> for Block<'a> {
+    fn from((x, y, log_exposure): (DMatrix<f64>, &'a [f64], Option<&'a [f64]>)) -> Block<'a> {
+        Block { x, y, log_exposure }
+    }
+}
 
 /// The rows `idx` of the training data as one block (inputs, targets, log exposures).
 fn gather(data: &TrainData, idx: &[usize]) -> (DMatrix<f64>, Vec<f64>, Option<Vec<f64>>) {

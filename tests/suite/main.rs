@@ -16,6 +16,7 @@ mod composed_kernels;
 mod data_errors;
 mod docs;
 mod eigengp;
+mod exposure;
 mod ep;
 mod faults;
 mod fixed;

@@ -204,7 +204,11 @@ pub fn fit_exposed(
             run.td.y.len(),
         )
     };
-    let test = match (&data.x_test, &data.y_test, exposure.and_then(|e| e.test.as_ref())) {
+    let test = match (
+        &data.x_test,
+        &data.y_test,
+        exposure.and_then(|e| e.test.as_ref()),
+    ) {
         (Some(x), Some(y), Some(e)) => Test::Exposed(x, y.as_slice(), e),
         (Some(x), Some(y), None) => Test::Held(x, y.as_slice()),
         _ => Test::None,

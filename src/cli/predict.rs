@@ -172,58 +172,56 @@ pub fn run(args: PredictArgs) -> Result<()> {
         header.push('\n');
     }
     sink.write(header.as_bytes())?;
-    let written =
-        data::load::for_each_input_chunk(&args.input, &read, rows, &mut |first, x| {
-            let (x, offsets) = match &args.exposure {
-                Some(column) => {
-                    let e: Vec<f64> = x.column(x.ncols() - 1).iter().copied().collect();
-                    let offsets = crate::likelihoods::log_exposures(&e).map_err(|i| {
-                        Error::data(
-                            &args.input,
-                            format!(
-                                "the exposure column '{}' (--exposure) at row {}: {} is \
+    let written = data::load::for_each_input_chunk(&args.input, &read, rows, &mut |first, x| {
+        let (x, offsets) = match &args.exposure {
+            Some(column) => {
+                let e: Vec<f64> = x.column(x.ncols() - 1).iter().copied().collect();
+                let offsets = crate::likelihoods::log_exposures(&e).map_err(|i| {
+                    Error::data(
+                        &args.input,
+                        format!(
+                            "the exposure column '{}' (--exposure) at row {}: {} is \
                                  not a positive number (an exposure must be a finite number \
                                  > 0)",
-                                column.trim(),
-                                first + i + 1,
-                                e[i]
-                            ),
-                        )
-                    })?;
-                    let last = x.ncols() - 1;
-                    (x.remove_column(last), offsets)
-                }
-                None => {
-                    let n = x.nrows();
-                    (x, vec![0.0; n])
-                }
-            };
-            let x = columns(x)?;
-            let p = predictor.predict_with(&x, &exec)?;
-            p.check_finite(|i| format!("row {} of {}", first + i + 1, args.input.display()))?;
-            let parts = match args.components {
-                true => predictor.components_with(&x, &exec)?,
-                false => Vec::new(),
-            };
-            let mut out = String::with_capacity(64 * p.mean.len() * (1 + parts.len()));
-            for i in 0..p.mean.len() {
-                match &observed {
-                    None => {
-                        let _ =
-                            writeln!(out, "{},{},{}", p.mean[i], p.var_latent[i], p.var_noisy[i]);
-                    }
-                    Some(o) => o.row_exposed(&mut out, p.mean[i], p.var_latent[i], offsets[i]),
-                }
-                if !parts.is_empty() {
-                    out.pop();
-                    for c in &parts {
-                        let _ = write!(out, ",{},{}", c.mean[i], c.var_latent[i]);
-                    }
-                    out.push('\n');
-                }
+                            column.trim(),
+                            first + i + 1,
+                            e[i]
+                        ),
+                    )
+                })?;
+                let last = x.ncols() - 1;
+                (x.remove_column(last), offsets)
             }
-            sink.write(out.as_bytes())
-        });
+            None => {
+                let n = x.nrows();
+                (x, vec![0.0; n])
+            }
+        };
+        let x = columns(x)?;
+        let p = predictor.predict_with(&x, &exec)?;
+        p.check_finite(|i| format!("row {} of {}", first + i + 1, args.input.display()))?;
+        let parts = match args.components {
+            true => predictor.components_with(&x, &exec)?,
+            false => Vec::new(),
+        };
+        let mut out = String::with_capacity(64 * p.mean.len() * (1 + parts.len()));
+        for i in 0..p.mean.len() {
+            match &observed {
+                None => {
+                    let _ = writeln!(out, "{},{},{}", p.mean[i], p.var_latent[i], p.var_noisy[i]);
+                }
+                Some(o) => o.row_exposed(&mut out, p.mean[i], p.var_latent[i], offsets[i]),
+            }
+            if !parts.is_empty() {
+                out.pop();
+                for c in &parts {
+                    let _ = write!(out, ",{},{}", c.mean[i], c.var_latent[i]);
+                }
+                out.push('\n');
+            }
+        }
+        sink.write(out.as_bytes())
+    });
     match written {
         Ok(_) => sink.finish(),
         Err(e) => {

@@ -118,7 +118,11 @@ pub fn split_off(
             Err(i) => {
                 let part = if test { "test" } else { "training" };
                 let csv = files.is_some_and(|s| {
-                    let path = if test { s.test.as_ref() } else { Some(&s.train) };
+                    let path = if test {
+                        s.test.as_ref()
+                    } else {
+                        Some(&s.train)
+                    };
                     path.is_some_and(|p| p.to_string_lossy().to_lowercase().contains(".csv"))
                 });
                 let row = if in_file && csv {
@@ -201,7 +205,12 @@ mod tests {
         let err = split_off(&data([1.0, 0.0, 0.5]), "E", None)
             .unwrap_err()
             .to_string();
-        assert!(err.contains("'E'") && err.contains("training row 2") && err.contains("0 is not a positive"), "{err}");
+        assert!(
+            err.contains("'E'")
+                && err.contains("training row 2")
+                && err.contains("0 is not a positive"),
+            "{err}"
+        );
         let err = split_off(&data([1.0, 1.0, -3.0]), "E", None)
             .unwrap_err()
             .to_string();
@@ -213,6 +222,9 @@ mod tests {
         let err = split_off(&data([1.0, 1.0, 1.0]), "T", None)
             .unwrap_err()
             .to_string();
-        assert!(err.contains("no exposure column 'T'") && err.contains("x, E"), "{err}");
+        assert!(
+            err.contains("no exposure column 'T'") && err.contains("x, E"),
+            "{err}"
+        );
     }
 }

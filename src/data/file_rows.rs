@@ -307,7 +307,11 @@ impl FileRows {
             let (p, r) = rows[o];
             parts[p].y[r]
         }));
-        self.pending = TrainData { x, y, log_exposure: None };
+        self.pending = TrainData {
+            x,
+            y,
+            log_exposure: None,
+        };
         self.pending_at = 0;
         Ok(())
     }

@@ -144,7 +144,11 @@ impl LikelihoodTable {
                 self.name
             ));
         }
-        if self.exposure.as_deref().is_some_and(|c| c.trim().is_empty()) {
+        if self
+            .exposure
+            .as_deref()
+            .is_some_and(|c| c.trim().is_empty())
+        {
             return Err("exposure = \"\": name the exposure column".to_string());
         }
         if self.code.is_none() && self.labels.is_some() != (self.name == LikelihoodKind::Bernoulli)

@@ -559,7 +559,11 @@ mod tests {
                     + 0.1 * rng.random_range(-1.0f64..1.0)
             })
             .collect();
-        TrainData { x, y, log_exposure: None }
+        TrainData {
+            x,
+            y,
+            log_exposure: None,
+        }
     }
 
     /// The two ways the second start's subset fit ends: a part with fewer points per

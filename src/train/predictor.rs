@@ -418,9 +418,7 @@ impl Predictor {
             .map_err(|b| bad(b.row, b.reason))?;
         // the latent f in model units, shifted by each row's log exposure: the count's
         // rate is E·exp f
-        let offsets = table
-            .log_offsets(exposure, y.len())
-            .map_err(Error::input)?;
+        let offsets = table.log_offsets(exposure, y.len()).map_err(Error::input)?;
         let mean: Vec<f64> = p
             .mean
             .iter()

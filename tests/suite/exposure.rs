@@ -208,12 +208,18 @@ fn bad_exposures_are_refused_naming_the_row() {
         y_test: None,
         notes: Vec::new(),
     };
-    for (bad, word) in [(0.0, "0 is not"), (-2.0, "-2 is not"), (f64::NAN, "NaN is not")] {
+    for (bad, word) in [
+        (0.0, "0 is not"),
+        (-2.0, "-2 is not"),
+        (f64::NAN, "NaN is not"),
+    ] {
         ds.x_train[(6, 1)] = bad;
         let (r, _) = common::fit(&ds, &poisson_spec(Some("E")));
         let msg = r.err().expect("refused").to_string();
         assert!(
-            msg.contains("exposure column 'E'") && msg.contains("training row 7") && msg.contains(word),
+            msg.contains("exposure column 'E'")
+                && msg.contains("training row 7")
+                && msg.contains(word),
             "{msg}"
         );
     }
@@ -221,12 +227,20 @@ fn bad_exposures_are_refused_naming_the_row() {
     let (r, _) = common::fit(&ds, &poisson_spec(Some("count")));
     assert!(r.err().unwrap().to_string().contains("is also the target"));
     let (r, _) = common::fit(&ds, &poisson_spec(Some("T")));
-    assert!(r.err().unwrap().to_string().contains("no exposure column 'T'"));
+    assert!(
+        r.err()
+            .unwrap()
+            .to_string()
+            .contains("no exposure column 'T'")
+    );
     // another likelihood has no rate to scale
     let mut spec = poisson_spec(Some("E"));
     spec.options.likelihood = Some(LikelihoodKind::Gaussian);
     let msg = spec.check(30).unwrap_err().to_string();
-    assert!(msg.contains("exposure") && msg.contains("--likelihood poisson"), "{msg}");
+    assert!(
+        msg.contains("exposure") && msg.contains("--likelihood poisson"),
+        "{msg}"
+    );
 }
 
 fn sgpw(args: &[&str]) -> std::process::Output {
@@ -280,13 +294,25 @@ fn fit_and_predict_take_the_exposure_column() {
         "--save-model",
         &s(&model),
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = std::fs::read_to_string(&model).expect("model");
     assert!(text.contains("exposure = \"E\""), "{text}");
     assert!(text.contains("inputs = [\"x\"]"), "{text}");
     // predict: the counts' mean scales with the row's exposure; without --exposure the
     // rate per unit of exposure, with a note
-    let with = sgpw(&["predict", "--model", &s(&model), "--input", &s(&test), "--exposure", "E"]);
+    let with = sgpw(&[
+        "predict",
+        "--model",
+        &s(&model),
+        "--input",
+        &s(&test),
+        "--exposure",
+        "E",
+    ]);
     let without = sgpw(&["predict", "--model", &s(&model), "--input", &s(&test)]);
     assert!(with.status.success() && without.status.success());
     assert!(String::from_utf8_lossy(&without.stderr).contains("for an exposure of 1"));
@@ -322,7 +348,15 @@ fn fit_and_predict_take_the_exposure_column() {
     let mut bad = xt.clone();
     bad[(2, 1)] = 0.0;
     write_csv(&test, &bad, &yt);
-    let out = sgpw(&["predict", "--model", &s(&model), "--input", &s(&test), "--exposure", "E"]);
+    let out = sgpw(&[
+        "predict",
+        "--model",
+        &s(&model),
+        "--input",
+        &s(&test),
+        "--exposure",
+        "E",
+    ]);
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(!out.status.success() && err.contains("at row 3"), "{err}");
 }

@@ -382,7 +382,11 @@ fn tippings_noisy_sinc_has_few_relevance_vectors_and_a_small_error() {
                 sinc(v) + 0.1 * (-2.0 * u1.ln()).sqrt() * (2.0 * PI * u2).cos()
             })
             .collect();
-        let train = TrainData { x, y, log_exposure: None };
+        let train = TrainData {
+            x,
+            y,
+            log_exposure: None,
+        };
         let (r, _) = fit(
             &dataset(&train, &truth),
             &spec(100, 1000, "hyper_from_subset = 100"),

@@ -352,7 +352,11 @@ fn svgp_with_a_non_gaussian_likelihood_ends_at_the_bound_s_optimum() {
     let (r, _) = common::fit(&ds, &spec);
     let r = r.expect("fits");
     assert_eq!(r.stop, sgpw::optim::Stop::Converged);
-    let data = TrainData { x, y, log_exposure: None };
+    let data = TrainData {
+        x,
+        y,
+        log_exposure: None,
+    };
     let exec = ex();
     let fitted = SVGP.objective(&r.model, &data, &exec).expect("bound").nlml;
     let mut model = r.model.clone();

@@ -113,11 +113,7 @@ impl<'m> Sums<'m> {
                 &fresh
             }
         };
-        let rows = Rows {
-            y,
-            c,
-            log_exposure,
-        };
+        let rows = Rows { y, c, log_exposure };
         let t: Terms = match &self.obs {
             None => elbo::expected_loglik(&prior, &self.factor, &p.q, proj, rows, want, par),
             Some((lik, quad)) => {

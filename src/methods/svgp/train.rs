@@ -671,7 +671,11 @@ mod tests {
         let y = (0..n)
             .map(|i| (1.5 * x[(i, 0)]).sin() + 0.3 * x[(i, 1)] + 0.1 * ((i % 7) as f64 - 3.0))
             .collect();
-        let data = TrainData { x, y, log_exposure: None };
+        let data = TrainData {
+            x,
+            y,
+            log_exposure: None,
+        };
         let hyper: Hyper = toml::from_str(
             "signal_variance = 0.8\nlengthscales = [1.3, 0.9]\nnoise_variance = 0.2",
         )

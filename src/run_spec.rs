@@ -276,6 +276,9 @@ impl RunSpec {
         if let Some(d) = o.ep_damping.filter(|d| *d != DEFAULT_EP_DAMPING) {
             tag(format!("damp{d}"));
         }
+        if let Some(e) = &o.exposure {
+            tag(format!("exp_{}", e.split_whitespace().collect::<String>()));
+        }
         if let Some(a) = o.approx {
             tag(a.name().into());
         }
@@ -441,7 +444,8 @@ mod tests {
                 "likelihood",
                 "quadrature_points",
                 "link",
-                "ep_damping"
+                "ep_damping",
+                "exposure"
             ]
         );
         let hetero = &fields[9];

@@ -24,6 +24,7 @@ pub(crate) use prepare::{composed_start, noise_floor, start_model};
 pub use prepare::{prepare, prepare_for};
 pub use validation::split_validation;
 
+use crate::data::exposure::Exposure;
 use crate::data::{Dataset, TrainData};
 use crate::error::{Error, Result};
 use crate::likelihoods::BinaryLabels;
@@ -113,13 +114,32 @@ fn restart_seed(seed: u64, k: usize) -> u64 {
 /// fit iterates, `Error::CancelledAfter` with how far it got after); its sink
 /// sees every iteration and phase.
 pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitResult> {
+    match spec.options.exposure.as_deref() {
+        // poisson's exposure column leaves the inputs here (a session's and the app's
+        // data sets are read before a run names it)
+        Some(column) => {
+            let (data, exposure) = crate::data::exposure::split_off(data, column, None)?;
+            fit_exposed(&data, Some(&exposure), spec, ctx)
+        }
+        None => fit_exposed(data, None, spec, ctx),
+    }
+}
+
+/// [`fit`] on a data set whose exposure column (`--exposure`), if the run names one,
+/// was taken out of its inputs ([`crate::data::exposure::split_off`]) as `exposure`.
+pub fn fit_exposed(
+    data: &Dataset,
+    exposure: Option<&Exposure>,
+    spec: &ValidRunSpec,
+    ctx: &RunContext,
+) -> Result<FitResult> {
     // a session's specs were checked before the data were loaded: m ≤ n and the
     // subset sizes now
     spec.spec().check(data.n_train())?;
     let started = Instant::now();
     let (data, valid) = fit_rows(data, spec)?;
     let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
-    let run = Run::new(&data, spec, &mut rng, started, ctx)?;
+    let run = Run::new(&data, exposure, spec, &mut rng, started, ctx)?;
     let run = &run;
     let validator = valid
         .as_ref()
@@ -182,8 +202,13 @@ pub fn fit(data: &Dataset, spec: &ValidRunSpec, ctx: &RunContext) -> Result<FitR
             run.td.y.len(),
         )
     };
-    let test = match (&data.x_test, &data.y_test) {
-        (Some(x), Some(y)) => Test::Held(x, y.as_slice()),
+    let test = match (
+        &data.x_test,
+        &data.y_test,
+        exposure.and_then(|e| e.test.as_ref()),
+    ) {
+        (Some(x), Some(y), Some(e)) => Test::Exposed(x, y.as_slice(), e),
+        (Some(x), Some(y), None) => Test::Held(x, y.as_slice()),
         _ => Test::None,
     };
     finish(stopped, Final::On(&run.td), test, ctx)
@@ -246,14 +271,16 @@ impl<'a> Run<'a> {
     /// context told the objective's offset and how positive parameters are moved.
     fn new(
         data: &'a Dataset,
+        exposure: Option<&Exposure>,
         spec: &'a ValidRunSpec,
         rng: &mut ChaCha8Rng,
         started: Instant,
         ctx: &RunContext,
     ) -> Result<Run<'a>> {
         let opts = &spec.options;
-        let (td, target_mean, standardize, labels) =
+        let (mut td, target_mean, standardize, labels) =
             prepare_for(data, spec.standardize, opts.likelihood())?;
+        td.log_exposure = exposure.map(Exposure::log_train);
         let td = match opts.subset {
             Some(n) => methods::exact::subset(&td, n, rng),
             None => td,

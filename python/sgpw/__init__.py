@@ -201,7 +201,32 @@ def fit(
     is told which (1: the default start's fit, 2: the second start's;
     ``model.second_start`` says which was kept); an exception from it stops the fit
     and is raised.
+    ``exposure=`` (``likelihood="poisson"``): each row's exposure E > 0, so that
+    y ~ Poisson(E·exp f) — the name of a column of the DataFrame X (and X_test), or an
+    array of n values (then X_test is not scored); it is taken out of the inputs
+    (``model.inputs``) and its log added to f in the likelihood.
     """
+    exposure = options.get("exposure")
+    if exposure is not None and not isinstance(exposure, str):
+        # an array: a column of X that the fit takes out of the inputs again
+        if X_test is not None:
+            raise ValueError(
+                "exposure= as an array gives the training rows' exposures only: name a "
+                "column of X and X_test instead to score X_test"
+            )
+        e = _vector(exposure, "exposure")
+        names = _columns(X)
+        X = _matrix(X, "X")
+        if len(e) != X.shape[0]:
+            raise ValueError(f"exposure has {len(e)} values for the {X.shape[0]} rows of X")
+        names = names if names is not None else [f"x{j}" for j in range(X.shape[1])]
+        column = "exposure"
+        while column in names:
+            column = "_" + column
+        import pandas as pd
+
+        X = pd.DataFrame(_np.column_stack([X, e]), columns=names + [column])
+        options["exposure"] = column
     names = _columns(X)
     X = _matrix(X, "X")
     y = _vector(y, "y")
@@ -453,13 +478,20 @@ class Model:
         smaller first); None for other likelihoods."""
         return self._core.labels
 
-    def predict_y(self, X, threads=None):
+    def predict_y(self, X, exposure=None, threads=None):
         """The mean and variance of a new observation y at the rows of X, by the
         model's likelihood, as ``sgpw predict`` writes them: for bernoulli p(y = 1) —
         the probability of the larger training label (``labels[1]``) — and p(1 − p);
         for poisson and studentt the predictive mean and variance of y in the target's
-        units; for a Gaussian model the mean and the noisy variance."""
-        return self._core.predict_y(self._select(X), threads=threads)
+        units; for a Gaussian model the mean and the noisy variance. ``exposure``
+        (poisson): each row's exposure E > 0, a column name of the DataFrame X or an
+        array; None predicts the counts of an exposure of 1 (the rate per unit of
+        exposure), as ``sgpw predict`` without ``--exposure``."""
+        if isinstance(exposure, str):
+            exposure = X[exposure]
+        if exposure is not None:
+            exposure = _vector(exposure, "exposure")
+        return self._core.predict_y(self._select(X), exposure, threads=threads)
 
     def predict_interval(self, X, level=0.95, threads=None):
         """(lower, upper): the central interval holding ``level`` of a new observation's

@@ -247,15 +247,33 @@ impl Model {
     /// The mean and variance of a new observation y at the rows of `x`, in the data's
     /// units, by the model's likelihood (`train::Observed`, what `sgpw predict` writes):
     /// bernoulli's p(y = 1) and p(1 − p), poisson's and studentt's predictive mean and
-    /// variance; a Gaussian model's mean and noisy variance.
-    #[pyo3(signature = (x, threads=None))]
+    /// variance; a Gaussian model's mean and noisy variance. `exposure`: each row's
+    /// exposure E > 0 for a poisson model (`--exposure`; None: E = 1, the rate per unit
+    /// of exposure).
+    #[pyo3(signature = (x, exposure=None, threads=None))]
     fn predict_y<'py>(
         &self,
         py: Python<'py>,
         x: PyReadonlyArray2<'py, f64>,
+        exposure: Option<PyReadonlyArray1<'py, f64>>,
         threads: Option<usize>,
     ) -> PyResult<(Column<'py>, Column<'py>)> {
-        let observed = Observed::of(self.predictor.model()).or_py()?;
+        let model = self.predictor.model();
+        let observed = Observed::of(model).or_py()?;
+        let n = x.as_array().nrows();
+        let exposure = exposure.map(|e| vector(&e));
+        let offsets = match (&model.likelihood, &exposure) {
+            (Some(t), _) => t
+                .log_offsets(exposure.as_deref(), n)
+                .map_err(PyValueError::new_err)?,
+            (None, Some(_)) => {
+                return Err(PyValueError::new_err(
+                    "exposure: an exposure scales the rate of a poisson model; this model is \
+                     gaussian",
+                ));
+            }
+            (None, None) => vec![0.0; n],
+        };
         let (mean, latent, noisy) = self.predict(py, x, threads)?;
         let Some(observed) = observed else {
             return Ok((mean, noisy));
@@ -265,7 +283,8 @@ impl Model {
             .as_array()
             .iter()
             .zip(latent.as_array().iter())
-            .map(|(m, v)| observed.moments(*m, *v))
+            .zip(&offsets)
+            .map(|((m, v), o)| observed.moments_exposed(*m, *v, *o))
             .unzip();
         Ok((array(py, m), array(py, v)))
     }

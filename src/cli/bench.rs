@@ -67,7 +67,11 @@ pub fn synthetic(n: usize, d: usize, seed: u64) -> TrainData {
                 + 0.1 * rng.random_range(-1.0..1.0)
         })
         .collect();
-    TrainData { x, y }
+    TrainData {
+        x,
+        y,
+        log_exposure: None,
+    }
 }
 
 /// One method's model, ready to evaluate.

@@ -54,14 +54,28 @@ pub fn run(args: FitArgs) -> Result<u8> {
     let spec = args.run.spec()?;
     // method, m's upper bound and options before reading any data; m ≤ n after
     spec.check(usize::MAX)?;
+    let exposure = spec.options.exposure.as_deref();
     if args.distributed {
+        crate::data::exposure::refuse_rows_by_parts(exposure, "--distributed")?;
         return distributed(&args, &spec);
     }
-    let load = args.data.spec(spec.seed);
+    let mut load = args.data.spec(spec.seed);
     if crate::stream_fit::streams(&spec.check(usize::MAX)?, &load.train, args.stream)? {
+        crate::data::exposure::refuse_rows_by_parts(exposure, "a streamed fit (--stream)")?;
         return streamed(&args, &spec, &load);
     }
+    if let Some(column) = exposure {
+        crate::data::exposure::read_with_inputs(&mut load, column)?;
+    }
     let data = crate::data::load_for_fit(&load, spec.options.likelihood(), &mut |_| {})?;
+    // poisson's exposure column leaves the inputs, its values checked, rows named
+    let (data, exposure) = match exposure {
+        Some(column) => {
+            let (rest, e) = crate::data::exposure::split_off(&data, column, Some(&load))?;
+            (std::borrow::Cow::Owned(rest), Some(e))
+        }
+        None => (std::borrow::Cow::Borrowed(&data), None),
+    };
     let valid = spec.check(data.n_train())?;
     let (exec, signal) =
         cancelled_by_signals(Exec::default().with_memory_budget(args.memory.bytes()))?;
@@ -74,7 +88,7 @@ pub fn run(args: FitArgs) -> Result<u8> {
     let shown = Default::default();
     let sink = |p: &Progress| show(&bar, &shown, p);
     let ctx = RunContext::new(exec, &sink);
-    let result = train::fit(&data, &valid, &ctx);
+    let result = train::fit_exposed(&data, exposure.as_ref(), &valid, &ctx);
     bar.finish_and_clear();
     let r = match ended(
         result,

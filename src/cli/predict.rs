@@ -39,6 +39,12 @@ pub struct PredictArgs {
     /// full and the inducing-point methods (fitc, vfe, dtc, pep, spgp-hs) only.
     #[arg(long)]
     pub components: bool,
+    /// A poisson model fitted with an exposure (`fit --exposure`): the column of
+    /// --input holding each row's exposure E > 0, so that mean, var, lower95 and
+    /// upper95 are those of the count y ~ Poisson(E·exp f). Without it they are for an
+    /// exposure of 1 (the rate per unit of exposure), and a note says so.
+    #[arg(long, value_name = "COLUMN")]
+    pub exposure: Option<String>,
 }
 
 /// Training inputs and targets for a model, read with the model's own input columns
@@ -113,6 +119,45 @@ pub fn run(args: PredictArgs) -> Result<()> {
         Ok(x.columns(0, dim).into_owned())
     };
     let observed = Observed::of(predictor.model())?;
+    let fitted_with = predictor
+        .model()
+        .likelihood
+        .as_ref()
+        .and_then(|t| t.exposure.clone());
+    // the exposure column is read after the model's inputs and split off each chunk
+    let mut read = features.clone();
+    match (&args.exposure, &fitted_with) {
+        (Some(column), _) => {
+            let table = predictor.model().likelihood.as_ref();
+            if table.is_none_or(|t| t.name != crate::likelihoods::LikelihoodKind::Poisson) {
+                return Err(Error::input(format!(
+                    "--exposure {column}: an exposure scales the rate of a poisson model; \
+                     {} is not one",
+                    args.model.display()
+                )));
+            }
+            if features.is_empty() {
+                return Err(Error::input(format!(
+                    "--exposure {column}: {} names no input columns (`inputs`), so the \
+                     exposure cannot be told from them",
+                    args.model.display()
+                )));
+            }
+            if features.iter().any(|f| f == column.trim()) {
+                return Err(Error::input(format!(
+                    "--exposure {column} is one of the model's inputs ({})",
+                    features.join(", ")
+                )));
+            }
+            read.push(column.trim().to_string());
+        }
+        (None, Some(column)) => crate::noteln!(
+            "note: the model was fitted with the exposure column '{column}'; without \
+             --exposure the counts predicted are for an exposure of 1 (the rate per unit of \
+             exposure)"
+        ),
+        (None, None) => {}
+    }
     let mut sink = Output::open(args.out.as_deref())?;
     let mut header = observed
         .as_ref()
@@ -127,34 +172,56 @@ pub fn run(args: PredictArgs) -> Result<()> {
         header.push('\n');
     }
     sink.write(header.as_bytes())?;
-    let written =
-        data::load::for_each_input_chunk(&args.input, &features, rows, &mut |first, x| {
-            let x = columns(x)?;
-            let p = predictor.predict_with(&x, &exec)?;
-            p.check_finite(|i| format!("row {} of {}", first + i + 1, args.input.display()))?;
-            let parts = match args.components {
-                true => predictor.components_with(&x, &exec)?,
-                false => Vec::new(),
-            };
-            let mut out = String::with_capacity(64 * p.mean.len() * (1 + parts.len()));
-            for i in 0..p.mean.len() {
-                match &observed {
-                    None => {
-                        let _ =
-                            writeln!(out, "{},{},{}", p.mean[i], p.var_latent[i], p.var_noisy[i]);
-                    }
-                    Some(o) => o.row(&mut out, p.mean[i], p.var_latent[i]),
-                }
-                if !parts.is_empty() {
-                    out.pop();
-                    for c in &parts {
-                        let _ = write!(out, ",{},{}", c.mean[i], c.var_latent[i]);
-                    }
-                    out.push('\n');
-                }
+    let written = data::load::for_each_input_chunk(&args.input, &read, rows, &mut |first, x| {
+        let (x, offsets) = match &args.exposure {
+            Some(column) => {
+                let e: Vec<f64> = x.column(x.ncols() - 1).iter().copied().collect();
+                let offsets = crate::likelihoods::log_exposures(&e).map_err(|i| {
+                    Error::data(
+                        &args.input,
+                        format!(
+                            "the exposure column '{}' (--exposure) at row {}: {} is \
+                                 not a positive number (an exposure must be a finite number \
+                                 > 0)",
+                            column.trim(),
+                            first + i + 1,
+                            e[i]
+                        ),
+                    )
+                })?;
+                let last = x.ncols() - 1;
+                (x.remove_column(last), offsets)
             }
-            sink.write(out.as_bytes())
-        });
+            None => {
+                let n = x.nrows();
+                (x, vec![0.0; n])
+            }
+        };
+        let x = columns(x)?;
+        let p = predictor.predict_with(&x, &exec)?;
+        p.check_finite(|i| format!("row {} of {}", first + i + 1, args.input.display()))?;
+        let parts = match args.components {
+            true => predictor.components_with(&x, &exec)?,
+            false => Vec::new(),
+        };
+        let mut out = String::with_capacity(64 * p.mean.len() * (1 + parts.len()));
+        for i in 0..p.mean.len() {
+            match &observed {
+                None => {
+                    let _ = writeln!(out, "{},{},{}", p.mean[i], p.var_latent[i], p.var_noisy[i]);
+                }
+                Some(o) => o.row_exposed(&mut out, p.mean[i], p.var_latent[i], offsets[i]),
+            }
+            if !parts.is_empty() {
+                out.pop();
+                for c in &parts {
+                    let _ = write!(out, ",{},{}", c.mean[i], c.var_latent[i]);
+                }
+                out.push('\n');
+            }
+        }
+        sink.write(out.as_bytes())
+    });
     match written {
         Ok(_) => sink.finish(),
         Err(e) => {

@@ -202,6 +202,7 @@ impl FileRows {
                 pending: TrainData {
                     x: DMatrix::zeros(0, d),
                     y: Vec::new(),
+                    log_exposure: None,
                 },
                 pending_at: 0,
             },
@@ -306,7 +307,11 @@ impl FileRows {
             let (p, r) = rows[o];
             parts[p].y[r]
         }));
-        self.pending = TrainData { x, y };
+        self.pending = TrainData {
+            x,
+            y,
+            log_exposure: None,
+        };
         self.pending_at = 0;
         Ok(())
     }
@@ -337,6 +342,7 @@ impl FileRows {
         Ok(TrainData {
             x: self.pending.x.rows(at, take).into_owned(),
             y: self.pending.y[at..at + take].to_vec(),
+            log_exposure: None,
         })
     }
 

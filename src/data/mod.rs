@@ -5,6 +5,7 @@ pub mod arrays;
 pub mod big;
 mod csv_range;
 pub(crate) mod data_file;
+pub mod exposure;
 pub mod file_rows;
 pub mod guard;
 pub mod load;
@@ -61,6 +62,9 @@ pub struct Dataset {
 pub struct TrainData {
     pub x: DMatrix<f64>,
     pub y: Vec<f64>,
+    /// log E_i of each row's exposure (poisson's `--exposure`), added to the latent f_i
+    /// inside the likelihood; None: every E_i = 1.
+    pub log_exposure: Option<Vec<f64>>,
 }
 
 impl Dataset {

@@ -28,7 +28,7 @@ pub use model_table::{
     CodeLikelihood, DEFAULT_POINTS as DEFAULT_QUADRATURE_POINTS, LikelihoodTable, keeps_targets,
     target_problem,
 };
-pub use poisson::Poisson;
+pub use poisson::{Poisson, log_exposures};
 pub use quadrature::GaussHermite;
 pub use student_t::StudentT;
 

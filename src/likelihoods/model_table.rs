@@ -34,6 +34,11 @@ pub struct LikelihoodTable {
     /// absent: 1, undamped).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ep_damping: Option<f64>,
+    /// poisson: the column of each row's exposure E the model was fitted with
+    /// (`--exposure`; y ~ Poisson(E·exp f), f the log rate per unit of exposure); absent:
+    /// E = 1. What `sgpw predict --exposure` reads for the rows it predicts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exposure: Option<String>,
     /// The likelihood's own parameters (`Likelihood::param_names`), e.g. studentt's
     /// scale and df; absent ones take their defaults.
     #[serde(flatten)]
@@ -70,6 +75,7 @@ impl LikelihoodTable {
             labels: labels.map(|l| l.labels),
             quadrature_points: None,
             ep_damping: None,
+            exposure: None,
             params: BTreeMap::new(),
             code: None,
         };
@@ -87,6 +93,7 @@ impl LikelihoodTable {
             labels: None,
             quadrature_points: None,
             ep_damping: None,
+            exposure: None,
             params: BTreeMap::new(),
             code: None,
         };
@@ -129,6 +136,20 @@ impl LikelihoodTable {
             if !(d > 0.0 && d <= 1.0) {
                 return Err(format!("ep_damping = {d}: must be in (0, 1] (1: undamped)"));
             }
+        }
+        if self.exposure.is_some() && self.name != LikelihoodKind::Poisson {
+            return Err(format!(
+                "exposure: the {} likelihood has no rate for an exposure to scale (poisson \
+                 has)",
+                self.name
+            ));
+        }
+        if self
+            .exposure
+            .as_deref()
+            .is_some_and(|c| c.trim().is_empty())
+        {
+            return Err("exposure = \"\": name the exposure column".to_string());
         }
         if self.code.is_none() && self.labels.is_some() != (self.name == LikelihoodKind::Bernoulli)
         {
@@ -185,6 +206,33 @@ impl LikelihoodTable {
             .map(|n| n.to_string())
             .zip(lik.params())
             .collect();
+    }
+
+    /// The offsets log E_i a count model adds to the latent f of `n` rows whose exposures
+    /// are `exposure` (`--exposure`; none: every offset 0, the rate per unit of exposure).
+    /// An error names the first row whose exposure is not a finite number > 0.
+    pub fn log_offsets(&self, exposure: Option<&[f64]>, n: usize) -> Result<Vec<f64>, String> {
+        let Some(e) = exposure else {
+            return Ok(vec![0.0; n]);
+        };
+        if self.name != LikelihoodKind::Poisson {
+            return Err(format!(
+                "an exposure (--exposure) scales the rate of a poisson model; this model's \
+                 likelihood is {}",
+                self.name
+            ));
+        }
+        if e.len() != n {
+            return Err(format!("{} exposures for {n} rows: one a row", e.len()));
+        }
+        super::log_exposures(e).map_err(|i| {
+            format!(
+                "the exposure at row {}: {} is not a positive number (an exposure must be a \
+                 finite number > 0)",
+                i + 1,
+                e[i]
+            )
+        })
     }
 
     /// The class labels, for a bernoulli model.

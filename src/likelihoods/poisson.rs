@@ -95,6 +95,16 @@ impl Likelihood for Poisson {
     }
 }
 
+/// The offsets log E_i of exposures E_i (`--exposure`: y_i ~ Poisson(E_i·exp f_i), so
+/// log E_i is added to f_i), or the first row (0-based) whose exposure is not a finite
+/// number > 0 — the one check of an exposure, wherever it is read.
+pub fn log_exposures(e: &[f64]) -> Result<Vec<f64>, usize> {
+    match e.iter().position(|v| !(v.is_finite() && *v > 0.0)) {
+        Some(i) => Err(i),
+        None => Ok(e.iter().map(|v| v.ln()).collect()),
+    }
+}
+
 /// P(y ≤ k) under the Poisson–lognormal predictive (see `predictive_interval`).
 pub(super) fn predictive_cdf(k: f64, mean: f64, var: f64, quad: &GaussHermite) -> f64 {
     let sd = var.max(0.0).sqrt();

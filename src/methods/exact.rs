@@ -466,6 +466,7 @@ fn warm_then_all(
     let warm = TrainData {
         x: sub.x.rows(0, n_warm).into_owned(),
         y: sub.y[..n_warm].to_vec(),
+        log_exposure: None,
     };
     let ends = fit_starts(&warm, kernel, iters, pins, ctx)?;
     let (end, part_best, name) = lowest(ends.clone(), warm.y.len())?;
@@ -602,6 +603,10 @@ pub fn subset(data: &TrainData, n_sub: usize, rng: &mut ChaCha8Rng) -> TrainData
     TrainData {
         x: DMatrix::from_fn(idx.len(), data.x.ncols(), |i, d| data.x[(idx.index(i), d)]),
         y: idx.iter().map(|i| data.y[i]).collect(),
+        log_exposure: data
+            .log_exposure
+            .as_ref()
+            .map(|e| idx.iter().map(|i| e[i]).collect()),
     }
 }
 
@@ -622,7 +627,11 @@ mod tests {
                     + 0.1 * rng.random_range(-1.0f64..1.0)
             })
             .collect();
-        TrainData { x, y }
+        TrainData {
+            x,
+            y,
+            log_exposure: None,
+        }
     }
 
     /// The two ways the second start's subset fit ends: a part with fewer points per
@@ -654,6 +663,7 @@ mod tests {
             let warm = TrainData {
                 x: sub.x.rows(0, n_warm).into_owned(),
                 y: sub.y[..n_warm].to_vec(),
+                log_exposure: None,
             };
             let (end, _, name) = best_of_starts(&warm, kernel, iters, &pins, &ctx).unwrap();
             assert_eq!(hyper_from.1, name);
@@ -693,6 +703,7 @@ mod tests {
             let warm = TrainData {
                 x: sub.x.rows(0, n_warm).into_owned(),
                 y: sub.y[..n_warm].to_vec(),
+                log_exposure: None,
             };
             let part = fit_starts(&warm, kernel, iters, &pins, &ctx).unwrap();
             let (_, part_best, part_name) = lowest(part.clone(), n_warm).unwrap();

@@ -226,6 +226,7 @@ impl Family for PcaPseudo {
         let projected = TrainData {
             x: project(&data.x, &mean, &basis)?,
             y: data.y.clone(),
+            log_exposure: data.log_exposure.clone(),
         };
         let hyper = Hyper {
             lengthscales: component_lengthscales(&basis, &hyper.lengthscales),

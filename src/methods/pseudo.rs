@@ -652,7 +652,11 @@ mod tests {
         let y = (0..n)
             .map(|i| (x[(i, 0)] + 0.5 * x[(i, 1)]).sin())
             .collect();
-        let data = TrainData { x, y };
+        let data = TrainData {
+            x,
+            y,
+            log_exposure: None,
+        };
         let cases: [(&LowRankMethod<PseudoInputs>, KernelKind, &[&str]); 6] = [
             (&FITC, KernelKind::Se, &[]),
             (

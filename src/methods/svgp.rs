@@ -231,9 +231,9 @@ pub struct Evaluation {
 /// each block's projection for an evaluation at the same Z and hyperparameters (the
 /// second of a natural-gradient step): block k uses `cache[k]` if it is there and
 /// stores it otherwise.
-pub fn evaluate<'a>(
+pub fn evaluate<'a, B: Into<Block<'a>>>(
     model: &ModelFile,
-    blocks: impl Iterator<Item = (DMatrix<f64>, &'a [f64])>,
+    blocks: impl Iterator<Item = B>,
     c: f64,
     want: Want,
     cache: Option<&mut Vec<Projected>>,
@@ -390,10 +390,10 @@ fn set_likelihood_params(model: &mut ModelFile, values: &[f64]) {
 }
 
 /// [`evaluate`] at the inducing inputs and q(v) of `p` (the model gives the rest).
-fn evaluate_at<'a>(
+fn evaluate_at<'a, B: Into<Block<'a>>>(
     model: &ModelFile,
     p: &Params,
-    blocks: impl Iterator<Item = (DMatrix<f64>, &'a [f64])>,
+    blocks: impl Iterator<Item = B>,
     c: f64,
     want: Want,
     mut cache: Option<&mut Vec<Projected>>,
@@ -401,11 +401,12 @@ fn evaluate_at<'a>(
 ) -> Result<Evaluation> {
     let mut sums = Sums::new(model, p, want, exec)?;
     let mut added = exec.check();
-    for (x, y) in blocks {
+    for block in blocks {
         if added.is_err() {
             break;
         }
-        added = sums.add(&x, y, c, cache.as_deref_mut());
+        let Block { x, y, log_exposure } = block.into();
+        added = sums.add(&x, y, log_exposure, c, cache.as_deref_mut());
     }
     if let Some(share) = exec.share.as_deref() {
         // every process joins the one sum, a failed one with its failure slot set
@@ -422,26 +423,51 @@ fn lower_entries(r: &DMatrix<f64>) -> impl Iterator<Item = f64> + '_ {
 }
 
 /// The whole data a chunk of rows at a time (`Exec::chunk_rows`).
-fn chunks<'a>(
-    data: &'a TrainData,
-    m: usize,
-    exec: &Exec,
-) -> impl Iterator<Item = (DMatrix<f64>, &'a [f64])> {
+fn chunks<'a>(data: &'a TrainData, m: usize, exec: &Exec) -> impl Iterator<Item = Block<'a>> {
     let n = data.y.len();
     let rows = exec.chunk_rows(m).min(n.max(1));
     (0..n.div_ceil(rows)).map(move |k| {
         let (start, end) = (k * rows, ((k + 1) * rows).min(n));
-        (
-            data.x.rows(start, end - start).into_owned(),
-            &data.y[start..end],
-        )
+        Block {
+            x: data.x.rows(start, end - start).into_owned(),
+            y: &data.y[start..end],
+            log_exposure: data.log_exposure.as_ref().map(|e| &e[start..end]),
+        }
     })
 }
 
-/// The rows `idx` of the training data as one block.
-fn gather(data: &TrainData, idx: &[usize]) -> (DMatrix<f64>, Vec<f64>) {
+/// A block of rows the bound sums over: inputs, targets and, for a count model with an
+/// exposure, each row's log exposure. `(x, y)` is a block without exposures.
+pub struct Block<'a> {
+    pub x: DMatrix<f64>,
+    pub y: &'a [f64],
+    pub log_exposure: Option<&'a [f64]>,
+}
+
+impl<'a> From<(DMatrix<f64>, &'a [f64])> for Block<'a> {
+    fn from((x, y): (DMatrix<f64>, &'a [f64])) -> Block<'a> {
+        Block {
+            x,
+            y,
+            log_exposure: None,
+        }
+    }
+}
+
+impl<'a> From<(DMatrix<f64>, &'a [f64], Option<&'a [f64]>)> for Block<'a> {
+    fn from((x, y, log_exposure): (DMatrix<f64>, &'a [f64], Option<&'a [f64]>)) -> Block<'a> {
+        Block { x, y, log_exposure }
+    }
+}
+
+/// The rows `idx` of the training data as one block (inputs, targets, log exposures).
+fn gather(data: &TrainData, idx: &[usize]) -> (DMatrix<f64>, Vec<f64>, Option<Vec<f64>>) {
     let x = DMatrix::from_fn(idx.len(), data.x.ncols(), |i, d| data.x[(idx[i], d)]);
-    (x, idx.iter().map(|&i| data.y[i]).collect())
+    let log_exposure = data
+        .log_exposure
+        .as_ref()
+        .map(|e| idx.iter().map(|&i| e[i]).collect());
+    (x, idx.iter().map(|&i| data.y[i]).collect(), log_exposure)
 }
 
 /// The negative full-data ELBO and, when asked, its gradient (the objective).
@@ -547,6 +573,8 @@ pub(crate) fn exact_q(
 pub struct Batch {
     pub x: DMatrix<f64>,
     pub y: Vec<f64>,
+    /// The rows' log exposures (a count model's `--exposure`).
+    pub log_exposure: Option<Vec<f64>>,
     pub rows: usize,
 }
 
@@ -600,10 +628,15 @@ impl TrainingRows for InMemory<'_> {
             .filter(|&&i| mine.contains(&i))
             .map(|i| i - self.first)
             .collect();
-        let (x, y) = gather(self.data, &held);
+        let (x, y, log_exposure) = gather(self.data, &held);
         let rows = end - self.at;
         self.at = end;
-        Ok(Batch { x, y, rows })
+        Ok(Batch {
+            x,
+            y,
+            log_exposure,
+            rows,
+        })
     }
 
     fn whole(&self) -> Option<&TrainData> {

@@ -27,6 +27,7 @@ pub const GENERAL_OPTIONS: &[&str] = &[
     "likelihood",
     "link",
     "ep_damping",
+    "exposure",
 ];
 
 /// Every option a run can carry. Keys a method does not read are rejected when the
@@ -275,6 +276,12 @@ pub struct MethodOptions {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ep_damping: Option<f64>,
+    /// poisson: the column of each row's exposure E > 0 (a time, an area, a population),
+    /// so that y ~ Poisson(E·exp f): log E is added to f in the likelihood, not an input
+    /// of the kernel, and f is the log rate per unit of exposure. Absent: E = 1.
+    #[arg(long, value_name = "COLUMN")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exposure: Option<String>,
 }
 
 impl MethodOptions {
@@ -606,6 +613,31 @@ impl MethodOptions {
                      likelihood; give {} or leave it out",
                     flag("ep_damping"),
                     naming.setting("likelihood", "bernoulli")
+                ));
+            }
+        }
+        if let Some(column) = &self.exposure {
+            if column.trim().is_empty() {
+                return Err(format!(
+                    "exposure{} is empty: name the column of each row's exposure",
+                    flag("exposure")
+                ));
+            }
+            if self.likelihood() != LikelihoodKind::Poisson {
+                return Err(format!(
+                    "exposure{} scales the rate of the poisson likelihood (y ~ Poisson(E·exp \
+                     f)); the {} likelihood has none: give {} or leave it out",
+                    flag("exposure"),
+                    self.likelihood(),
+                    naming.setting("likelihood", "poisson")
+                ));
+            }
+            if self.validation.is_some() {
+                return Err(format!(
+                    "exposure{} with validation{}: the held-out rows are scored without \
+                     their exposures; leave out validation",
+                    flag("exposure"),
+                    flag("validation")
                 ));
             }
         }

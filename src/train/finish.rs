@@ -79,6 +79,8 @@ pub enum Final<'a> {
 pub enum Test<'a> {
     None,
     Held(&'a DMatrix<f64>, &'a [f64]),
+    /// Held rows of a count model with each row's exposure (`--exposure`).
+    Exposed(&'a DMatrix<f64>, &'a [f64], &'a [f64]),
     Load(&'a dyn Fn() -> Result<(DMatrix<f64>, Vec<f64>)>),
 }
 
@@ -142,20 +144,25 @@ pub fn finish(stopped: Stopped, at_end: Final, test: Test, ctx: &RunContext) -> 
         Test::None => None,
         Test::Held(x, y) => {
             ctx.enter(Phase::Scoring);
-            Some((Cow::Borrowed(x), Cow::Borrowed(y)))
+            Some((Cow::Borrowed(x), Cow::Borrowed(y), None))
+        }
+        Test::Exposed(x, y, e) => {
+            ctx.enter(Phase::Scoring);
+            Some((Cow::Borrowed(x), Cow::Borrowed(y), Some(e)))
         }
         Test::Load(load) => {
             ctx.enter(Phase::Scoring);
             let (x, y) = load()?;
-            Some((Cow::Owned(x), Cow::Owned(y)))
+            Some((Cow::Owned(x), Cow::Owned(y), None))
         }
     };
     let (test, constant_mnlp) = match rows {
-        Some((x, y)) => {
+        Some((x, y, exposure)) => {
             let constant = target_variance
                 .map(|var| (var, metrics::constant_mnlp(&y, fitted.target_mean, var)))
                 .and_then(|(var, c)| (var > 0.0 && c.is_finite()).then_some(c));
-            (Some(predictor.score_with(&x, &y, exec)?), constant)
+            let scores = predictor.score_exposed(&x, &y, exposure, exec)?;
+            (Some(scores), constant)
         }
         None => (None, None),
     };

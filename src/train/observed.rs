@@ -55,9 +55,15 @@ impl Observed {
     /// The mean and variance of a new y (bernoulli: p(y = 1) and p(1 − p)) from the
     /// latent mean and variance, all in the data's units.
     pub fn moments(&self, mean: f64, var: f64) -> (f64, f64) {
+        self.moments_exposed(mean, var, 0.0)
+    }
+
+    /// [`Observed::moments`] of a count whose row has the log exposure `log_exposure`
+    /// (`--exposure`): y ~ Poisson(E·exp f), so f is shifted by log E.
+    pub fn moments_exposed(&self, mean: f64, var: f64, log_exposure: f64) -> (f64, f64) {
         let (tm, scale) = self.target;
         let (m, v) = self.lik.predictive_moments(
-            (mean - tm) / scale,
+            (mean - tm) / scale + log_exposure,
             (var / (scale * scale)).max(0.0),
             &self.quad,
         );
@@ -72,9 +78,20 @@ impl Observed {
     /// (`Likelihood::predictive_interval`) from the latent mean and variance, in the
     /// data's units; None for bernoulli.
     pub fn interval(&self, mean: f64, var: f64, level: f64) -> Option<(f64, f64)> {
+        self.interval_exposed(mean, var, level, 0.0)
+    }
+
+    /// [`Observed::interval`] of a count whose row has the log exposure `log_exposure`.
+    pub fn interval_exposed(
+        &self,
+        mean: f64,
+        var: f64,
+        level: f64,
+        log_exposure: f64,
+    ) -> Option<(f64, f64)> {
         let (tm, scale) = self.target;
         let (lo, hi) = self.lik.predictive_interval(
-            (mean - tm) / scale,
+            (mean - tm) / scale + log_exposure,
             (var / (scale * scale)).max(0.0),
             level,
             &self.quad,
@@ -113,13 +130,20 @@ impl Observed {
 
     /// One row of `sgpw predict` from the latent mean and variance in the data's units.
     pub fn row(&self, out: &mut String, mean: f64, var: f64) {
-        let (m, v) = self.moments(mean, var);
+        self.row_exposed(out, mean, var, 0.0)
+    }
+
+    /// [`Observed::row`] of a count whose row has the log exposure `log_exposure`: the
+    /// latent columns are f's (the log rate per unit of exposure), the others the
+    /// count's.
+    pub fn row_exposed(&self, out: &mut String, mean: f64, var: f64, log_exposure: f64) {
+        let (m, v) = self.moments_exposed(mean, var, log_exposure);
         let _ = if self.bernoulli {
             writeln!(out, "{mean},{var},{m}")
         } else {
             // poisson and studentt have an interval; a likelihood without one leaves
             // its two cells empty
-            match self.interval(mean, var, INTERVAL_LEVEL) {
+            match self.interval_exposed(mean, var, INTERVAL_LEVEL, log_exposure) {
                 Some((lo, hi)) => writeln!(out, "{mean},{var},{m},{v},{lo},{hi}"),
                 None => writeln!(out, "{mean},{var},{m},{v},,"),
             }

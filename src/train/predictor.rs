@@ -92,6 +92,7 @@ pub fn model_data(model: &ModelFile, x: &DMatrix<f64>, y: &[f64]) -> Result<Trai
     Ok(TrainData {
         x: model_inputs(model, x)?,
         y: y.iter().map(|v| (v - model.target_mean) / scale).collect(),
+        log_exposure: None,
     })
 }
 
@@ -336,9 +337,28 @@ impl Predictor {
     }
 
     pub fn score_with(&self, x: &DMatrix<f64>, y: &[f64], exec: &Exec) -> Result<TestMetrics> {
+        self.score_exposed(x, y, None, exec)
+    }
+
+    /// [`Predictor::score_with`] for a count model whose rows have an exposure E
+    /// (`--exposure`): MNLP and RMSE of the counts y ~ Poisson(E·exp f). A model fitted
+    /// with an exposure and scored without one scores the rate per unit of exposure.
+    pub fn score_exposed(
+        &self,
+        x: &DMatrix<f64>,
+        y: &[f64],
+        exposure: Option<&[f64]>,
+        exec: &Exec,
+    ) -> Result<TestMetrics> {
         let p = self.predict_with(x, exec)?;
         if let Some(table) = &self.model.likelihood {
-            return self.score_likelihood(table, y, &p);
+            return self.score_likelihood(table, y, exposure, &p);
+        }
+        if exposure.is_some() {
+            return Err(Error::input(
+                "an exposure (--exposure) scales the rate of a poisson model; this model \
+                 is gaussian",
+            ));
         }
         let scale = self
             .model
@@ -366,6 +386,7 @@ impl Predictor {
         &self,
         table: &crate::likelihoods::LikelihoodTable,
         y: &[f64],
+        exposure: Option<&[f64]>,
         p: &Prediction,
     ) -> Result<TestMetrics> {
         let bad = |row: usize, why: String| {
@@ -395,8 +416,15 @@ impl Predictor {
         };
         lik.check_targets(&y_model)
             .map_err(|b| bad(b.row, b.reason))?;
-        // the latent f in model units
-        let mean: Vec<f64> = p.mean.iter().map(|m| (m - tm) / scale).collect();
+        // the latent f in model units, shifted by each row's log exposure: the count's
+        // rate is E·exp f
+        let offsets = table.log_offsets(exposure, y.len()).map_err(Error::input)?;
+        let mean: Vec<f64> = p
+            .mean
+            .iter()
+            .zip(&offsets)
+            .map(|(m, o)| (m - tm) / scale + o)
+            .collect();
         let var: Vec<f64> = p.var_latent.iter().map(|v| v / (scale * scale)).collect();
         Ok(metrics::likelihood_scores(
             &*lik,

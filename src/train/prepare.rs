@@ -22,6 +22,7 @@ pub fn prepare(data: &Dataset, standardize: bool) -> (TrainData, f64, Option<Sta
         let td = TrainData {
             x: data.x_train.clone(),
             y: y.iter().map(|v| v - mean).collect(),
+            log_exposure: None,
         };
         return (td, mean, None);
     }
@@ -40,6 +41,7 @@ pub fn prepare(data: &Dataset, standardize: bool) -> (TrainData, f64, Option<Sta
             (x[(i, d)] - center[d]) / scale[d]
         }),
         y: y.iter().map(|v| (v - mean) / ys).collect(),
+        log_exposure: None,
     };
     (
         td,
@@ -220,6 +222,7 @@ pub(crate) fn start_model(
             .link
             .filter(|l| *l != crate::likelihoods::Link::Probit);
         t.ep_damping = spec.options.ep_damping;
+        t.exposure = spec.options.exposure.as_ref().map(|c| c.trim().to_string());
         if t.name == LikelihoodKind::StudentT {
             // the scale starts where the Gaussian's noise would: its standard deviation
             t.params

@@ -143,7 +143,11 @@ pub fn toy_data(n: usize, d: usize, seed: u64) -> TrainData {
                 + 0.1 * rng.random_range(-1.0..1.0)
         })
         .collect();
-    TrainData { x, y }
+    TrainData {
+        x,
+        y,
+        log_exposure: None,
+    }
 }
 
 /// Copy the repository's datasets/*.csv into `dir/datasets` and make `dir/sessions`,

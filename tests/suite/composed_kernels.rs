@@ -199,6 +199,7 @@ fn the_mauna_loa_kernel_fits_from_sklearns_start() {
     let data = sgpw::data::TrainData {
         x: x.clone(),
         y: y.clone(),
+        log_exposure: None,
     };
     let eval = |t: &[f64]| -> sgpw::error::Result<(f64, Vec<f64>)> {
         typed.unpack(t, &layout);

@@ -60,6 +60,7 @@ fn case(name: &str, method: &str) -> Case {
     let data = TrainData {
         x: matrix(&f, "X"),
         y: vector(&f, "y"),
+        log_exposure: None,
     };
     Case {
         f,

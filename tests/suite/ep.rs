@@ -382,6 +382,7 @@ fn a_bernoulli_model_is_fitted_and_predicted_by_ep() {
     let data = sgpw::data::TrainData {
         x: x.clone(),
         y: y.clone(),
+        log_exposure: None,
     };
     for (method, key) in [("fitc", "fitc"), ("full", "exact")] {
         let mut m = model(&f, method);
@@ -526,6 +527,7 @@ fn warm_started_evaluations_equal_flat_ones_in_fewer_sweeps() {
     let data = sgpw::data::TrainData {
         x: x.clone(),
         y: y.clone(),
+        log_exposure: None,
     };
     let meth = sgpw::methods::get("fitc").expect("method");
     let m0 = model(&f, "fitc");
@@ -561,6 +563,7 @@ fn ep_damping_is_an_option_that_keeps_the_fixed_point() {
     let data = sgpw::data::TrainData {
         x: matrix(&f, "X"),
         y: labels(&f),
+        log_exposure: None,
     };
     let meth = sgpw::methods::get("fitc").expect("method");
     let plain = model(&f, "fitc");

@@ -17,6 +17,7 @@ mod data_errors;
 mod docs;
 mod eigengp;
 mod ep;
+mod exposure;
 mod faults;
 mod fixed;
 mod fuzz;

@@ -126,7 +126,11 @@ fn data(n: usize, seed: u64) -> TrainData {
             (2.0 * x[(i, 0)]).sin() + 0.15 * (u / (1.0 - u)).ln()
         })
         .collect();
-    TrainData { x, y }
+    TrainData {
+        x,
+        y,
+        log_exposure: None,
+    }
 }
 
 /// svgp with the likelihood defined above: the bound's gradient (with ∂/∂log s) against

@@ -68,6 +68,7 @@ fn objective(c: &Case) -> methods::Objective {
     let data = TrainData {
         x: c.x.clone(),
         y: c.y.clone(),
+        log_exposure: None,
     };
     methods::get(&c.model.method)
         .expect("method")
@@ -239,6 +240,7 @@ fn fitc_and_exact_gradients_match_finite_differences() {
         let data = TrainData {
             x: c.x.clone(),
             y: c.y.clone(),
+            log_exposure: None,
         };
         let theta = m.pack(&c.model);
         let o = m.objective(&c.model, &data, &ex()).expect("evaluates");

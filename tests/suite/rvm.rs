@@ -368,6 +368,7 @@ fn tippings_noisy_sinc_has_few_relevance_vectors_and_a_small_error() {
     let truth = TrainData {
         y: grid.iter().map(|&x| sinc(x)).collect(),
         x: grid.clone(),
+        log_exposure: None,
     };
     let (mut counts, mut errors) = (Vec::new(), Vec::new());
     for seed in 1..=10u64 {
@@ -381,7 +382,11 @@ fn tippings_noisy_sinc_has_few_relevance_vectors_and_a_small_error() {
                 sinc(v) + 0.1 * (-2.0 * u1.ln()).sqrt() * (2.0 * PI * u2).cos()
             })
             .collect();
-        let train = TrainData { x, y };
+        let train = TrainData {
+            x,
+            y,
+            log_exposure: None,
+        };
         let (r, _) = fit(
             &dataset(&train, &truth),
             &spec(100, 1000, "hyper_from_subset = 100"),

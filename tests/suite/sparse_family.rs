@@ -232,7 +232,11 @@ fn gpflow_values_on_kin40k() {
             .collect(),
         var / 4.0,
     );
-    let data = TrainData { x: x.clone(), y };
+    let data = TrainData {
+        x: x.clone(),
+        y,
+        log_exposure: None,
+    };
     for (m, vfe_want, fitc_want) in [
         (50, 27679.857463201013, 12526.723079513164),
         (200, 14819.072927037196, 9349.398966061723),

@@ -43,6 +43,7 @@ fn reference(name: &str) {
     let data = TrainData {
         x: x.clone(),
         y: y.clone(),
+        log_exposure: None,
     };
     // their gradient in our order: [log σ0², log ℓ, log σ², s (col-major)]
     let g = vector(&f, "grad");
@@ -191,6 +192,7 @@ fn online_equals_batch_after_k_samples() {
         let batch = TrainData {
             x: data.x.rows(0, k).into_owned(),
             y: data.y[..k].to_vec(),
+            log_exposure: None,
         };
         let want_nlml = psds.nlml(&model, &batch, &ex()).expect("batch nlml");
         assert!(

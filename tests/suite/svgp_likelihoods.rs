@@ -172,7 +172,11 @@ fn the_general_term_at_the_gaussian_equals_the_closed_form() {
         quad: &quad,
     };
     for want in [Want::Value, Want::Natural, Want::Model, Want::All] {
-        let rows = || Rows { y: &data.y, c: 2.5 };
+        let rows = || Rows {
+            y: &data.y,
+            c: 2.5,
+            log_exposure: None,
+        };
         let old = elbo::expected_loglik(&prior, &factor, &q, &proj, rows(), want, par);
         let new = any_likelihood::expected_loglik(&obs, &factor, &q, &proj, rows(), want, par);
         if want != Want::Natural {
@@ -241,6 +245,7 @@ fn the_bound_and_its_gradient_equal_gpflows_with_every_likelihood() {
         let data = TrainData {
             x: x.clone(),
             y: vector(case, "y"),
+            log_exposure: None,
         };
         let o = SVGP.objective(&model, &data, &ex()).expect("objective");
         let want = case["neg_elbo"].as_f64().expect("value");
@@ -347,7 +352,11 @@ fn svgp_with_a_non_gaussian_likelihood_ends_at_the_bound_s_optimum() {
     let (r, _) = common::fit(&ds, &spec);
     let r = r.expect("fits");
     assert_eq!(r.stop, sgpw::optim::Stop::Converged);
-    let data = TrainData { x, y };
+    let data = TrainData {
+        x,
+        y,
+        log_exposure: None,
+    };
     let exec = ex();
     let fitted = SVGP.objective(&r.model, &data, &exec).expect("bound").nlml;
     let mut model = r.model.clone();

@@ -110,6 +110,7 @@ fn raw_units() -> sgpw::data::file_rows::Units {
         Ok(TrainData {
             x: x.clone(),
             y: y.to_vec(),
+            log_exposure: None,
         })
     })
 }
@@ -359,6 +360,7 @@ fn a_cancelled_fit_keeps_how_far_it_got_on_every_path() {
     let td = TrainData {
         x: loaded.x_train.clone(),
         y: loaded.y_train.as_slice().to_vec(),
+        log_exposure: None,
     };
     let ended = sgpw::train::finish(
         stopped,

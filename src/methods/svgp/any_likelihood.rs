@@ -39,7 +39,7 @@ pub fn expected_loglik(
     want: Want,
     par: Par,
 ) -> Terms {
-    let Rows { y, c } = rows;
+    let Rows { y, c, log_exposure } = rows;
     let (m, b) = (q.len(), y.len());
     let a = &proj.a;
     // Rᵀ A: every var_i needs it, since ∂g/∂var depends on var where the likelihood is
@@ -70,9 +70,12 @@ pub fn expected_loglik(
         } else {
             (proj.kdiag[i] - ai.norm_squared() + rta.column(i).norm_squared()).max(0.0)
         };
+        // an exposure E_i shifts f_i by log E_i inside the likelihood: the derivatives
+        // in the shifted mean are those in mean_i
+        let offset = log_exposure.map_or(0.0, |e| e[i]);
         let e = obs.lik.expected_log_density(
             y[i],
-            mean,
+            mean + offset,
             var,
             obs.quad,
             if adjoints { Some(&mut d_params) } else { None },

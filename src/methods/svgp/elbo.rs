@@ -180,10 +180,12 @@ pub struct Terms {
 }
 
 /// A block's targets and the scale its likelihood term gets: c = n/B for a minibatch
-/// of B rows, 1 for a chunk of the whole data.
+/// of B rows, 1 for a chunk of the whole data; and each row's log exposure, the offset
+/// a count model adds to f inside its likelihood (poisson's `--exposure`; None: 0).
 pub struct Rows<'a> {
     pub y: &'a [f64],
     pub c: f64,
+    pub log_exposure: Option<&'a [f64]>,
 }
 
 /// The likelihood term on the rows projected as `proj`: value and, as `want` says,
@@ -210,7 +212,8 @@ pub fn gaussian_terms(
     want: Want,
     par: Par,
 ) -> Terms {
-    let Rows { y, c } = rows;
+    // the Gaussian has no exposure (the option is poisson's)
+    let Rows { y, c, .. } = rows;
     let m = q.len();
     let b = y.len();
     let a = &proj.a;

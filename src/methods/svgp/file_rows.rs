@@ -21,6 +21,7 @@ impl TrainingRows for FileRows {
             rows: t.y.len(),
             x: t.x,
             y: t.y,
+            log_exposure: t.log_exposure,
         })
     }
 
@@ -34,7 +35,9 @@ impl TrainingRows for FileRows {
     ) -> Result<Evaluation> {
         let rows = exec.chunk_rows(p.m()).min(FileRows::n(self).max(1));
         let mut sums = Sums::new(model, p, want, exec)?;
-        self.for_each_chunk(rows, &mut |t| sums.add(&t.x, &t.y, 1.0, None))?;
+        self.for_each_chunk(rows, &mut |t| {
+            sums.add(&t.x, &t.y, t.log_exposure.as_deref(), 1.0, None)
+        })?;
         sums.finish()
     }
 }

@@ -96,12 +96,14 @@ impl<'m> Sums<'m> {
         }
     }
 
-    /// Add one block of inputs and targets, its likelihood term scaled by `c`; with a
-    /// `cache`, block k's projection is `cache[k]` if there, else stored there.
+    /// Add one block of inputs and targets (and the rows' log exposures, if any), its
+    /// likelihood term scaled by `c`; with a `cache`, block k's projection is `cache[k]`
+    /// if there, else stored there.
     pub(crate) fn add(
         &mut self,
         x: &DMatrix<f64>,
         y: &[f64],
+        log_exposure: Option<&[f64]>,
         c: f64,
         cache: Option<&mut Vec<Projected>>,
     ) -> Result<()> {
@@ -137,7 +139,7 @@ impl<'m> Sums<'m> {
                 &fresh
             }
         };
-        let rows = Rows { y, c };
+        let rows = Rows { y, c, log_exposure };
         let s2 = model.hyper.noise_variance;
         let t: Terms = match &self.obs {
             None => elbo::gaussian_terms(s2, &self.factor, &p.q, proj, rows, want, par),

@@ -62,7 +62,7 @@ pub(crate) fn train(
     // (this process's part of the first batches) and their rows over every process
     let mut checks: Vec<f64> = Vec::new();
     let probing = n > PROBE_ROWS;
-    let mut probe: Vec<(DMatrix<f64>, Vec<f64>)> = Vec::new();
+    let mut probe: Vec<(DMatrix<f64>, Vec<f64>, Option<Vec<f64>>)> = Vec::new();
     let mut probe_rows = 0usize;
     let mut since_check = 0usize;
     // the schedule reached the whole data: its last stage is the exact one
@@ -81,20 +81,25 @@ pub(crate) fn train(
             stop = Stop::Cancelled;
             break;
         }
-        let Batch { x, y, rows } = data.next_batch(sched.batch, &mut rng)?;
+        let Batch {
+            x,
+            y,
+            log_exposure,
+            rows,
+        } = data.next_batch(sched.batch, &mut rng)?;
         let scale = n as f64 / rows as f64;
         seen += rows;
         since_check += rows;
         if probing && probe_rows < PROBE_ROWS {
             probe_rows += rows;
             if !y.is_empty() {
-                probe.push((x.clone(), y.clone()));
+                probe.push((x.clone(), y.clone(), log_exposure.clone()));
             }
         }
         // none when this process holds none of the batch (a distributed fit)
         let block = || {
             (!y.is_empty())
-                .then(|| (x.clone(), y.as_slice()))
+                .then(|| (x.clone(), y.as_slice(), log_exposure.as_deref()))
                 .into_iter()
         };
         let value = match s.optimizer {
@@ -169,7 +174,9 @@ pub(crate) fn train(
         let check = if !probing {
             full_value.filter(|_| epoch_end)
         } else if probe_rows >= PROBE_ROWS && since_check >= PROBE_ROWS {
-            let blocks = probe.iter().map(|(x, y)| (x.clone(), y.as_slice()));
+            let blocks = probe
+                .iter()
+                .map(|(x, y, e)| (x.clone(), y.as_slice(), e.as_deref()));
             let c = n as f64 / probe_rows as f64;
             let e = evaluate_at(&model, &p, blocks, c, Want::Value, None, exec)?;
             evaluations += 1;
@@ -661,7 +668,11 @@ mod tests {
         let y = (0..n)
             .map(|i| (1.5 * x[(i, 0)]).sin() + 0.3 * x[(i, 1)] + 0.1 * ((i % 7) as f64 - 3.0))
             .collect();
-        let data = TrainData { x, y };
+        let data = TrainData {
+            x,
+            y,
+            log_exposure: None,
+        };
         let hyper: Hyper = toml::from_str(
             "signal_variance = 0.8\nlengthscales = [1.3, 0.9]\nnoise_variance = 0.2",
         )

@@ -12,7 +12,7 @@
 //! again from the sites after every sweep, as GPML's `epfitcRefresh`, so rounding does not
 //! build up.
 
-use super::sites::{EpSettings, Sites, not_converged, probit_tilted, sign_of};
+use super::sites::{EpSettings, Sites, not_converged, probit_site, sign_of};
 use crate::error::{Error, Result};
 use crate::exec::Par;
 use crate::linalg;
@@ -132,10 +132,10 @@ pub fn run(
                      in sweep {sweep}; damp the updates"
                 )));
             }
-            let t = probit_tilted(sign_of(label), mu_c, var_c);
+            let (t_tau, t_nu) = probit_site(sign_of(label), mu_c, var_c);
             let d = settings.damping;
-            let tau = d * t.tau + (1.0 - d) * sites.tau[i];
-            let nu = d * t.nu + (1.0 - d) * sites.nu[i];
+            let tau = d * t_tau + (1.0 - d) * sites.tau[i];
+            let nu = d * t_nu + (1.0 - d) * sites.nu[i];
             change = change
                 .max((tau - sites.tau[i]).abs() / sites.tau[i].abs().max(1.0))
                 .max((nu - sites.nu[i]).abs() / sites.nu[i].abs().max(1.0));

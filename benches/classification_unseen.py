@@ -13,7 +13,7 @@ bernoulli --m 32 --seed 1` and nothing else: svgp, fitc (EP-FITC), pep (power EP
 `GaussianProcessClassifier` (Laplace, an exact GP, constant × ARD RBF, inputs
 standardised on the training rows) is the reference. Prints one JSON line per set and
 method: test error rate, NLP, AUC, the stop reason, seconds, the fitted σ0², and the
-first line of whatever sgpw printed on stderr (its notes and warnings) or its error.
+first line of whatever sgpw printed on stderr (its notes), or the last (its error).
 The sgpw binary is $SGPW or target/release/sgpw.
 """
 import json, os, subprocess, sys, time, tomllib
@@ -89,8 +89,10 @@ def run_set(out, name):
         t0 = time.time()
         r = subprocess.run(cmd, capture_output=True, text=True)
         wall = time.time() - t0
+        lines = r.stderr.strip().splitlines() or [""]
+        # a failure's error is its last line; a fit's notes its first
         row = dict(base, method=method, wall=round(wall, 2), exit=r.returncode,
-                   stderr=(r.stderr.strip().splitlines() or [""])[0][:300])
+                   stderr=(lines[0] if r.returncode == 0 else lines[-1])[:300])
         if r.returncode == 0:
             j = json.loads(r.stdout)
             with open(f"{d}/{method}.toml", "rb") as f:

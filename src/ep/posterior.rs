@@ -209,7 +209,7 @@ mod tests {
             post.cavities
         );
         // its site is the probit's on the prior N(0, 0.7), and it moves nothing else
-        let (tau, nu) = super::super::sites::probit_site(-1.0, 0.0, 0.7);
+        let (tau, nu) = probit_site(-1.0, 0.0, 0.7);
         assert!((post.sites.tau[1] - tau).abs() < 1e-12 && (post.sites.nu[1] - nu).abs() < 1e-12);
         let alone = EpPrior {
             v: prior.v.select_columns(&[0, 2]),

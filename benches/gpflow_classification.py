@@ -22,7 +22,8 @@ written to OUTDIR/train.csv and OUTDIR/test.csv, and every fit reads those rows.
   later stages grow the batch and finish with L-BFGS on the whole data, docs/methods.md
   §8.2, §8.5).
 - **Time per epoch.** GPflow's: the median over its epochs after the first (which traces
-  the tf.function); sgpw's: its training seconds over the epochs it ran (the model
+  the tf.function), and their mean (`seconds_per_epoch_mean`: on a loaded machine the
+  median leaves out the epochs the scheduler stretched, which sgpw's mean counts); sgpw's: its training seconds over the epochs it ran (the model
   file's `[svgp] epochs`), which counts every whole-data evaluation as an epoch.
 - ep-fitc is `sgpw fit --method fitc --likelihood bernoulli --m M` on the same files
   (L-BFGS on the EP evidence, its own default budget; no epochs); EP=0 in the
@@ -121,7 +122,8 @@ def main():
     p = norm.cdf(fmu.numpy()[:, 0] / np.sqrt(1.0 + fvar.numpy()[:, 0])) * (1 - 2e-3) + 1e-3
     gp = scores(p, yt)
     gp.update({"neg_elbo": float(-model.elbo((x, y))), "seconds": gp_secs, "epochs": epochs,
-               "seconds_per_epoch": float(np.median(per_epoch[1:] if epochs > 1 else per_epoch))})
+               "seconds_per_epoch": float(np.median(per_epoch[1:] if epochs > 1 else per_epoch)),
+               "seconds_per_epoch_mean": float(np.mean(per_epoch[1:] if epochs > 1 else per_epoch))})
 
     # svgp and ep-fitc on the same files, right after
     sv, _ = sgpw_fit(out, seed, ["--method", "svgp", "--m", str(m), "--epochs", str(epochs), "--batch", str(batch)],

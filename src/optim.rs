@@ -25,6 +25,12 @@ pub struct Options {
     /// Stop when the relative decrease of f in one iteration falls below this
     /// (scipy's L-BFGS-B default, factr = 1e7).
     pub f_tol: f64,
+    /// With `Some(rows)`: also stop (converged) once f has stopped improving by
+    /// [`PLATEAU_TOL_PER_ROW`] nats per row an iteration ([`stalled_within`] on the
+    /// iterations' values) — for an objective with a direction along which it keeps
+    /// falling ever more slowly toward a limit (EP's evidence as the latent scale
+    /// grows, docs/methods.md §10), where the relative test above never ends the drift.
+    pub plateau_rows: Option<usize>,
     /// Sufficient decrease and curvature constants of the strong Wolfe conditions.
     pub c1: f64,
     pub c2: f64,
@@ -38,11 +44,69 @@ impl Default for Options {
             memory: 100,
             grad_tol: 1e-5,
             f_tol: 2.2e-9,
+            plateau_rows: None,
             c1: 1e-4,
             c2: 0.9,
             max_line_evals: 25,
         }
     }
+}
+
+/// Values compared per window by [`plateaued_within`]: the mean of the last `WINDOW`
+/// against the mean of the `WINDOW` before.
+pub const WINDOW: usize = 5;
+/// How many noise standard errors an improvement must exceed to count.
+const Z: f64 = 2.0;
+/// The tolerance of L-BFGS on a deterministic objective with [`Options::plateau_rows`]
+/// (and of svgp's joint stage, the same): an iteration that gains less than this many
+/// nats per training row, on average over a window, gains nothing that a prediction
+/// would show (a thousand more such iterations: a thousandth of a nat per row).
+pub const PLATEAU_TOL_PER_ROW: f64 = 1e-6;
+
+/// Whether the values (lower is better) of an objective's checks have stopped
+/// improving beyond their noise: the mean of the last [`WINDOW`] against the mean of
+/// the [`WINDOW`] before; the noise from the successive differences of those
+/// 2·[`WINDOW`] values (a steady fall inflates it too, but by less than the fall it
+/// measures, so a value still falling is never called flat), and an improvement of
+/// less than `tol_per_row` nats per row and check (`rows` rows) counts as none. False
+/// until there are 2·[`WINDOW`] values.
+pub fn plateaued_within(values: &[f64], rows: usize, tol_per_row: f64) -> bool {
+    match window_improvement(values) {
+        None => false,
+        Some((improvement, se)) => {
+            let tol = tol_per_row * rows as f64 * WINDOW as f64;
+            !(improvement > Z * se && improvement > tol)
+        }
+    }
+}
+
+/// [`plateaued_within`] for values without noise (L-BFGS's iterations): the tolerance
+/// alone. The noise test would misread L-BFGS's uneven descent — a long step after
+/// short ones inflates the successive differences — as noise, and call a falling
+/// objective flat.
+pub fn stalled_within(values: &[f64], rows: usize, tol_per_row: f64) -> bool {
+    window_improvement(values)
+        .is_some_and(|(improvement, _)| improvement <= tol_per_row * rows as f64 * WINDOW as f64)
+}
+
+/// The mean of the last [`WINDOW`] values below the mean of the [`WINDOW`] before,
+/// and that difference's standard error from the successive differences; None with
+/// fewer than 2·[`WINDOW`] values.
+fn window_improvement(values: &[f64]) -> Option<(f64, f64)> {
+    let k = values.len();
+    if k < 2 * WINDOW {
+        return None;
+    }
+    let recent = &values[k - 2 * WINDOW..];
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let improvement = mean(&recent[..WINDOW]) - mean(&recent[WINDOW..]);
+    let var = recent
+        .windows(2)
+        .map(|w| (w[1] - w[0]).powi(2))
+        .sum::<f64>()
+        / (2.0 * (2 * WINDOW - 1) as f64);
+    // the standard error of a difference of two means of WINDOW values
+    Some((improvement, (var * 2.0 / WINDOW as f64).sqrt()))
 }
 
 /// What the callback sees after each iteration (iteration 0 is the starting point).
@@ -392,6 +456,11 @@ where
         if decrease <= opts.f_tol {
             stop = Stop::Converged;
         }
+        if let Some(rows) = opts.plateau_rows
+            && stalled_within(&trace, rows, PLATEAU_TOL_PER_ROW)
+        {
+            stop = Stop::Converged;
+        }
     }
     Ok(Outcome {
         x,
@@ -437,6 +506,42 @@ mod tests {
             200.0 * (b - a * a),
         ];
         Ok((f, g))
+    }
+
+    /// f = 10⁴ + 10⁵/x falls toward its limit as x grows without end. L-BFGS walks
+    /// on until the gradient is below 10⁻⁵ (x ≈ 10⁵); with `plateau_rows` (10⁸ rows:
+    /// 100 a step at 10⁻⁶ per row) it stops, converged, sooner: once the last five
+    /// iterations' mean is within that of the five before's.
+    #[test]
+    fn the_plateau_test_ends_a_drift_toward_a_limit() {
+        let drift = |x: &[f64]| -> Result<(f64, Vec<f64>)> {
+            if x[0] <= 0.0 {
+                return Err(Error::numerical("x ≤ 0"));
+            }
+            Ok((1e4 + 1e5 / x[0], vec![-1e5 / (x[0] * x[0])]))
+        };
+        let walk = minimize(drift, &[1.0], &Options::default(), &mut |_| {
+            Control::Continue
+        })
+        .expect("runs");
+        assert_eq!(walk.stop, Stop::Converged);
+        let opts = Options {
+            plateau_rows: Some(100_000_000),
+            ..Default::default()
+        };
+        let out = minimize(drift, &[1.0], &opts, &mut |_| Control::Continue).expect("runs");
+        assert_eq!(out.stop, Stop::Converged);
+        assert!(
+            out.iterations < walk.iterations && out.f > walk.f,
+            "{} {}",
+            out.iterations,
+            walk.iterations
+        );
+        let k = out.trace.len();
+        let gain = |t: &[f64]| t[..5].iter().sum::<f64>() / 5.0 - t[5..].iter().sum::<f64>() / 5.0;
+        let tol = PLATEAU_TOL_PER_ROW * 1e8 * WINDOW as f64;
+        assert!(gain(&out.trace[k - 10..]) <= tol);
+        assert!(gain(&out.trace[k - 11..k - 1]) > tol);
     }
 
     #[test]

@@ -12,7 +12,7 @@
 //! again from the sites after every sweep, as GPML's `epfitcRefresh`, so rounding does not
 //! build up.
 
-use super::sites::{EpSettings, Sites, not_converged, probit_tilted, sign_of};
+use super::sites::{EpSettings, Sites, not_converged, probit_site, sign_of};
 use crate::error::{Error, Result};
 use crate::exec::Par;
 use crate::linalg;
@@ -93,12 +93,14 @@ fn cavities(prior: &EpPrior, sites: &Sites, s: &DMatrix<f64>, mean: &DVector<f64
 }
 
 /// The cavity on f_i from the marginal N(m_z, s_z) of z_i = v_iᵀw: divide the site's
-/// factor (β, γ) out, add g_i.
+/// factor (β, γ) out, add g_i. Precision 1/s_z − β and linear term m_z/s_z − γ, written
+/// without dividing by s_z: a point far from every inducing input has v_i = 0 (Kuf's
+/// column underflows), so s_z = m_z = 0, and m_z/s_z would be 0/0 where the cavity is
+/// just the prior's N(0, g_i).
 fn cavity(s_z: f64, m_z: f64, g: f64, tau: f64, nu: f64) -> (f64, f64) {
     let (beta, gamma) = weights(g, tau, nu);
-    let prec = 1.0 / s_z - beta;
-    let lin = m_z / s_z - gamma;
-    (lin / prec, 1.0 / prec + g)
+    let denom = 1.0 - beta * s_z;
+    ((m_z - gamma * s_z) / denom, s_z / denom + g)
 }
 
 /// Run EP from `start` (flat sites if None) on labels `y` (0/1) until no site moves by
@@ -128,14 +130,14 @@ pub fn run(
             let (mu_c, var_c) = cavity(s_z, m_z, g, sites.tau[i], sites.nu[i]);
             if !(var_c > 0.0 && var_c.is_finite() && mu_c.is_finite()) {
                 return Err(Error::numerical(format!(
-                    "EP: the cavity of site {i} is not a proper Gaussian (variance {var_c:e}) \
-                     in sweep {sweep}; damp the updates"
+                    "EP: the cavity of site {i} is not a proper Gaussian (mean {mu_c:e}, \
+                     variance {var_c:e}) in sweep {sweep}; damp the updates"
                 )));
             }
-            let t = probit_tilted(sign_of(label), mu_c, var_c);
+            let (t_tau, t_nu) = probit_site(sign_of(label), mu_c, var_c);
             let d = settings.damping;
-            let tau = d * t.tau + (1.0 - d) * sites.tau[i];
-            let nu = d * t.nu + (1.0 - d) * sites.nu[i];
+            let tau = d * t_tau + (1.0 - d) * sites.tau[i];
+            let nu = d * t_nu + (1.0 - d) * sites.nu[i];
             change = change
                 .max((tau - sites.tau[i]).abs() / sites.tau[i].abs().max(1.0))
                 .max((nu - sites.nu[i]).abs() / sites.nu[i].abs().max(1.0));
@@ -181,5 +183,39 @@ impl EpPosterior {
                 (mean, var.max(0.0))
             })
             .unzip()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A point whose whitened features are all 0 (far from every inducing input, its
+    /// Kuf column underflowed) has the prior N(0, g_i) as its cavity; EP runs through
+    /// it (the cavity's mean was 0/0 before: "the cavity of site 1 is not a proper
+    /// Gaussian", an imbalanced 1400-row set from scikit-learn under FITC and pep).
+    #[test]
+    fn a_point_with_no_features_has_the_prior_as_its_cavity() {
+        let v = DMatrix::from_column_slice(2, 3, &[0.8, 0.3, 0.0, 0.0, -0.5, 0.9]);
+        let prior = EpPrior {
+            v,
+            g: vec![0.2, 0.7, 0.1],
+        };
+        let post = run(&prior, &[1.0, 0.0, 1.0], None, &EpSettings::default()).expect("EP");
+        assert_eq!(post.cavities.mean[1], 0.0);
+        assert!(
+            (post.cavities.var[1] - 0.7).abs() < 1e-15,
+            "{:?}",
+            post.cavities
+        );
+        // its site is the probit's on the prior N(0, 0.7), and it moves nothing else
+        let (tau, nu) = probit_site(-1.0, 0.0, 0.7);
+        assert!((post.sites.tau[1] - tau).abs() < 1e-12 && (post.sites.nu[1] - nu).abs() < 1e-12);
+        let alone = EpPrior {
+            v: prior.v.select_columns(&[0, 2]),
+            g: vec![0.2, 0.1],
+        };
+        let without = run(&alone, &[1.0, 1.0], None, &EpSettings::default()).expect("EP");
+        assert!((post.mean - without.mean).norm() < 1e-9);
     }
 }

@@ -83,17 +83,24 @@ pub struct Tilted {
 /// site τ̃ = −d2/(1 + d2·σ²), ν̃ = (d1 − μ·d2)/(1 + d2·σ²) (GPML's `infEP` update, τ̃
 /// kept ≥ 0; probit is log-concave so it only clips rounding).
 pub fn probit_tilted(s: f64, mu: f64, var: f64) -> Tilted {
+    let (tau, nu) = probit_site(s, mu, var);
+    Tilted {
+        log_z: normal::log_cdf(s * mu / (1.0 + var).sqrt()),
+        tau,
+        nu,
+    }
+}
+
+/// [`probit_tilted`]'s site (τ̃, ν̃) without log Z: what a sweep needs (log Φ is read
+/// only by the evidence, once at the fixed point, and costs as much as the rest).
+pub fn probit_site(s: f64, mu: f64, var: f64) -> (f64, f64) {
     let root = (1.0 + var).sqrt();
     let z = s * mu / root;
     let r = normal::pdf_over_cdf(z);
     let d1 = s * r / root;
     let d2 = -r * (z + r) / (1.0 + var);
     let denom = 1.0 + d2 * var;
-    Tilted {
-        log_z: normal::log_cdf(z),
-        tau: (-d2 / denom).max(0.0),
-        nu: (d1 - mu * d2) / denom,
-    }
+    ((-d2 / denom).max(0.0), (d1 - mu * d2) / denom)
 }
 
 /// p(y = 1) of a latent N(μ, σ²) under the probit: Φ(μ/√(1+σ²)).

@@ -282,8 +282,13 @@ pub fn fit_free<M: Method + ?Sized>(
     let problem = FreeProblem::new(method, &model, free, ctx.positive());
     let mut scratch = model.clone();
     let objective = |u: &[f64]| problem.eval(u, data, &mut scratch, &ctx.exec);
+    // a likelihood other than the Gaussian is fitted by EP here, whose evidence can
+    // keep rising toward a limit as the latent scale grows (docs/methods.md §10): the
+    // fit ends when its iterations stop gaining, not at the budget
+    let ep = model.likelihood_kind() != crate::likelihoods::LikelihoodKind::Gaussian;
     let options = optim::Options {
         max_iters: iters,
+        plateau_rows: ep.then_some(data.y.len()),
         ..Default::default()
     };
     let mut report = ctx.on_iter(phase, continues);

@@ -168,8 +168,8 @@ struct Settings {
     budget: Budget,
     nat_step: f64,
     lr: f64,
-    /// `--elbo-every`: steps between full-data bounds for the record (default: at the
-    /// end of every epoch).
+    /// `--elbo-every`: steps between full-data bounds for the record (default: none
+    /// between the start and the end).
     elbo_every: Option<usize>,
 }
 

@@ -239,8 +239,8 @@ pub struct MethodOptions {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lr: Option<f64>,
-    /// svgp: evaluate the full-data ELBO every K steps for the record (default: once
-    /// per epoch).
+    /// svgp: evaluate the full-data ELBO every K steps for the record (default: at the
+    /// start and the end only).
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elbo_every: Option<usize>,

@@ -346,6 +346,7 @@ fn training_is_reproducible_and_improves_the_bound() {
             epochs: Some(3),
             optimizer: Some(optimizer),
             lr: Some(0.02),
+            elbo_every: Some(7),
             ..Default::default()
         };
         let s = RunSpec {
@@ -381,6 +382,33 @@ fn training_is_reproducible_and_improves_the_bound() {
         let (c, _) = fit(&ds, &other);
         assert_ne!(c.expect("fit").trace, a.trace);
     }
+}
+
+/// The stopping rule's check is the epoch's own estimate (its steps' minibatch values
+/// weighted by their rows), not another pass over the data: without --elbo-every a
+/// natgrad fit of 3 epochs evaluates the start, two evaluations per step and the
+/// closed-form q(u) at the end, and its record holds the bound at the start and the end
+/// (a full pass at every epoch's end cost a third of the epoch's steps again).
+#[test]
+fn the_rule_s_check_costs_no_pass_over_the_data() {
+    let ds = dataset(200, 21);
+    let options = MethodOptions {
+        batch: Some(32),
+        epochs: Some(3),
+        ..Default::default()
+    };
+    let s = RunSpec {
+        standardize: true,
+        ..spec(6, options)
+    };
+    let (a, _) = fit(&ds, &s);
+    let a = a.expect("fit");
+    let record: svgp::SvgpRecord = a.model.require().expect("[svgp]");
+    // 200/32 → 7 steps per epoch
+    assert_eq!(record.steps, 21);
+    assert_eq!(record.full_at, [0, 21]);
+    assert_eq!(a.evaluations, 1 + 2 * 21 + 1);
+    assert!(record.full_neg_elbo[1] < record.full_neg_elbo[0]);
 }
 
 /// With its defaults (no --epochs, the default --iters), a small fit runs until the

@@ -8,19 +8,17 @@
 //! the whole data) and Adam's rate halves, so each stage's noise is below the last's.
 //! When the last stage stops improving, the fit has converged.
 
-/// Checks compared per window: the rule compares the mean of the last `WINDOW` checks of
-/// the bound with the mean of the `WINDOW` before.
-pub const WINDOW: usize = 5;
-/// How many noise standard errors an improvement must exceed to count.
-const Z: f64 = 2.0;
+/// The rule itself (a window of checks against the window before, beyond their noise
+/// and a tolerance per row) is L-BFGS's plateau test too.
+pub use crate::optim::{WINDOW, plateaued_within};
 /// An improvement of less than this many nats per training row and check counts as
 /// none, noise or not (a deterministic last stage creeps, it does not stop).
 const TOL_PER_ROW: f64 = 1e-5;
 /// The tolerance of a non-Gaussian likelihood's exact stage (L-BFGS on every parameter,
 /// q(v) included): its checks have no noise, and L-BFGS's improvements over q(v)'s many
 /// directions fall below [`TOL_PER_ROW`] while tenths of a nat remain, so its rule asks
-/// ten times less.
-pub const JOINT_TOL_PER_ROW: f64 = 1e-6;
+/// ten times less — L-BFGS's plateau tolerance, as for EP's evidence.
+pub const JOINT_TOL_PER_ROW: f64 = crate::optim::PLATEAU_TOL_PER_ROW;
 /// Stages after the first: each grows the batch ×4, doubles γ and halves Adam's rate.
 pub const STAGES: usize = 3;
 const BATCH_GROWTH: usize = 4;
@@ -31,33 +29,10 @@ const BATCH_GROWTH: usize = 4;
 const EXACT_STEPS: usize = 16;
 
 /// Whether the negative bound (lower is better) of the checks `values`, all of one
-/// stage, has stopped improving beyond its noise: the mean of the last [`WINDOW`]
-/// against the mean of the [`WINDOW`] before; the noise from the successive differences
-/// of those 2·[`WINDOW`] values (a steady fall inflates it too, but by less than the
-/// fall it measures, so a bound still falling is never called flat). `rows` scales the
-/// tolerance. False until there are 2·[`WINDOW`] values.
+/// stage, has stopped improving beyond its noise ([`plateaued_within`] at
+/// [`TOL_PER_ROW`]; `rows` scales the tolerance).
 pub fn plateaued(values: &[f64], rows: usize) -> bool {
     plateaued_within(values, rows, TOL_PER_ROW)
-}
-
-/// [`plateaued`] with a tolerance of `tol_per_row` nats per training row and check.
-pub fn plateaued_within(values: &[f64], rows: usize, tol_per_row: f64) -> bool {
-    let k = values.len();
-    if k < 2 * WINDOW {
-        return false;
-    }
-    let recent = &values[k - 2 * WINDOW..];
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-    let improvement = mean(&recent[..WINDOW]) - mean(&recent[WINDOW..]);
-    let var = recent
-        .windows(2)
-        .map(|w| (w[1] - w[0]).powi(2))
-        .sum::<f64>()
-        / (2.0 * (2 * WINDOW - 1) as f64);
-    // the standard error of a difference of two means of WINDOW values
-    let se = (var * 2.0 / WINDOW as f64).sqrt();
-    let tol = tol_per_row * rows as f64 * WINDOW as f64;
-    !(improvement > Z * se && improvement > tol)
 }
 
 /// The step sizes of the current stage.

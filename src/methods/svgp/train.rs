@@ -10,10 +10,12 @@ use super::*;
 /// step on σ0², ℓ, σ², Z from the batch's gradient at the new q(u) (GPflow's recipe);
 /// adam: one Adam step on every parameter. The step sizes follow the [`Schedule`]: when
 /// the bound's checks stop improving ([`plateaued`]) the next stage begins, and when the
-/// last stage's do, the fit has converged. A check is the full bound at the end of every
-/// epoch, or with more than [`PROBE_ROWS`] rows the bound on the probe rows every
-/// [`PROBE_ROWS`] rows trained. The trace holds each step's minibatch estimate of the
-/// negative ELBO; `[svgp]` the full-data value every epoch (or `--elbo-every` steps).
+/// last stage's do, the fit has converged. A check is the epoch's own estimate of the
+/// bound at its end (its steps' minibatch estimates weighted by their rows: every row
+/// once, no extra pass), or with more than [`PROBE_ROWS`] rows the bound on the probe
+/// rows every [`PROBE_ROWS`] rows trained. The trace holds each step's minibatch
+/// estimate of the negative ELBO; `[svgp]` the full-data value at the start, every
+/// `--elbo-every` steps if given, and at the end.
 pub(crate) fn train(
     model: ModelFile,
     data: &mut dyn TrainingRows,
@@ -65,6 +67,8 @@ pub(crate) fn train(
     let mut probe: Vec<(DMatrix<f64>, Vec<f64>, Option<Vec<f64>>)> = Vec::new();
     let mut probe_rows = 0usize;
     let mut since_check = 0usize;
+    // the epoch's estimate of the negative bound so far: Σ (rows / n)·(batch estimate)
+    let mut epoch_estimate = 0.0;
     // the schedule reached the whole data: its last stage is the exact one
     let mut exact = false;
     loop {
@@ -156,23 +160,22 @@ pub(crate) fn train(
         }
         trace.push(value);
         ctx.report(phase, step, value);
+        epoch_estimate += value * rows as f64 / n as f64;
         let epoch_end = seen.is_multiple_of(n);
-        let full_now = match s.elbo_every {
-            Some(k) => step.is_multiple_of(k),
-            None => epoch_end,
-        };
-        let mut full_value = None;
-        if full_now || (!probing && epoch_end) {
+        if s.elbo_every.is_some_and(|k| step.is_multiple_of(k)) {
             let f = data.full(&model, &p, exec)?;
             evaluations += 1;
             record.full_at.push(step);
             record.full_neg_elbo.push(f);
-            full_value = Some(f);
         }
-        // the rule's check: the full bound at an epoch's end, or the probe's bound
-        // every PROBE_ROWS rows once the probe is complete
+        // the rule's check: the epoch's estimate at its end (each row's term once, as
+        // in the full bound, at the parameters of the step that took it: a pass over
+        // the data would cost a third of the epoch's steps again, and with B = n it is
+        // the step's own evaluation), or the probe's bound every PROBE_ROWS rows once
+        // the probe is complete
+        let epoch_value = epoch_end.then(|| std::mem::take(&mut epoch_estimate));
         let check = if !probing {
-            full_value.filter(|_| epoch_end)
+            epoch_value
         } else if probe_rows >= PROBE_ROWS && since_check >= PROBE_ROWS {
             let blocks = probe
                 .iter()

@@ -229,10 +229,9 @@ impl ModelFile {
     }
 
     /// A model whose likelihood is not Gaussian has no noise variance σ²: its file has
-    /// no `[hyper] noise_variance`, and in memory σ² is set here to the noise floor + 1
-    /// whatever the start or an earlier file gave, so that θ's σ² entry
-    /// (log(σ² − floor), which such a model's objective leaves with gradient 0, so no
-    /// fit moves it) is the same for a model started and a model read. The Gaussian
+    /// no `[hyper] noise_variance`, its θ no entry for it (`crate::params`), and in
+    /// memory σ² is set here to the noise floor + 1 whatever the start or an earlier
+    /// file gave, so that a model started and a model read are the same. The Gaussian
     /// model is left as it is.
     pub fn hold_unused_noise(&mut self) {
         if self.likelihood.is_some() {

@@ -7,7 +7,12 @@
 //! | `signal_variance` σ0² | 1 | log |
 //! | `lengthscales` ℓ | D (none for spgp-dr) | log |
 //! | `rq_alpha` α | 1 with the rq kernel | log |
-//! | `noise_variance` σ² | 1 | log(σ² − floor) |
+//! | `noise_variance` σ² | 1 with the Gaussian likelihood | log(σ² − floor) |
+//!
+//! A model whose likelihood is not Gaussian has no σ² (its file has no
+//! `[hyper] noise_variance`), so its θ has no `noise_variance` block: the optimiser never
+//! carries a coordinate the objective cannot move, and `--fix noise_variance` is refused
+//! for it ([`check_fixes`]).
 //!
 //! then the method's own blocks ([`TailBlock`], e.g. `inducing_inputs`). The layout
 //! alone packs and unpacks the shared blocks and places their gradients; families ask it
@@ -95,6 +100,21 @@ pub struct Head {
     shape: usize,
     /// A composed kernel's number of parameters (its blocks replace σ0², ℓ and α).
     composed: Option<usize>,
+    /// Whether θ holds σ² (the Gaussian likelihood's; [`packs_noise`]).
+    noise: usize,
+}
+
+/// Whether `model`'s θ holds the noise variance σ²: only the Gaussian likelihood has one.
+pub fn packs_noise(model: &ModelFile) -> bool {
+    model.likelihood.is_none()
+}
+
+/// Push ∂/∂θ of the packed σ² (from ∂/∂σ², `d_noise`) where the model's θ holds it: the
+/// step of every family's gradient after its kernel blocks.
+pub fn push_noise_grad(model: &ModelFile, d_noise: f64, grad: &mut Vec<f64>) {
+    if packs_noise(model) {
+        grad.push(noise_grad(model, d_noise));
+    }
 }
 
 impl Head {
@@ -103,14 +123,15 @@ impl Head {
             d: model.hyper.lengthscales.len(),
             shape: model.hyper.rq_alpha.map_or(0, |_| 1),
             composed: model.composed.as_ref().map(|c| c.kernel().params_len()),
+            noise: usize::from(packs_noise(model)),
         }
     }
 
     /// The length of the shared blocks together.
     pub fn len(self) -> usize {
         match self.composed {
-            Some(k) => k + 1,
-            None => self.d + self.shape + 2,
+            Some(k) => k + self.noise,
+            None => self.d + self.shape + 1 + self.noise,
         }
     }
 
@@ -123,7 +144,7 @@ impl Head {
         if let Some(k) = self.composed {
             return match name {
                 KERNEL => 0..k,
-                NOISE_VARIANCE => k..k + 1,
+                NOISE_VARIANCE => k..k + self.noise,
                 _ => 0..0,
             };
         }
@@ -131,22 +152,27 @@ impl Head {
             SIGNAL_VARIANCE => 0..1,
             LENGTHSCALES => 1..1 + self.d,
             RQ_ALPHA => 1 + self.d..1 + self.d + self.shape,
-            NOISE_VARIANCE => 1 + self.d + self.shape..2 + self.d + self.shape,
+            NOISE_VARIANCE => {
+                let at = 1 + self.d + self.shape;
+                at..at + self.noise
+            }
             _ => 0..0,
         }
     }
 
-    /// Pack σ0², ℓ, α (rq), σ² (see the module's table).
+    /// Pack σ0², ℓ, α (rq), σ² (Gaussian only; see the module's table).
     pub fn pack(model: &ModelFile, out: &mut Vec<f64>) {
-        if let Some(c) = &model.composed {
-            out.extend(c.kernel().log_params());
-            out.push((model.hyper.noise_variance - noise_floor(model)).ln());
-            return;
+        match &model.composed {
+            Some(c) => out.extend(c.kernel().log_params()),
+            None => {
+                out.push(model.hyper.signal_variance.ln());
+                out.extend(model.hyper.lengthscales.iter().map(|l| l.ln()));
+                out.extend(model.hyper.rq_alpha.map(f64::ln));
+            }
         }
-        out.push(model.hyper.signal_variance.ln());
-        out.extend(model.hyper.lengthscales.iter().map(|l| l.ln()));
-        out.extend(model.hyper.rq_alpha.map(f64::ln));
-        out.push((model.hyper.noise_variance - noise_floor(model)).ln());
+        if packs_noise(model) {
+            out.push((model.hyper.noise_variance - noise_floor(model)).ln());
+        }
     }
 
     /// Inverse of [`Head::pack`]; returns the number of entries read.
@@ -154,8 +180,7 @@ impl Head {
         if let Some(c) = &mut model.composed {
             let k = c.kernel().params_len();
             c.kernel_mut().set_log_params(&theta[..k]);
-            model.hyper.noise_variance = noise_floor(model) + theta[k].exp();
-            return k + 1;
+            return k + unpack_noise(&theta[k..], model);
         }
         let d = model.hyper.lengthscales.len();
         model.hyper.signal_variance = theta[0].exp();
@@ -167,8 +192,7 @@ impl Head {
             *a = theta[at].exp();
             at += 1;
         }
-        model.hyper.noise_variance = noise_floor(model) + theta[at].exp();
-        at + 1
+        at + unpack_noise(&theta[at..], model)
     }
 
     /// The gradient of the shared blocks, in their order, from the kernel's contractions
@@ -191,7 +215,7 @@ impl Head {
                 out.iter_mut().zip(&g.params).for_each(|(o, v)| *o += v);
             }
             c.kernel().log_prior_variance_grad(extra_signal, &mut out);
-            out.push(noise_grad(model, d_noise));
+            push_noise_grad(model, d_noise, &mut out);
             return out;
         }
         out.push(grads.iter().map(|g| g.params[0]).sum::<f64>() + extra_signal);
@@ -207,9 +231,19 @@ impl Head {
                     .sum(),
             );
         }
-        out.push(noise_grad(model, d_noise));
+        push_noise_grad(model, d_noise, &mut out);
         out
     }
+}
+
+/// σ² from its packed entry at the start of `theta`, where the model's θ holds one;
+/// returns the number of entries read (1 or 0).
+fn unpack_noise(theta: &[f64], model: &mut ModelFile) -> usize {
+    if !packs_noise(model) {
+        return 0;
+    }
+    model.hyper.noise_variance = noise_floor(model) + theta[0].exp();
+    1
 }
 
 /// The model's noise floor (0 when it has none).
@@ -375,8 +409,14 @@ impl ParamLayout {
 
 /// The names of the blocks a method's models have, for messages and checks: the
 /// shared ones that apply (`lengthscales` where the method has them, `rq_alpha` with
-/// the rq kernel) and the method's own.
-pub fn block_names(lengthscales: bool, rq: bool, tail: &[TailBlock]) -> Vec<&'static str> {
+/// the rq kernel, `noise_variance` with the Gaussian likelihood: `noise`) and the
+/// method's own.
+pub fn block_names(
+    lengthscales: bool,
+    rq: bool,
+    noise: bool,
+    tail: &[TailBlock],
+) -> Vec<&'static str> {
     let mut names = vec![SIGNAL_VARIANCE];
     if lengthscales {
         names.push(LENGTHSCALES);
@@ -384,7 +424,9 @@ pub fn block_names(lengthscales: bool, rq: bool, tail: &[TailBlock]) -> Vec<&'st
     if rq {
         names.push(RQ_ALPHA);
     }
-    names.push(NOISE_VARIANCE);
+    if noise {
+        names.push(NOISE_VARIANCE);
+    }
     names.extend(tail.iter().map(|t| t.name));
     names
 }
@@ -545,9 +587,41 @@ mod tests {
         assert!((back.hyper.lengthscales[1] - 3.0).abs() < 1e-15);
     }
 
+    /// A bernoulli model has no σ²: its θ is the kernel's blocks alone, one entry shorter
+    /// than the Gaussian model's, and packs and unpacks without one.
+    #[test]
+    fn a_non_gaussian_models_theta_has_no_noise_variance() {
+        let mut model = ModelFile::new("fitc", Hyper::se(2.0, vec![1.0, 3.0], 0.5));
+        let gaussian = ParamLayout::new(&model, &[], 4);
+        assert_eq!(gaussian.range(NOISE_VARIANCE), 3..4);
+        model.likelihood = crate::likelihoods::LikelihoodTable::start(
+            crate::likelihoods::LikelihoodKind::Bernoulli,
+            None,
+        );
+        model.hold_unused_noise();
+        assert_eq!(Head::of(&model).len(), 3);
+        let layout = ParamLayout::new(&model, &[], 3);
+        let names: Vec<_> = layout.blocks().iter().map(|b| b.name).collect();
+        assert_eq!(names, [SIGNAL_VARIANCE, LENGTHSCALES]);
+        let mut theta = Vec::new();
+        Head::pack(&model, &mut theta);
+        assert_eq!(theta.len(), 3);
+        let mut back = model.clone();
+        back.hyper.signal_variance = 7.0;
+        assert_eq!(Head::unpack(&theta, &mut back), 3);
+        assert!((back.hyper.signal_variance - 2.0).abs() < 1e-15);
+        assert_eq!(back.hyper.noise_variance, model.hyper.noise_variance);
+        let grad = Head::grad(&model, &[], 0.5, 9.0);
+        assert_eq!(grad, [0.5, 0.0, 0.0]);
+        assert_eq!(
+            block_names(true, false, false, &[REST]),
+            [SIGNAL_VARIANCE, LENGTHSCALES, FEATURES]
+        );
+    }
+
     #[test]
     fn unknown_names_list_the_blocks() {
-        let names = block_names(true, false, &[REST]);
+        let names = block_names(true, false, true, &[REST]);
         let fixes: Vec<Fix> = vec!["noise".parse().expect("a name")];
         let e = check_fixes(&fixes, &names, "fifgp", " (--fix)")
             .expect_err("unknown")

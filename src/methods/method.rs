@@ -148,12 +148,14 @@ pub trait Method: Send + Sync {
     fn tail_blocks(&self) -> &'static [TailBlock] {
         &[]
     }
-    /// The names of the parameter blocks of this method's models with `kernel`: what
-    /// `--fix` and a model's `fixed` list may name.
-    fn block_names(&self, kernel: KernelKind) -> Vec<&'static str> {
+    /// The names of the parameter blocks of this method's models with `kernel` and
+    /// `likelihood` (σ² only with the Gaussian): what `--fix` and a model's `fixed` list
+    /// may name.
+    fn block_names(&self, kernel: KernelKind, likelihood: LikelihoodKind) -> Vec<&'static str> {
         crate::params::block_names(
             self.uses_lengthscales(),
             kernel == KernelKind::Rq,
+            likelihood == LikelihoodKind::Gaussian,
             self.tail_blocks(),
         )
     }
@@ -527,8 +529,13 @@ pub fn composed_kernel_refusal(method: &dyn Method) -> Option<String> {
 /// The names `--fix` may give for `method` with `kernel`: its blocks, or with a kernel
 /// expression (which parses: the option was checked when read) the expression's paths
 /// (`se1.ls`, `periodic.period`) in place of σ0², ℓ and α.
-fn fix_names(method: &dyn Method, kernel: KernelKind, expression: Option<&str>) -> Vec<String> {
-    let blocks = method.block_names(kernel);
+fn fix_names(
+    method: &dyn Method,
+    kernel: KernelKind,
+    likelihood: LikelihoodKind,
+    expression: Option<&str>,
+) -> Vec<String> {
+    let blocks = method.block_names(kernel, likelihood);
     let Some(expr) = expression.and_then(|e| crate::kernel::expression::KernelExpr::parse(e).ok())
     else {
         return blocks.iter().map(|b| b.to_string()).collect();
@@ -570,8 +577,10 @@ pub fn check_model(method: &dyn Method, model: &ModelFile) -> Result<()> {
         ));
     }
     model.likelihood()?;
+    // a model of another likelihood has no σ² block, but one written before σ² left its
+    // θ may list it as fixed (it held nothing): still read
     let mut names: Vec<String> = method
-        .block_names(model.hyper.kernel)
+        .block_names(model.hyper.kernel, LikelihoodKind::Gaussian)
         .iter()
         .map(|b| b.to_string())
         .collect();
@@ -608,7 +617,8 @@ pub fn gaussian_only(kind: LikelihoodKind) -> Option<String> {
                 .to_string(),
         ),
         other => Some(format!(
-            "its objective is the Gaussian evidence in closed form, which no other              likelihood has — svgp takes the {other} likelihood (--method svgp)"
+            "its objective is the Gaussian evidence in closed form, which no other \
+             likelihood has — svgp takes the {other} likelihood (--method svgp)"
         )),
     }
 }
@@ -791,6 +801,18 @@ impl RunSpec {
             )));
         }
         if let Some(fixes) = self.options.fix.as_deref().filter(|f| !f.is_empty()) {
+            if likelihood != LikelihoodKind::Gaussian
+                && let Some(f) = fixes
+                    .iter()
+                    .find(|f| f.name == crate::params::NOISE_VARIANCE)
+            {
+                return Err(Error::input(format!(
+                    "fix{}: '{f}': noise_variance is the Gaussian likelihood's noise variance \
+                     σ², and likelihood = {likelihood} has none, so there is nothing to fix: \
+                     remove it",
+                    naming.flag("fix"),
+                )));
+            }
             if !method.fits_by_lbfgs(&self.options) {
                 return Err(Error::input(format!(
                     "fix{}: method '{}' is not fitted by L-BFGS with these options, so it \
@@ -801,7 +823,7 @@ impl RunSpec {
             }
             crate::params::check_fixes(
                 fixes,
-                &fix_names(method, kernel, self.options.kernel_expression()),
+                &fix_names(method, kernel, likelihood, self.options.kernel_expression()),
                 method.name(),
                 &naming.flag("fix"),
             )?;

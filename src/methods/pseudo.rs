@@ -210,6 +210,8 @@ pub struct PseudoState {
     h: Option<Vec<f64>>,
     noise_variance: f64,
     noise_floor: f64,
+    /// Whether θ holds σ² (the Gaussian likelihood's: [`params::packs_noise`]).
+    packs_noise: bool,
     /// The model's absolute jitter, if it sets one.
     jitter: Option<f64>,
 }
@@ -217,7 +219,8 @@ pub struct PseudoState {
 impl PseudoState {
     /// A state built in code (any kernel, a model file need not name it): pseudo-inputs
     /// `z` (m×D), SPGP+HS's `h` (None for the plain family), σ² above `noise_floor`, and
-    /// an absolute `jitter` (None: the automatic one).
+    /// an absolute `jitter` (None: the automatic one). Its θ holds σ², as a Gaussian
+    /// model's does.
     pub fn new(
         kernel: ModelKernel,
         z: DMatrix<f64>,
@@ -232,6 +235,7 @@ impl PseudoState {
             h,
             noise_variance,
             noise_floor,
+            packs_noise: true,
             jitter,
         }
     }
@@ -372,6 +376,7 @@ impl Family for PseudoInputs {
             h,
             noise_variance: model.hyper.noise_variance,
             noise_floor: params::noise_floor(model),
+            packs_noise: params::packs_noise(model),
             jitter: model.jitter,
         }))
     }
@@ -387,13 +392,16 @@ impl Family for PseudoInputs {
         Ok(state.z.nrows())
     }
 
-    /// θ = [the kernel's blocks, log(σ² − floor), X̄ (m×D, column-major), log h
+    /// θ = [the kernel's blocks, log(σ² − floor) (Gaussian only), X̄ (m×D, column-major), log h
     /// (SPGP+HS)], as [`Family::unpack`] writes it into a model.
     fn unpack_state(&self, theta: &[f64], state: &mut PseudoState) {
         let k = state.kernel.params_len();
         state.kernel.set_log_params(&theta[..k]);
-        state.noise_variance = state.noise_floor + theta[k].exp();
-        let points = k + 1..k + 1 + state.z.len();
+        let noise = usize::from(state.packs_noise);
+        if state.packs_noise {
+            state.noise_variance = state.noise_floor + theta[k].exp();
+        }
+        let points = k + noise..k + noise + state.z.len();
         state
             .z
             .as_mut_slice()
@@ -592,10 +600,11 @@ impl Family for PseudoInputs {
         let gu = k.grad_in(z, z, kuu, &adj.d_kuu, true, true, exec.par, s);
         // D is the kernel's input space (pca-spgp projects the data first)
         let (m, d) = (z.nrows(), z.ncols());
-        // θ: the kernel's blocks in their own order, log(σ² − floor), X̄ (m×D,
+        // θ: the kernel's blocks in their own order, log(σ² − floor) (Gaussian only), X̄ (m×D,
         // column-major), then log h (SPGP+HS)
         let noise = k.params_len();
-        let points = noise + 1..noise + 1 + m * d;
+        let first = noise + usize::from(state.packs_noise);
+        let points = first..first + m * d;
         if grad.is_empty() {
             grad.resize(points.end + state.h.as_ref().map_or(0, Vec::len), 0.0);
         }
@@ -611,7 +620,10 @@ impl Family for PseudoInputs {
             *g += t;
         }
         s.give(kg);
-        grad[noise] += params::noise_grad_at(state.noise_variance, state.noise_floor, adj.d_noise);
+        if state.packs_noise {
+            grad[noise] +=
+                params::noise_grad_at(state.noise_variance, state.noise_floor, adj.d_noise);
+        }
         if let (Some(a), Some(b), Some(c)) = (&gf.a, &gu.a, &gu.b) {
             let sums = a.iter().zip(b.iter()).zip(c.iter());
             for (g, ((a, b), c)) in grad[points.clone()].iter_mut().zip(sums) {

@@ -1,5 +1,6 @@
 //! Model files: reading, checking and writing.
 use super::*;
+use crate::error::Location;
 
 const FITC: &str = r#"
 method = "fitc"

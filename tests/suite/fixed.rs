@@ -337,6 +337,71 @@ fn fix_is_one_declared_option_checked_against_the_method() {
     assert!(e.contains("leave out init_noise_variance"), "{e}");
 }
 
+/// A model whose likelihood is not Gaussian has no σ²: the optimiser's vector holds no
+/// `noise_variance` entry (one entry shorter than the Gaussian model's, for a method
+/// fitted by L-BFGS, the exact GP and svgp), and fixing it is refused, naming the flag
+/// and the likelihood, from the session key and the form's text alike.
+#[test]
+fn a_non_gaussian_model_has_no_noise_variance_to_pack_or_fix() {
+    let data = toy_data(40, 2, 7);
+    for (name, likelihood) in [
+        ("fitc", "bernoulli"),
+        ("full", "bernoulli"),
+        ("svgp", "bernoulli"),
+        ("svgp", "poisson"),
+    ] {
+        let method = methods::get(name).expect("a method");
+        let plain = spec(name, 5, MethodOptions::default(), 10);
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let gaussian = init(method, &data, &plain, &mut rng).expect("starts");
+        let mut model = gaussian.clone();
+        model.likelihood = sgpw::likelihoods::LikelihoodTable::start(
+            likelihood.parse().expect("a likelihood"),
+            None,
+        );
+        model.hold_unused_noise();
+        let what = format!("{name} with {likelihood}");
+        let (theta, theta_gaussian) = (method.pack(&model), method.pack(&gaussian));
+        assert_eq!(theta.len() + 1, theta_gaussian.len(), "{what}");
+        let layout = ParamLayout::new(&model, method.tail_blocks(), theta.len());
+        assert!(layout.block("noise_variance").is_none(), "{what}");
+        assert!(layout.block("signal_variance").is_some(), "{what}");
+        let mut back = model.clone();
+        method.unpack(&theta, &mut back);
+        assert_eq!(method.pack(&back), theta, "{what}");
+        let text = format!("likelihood = \"{likelihood}\"\nfix = [\"noise_variance=0.01\"]");
+        let e = spec_with(name, &text)
+            .check(40)
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            e.contains("fix") && e.contains("noise_variance") && e.contains(likelihood),
+            "{what}: {e}"
+        );
+        let form = sgpw::run_spec::parse_options(&[
+            ("likelihood".into(), likelihood.into()),
+            ("fix".into(), "noise_variance".into()),
+        ])
+        .expect("the form's text parses");
+        let e = spec(name, 5, form, 10)
+            .check(40)
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            e.contains(&format!("likelihood = {likelihood} has none")),
+            "{what}: {e}"
+        );
+    }
+    // the Gaussian model still fixes it
+    spec_with("fitc", "fix = [\"noise_variance=0.01\"]")
+        .check(40)
+        .expect("valid");
+}
+
+fn spec_with(method: &str, text: &str) -> RunSpec {
+    spec(method, 5, common::options(text), 10)
+}
+
 /// The values of `path` (`periodic.period`) in a kernel expression.
 fn path_values(expression: &str, path: &str) -> Vec<f64> {
     use sgpw::kernel::expression::{KernelExpr, Value};

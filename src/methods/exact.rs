@@ -756,7 +756,11 @@ mod tests {
                     + 0.1 * rng.random_range(-1.0f64..1.0)
             })
             .collect();
-        let data = TrainData { x, y };
+        let data = TrainData {
+            x,
+            y,
+            log_exposure: None,
+        };
         let mut start = ModelFile::new(Exact.name(), Hyper::se(0.8, vec![1.0, 1.0], 0.2));
         let names = vec!["t".to_string(), "u".to_string()];
         let expression = "se + matern52(dims=[u]) + periodic(dims=[t], period=1.3, fix=period)";

@@ -59,7 +59,7 @@ pub fn head_grad(
     Head::grad(model, grads, extra_signal, d_noise)
 }
 
-pub use crate::params::{noise_floor, noise_grad};
+pub use crate::params::{noise_floor, noise_grad, push_noise_grad};
 
 /// The prior diagonal's contraction Σ_i adj_i ∂k(x_i, x_i)/∂(kernel parameters) as a
 /// [`KernelGrad`] for [`head_grad`]: through the kernel, so a composed kernel whose

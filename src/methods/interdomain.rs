@@ -469,7 +469,7 @@ impl Family for InterDomain {
                     .zip(&f.se[0].ell2)
                     .map(|(g, l)| 2.0 * l.unwrap_or(0.0) * g),
             );
-            grad.push(super::hyper::noise_grad(model, adj.d_noise));
+            super::hyper::push_noise_grad(model, adj.d_noise, &mut grad);
         }
         match self.kind {
             Kind::Fif | Kind::Tfif => {

@@ -504,7 +504,7 @@ impl Family for SpectralPoints {
                     self.learn_points,
                     exec.par,
                 );
-                grad.push(super::hyper::noise_grad(model, adj.d_noise));
+                super::hyper::push_noise_grad(model, adj.d_noise, &mut grad);
                 grad.extend(dz);
                 return Ok(grad);
             }
@@ -535,7 +535,7 @@ impl Family for SpectralPoints {
         grad.push(-(r as f64 / model.hyper.signal_variance) * adj.d_kuu.trace());
         // w = s/ℓ: ∂w_kd/∂log ℓ_d = −w_kd
         grad.extend((0..dim).map(|d| -w.column(d).dot(&d_w.column(d))));
-        grad.push(super::hyper::noise_grad(model, adj.d_noise));
+        super::hyper::push_noise_grad(model, adj.d_noise, &mut grad);
         if self.learn_points {
             for (d, l) in model.hyper.lengthscales.iter().enumerate() {
                 grad.extend(d_w.column(d).iter().map(|v| v / l));

@@ -144,6 +144,7 @@ fn binary(data: &TrainData) -> TrainData {
     TrainData {
         x: data.x.clone(),
         y: data.y.iter().map(|v| f64::from(*v > 0.0)).collect(),
+        log_exposure: None,
     }
 }
 

@@ -205,12 +205,12 @@ pub fn run(args: PredictArgs) -> Result<()> {
             false => Vec::new(),
         };
         let mut out = String::with_capacity(64 * p.mean.len() * (1 + parts.len()));
-        for i in 0..p.mean.len() {
+        for (i, &offset) in offsets.iter().enumerate() {
             match &observed {
                 None => {
                     let _ = writeln!(out, "{},{},{}", p.mean[i], p.var_latent[i], p.var_noisy[i]);
                 }
-                Some(o) => o.row_exposed(&mut out, p.mean[i], p.var_latent[i], offsets[i]),
+                Some(o) => o.row_exposed(&mut out, p.mean[i], p.var_latent[i], offset),
             }
             if !parts.is_empty() {
                 out.pop();

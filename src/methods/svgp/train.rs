@@ -5,6 +5,10 @@
 
 use super::*;
 
+/// A block of the probe rows the stopping rule checks on: inputs, targets and, with an
+/// exposure, the rows' log exposures.
+type ProbeBlock = (DMatrix<f64>, Vec<f64>, Option<Vec<f64>>);
+
 /// The training loop (docs/methods.md §8.2): seeded shuffles, one minibatch per step.
 /// natgrad: a natural-gradient step γ on q(u) from the batch's gradient, then an Adam
 /// step on σ0², ℓ, σ², Z from the batch's gradient at the new q(u) (GPflow's recipe);
@@ -64,7 +68,7 @@ pub(crate) fn train(
     // (this process's part of the first batches) and their rows over every process
     let mut checks: Vec<f64> = Vec::new();
     let probing = n > PROBE_ROWS;
-    let mut probe: Vec<(DMatrix<f64>, Vec<f64>, Option<Vec<f64>>)> = Vec::new();
+    let mut probe: Vec<ProbeBlock> = Vec::new();
     let mut probe_rows = 0usize;
     let mut since_check = 0usize;
     // the epoch's estimate of the negative bound so far: Σ (rows / n)·(batch estimate)

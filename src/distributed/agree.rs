@@ -89,7 +89,12 @@ pub(super) fn read_and_agree(
     let mut n = [y.len() as f64];
     share.sum(&mut n);
     let n_total = n[0] as usize;
-    let raw = TrainData { x, y };
+    // a distributed fit takes no exposure (refused before any work)
+    let raw = TrainData {
+        x,
+        y,
+        log_exposure: None,
+    };
     let gathered = gather_start_rows(share, &raw, n_total, seed);
     // the standardisation: with every row on the root, as one process computes it
     // (the same bits); else merged from every process's moments. The root's is broadcast.
@@ -173,10 +178,12 @@ impl Stats {
                     .iter()
                     .map(|v| (v - self.mean) / s.target_scale)
                     .collect(),
+                log_exposure: None,
             },
             None => TrainData {
                 x: raw.x.clone(),
                 y: raw.y.iter().map(|v| v - self.mean).collect(),
+                log_exposure: None,
             },
         }
     }
@@ -321,5 +328,6 @@ fn gather_start_rows(
     Some(TrainData {
         x: DMatrix::from_fn(count, d, |i, j| flat[i * (d + 1) + j]),
         y: (0..count).map(|i| flat[i * (d + 1) + d]).collect(),
+        log_exposure: None,
     })
 }

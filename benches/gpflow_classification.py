@@ -26,8 +26,9 @@ written to OUTDIR/train.csv and OUTDIR/test.csv, and every fit reads those rows.
   median leaves out the epochs the scheduler stretched, which sgpw's mean counts); sgpw's: its training seconds over the epochs it ran (the model
   file's `[svgp] epochs`), which counts every whole-data evaluation as an epoch.
 - ep-fitc is `sgpw fit --method fitc --likelihood bernoulli --m M` on the same files
-  (L-BFGS on the EP evidence, its own default budget; no epochs); EP=0 in the
-  environment leaves it out (it does not depend on svgp's code).
+  (L-BFGS on the EP evidence, its own default budget; no epochs), its model saved as
+  OUTDIR/ep_fitc.toml and its fitted σ0² and ℓ printed; EP=0 in the environment leaves
+  it out (it does not depend on svgp's code).
 
 Prints one JSON line: for each of gpflow, svgp and ep_fitc the test error rate, NLP and
 AUC, the negative bound (or EP's negative log evidence) and the seconds; the epochs and
@@ -135,9 +136,12 @@ def main():
             "stop": sv["stop"], "steps": sv["iterations"]}
     ep_fitc = None
     if os.environ.get("EP", "1") != "0":
-        ep, _ = sgpw_fit(out, seed, ["--method", "fitc", "--m", str(m)])
+        ep, _ = sgpw_fit(out, seed, ["--method", "fitc", "--m", str(m)], save=f"{out}/ep_fitc.toml")
+        with open(f"{out}/ep_fitc.toml", "rb") as f:
+            hyper = tomllib.load(f)["hyper"]
         ep_fitc = {"error_rate": ep["error_rate"], "nlp": ep["mnlp"], "auc": ep["auc"], "neg_log_evidence": ep["nlml"],
-                   "seconds": ep["train_seconds"], "stop": ep["stop"], "iterations": ep["iterations"]}
+                   "seconds": ep["train_seconds"], "stop": ep["stop"], "iterations": ep["iterations"],
+                   "signal_variance": hyper["signal_variance"], "lengthscales": hyper["lengthscales"]}
     print(json.dumps({"data": name, "m": m, "seed": seed, "batch": batch, "budget_epochs": epochs,
                       "gpflow": gp, "svgp": svgp, "ep_fitc": ep_fitc}))
 

@@ -432,3 +432,40 @@ fn another_likelihoods_noisy_variance_is_its_latent_variance() {
     );
     assert_eq!(pred.var_noisy, pred.var_latent);
 }
+
+/// The Gaussian evidence (the exact GP, the low-rank core) needs the likelihood's
+/// Gaussian noise: a model with another likelihood that reaches it past the run's
+/// check is refused, naming the likelihood — not evaluated with a noise variance it
+/// does not have.
+#[test]
+fn the_gaussian_evidence_refuses_a_likelihood_without_gaussian_noise() {
+    let data = crate::common::toy_data(20, 1, 3);
+    let exec = sgpw::exec::Exec::default();
+    for (method, tables) in [
+        ("full", ""),
+        ("fitc", "\n[inducing]\npoints = [[-1.0], [1.0]]\n"),
+        ("vfe", "\n[inducing]\npoints = [[-1.0], [1.0]]\n"),
+    ] {
+        let text = format!(
+            "method = \"{method}\"\n[hyper]\nsignal_variance = 1.0\nlengthscales = [1.0]\n\
+             [likelihood]\nname = \"studentt\"\n{tables}"
+        );
+        let model = ModelFile::parse(&text).expect("parses");
+        let m = sgpw::methods::get(method).expect("a method");
+        let e = m.nlml(&model, &data, &exec).expect_err(method).to_string();
+        assert!(
+            e.contains("the studentt likelihood has no Gaussian noise variance"),
+            "{method}: {e}"
+        );
+        let e = m
+            .objective(&model, &data, &exec)
+            .expect_err(method)
+            .to_string();
+        assert!(e.contains("studentt"), "{method}: {e}");
+        let e = m
+            .posterior(&model, &data, &exec)
+            .expect_err(method)
+            .to_string();
+        assert!(e.contains("studentt"), "{method}: {e}");
+    }
+}

@@ -137,7 +137,7 @@ fn run(
     settings: &EpSettings,
     start: Option<Sites>,
 ) -> Result<EpPosterior> {
-    let lr = ep_low_rank(&parts, approx);
+    let lr = ep_low_rank(parts, approx);
     let prior = ep::low_rank_prior(&lr)?;
     ep::run(&prior, y, start, settings)
 }

@@ -53,7 +53,13 @@ fn per_step(data: &TrainData) {
     let checkpoints = [100, 200, 400, 800];
     let batch = 40;
     let cap = 800 + batch;
-    let mut inc = Incremental::new(&data.y, &m.hyper, 1e-8, cap);
+    let mut inc = Incremental::new(
+        &data.y,
+        m.hyper.signal_variance,
+        m.collapsed_noise().expect("a Gaussian model"),
+        1e-8,
+        cap,
+    );
     // points in a fixed pseudo-random order
     let mut next = (0..N).map(|k| (k * 7919 + 13) % N);
     println!(
@@ -89,7 +95,13 @@ fn rule_costs(data: &TrainData) {
     let d = 400;
     let reps = 7;
     let grow = || {
-        let mut inc = Incremental::new(&data.y, &m.hyper, 1e-8, d + reps);
+        let mut inc = Incremental::new(
+            &data.y,
+            m.hyper.signal_variance,
+            m.collapsed_noise().expect("a Gaussian model"),
+            1e-8,
+            d + reps,
+        );
         for k in 0..d {
             add(&mut inc, data, &m, (k * 7919 + 13) % N);
         }

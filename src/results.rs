@@ -195,7 +195,7 @@ impl RunResult {
     }
 
     /// σ0²/σ² of a finished fit that collapsed to the constant predictor
-    /// ([`crate::model_file::Hyper::collapsed`]), None otherwise.
+    /// ([`crate::model_file::ModelFile::collapsed`]), None otherwise.
     pub fn collapsed(&self) -> Option<f64> {
         if self.status != Status::Done {
             return None;

@@ -500,7 +500,7 @@ pub fn fit<'py>(
     info.set_item("stop", result.stop.word())?;
     info.set_item("train_seconds", result.train_seconds)?;
     info.set_item("jitter", result.jitter)?;
-    info.set_item("collapsed", result.model.hyper.collapsed().is_some())?;
+    info.set_item("collapsed", result.model.collapsed().is_some())?;
     let second = match result
         .model
         .fit

@@ -109,7 +109,8 @@ fn score(
 ) -> Result<(Option<f64>, f64)> {
     let (mean, var) = online.predict(x)?;
     let mean: Vec<f64> = mean.iter().map(|m| m * scale + model.target_mean).collect();
-    let s2 = online.noise_variance();
+    // the Gaussian likelihood's σ² (the online model holds the model's)
+    let s2 = model.collapsed_noise()?;
     let var: Vec<f64> = var.iter().map(|v| (v + s2) * scale * scale).collect();
     Ok((
         metrics::nmse(y, &mean, model.target_mean),

@@ -32,6 +32,7 @@ pub use poisson::{Poisson, log_exposures};
 pub use quadrature::GaussHermite;
 pub use student_t::StudentT;
 
+use crate::error::Error;
 use serde::{Deserialize, Serialize};
 
 /// The likelihoods sgpw has, by name.
@@ -158,6 +159,22 @@ pub trait Likelihood: Send + Sync + std::fmt::Debug {
     /// None for every other likelihood (the collapsed methods refuse them).
     fn gaussian_noise(&self) -> Option<f64> {
         None
+    }
+
+    /// [`gaussian_noise`](Likelihood::gaussian_noise) for a computation that needs it
+    /// (the collapsed core, the exact GP, Nyström, the greedy selection, svgp's closed
+    /// form): σ², or the refusal naming this likelihood (GPflow's `GPR` likewise takes a
+    /// `Gaussian` likelihood only). What every such computation reads instead of a
+    /// model's `noise_variance`.
+    fn collapsed_noise(&self) -> crate::error::Result<f64> {
+        self.gaussian_noise().ok_or_else(|| {
+            Error::input(format!(
+                "the {} likelihood has no Gaussian noise variance σ²: this computation is \
+                 the Gaussian evidence in closed form (y = f + N(0, σ²)), which only the \
+                 gaussian likelihood has — svgp takes any likelihood (--method svgp)",
+                self.name()
+            ))
+        })
     }
 
     /// The first target this likelihood cannot take, if any.

@@ -49,7 +49,7 @@ fn factor(model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<Factor> {
     // The noise keeps K + σ²I positive definite; jitter only if σ² is tiny. The
     // factorisations copy K and add σ² (and the jitter) on the way: K + σ²I itself is
     // never held, one n×n matrix less. They look at the cancel token between panels.
-    let noise = model.hyper.noise_variance;
+    let noise = model.collapsed_noise()?;
     let policy = match model.jitter {
         Some(j) => Jitter::Fixed(j),
         None => match linalg::cholesky_shifted(&k, noise, exec)? {

@@ -318,7 +318,7 @@ impl<F: Family> Method for LowRankMethod<F> {
     ) -> Result<(f64, f64)> {
         let approx = self.approx_of(model)?;
         let s = &exec.scratch;
-        if ep::uses_ep(model)? {
+        if by_ep(model)? {
             ep::refuse_shared(exec)?;
         }
         if let Some(share) = exec.share.as_deref() {
@@ -345,7 +345,7 @@ impl<F: Family> Method for LowRankMethod<F> {
 
     fn typed_fit<'a>(&'a self, model: &ModelFile) -> Option<Box<dyn TypedModel + 'a>> {
         let approx = self.approx_of(model).ok()?;
-        let ep = ep::uses_ep(model)
+        let ep = by_ep(model)
             .ok()?
             .then(|| ep::EpRun::new(ep::settings(model)));
         let state = self
@@ -399,7 +399,7 @@ impl<F: Family> Method for LowRankMethod<F> {
 
     fn nlml(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<f64> {
         let approx = self.approx_of(model)?;
-        if ep::uses_ep(model)? {
+        if by_ep(model)? {
             ep::refuse_shared(exec)?;
             let state = self.family.state(model, &exec.scratch)?;
             let settings = ep::settings(model);
@@ -450,7 +450,7 @@ impl<F: Family> Method for LowRankMethod<F> {
     ) -> Result<(Posterior, Option<DMatrix<f64>>)> {
         let approx = self.approx_of(model)?;
         let degenerate = self.family.degenerate();
-        if ep::uses_ep(model)? {
+        if by_ep(model)? {
             ep::refuse_shared(exec)?;
             let state = self.family.state(model, &exec.scratch)?;
             let settings = ep::settings(model);
@@ -501,6 +501,18 @@ impl<F: Family> Method for LowRankMethod<F> {
     ) -> Result<(ModelFile, Outcome)> {
         self.family.fit(self, model, data, spec, ctx)
     }
+}
+
+/// Whether `model` is evaluated by EP (bernoulli with the probit link); otherwise by
+/// the core's Gaussian evidence, whose σ² is the likelihood's: a likelihood with no
+/// Gaussian noise is refused here, naming it, rather than evaluated with a σ² it does
+/// not have.
+fn by_ep(model: &ModelFile) -> Result<bool> {
+    if ep::uses_ep(model)? {
+        return Ok(true);
+    }
+    model.collapsed_noise()?;
+    Ok(false)
 }
 
 /// ∂/∂log σ0² of an automatic jitter, which scales with σ0² (docs/methods.md §1.3).

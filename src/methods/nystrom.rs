@@ -195,7 +195,7 @@ impl Method for Nystrom {
         exec.check()?;
         let b = basis_points(model)?;
         let k = model.kernel();
-        let s2 = model.hyper.noise_variance;
+        let s2 = model.collapsed_noise()?;
         let kbx = k.matrix(&b, &data.x, exec.par);
         let kbb = k.gram(&b, exec.par);
         let (_, jitter) = linalg::cholesky_jittered(&kbb, model.jitter_policy(), exec.par)?;
@@ -278,7 +278,7 @@ impl Method for Nystrom {
         }
         let b = basis_points(model)?;
         let k = model.kernel();
-        let s2 = model.hyper.noise_variance;
+        let s2 = model.collapsed_noise()?;
         let kbx = k.matrix(&b, train, exec.par);
         let alpha = DVector::from_column_slice(&posterior.mean_weights);
         let (mut mean, mut var) = (Vec::with_capacity(x.nrows()), Vec::with_capacity(x.nrows()));

@@ -43,7 +43,7 @@ impl OnlinePsds {
         Self::with_jitter(
             frequencies(model)?,
             model.hyper.signal_variance,
-            model.hyper.noise_variance,
+            model.collapsed_noise()?,
             jitter(model),
         )
     }

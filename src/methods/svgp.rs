@@ -545,7 +545,6 @@ fn factor_of(model: &ModelFile, p: &Params, exec: &Exec) -> Result<Factor> {
             let prior = Prior {
                 kernel: &*kernel,
                 z,
-                noise: model.hyper.noise_variance,
                 jitter: model.jitter_policy(),
             };
             Factor::new(&prior, exec.par)

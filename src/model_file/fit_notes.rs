@@ -3,7 +3,7 @@
 //! nothing, a classifier's latent scale that grew without bound (docs/methods.md §0.4,
 //! §10).
 
-use super::schema::{Hyper, ModelFile};
+use super::schema::ModelFile;
 use crate::likelihoods::LikelihoodKind;
 
 /// A fit whose signal variance ended below this fraction of its noise variance has
@@ -29,37 +29,22 @@ pub const COLLAPSE_ADVICE: &str = "the targets may hold no signal this kernel ca
      --method fitc, or a start fitted on more training points (--init-lengthscales-from-subset \
      N with N above 1000)";
 
-impl Hyper {
-    /// σ0²/σ² when it is below [`COLLAPSE_RATIO`]: the fit explains the targets as
-    /// noise around their mean (the all-noise basin of VFE and power EP).
-    pub fn collapsed(&self) -> Option<f64> {
-        let ratio = self.signal_variance / self.noise_variance;
-        (ratio < COLLAPSE_RATIO).then_some(ratio)
-    }
-
-    /// The flag of a collapsed fit in a sentence, with what to try; None if it is not.
-    pub fn collapse_note(&self) -> Option<String> {
-        self.collapsed().map(|r| {
-            format!(
-                "collapsed to a constant predictor: the signal variance is {r:.1e} of the \
-                 noise variance; {COLLAPSE_ADVICE}"
-            )
-        })
-    }
-}
-
 impl ModelFile {
+    /// The likelihood's Gaussian noise σ² (None for another likelihood, which has none,
+    /// or a model whose `[likelihood]` table does not read: the fit's checks say why).
+    fn noise_of_likelihood(&self) -> Option<f64> {
+        self.gaussian_noise().ok().flatten()
+    }
+
     /// σ² as a fraction of the training targets' variance, when it is below
     /// [`NOISE_COLLAPSE_RATIO`]. A standardized model's targets have unit variance in
-    /// its units; a raw model's variance is `target_variance`, where known.
+    /// its units; a raw model's variance is `target_variance`, where known. Never for a
+    /// likelihood other than Gaussian noise.
     pub fn noise_collapsed(&self, target_variance: Option<f64>) -> Option<f64> {
-        // σ² is the Gaussian likelihood's: another likelihood's model does not use it
-        if self.likelihood.is_some() {
-            return None;
-        }
+        let s2 = self.noise_of_likelihood()?;
         let share = match (&self.standardize, target_variance) {
-            (Some(_), _) => self.hyper.noise_variance,
-            (None, Some(v)) if v > 0.0 => self.hyper.noise_variance / v,
+            (Some(_), _) => s2,
+            (None, Some(v)) if v > 0.0 => s2 / v,
             _ => return None,
         };
         (share < NOISE_COLLAPSE_RATIO).then_some(share)
@@ -87,18 +72,22 @@ impl ModelFile {
         })
     }
 
-    /// σ0²/σ² when the fit collapsed to the constant predictor ([`Hyper::collapsed`]);
-    /// never for a non-Gaussian likelihood, whose model does not use σ².
+    /// σ0²/σ² when it is below [`COLLAPSE_RATIO`]: the fit explains the targets as
+    /// noise around their mean (the all-noise basin of VFE and power EP). Never for a
+    /// likelihood other than Gaussian noise, which has no σ² to explain them with.
     pub fn collapsed(&self) -> Option<f64> {
-        match self.likelihood {
-            Some(_) => None,
-            None => self.hyper.collapsed(),
-        }
+        let ratio = self.hyper.signal_variance / self.noise_of_likelihood()?;
+        (ratio < COLLAPSE_RATIO).then_some(ratio)
     }
 
-    /// [`Hyper::collapse_note`] where [`ModelFile::collapsed`] says so.
+    /// The flag of a collapsed fit in a sentence, with what to try; None if it is not.
     pub fn collapse_note(&self) -> Option<String> {
-        self.collapsed().and_then(|_| self.hyper.collapse_note())
+        self.collapsed().map(|r| {
+            format!(
+                "collapsed to a constant predictor: the signal variance is {r:.1e} of the \
+                 noise variance; {COLLAPSE_ADVICE}"
+            )
+        })
     }
 
     /// A classifier's latent scale that grew without bound, in a sentence with what to

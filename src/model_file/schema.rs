@@ -257,6 +257,19 @@ impl ModelFile {
         }
     }
 
+    /// The Gaussian noise variance σ² of the model's likelihood, for a computation that
+    /// needs it ([`Likelihood::collapsed_noise`]): an error naming the likelihood when it
+    /// is not Gaussian.
+    pub fn collapsed_noise(&self) -> Result<f64> {
+        self.likelihood()?.collapsed_noise()
+    }
+
+    /// σ² where the model's likelihood is Gaussian noise, None otherwise
+    /// ([`Likelihood::gaussian_noise`]).
+    pub fn gaussian_noise(&self) -> Result<Option<f64>> {
+        Ok(self.likelihood()?.gaussian_noise())
+    }
+
     pub fn read(path: &Path) -> Result<ModelFile> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::file(path, format!("cannot read the model file: {e}")))?;

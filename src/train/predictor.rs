@@ -188,10 +188,7 @@ impl Predictor {
             .map_or(1.0, |s| s.target_scale);
         // the Gaussian likelihood's σ²; another likelihood has no Gaussian noise, so its
         // var_noisy is the latent variance (what it predicts for y: `observed`)
-        let s2 = match self.model.likelihood {
-            None => self.model.hyper.noise_variance,
-            Some(_) => 0.0,
-        };
+        let s2 = self.model.gaussian_noise()?.unwrap_or(0.0);
         let t = x.nrows();
         let mut out = Prediction {
             mean: Vec::with_capacity(t),
@@ -267,6 +264,9 @@ impl Predictor {
     /// The log predictive density of each target `y` at the rows of `x` under the
     /// noisy predictive distribution (GPflow's `predict_log_density`); MNLP is minus
     /// their mean. Noisy variances below σ² count as σ², as in [`Predictor::score_with`].
+    /// A model with another likelihood gives its own predictive density
+    /// ([`Likelihood::log_predictive_density`], in the target's units), the terms of the
+    /// MNLP [`Predictor::score_with`] reports.
     pub fn log_density_with(&self, x: &DMatrix<f64>, y: &[f64], exec: &Exec) -> Result<Vec<f64>> {
         if y.len() != x.nrows() {
             return Err(Error::input(format!(
@@ -283,7 +283,14 @@ impl Predictor {
         }
         let p = self.predict_with(x, exec)?;
         let scale = self.target_scale();
-        let noise = self.model.hyper.noise_variance * scale * scale;
+        let Some(s2) = self.model.gaussian_noise()? else {
+            let (lik, quad, y, mean, var) = self.in_model_units(y, None, &p)?;
+            return Ok((0..y.len())
+                .map(|i| lik.log_predictive_density(y[i], mean[i], var[i].max(0.0), &quad))
+                .map(|lpd| lpd - scale.ln())
+                .collect());
+        };
+        let noise = s2 * scale * scale;
         let var: Vec<f64> = p.var_noisy.iter().map(|v| v.max(noise)).collect();
         Ok(metrics::log_densities(y, &p.mean, &var))
     }
@@ -302,11 +309,8 @@ impl Predictor {
             .contains(&crate::model_file::Witness::lengthscales(&self.model));
         DataUnitHyper {
             signal_variance: h.signal_variance * s2,
-            noise_variance: self
-                .model
-                .likelihood
-                .is_none()
-                .then_some(h.noise_variance * s2),
+            // the likelihood's σ², where it is Gaussian noise
+            noise_variance: self.model.gaussian_noise().ok().flatten().map(|v| v * s2),
             lengthscales: per_input.then(|| {
                 h.lengthscales
                     .iter()
@@ -351,8 +355,12 @@ impl Predictor {
         exec: &Exec,
     ) -> Result<TestMetrics> {
         let p = self.predict_with(x, exec)?;
-        if let Some(table) = &self.model.likelihood {
-            return self.score_likelihood(table, y, exposure, &p);
+        if self.model.likelihood.is_some() {
+            let (lik, quad, y_model, mean, var) = self.in_model_units(y, exposure, &p)?;
+            let units = (self.model.target_mean, self.target_scale());
+            return Ok(metrics::likelihood_scores(
+                &*lik, &quad, &y_model, &mean, &var, units,
+            ));
         }
         if exposure.is_some() {
             return Err(Error::input(
@@ -365,7 +373,7 @@ impl Predictor {
             .standardize
             .as_ref()
             .map_or(1.0, |s| s.target_scale);
-        let noise = self.model.hyper.noise_variance * scale * scale;
+        let noise = self.model.collapsed_noise()? * scale * scale;
         Ok(TestMetrics {
             nmse: metrics::nmse(y, &p.mean, self.model.target_mean),
             mnlp: metrics::mnlp_clamped(y, &p.mean, &p.var_noisy, noise),
@@ -378,17 +386,28 @@ impl Predictor {
         })
     }
 
-    /// [`Predictor::score_with`] for a likelihood other than the Gaussian
-    /// ([`metrics::likelihood_scores`]): the test targets in model units (a binary
-    /// target's labels as the classes the model learned), each checked for the
-    /// likelihood, an error naming the first test row it cannot take.
-    fn score_likelihood(
+    /// What [`Predictor::score_with`] and [`Predictor::log_density_with`] score a
+    /// likelihood other than the Gaussian with: the likelihood and its quadrature rule,
+    /// the test targets in model units (a binary target's labels as the classes the
+    /// model learned), each checked for the likelihood, an error naming the first test
+    /// row it cannot take, and the latent mean (shifted by each row's log exposure) and
+    /// variance in model units.
+    #[allow(clippy::type_complexity)] // the five things both scores read
+    fn in_model_units(
         &self,
-        table: &crate::likelihoods::LikelihoodTable,
         y: &[f64],
         exposure: Option<&[f64]>,
         p: &Prediction,
-    ) -> Result<TestMetrics> {
+    ) -> Result<(
+        Box<dyn crate::likelihoods::Likelihood>,
+        crate::likelihoods::GaussHermite,
+        Vec<f64>,
+        Vec<f64>,
+        Vec<f64>,
+    )> {
+        let table = self.model.likelihood.as_ref().ok_or_else(|| {
+            Error::input("internal: a Gaussian model's test targets are scored in its units")
+        })?;
         let bad = |row: usize, why: String| {
             Error::input(format!(
                 "the test target at test row {}: {why} ({} likelihood)",
@@ -426,13 +445,6 @@ impl Predictor {
             .map(|(m, o)| (m - tm) / scale + o)
             .collect();
         let var: Vec<f64> = p.var_latent.iter().map(|v| v / (scale * scale)).collect();
-        Ok(metrics::likelihood_scores(
-            &*lik,
-            &quad,
-            &y_model,
-            &mean,
-            &var,
-            (tm, scale),
-        ))
+        Ok((lik, quad, y_model, mean, var))
     }
 }

@@ -173,7 +173,7 @@ pub(crate) fn start_model(
     let (hyper, fitted_kernel) = match subset_fit {
         Some(f) if f.composed.is_some() => {
             let mut h = default_start_hyper(td, spec, standardize.as_ref(), ctx, rng)?;
-            h.noise_variance = f.hyper.noise_variance;
+            h.noise_variance = f.collapsed_noise()?;
             (h, f.composed)
         }
         Some(f) => (f.hyper, None),
@@ -214,6 +214,8 @@ pub(crate) fn start_model(
     model.standardize = standardize;
     model.inputs = Some(feature_names.to_vec());
     model.target = Some(target_name.to_string());
+    // the start's Gaussian noise, before the model takes its likelihood
+    let start_noise = model.collapsed_noise()?;
     model.likelihood = LikelihoodTable::start(spec.options.likelihood(), labels).map(|mut t| {
         t.quadrature_points = spec.options.quadrature_points;
         // probit, the default, is written as no link
@@ -225,8 +227,7 @@ pub(crate) fn start_model(
         t.exposure = spec.options.exposure.as_ref().map(|c| c.trim().to_string());
         if t.name == LikelihoodKind::StudentT {
             // the scale starts where the Gaussian's noise would: its standard deviation
-            t.params
-                .insert("scale".into(), model.hyper.noise_variance.sqrt());
+            t.params.insert("scale".into(), start_noise.sqrt());
         }
         t
     });

@@ -115,7 +115,13 @@ fn order(n: usize) -> Vec<usize> {
 fn incremental_solution_equals_a_dense_solve_after_every_step() {
     let data = toy_data(90, 3, 1);
     let rows = order(90);
-    let mut inc = Incremental::new(&data.y, &hyper(), JITTER, rows.len());
+    let mut inc = Incremental::new(
+        &data.y,
+        hyper().signal_variance,
+        hyper().noise_variance,
+        JITTER,
+        rows.len(),
+    );
     for (d, &j) in rows.iter().enumerate() {
         let r = column(&data, j);
         let col = inc.column(j, &r, Par::Seq).expect("independent");
@@ -141,7 +147,13 @@ fn incremental_solution_equals_a_dense_solve_after_every_step() {
 fn incremental_evidence_and_bound_are_the_cores() {
     let data = toy_data(120, 3, 2);
     let rows = order(120);
-    let mut inc = Incremental::new(&data.y, &hyper(), JITTER, rows.len());
+    let mut inc = Incremental::new(
+        &data.y,
+        hyper().signal_variance,
+        hyper().noise_variance,
+        JITTER,
+        rows.len(),
+    );
     for (d, &j) in rows.iter().enumerate() {
         let r = column(&data, j);
         let col = inc.column(j, &r, Par::Seq).expect("independent");
@@ -191,7 +203,13 @@ fn scores_match_their_definitions_computed_the_slow_way() {
     let data = toy_data(70, 3, 3);
     let n = data.y.len();
     let rows: Vec<usize> = order(n)[..8].to_vec();
-    let mut inc = Incremental::new(&data.y, &hyper(), JITTER, 10);
+    let mut inc = Incremental::new(
+        &data.y,
+        hyper().signal_variance,
+        hyper().noise_variance,
+        JITTER,
+        10,
+    );
     for &j in &rows {
         let r = column(&data, j);
         let col = inc.column(j, &r, Par::Seq).expect("independent");
@@ -271,7 +289,13 @@ fn scores_match_their_definitions_computed_the_slow_way() {
 
 /// π̃ after each step of a basis added in this order.
 fn pis(data: &TrainData, rows: &[usize]) -> Vec<f64> {
-    let mut inc = Incremental::new(&data.y, &hyper(), JITTER, rows.len());
+    let mut inc = Incremental::new(
+        &data.y,
+        hyper().signal_variance,
+        hyper().noise_variance,
+        JITTER,
+        rows.len(),
+    );
     rows.iter()
         .map(|&j| {
             let r = column(data, j);
@@ -818,7 +842,13 @@ fn the_next_selection_starts_empty_with_the_previous_basis_as_its_cache() {
         .order;
     let td = sgpw::train::prepare(&ds, false).0;
     let h = one.model.hyper.clone();
-    let inc = Incremental::new(&td.y, &h, JITTER * h.signal_variance, previous.len());
+    let inc = Incremental::new(
+        &td.y,
+        h.signal_variance,
+        h.noise_variance,
+        JITTER * h.signal_variance,
+        previous.len(),
+    );
     let kernel = sgpw::model_file::ModelFile::new("greedy", h).kernel();
     let xb = DMatrix::from_fn(previous.len(), 3, |a, d| td.x[(previous[a], d)]);
     let r = kernel.matrix(&td.x, &xb, Par::Seq);

@@ -432,3 +432,71 @@ fn another_likelihoods_noisy_variance_is_its_latent_variance() {
     );
     assert_eq!(pred.var_noisy, pred.var_latent);
 }
+
+/// A classifier's log predictive density of a held-out label is its likelihood's (the
+/// probit's log Φ(±μ/√(1 + v)), GPflow's `predict_log_density`), the terms of the MNLP
+/// its score reports — not a Gaussian density with a noise variance it does not have.
+#[test]
+fn another_likelihoods_log_density_is_its_own_predictive_density() {
+    let text = "method = \"fitc\"\ntarget_mean = 0.0\n\n[hyper]\nsignal_variance = 1.0\n\
+                lengthscales = [1.0]\n\n[likelihood]\nname = \"bernoulli\"\n\
+                labels = [0.0, 1.0]\n\n[inducing]\npoints = [[0.0], [1.0]]\n\n[posterior]\n\
+                mean_weights = [0.5, -0.25]\nvar_matrix = [[0.25, 0.0], [0.0, 0.25]]\n\
+                latent_prior = \"kernel\"\n";
+    let model = ModelFile::parse(text).expect("parses");
+    let p = sgpw::train::Predictor::new(model, None).expect("a predictor");
+    let at = DMatrix::from_column_slice(3, 1, &[-1.0, 0.25, 3.0]);
+    let y = [0.0, 1.0, 1.0];
+    let exec = sgpw::exec::Exec::default();
+    let lpd = p.log_density_with(&at, &y, &exec).expect("log densities");
+    let f = p.predict(&at).expect("predicts");
+    for i in 0..3 {
+        let z = f.mean[i] / (1.0 + f.var_latent[i]).sqrt();
+        let want = sgpw::likelihoods::normal::log_cdf(if y[i] == 1.0 { z } else { -z });
+        assert!(
+            (lpd[i] - want).abs() < 1e-12,
+            "row {i}: {} vs {want}",
+            lpd[i]
+        );
+    }
+    let mnlp = p.score(&at, &y).expect("scores").mnlp;
+    let mean = lpd.iter().sum::<f64>() / 3.0;
+    assert!((mnlp + mean).abs() < 1e-12, "{mnlp} vs {}", -mean);
+}
+
+/// The Gaussian evidence (the exact GP, the low-rank core) needs the likelihood's
+/// Gaussian noise: a model with another likelihood that reaches it past the run's
+/// check is refused, naming the likelihood — not evaluated with a noise variance it
+/// does not have.
+#[test]
+fn the_gaussian_evidence_refuses_a_likelihood_without_gaussian_noise() {
+    let data = crate::common::toy_data(20, 1, 3);
+    let exec = sgpw::exec::Exec::default();
+    for (method, tables) in [
+        ("full", ""),
+        ("fitc", "\n[inducing]\npoints = [[-1.0], [1.0]]\n"),
+        ("vfe", "\n[inducing]\npoints = [[-1.0], [1.0]]\n"),
+    ] {
+        let text = format!(
+            "method = \"{method}\"\n[hyper]\nsignal_variance = 1.0\nlengthscales = [1.0]\n\
+             [likelihood]\nname = \"studentt\"\n{tables}"
+        );
+        let model = ModelFile::parse(&text).expect("parses");
+        let m = sgpw::methods::get(method).expect("a method");
+        let e = m.nlml(&model, &data, &exec).expect_err(method).to_string();
+        assert!(
+            e.contains("the studentt likelihood has no Gaussian noise variance"),
+            "{method}: {e}"
+        );
+        let e = m
+            .objective(&model, &data, &exec)
+            .expect_err(method)
+            .to_string();
+        assert!(e.contains("studentt"), "{method}: {e}");
+        let e = m
+            .posterior(&model, &data, &exec)
+            .expect_err(method)
+            .to_string();
+        assert!(e.contains("studentt"), "{method}: {e}");
+    }
+}

@@ -4,7 +4,6 @@
 
 use crate::exec::Par;
 use crate::linalg;
-use crate::model_file::Hyper;
 use crate::run_spec::ApproxKind;
 use faer::linalg::matmul::matmul;
 use faer::linalg::triangular_solve::solve_lower_triangular_in_place;
@@ -102,14 +101,21 @@ pub(super) struct Candidates {
 }
 
 impl Incremental {
-    /// An empty basis with room for `cap` points (two n×cap matrices).
-    pub fn new(y: &[f64], hyper: &Hyper, jitter: f64, cap: usize) -> Incremental {
+    /// An empty basis with room for `cap` points (two n×cap matrices), for the kernel's
+    /// prior variance k(x, x) = `signal_variance` and the Gaussian noise σ² = `noise`.
+    pub fn new(
+        y: &[f64],
+        signal_variance: f64,
+        noise: f64,
+        jitter: f64,
+        cap: usize,
+    ) -> Incremental {
         let n = y.len();
         Incremental {
             y: y.to_vec(),
             yy: linalg::dot(y, y),
-            sf2: hyper.signal_variance,
-            noise: hyper.noise_variance,
+            sf2: signal_variance,
+            noise,
             jitter,
             rows: Vec::with_capacity(cap),
             in_basis: vec![false; n],

@@ -275,10 +275,10 @@ fn attempt(
 ) -> Result<Option<Selected>> {
     let n = data.y.len();
     let par = exec.par;
-    // the algebra's k(x, x): σ0², or a composed kernel's prior variance
-    let mut at = model.hyper.clone();
-    at.signal_variance = super::prior_variance(model);
-    let mut inc = Incremental::new(&data.y, &at, jitter, cfg.d_max);
+    // the algebra's k(x, x): σ0², or a composed kernel's prior variance; its noise the
+    // likelihood's
+    let sf2 = super::prior_variance(model);
+    let mut inc = Incremental::new(&data.y, sf2, model.collapsed_noise()?, jitter, cfg.d_max);
     let mut rows = Rows::new(&data.x, model.kernel(), cfg.discard_cache);
     let approx = objective_kind(model);
     let mut trace = vec![inc.objective(approx)];

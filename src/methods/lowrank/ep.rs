@@ -5,8 +5,8 @@
 //! that gives the core its parts (pseudo-inputs, the inter-domain and spectral
 //! families) is a classifier with FITC, DTC or power EP.
 
-use super::{Family, FamilyState, Parts};
-use crate::collapsed::{Approx, Posterior};
+use super::{Family, Parts};
+use crate::collapsed::{Approx, LowRank, Posterior};
 use crate::ep::{self, EpPosterior, EpSettings, Prediction, Sites};
 use crate::error::{Error, Result};
 use crate::exec::Exec;
@@ -123,15 +123,21 @@ pub fn refuse_shared(exec: &Exec) -> Result<()> {
     }
 }
 
-fn run<S: FamilyState>(
+/// `parts` as the core's low-rank form for EP. Its `noise` is not read: the probit
+/// model has no Gaussian noise, and `ep::evidence` poses EP's Gaussian problem with
+/// noise 1 itself (the sites' precisions scale the rest).
+fn ep_low_rank(parts: &Parts, approx: Approx) -> LowRank<'_> {
+    parts.low_rank(1.0, approx)
+}
+
+fn run(
     parts: &Parts,
-    state: &S,
     approx: Approx,
     y: &[f64],
     settings: &EpSettings,
     start: Option<Sites>,
 ) -> Result<EpPosterior> {
-    let lr = parts.low_rank(state.noise_variance(), approx);
+    let lr = ep_low_rank(parts, approx);
     let prior = ep::low_rank_prior(&lr)?;
     ep::run(&prior, y, start, settings)
 }
@@ -150,8 +156,8 @@ pub fn fit<F: Family>(
     exec: &Exec,
 ) -> Result<EpFit> {
     let (parts, extra) = family.parts(state, x, true, exec)?;
-    let posterior = run(&parts, state, approx, y, settings, start)?;
-    let lr = parts.low_rank(state.noise_variance(), approx);
+    let posterior = run(&parts, approx, y, settings, start)?;
+    let lr = ep_low_rank(&parts, approx);
     let adj = ep::low_rank_evidence(&lr, y, &posterior, exec)?;
     let grad = family.pull_back(state, x, &parts, extra, &adj, exec)?;
     Ok(EpFit {
@@ -173,8 +179,8 @@ pub fn nlz<F: Family>(
     exec: &Exec,
 ) -> Result<f64> {
     let (parts, _) = family.parts(state, x, false, exec)?;
-    let posterior = run(&parts, state, approx, y, settings, None)?;
-    let lr = parts.low_rank(state.noise_variance(), approx);
+    let posterior = run(&parts, approx, y, settings, None)?;
+    let lr = ep_low_rank(&parts, approx);
     Ok(ep::low_rank_evidence(&lr, y, &posterior, exec)?.nlml)
 }
 
@@ -190,8 +196,8 @@ pub fn posterior<F: Family>(
     exec: &Exec,
 ) -> Result<Posterior> {
     let (parts, _) = family.parts(state, x, false, exec)?;
-    let post = run(&parts, state, approx, y, settings, None)?;
-    let lr = parts.low_rank(state.noise_variance(), approx);
+    let post = run(&parts, approx, y, settings, None)?;
+    let lr = ep_low_rank(&parts, approx);
     ep::low_rank_posterior(&lr, &post, family.degenerate(), exec)
 }
 
@@ -204,7 +210,7 @@ pub fn predict<F: Family>(
     exec: &Exec,
 ) -> Result<Prediction> {
     let (parts, _) = family.parts(state, xs, false, exec)?;
-    let lr = parts.low_rank(state.noise_variance(), Approx::Fitc);
+    let lr = ep_low_rank(&parts, Approx::Fitc);
     let vs = ep::whiten(lr.kuu, lr.jitter, lr.kuf)?;
     let kss = if family.degenerate() {
         vs.column_iter().map(|c| c.norm_squared()).collect()

@@ -1,5 +1,5 @@
 //! SVGP's likelihood term for any likelihood (docs/methods.md §8.5): the closed form of
-//! `elbo::expected_loglik` is the Gaussian's; here each row's expected log-density under
+//! `elbo::gaussian_terms` is the Gaussian's; here each row's expected log-density under
 //! q(f_i) = N(mean_i, var_i) and its derivatives come from the likelihood itself
 //! (`Likelihood::expected_log_density`: its closed form, else Gauss–Hermite), as GPflow's
 //! `SVGP.elbo` takes them from `likelihood.variational_expectations`.

@@ -77,11 +77,11 @@ impl Variational {
     }
 }
 
-/// The model's part of one evaluation: kernel, inducing inputs, noise, jitter policy.
+/// The model's prior part of one evaluation: kernel, inducing inputs, jitter policy
+/// (the likelihood's part is the likelihood's: `gaussian_terms` takes the Gaussian's σ²).
 pub struct Prior<'a> {
     pub kernel: &'a dyn Kernel,
     pub z: &'a DMatrix<f64>,
-    pub noise: f64,
     pub jitter: Jitter,
 }
 
@@ -188,21 +188,8 @@ pub struct Rows<'a> {
     pub log_exposure: Option<&'a [f64]>,
 }
 
-/// The likelihood term on the rows projected as `proj`: value and, as `want` says,
-/// gradients.
-pub fn expected_loglik(
-    prior: &Prior,
-    factor: &Factor,
-    q: &Variational,
-    proj: &Projected,
-    rows: Rows,
-    want: Want,
-    par: Par,
-) -> Terms {
-    gaussian_terms(prior.noise, factor, q, proj, rows, want, par)
-}
-
-/// [`expected_loglik`] with the noise variance σ² = `s2`.
+/// The Gaussian likelihood's term, with noise variance σ² = `s2`, on the rows
+/// projected as `proj`: value and, as `want` says, gradients.
 pub fn gaussian_terms(
     s2: f64,
     factor: &Factor,

@@ -1,5 +1,5 @@
 //! The ELBO's sums over blocks of rows (docs/methods.md §8.1): each block's likelihood
-//! term — the Gaussian's closed form (`elbo::expected_loglik`) or any other likelihood's
+//! term — the Gaussian's closed form (`elbo::gaussian_terms`) or any other likelihood's
 //! (`any_likelihood::expected_loglik`) — and the adjoints it gives, added in the blocks'
 //! order, summed over processes, and finished into the ELBO and its gradient in
 //! [`Method::pack`]'s order. Over pseudo-inputs the kernel turns the adjoints of Kub,
@@ -8,6 +8,13 @@
 
 use super::*;
 use crate::kernel::KernelGrad;
+
+/// How the rows' likelihood term is computed: the Gaussian's closed form with its σ²,
+/// or another likelihood's expected log-density with its quadrature rule.
+enum Observed {
+    Gaussian(f64),
+    Other(Box<dyn Likelihood>, GaussHermite),
+}
 
 /// The ELBO's sums over blocks of rows, added one block at a time (from memory, or
 /// from a file read a chunk at a time), in the blocks' order.
@@ -24,9 +31,10 @@ pub(crate) struct Sums<'m> {
     d_mean_lik: DVector<f64>,
     d_sigma_lik: DMatrix<f64>,
     d_noise: f64,
-    /// A non-Gaussian likelihood and its quadrature rule (None: the Gaussian's closed
-    /// form with σ² from `[hyper]`), and the gradient in its log-parameters.
-    obs: Option<(Box<dyn Likelihood>, GaussHermite)>,
+    /// The likelihood term's form: the Gaussian's closed form with the likelihood's σ²,
+    /// or another likelihood and its quadrature rule (then `d_lik_params`, the gradient
+    /// in its log-parameters).
+    obs: Observed,
     d_lik_params: Vec<f64>,
     d_kuu: DMatrix<f64>,
     head: Option<Vec<f64>>,
@@ -52,15 +60,18 @@ impl<'m> Sums<'m> {
             Features::Inducing(_) => 0,
         };
         let obs = match &model.likelihood {
-            None => None,
+            None => Observed::Gaussian(model.collapsed_noise()?),
             Some(t) => {
                 let quad = t.quadrature().map_err(|why| {
                     Error::at(Location::key("likelihood"), format!("[likelihood] {why}"))
                 })?;
-                Some((model.likelihood()?, quad))
+                Observed::Other(model.likelihood()?, quad)
             }
         };
-        let lik_params = obs.as_ref().map_or(0, |(l, _)| l.param_names().len());
+        let lik_params = match &obs {
+            Observed::Gaussian(_) => 0,
+            Observed::Other(l, _) => l.param_names().len(),
+        };
         Ok(Sums {
             model,
             p,
@@ -91,7 +102,6 @@ impl<'m> Sums<'m> {
         Prior {
             kernel,
             z,
-            noise: model.hyper.noise_variance,
             jitter: model.jitter_policy(),
         }
     }
@@ -140,10 +150,11 @@ impl<'m> Sums<'m> {
             }
         };
         let rows = Rows { y, c, log_exposure };
-        let s2 = model.hyper.noise_variance;
         let t: Terms = match &self.obs {
-            None => elbo::gaussian_terms(s2, &self.factor, &p.q, proj, rows, want, par),
-            Some((lik, quad)) => {
+            Observed::Gaussian(s2) => {
+                elbo::gaussian_terms(*s2, &self.factor, &p.q, proj, rows, want, par)
+            }
+            Observed::Other(lik, quad) => {
                 let obs = any_likelihood::Observation { lik: &**lik, quad };
                 any_likelihood::expected_loglik(&obs, &self.factor, &p.q, proj, rows, want, par)
             }

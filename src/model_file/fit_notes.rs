@@ -33,19 +33,28 @@ impl Hyper {
     /// σ0²/σ² when it is below [`COLLAPSE_RATIO`]: the fit explains the targets as
     /// noise around their mean (the all-noise basin of VFE and power EP).
     pub fn collapsed(&self) -> Option<f64> {
-        let ratio = self.signal_variance / self.noise_variance;
-        (ratio < COLLAPSE_RATIO).then_some(ratio)
+        collapse_ratio(self.signal_variance, self.noise_variance)
     }
 
     /// The flag of a collapsed fit in a sentence, with what to try; None if it is not.
     pub fn collapse_note(&self) -> Option<String> {
-        self.collapsed().map(|r| {
-            format!(
-                "collapsed to a constant predictor: the signal variance is {r:.1e} of the \
-                 noise variance; {COLLAPSE_ADVICE}"
-            )
-        })
+        self.collapsed().map(collapse_sentence)
     }
+}
+
+/// signal/noise when it is below [`COLLAPSE_RATIO`].
+fn collapse_ratio(signal: f64, noise: f64) -> Option<f64> {
+    let ratio = signal / noise;
+    (ratio < COLLAPSE_RATIO).then_some(ratio)
+}
+
+/// A collapsed fit whose signal variance is `ratio` of its noise variance, in a sentence
+/// with what to try.
+fn collapse_sentence(ratio: f64) -> String {
+    format!(
+        "collapsed to a constant predictor: the signal variance is {ratio:.1e} of the \
+         noise variance; {COLLAPSE_ADVICE}"
+    )
 }
 
 impl ModelFile {
@@ -88,17 +97,42 @@ impl ModelFile {
     }
 
     /// σ0²/σ² when the fit collapsed to the constant predictor ([`Hyper::collapsed`]);
-    /// never for a non-Gaussian likelihood, whose model does not use σ².
+    /// never for a non-Gaussian likelihood, whose model does not use σ². A kernel built
+    /// from parts carries its own variances ([hyper]'s σ0² stays at its start): its
+    /// prior variance k(x, x) takes σ0²'s place — the sum of its summands' variances
+    /// (a product's, the product of its factors') — where it is the same at every x;
+    /// where it is not (a `linear` part's grows with |x|) the model alone cannot tell
+    /// (None), and [`ModelFile::collapsed_on`] averages it over the training inputs.
     pub fn collapsed(&self) -> Option<f64> {
-        match self.likelihood {
-            Some(_) => None,
-            None => self.hyper.collapsed(),
+        match (&self.likelihood, &self.composed) {
+            (Some(_), _) => None,
+            (None, None) => self.hyper.collapsed(),
+            (None, Some(c)) => {
+                let signal = c.kernel().prior_variance()?;
+                collapse_ratio(signal, self.hyper.noise_variance)
+            }
+        }
+    }
+
+    /// [`ModelFile::collapsed`] with the training inputs `x` (model units) at hand: a
+    /// kernel built from parts is judged by its prior variance averaged over them,
+    /// (1/n) Σ_i k(x_i, x_i) (σ0² for a stationary kernel; for a `linear` part its
+    /// variances weighted by the inputs' mean squares). A plain kernel's test is
+    /// [`Hyper::collapsed`]'s.
+    pub fn collapsed_on(&self, x: &nalgebra::DMatrix<f64>) -> Option<f64> {
+        match (&self.likelihood, &self.composed) {
+            (None, Some(c)) if x.nrows() > 0 => {
+                let diag = c.kernel().diag(x);
+                let signal = diag.iter().sum::<f64>() / diag.len() as f64;
+                collapse_ratio(signal, self.hyper.noise_variance)
+            }
+            _ => self.collapsed(),
         }
     }
 
     /// [`Hyper::collapse_note`] where [`ModelFile::collapsed`] says so.
     pub fn collapse_note(&self) -> Option<String> {
-        self.collapsed().and_then(|_| self.hyper.collapse_note())
+        self.collapsed().map(collapse_sentence)
     }
 
     /// A classifier's latent scale that grew without bound, in a sentence with what to

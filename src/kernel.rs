@@ -54,7 +54,7 @@ pub use periodic::Periodic;
 pub use polynomial::Polynomial;
 pub use product::Product;
 pub use spectral_mixture::SpectralMixture;
-pub use start::{default_period, dominant_period};
+pub use start::{default_period, dominant_period, searches_periods};
 pub use sum::Sum;
 pub use units::{Scales, Towards, centring_note, convert, rounded};
 pub use white::White;

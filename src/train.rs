@@ -556,11 +556,9 @@ impl<'a> Run<'a> {
                 None,
             ));
         }
-        // a composed kernel carries its own variances, which [hyper]'s σ0² (what
-        // `collapsed` reads) does not follow: its fits are not judged collapsed
-        if fitted.collapsed().is_none()
+        // a composed kernel is judged by its own prior variance over the training inputs
+        if fitted.collapsed_on(&self.td.x).is_none()
             || spec.options.no_collapse_restart
-            || fitted.composed.is_some()
             || !may_restart
         {
             return Ok((None, None));

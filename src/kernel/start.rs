@@ -22,13 +22,17 @@ impl Start {
     /// The start of a kernel on inputs `columns` (the rows of `x`, model units) with
     /// targets `y`: the variance `variance` to share among summands, stationary parts'
     /// lengthscales `lengthscales` (one per input), the inputs' mean squares, and per
-    /// input the dominant period of `y` along it ([`dominant_period`]).
+    /// input the dominant period of `y` along it ([`dominant_period`]) when `periods`
+    /// (the expression has a periodic part, [`searches_periods`]), else the stated
+    /// default ([`default_period`]), which no part reads: the search reads up to 4000
+    /// rows at 2000 frequencies per input (1.8 CPU s on elevators' 17 inputs, a third
+    /// of a `linear + matern52` fit's).
     pub fn from_data(
         columns: Vec<String>,
         x: &DMatrix<f64>,
         y: &[f64],
-        variance: f64,
-        lengthscales: Vec<f64>,
+        (variance, lengthscales): (f64, Vec<f64>),
+        periods: bool,
     ) -> Start {
         let n = x.nrows().max(1) as f64;
         let mean_squares = (0..x.ncols())
@@ -37,7 +41,12 @@ impl Start {
         let periods = (0..x.ncols())
             .map(|c| {
                 let xc: Vec<f64> = x.column(c).iter().copied().collect();
-                dominant_period(&xc, y).unwrap_or_else(|| default_period(&xc))
+                let found = if periods {
+                    dominant_period(&xc, y)
+                } else {
+                    None
+                };
+                found.unwrap_or_else(|| default_period(&xc))
             })
             .collect();
         Start {
@@ -48,6 +57,14 @@ impl Start {
             mean_squares,
         }
     }
+}
+
+/// Whether the kernel `expression` has a part that starts from the data's periods (a
+/// `periodic` part): what [`Start::from_data`] searches for. An expression that does not
+/// parse says yes (its build reports the error).
+pub fn searches_periods(expression: &str) -> bool {
+    super::expression::KernelExpr::parse(expression)
+        .map_or(true, |e| e.parts().iter().any(|p| p.name == "periodic"))
 }
 
 /// The period a periodic part starts from when the data show none: a quarter of the
@@ -180,9 +197,30 @@ mod tests {
         let y: Vec<f64> = (0..300).map(|_| rng.random::<f64>() - 0.5).collect();
         assert_eq!(dominant_period(&x, &y), None);
         let xm = DMatrix::from_column_slice(300, 1, &x);
-        let s = Start::from_data(vec!["t".into()], &xm, &y, 2.0, vec![3.0]);
+        let s = Start::from_data(vec!["t".into()], &xm, &y, (2.0, vec![3.0]), true);
         assert!((s.periods[0] - 0.25 * 29.9).abs() < 1e-12);
         assert_eq!(s.variance, 2.0);
         assert_eq!(s.lengthscales, [3.0]);
+    }
+
+    /// The period search runs only for an expression with a periodic part: without one
+    /// the periods are the stated default even where the data have a clear cycle.
+    #[test]
+    fn the_period_search_runs_only_for_a_periodic_part() {
+        assert!(searches_periods("se + se * periodic(period=1) + rq"));
+        assert!(searches_periods(
+            "changepoints(se, periodic, locations=[1])"
+        ));
+        assert!(!searches_periods("linear + matern52"));
+        assert!(!searches_periods("se(dims=[0]) * matern32(dims=[1])"));
+        let t: Vec<f64> = (0..240).map(|i| 1990.0 + i as f64 / 12.0).collect();
+        let y: Vec<f64> = t
+            .iter()
+            .map(|t| (2.0 * std::f64::consts::PI * t).sin())
+            .collect();
+        let x = DMatrix::from_column_slice(240, 1, &t);
+        let start = |periods| Start::from_data(vec!["t".into()], &x, &y, (1.0, vec![1.0]), periods);
+        assert!((start(true).periods[0] - 1.0).abs() < 0.01);
+        assert_eq!(start(false).periods[0], default_period(&t));
     }
 }

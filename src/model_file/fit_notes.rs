@@ -29,6 +29,21 @@ pub const COLLAPSE_ADVICE: &str = "the targets may hold no signal this kernel ca
      --method fitc, or a start fitted on more training points (--init-lengthscales-from-subset \
      N with N above 1000)";
 
+/// signal/noise when it is below [`COLLAPSE_RATIO`].
+fn collapse_ratio(signal: f64, noise: f64) -> Option<f64> {
+    let ratio = signal / noise;
+    (ratio < COLLAPSE_RATIO).then_some(ratio)
+}
+
+/// A collapsed fit whose signal variance is `ratio` of its noise variance, in a sentence
+/// with what to try.
+fn collapse_sentence(ratio: f64) -> String {
+    format!(
+        "collapsed to a constant predictor: the signal variance is {ratio:.1e} of the \
+         noise variance; {COLLAPSE_ADVICE}"
+    )
+}
+
 impl ModelFile {
     /// The likelihood's Gaussian noise σ² (None for another likelihood, which has none,
     /// or a model whose `[likelihood]` table does not read: the fit's checks say why).
@@ -74,20 +89,41 @@ impl ModelFile {
 
     /// σ0²/σ² when it is below [`COLLAPSE_RATIO`]: the fit explains the targets as
     /// noise around their mean (the all-noise basin of VFE and power EP). Never for a
-    /// likelihood other than Gaussian noise, which has no σ² to explain them with.
+    /// likelihood other than Gaussian noise, which has no σ² to explain them with. A
+    /// kernel built from parts carries its own variances ([hyper]'s σ0² stays at its
+    /// start): its prior variance k(x, x) takes σ0²'s place — the sum of its summands'
+    /// variances (a product's, the product of its factors') — where it is the same at
+    /// every x; where it is not (a `linear` part's grows with |x|) the model alone cannot
+    /// tell (None), and [`ModelFile::collapsed_on`] averages it over the training inputs.
     pub fn collapsed(&self) -> Option<f64> {
-        let ratio = self.hyper.signal_variance / self.noise_of_likelihood()?;
-        (ratio < COLLAPSE_RATIO).then_some(ratio)
+        let noise = self.noise_of_likelihood()?;
+        let signal = match &self.composed {
+            None => self.hyper.signal_variance,
+            Some(c) => c.kernel().prior_variance()?,
+        };
+        collapse_ratio(signal, noise)
+    }
+
+    /// [`ModelFile::collapsed`] with the training inputs `x` (model units) at hand: a
+    /// kernel built from parts is judged by its prior variance averaged over them,
+    /// (1/n) Σ_i k(x_i, x_i) (σ0² for a stationary kernel; for a `linear` part its
+    /// variances weighted by the inputs' mean squares). A plain kernel's test is
+    /// [`ModelFile::collapsed`]'s.
+    pub fn collapsed_on(&self, x: &nalgebra::DMatrix<f64>) -> Option<f64> {
+        match &self.composed {
+            Some(c) if x.nrows() > 0 => {
+                let noise = self.noise_of_likelihood()?;
+                let diag = c.kernel().diag(x);
+                let signal = diag.iter().sum::<f64>() / diag.len() as f64;
+                collapse_ratio(signal, noise)
+            }
+            _ => self.collapsed(),
+        }
     }
 
     /// The flag of a collapsed fit in a sentence, with what to try; None if it is not.
     pub fn collapse_note(&self) -> Option<String> {
-        self.collapsed().map(|r| {
-            format!(
-                "collapsed to a constant predictor: the signal variance is {r:.1e} of the \
-                 noise variance; {COLLAPSE_ADVICE}"
-            )
-        })
+        self.collapsed().map(collapse_sentence)
     }
 
     /// A classifier's latent scale that grew without bound, in a sentence with what to

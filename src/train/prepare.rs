@@ -260,8 +260,11 @@ pub(crate) fn set_composed_kernel(
         feature_names.to_vec(),
         &td.x,
         &td.y,
-        model.hyper.signal_variance,
-        model.hyper.lengthscales.clone(),
+        (
+            model.hyper.signal_variance,
+            model.hyper.lengthscales.clone(),
+        ),
+        crate::kernel::searches_periods(expression),
     );
     let scales = units.map(crate::model_file::Standardize::scales);
     let kernel = crate::kernel::KernelChoice::build_for_fit(expression, &start, fixes, scales)

@@ -729,10 +729,7 @@ impl Family for EigenBasis {
         for g in [&gx.params, &gb.params, &gd] {
             grad.iter_mut().zip(g).for_each(|(o, v)| *o += v);
         }
-        k.log_prior_variance_grad(
-            jitter_grad(s.jitter_policy(), eig.jitter, &d_bb),
-            &mut grad,
-        );
+        k.log_prior_variance_grad(jitter_grad(s.jitter_policy(), eig.jitter, &d_bb), &mut grad);
         if s.packs_noise {
             grad.push(params::noise_grad_at(
                 s.noise_variance,

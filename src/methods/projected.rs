@@ -37,9 +37,9 @@ use crate::model_file::{
     rows_to_matrix,
 };
 use crate::params::{self, ParamLayout};
-use crate::scratch::Scratch;
 use crate::run_context::RunContext;
 use crate::run_spec::{ApproxKind, DataShape, MethodOptions, Naming};
+use crate::scratch::Scratch;
 use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};

@@ -47,7 +47,11 @@ fn data(bernoulli: bool) -> TrainData {
     let y = (0..n)
         .map(|i| {
             let f = (x[(i, 0)] + 0.5 * x[(i, 1)]).sin() + 0.3 * x[(i, 2)];
-            if bernoulli { f64::from(u8::from(f > 0.0)) } else { f }
+            if bernoulli {
+                f64::from(u8::from(f > 0.0))
+            } else {
+                f
+            }
         })
         .collect();
     TrainData {
@@ -239,10 +243,7 @@ fn the_typed_states_evaluate_to_the_model_files_bits() {
                 assert_eq!(a.to_bits(), b.to_bits(), "{what}: entry {i}: {a} {b}");
             }
             // θ moved the model: the typed state is not the start's
-            let start = method
-                .objective(&model, &data, &exec)
-                .expect("start")
-                .nlml;
+            let start = method.objective(&model, &data, &exec).expect("start").nlml;
             assert_ne!(start.to_bits(), v_typed.0.to_bits(), "{what}");
         }
     }

@@ -23,23 +23,30 @@
 
 use super::hyper::{self, chain, fit_free, pack_hyper, stage_budget, unpack_hyper};
 use super::kmeans;
-use super::lowrank::{ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad};
+use super::lowrank::{
+    ApproxChoice, Family, FamilyState, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad,
+};
 use super::method::{Markers, Method, ValidRunSpec};
-use super::pseudo::{self, Inducing, PLAIN, PseudoExtra, PseudoInputs};
+use super::pseudo::{self, Inducing, PLAIN, PseudoExtra, PseudoInputs, PseudoState};
 use crate::collapsed::Adjoints;
 use crate::data::TrainData;
 use crate::error::Location;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
+use crate::kernel::{Kernel, ModelKernel};
 use crate::linalg::{self, Jitter};
-use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, required_matrix};
+use crate::model_file::{
+    Hyper, ModelFile, ModelTable, Witness, jitter_policy, matrix_to_rows, required_matrix,
+};
 use crate::optim::{Outcome, Stop};
-use crate::params::{Holds, TailBlock, Transform};
+use crate::params::{self, Holds, ParamLayout, TailBlock, Transform};
 use crate::run_context::{Phase, RunContext};
 use crate::run_spec::ApproxKind;
+use crate::scratch::Scratch;
 use nalgebra::{DMatrix, SymmetricEigen};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// `[basis] points`: the basis points B of EigenGP, the Nyström methods and greedy
 /// (greedy: in the order they were selected), M rows of D values. They are SE
@@ -183,8 +190,18 @@ pub struct EigenSystem {
 /// Decompose K_BB + jitter·I; the jitter follows the model's policy (its `jitter` key,
 /// or ε·σ0² with ε raised until K_BB is positive definite, docs/methods.md §1.3).
 pub fn eigen_system(model: &ModelFile, b: &DMatrix<f64>, exec: &Exec) -> Result<EigenSystem> {
-    let kbb = model.kernel().gram(b, exec.par);
-    let (_, jitter) = linalg::cholesky_jittered(&kbb, model.jitter_policy(), exec.par)?;
+    eigen_system_of(&*model.kernel(), model.jitter_policy(), b, exec)
+}
+
+/// [`eigen_system`] with `kernel` and the jitter policy `policy`.
+fn eigen_system_of(
+    kernel: &dyn Kernel,
+    policy: Jitter,
+    b: &DMatrix<f64>,
+    exec: &Exec,
+) -> Result<EigenSystem> {
+    let kbb = kernel.gram(b, exec.par);
+    let (_, jitter) = linalg::cholesky_jittered(&kbb, policy, exec.par)?;
     let mut shifted = kbb.clone();
     for i in 0..shifted.nrows() {
         shifted[(i, i)] += jitter;
@@ -326,14 +343,70 @@ pub fn gamma(c: &[f64], lambda: &[f64]) -> DMatrix<f64> {
 
 /// What `parts` keeps for `pull_back`.
 pub enum EigenExtra {
-    /// The tie: the pseudo-input family's extra (B).
+    /// The tie: the pseudo-input family's extra.
     Tie(PseudoExtra),
-    /// Eigen-weights: B, K_BX and the eigen-system.
-    Weights {
-        b: DMatrix<f64>,
-        kbx: DMatrix<f64>,
-        eig: EigenSystem,
-    },
+    /// Eigen-weights: K_BX and the eigen-system.
+    Weights { kbx: DMatrix<f64>, eig: EigenSystem },
+}
+
+/// EigenGP's parameters as typed values ([`Family::State`]): read from a model once (an
+/// L-BFGS fit unpacks θ into them on every evaluation), or per evaluation outside a fit.
+#[derive(Clone, Debug)]
+pub enum EigenState {
+    /// No `[eigen]` weights: the DTC (FITC) tie, the pseudo-input family's state with B
+    /// as its inducing inputs (θ is the same: the head, then B).
+    Tie(PseudoState),
+    /// Eigen-weights.
+    Weighted(Weighted),
+}
+
+/// The values of an EigenGP model with eigen-weights.
+#[derive(Clone, Debug)]
+pub struct Weighted {
+    kernel: ModelKernel,
+    /// The basis points B (M×D).
+    b: DMatrix<f64>,
+    /// The eigen-weights w (M).
+    w: Vec<f64>,
+    noise_variance: f64,
+    noise_floor: f64,
+    /// Whether θ holds σ² (the Gaussian likelihood's: [`params::packs_noise`]).
+    packs_noise: bool,
+    /// The model's absolute jitter, if it sets one.
+    jitter: Option<f64>,
+    /// What the automatic jitter scales with where the kernel's prior variance is not
+    /// constant: the model's σ0², which θ does not move ([`ModelFile::jitter_policy`]).
+    jitter_scale: f64,
+}
+
+impl Weighted {
+    fn jitter_policy(&self) -> Jitter {
+        let scale = self.kernel.prior_variance().unwrap_or(self.jitter_scale);
+        jitter_policy(self.jitter, scale)
+    }
+}
+
+impl FamilyState for EigenState {
+    fn noise_variance(&self) -> f64 {
+        match self {
+            EigenState::Tie(s) => s.noise_variance(),
+            EigenState::Weighted(s) => s.noise_variance,
+        }
+    }
+    fn of_model(_model: &ModelFile) -> Option<&EigenState> {
+        None
+    }
+    fn as_model(&self) -> Option<&ModelFile> {
+        None
+    }
+    fn as_model_mut(&mut self) -> Option<&mut ModelFile> {
+        None
+    }
+}
+
+/// The internal error of a tie's extra met with weights, or the reverse.
+fn mismatched() -> Error {
+    Error::numerical("internal: EigenGP's parts and state disagree on the eigen-weights")
 }
 
 impl EigenBasis {
@@ -418,7 +491,81 @@ impl Family for EigenBasis {
     }
 
     type Extra = EigenExtra;
-    type State = ModelFile;
+    type State = EigenState;
+
+    fn state<'a>(&self, model: &'a ModelFile, scratch: &Scratch) -> Result<Cow<'a, EigenState>> {
+        let b = basis_points(model)?;
+        let Some(w) = weights(model, b.nrows())? else {
+            let tie = as_pseudo(model, self.pseudo_name());
+            let tie = PLAIN.state(&tie, scratch)?.into_owned();
+            return Ok(Cow::Owned(EigenState::Tie(tie)));
+        };
+        Ok(Cow::Owned(EigenState::Weighted(Weighted {
+            kernel: model.kernel(),
+            b,
+            w,
+            noise_variance: model.hyper.noise_variance,
+            noise_floor: params::noise_floor(model),
+            packs_noise: params::packs_noise(model),
+            jitter: model.jitter,
+            jitter_scale: model.hyper.signal_variance,
+        })))
+    }
+
+    fn recycle_state(&self, state: Cow<'_, EigenState>, scratch: &Scratch) {
+        if let Cow::Owned(EigenState::Tie(tie)) = state {
+            PLAIN.recycle_state(Cow::Owned(tie), scratch);
+        }
+    }
+
+    fn size(&self, state: &EigenState) -> Result<usize> {
+        match state {
+            EigenState::Tie(s) => PLAIN.size(s),
+            EigenState::Weighted(s) => Ok(s.b.nrows()),
+        }
+    }
+
+    /// θ in [`Family::pack`]'s order: the kernel's blocks, log(σ² − floor) (Gaussian
+    /// only), log w (with weights), B (M×D, column-major); without weights the
+    /// pseudo-input family's θ.
+    fn unpack_state(&self, theta: &[f64], state: &mut EigenState) {
+        let s = match state {
+            EigenState::Tie(tie) => return PLAIN.unpack_state(theta, tie),
+            EigenState::Weighted(s) => s,
+        };
+        let k = s.kernel.params_len();
+        s.kernel.set_log_params(&theta[..k]);
+        let mut at = k;
+        if s.packs_noise {
+            s.noise_variance = s.noise_floor + theta[at].exp();
+            at += 1;
+        }
+        for (w, t) in s.w.iter_mut().zip(&theta[at..]) {
+            *w = t.exp();
+        }
+        at += s.w.len();
+        let n = s.b.len();
+        s.b.as_mut_slice().copy_from_slice(&theta[at..at + n]);
+    }
+
+    fn hold_fixed_state(&self, layout: &ParamLayout, start: &EigenState, state: &mut EigenState) {
+        let (start, s) = match (start, state) {
+            (EigenState::Tie(from), EigenState::Tie(to)) => {
+                // `basis_points` is the identity: θ holds it exactly
+                return PLAIN.hold_fixed_state(layout, from, to);
+            }
+            (EigenState::Weighted(from), EigenState::Weighted(to)) => (from, to),
+            _ => return,
+        };
+        for b in layout.blocks().iter().filter(|b| b.fixed) {
+            match b.name {
+                params::NOISE_VARIANCE => s.noise_variance = start.noise_variance,
+                name if name == EIGEN_BLOCKS[0].name => s.w.clone_from(&start.w),
+                name if name == EIGEN_BLOCKS[1].name => s.b.copy_from(&start.b),
+                name => s.kernel.hold_block(&*start.kernel, name),
+            }
+        }
+    }
 
     fn init(
         &self,
@@ -499,22 +646,21 @@ impl Family for EigenBasis {
 
     fn parts(
         &self,
-        model: &ModelFile,
+        state: &EigenState,
         x: &DMatrix<f64>,
         for_gradient: bool,
         exec: &Exec,
     ) -> Result<(Parts, EigenExtra)> {
-        let b = basis_points(model)?;
-        let Some(w) = weights(model, b.nrows())? else {
-            let pm = as_pseudo(model, self.pseudo_name());
-            let state = PLAIN.state(&pm, &exec.scratch)?;
-            let built = PLAIN.parts(&state, x, for_gradient, exec);
-            PLAIN.recycle_state(state, &exec.scratch);
-            let (parts, z) = built?;
-            return Ok((parts, EigenExtra::Tie(z)));
+        let s = match state {
+            EigenState::Tie(tie) => {
+                let (parts, z) = PLAIN.parts(tie, x, for_gradient, exec)?;
+                return Ok((parts, EigenExtra::Tie(z)));
+            }
+            EigenState::Weighted(s) => s,
         };
-        let eig = eigen_system(model, &b, exec)?;
-        let kbx = model.kernel().matrix(&b, x, exec.par);
+        let (k, b, w) = (&s.kernel, &s.b, &s.w);
+        let eig = eigen_system_of(&**k, s.jitter_policy(), b, exec)?;
+        let kbx = k.matrix(b, x, exec.par);
         // Φᵀ = √M Λ⁻¹ Uᵀ K_BX
         let mut phi_t = linalg::mul(&eig.u, true, &kbx, false, exec.par);
         let root_m = (b.nrows() as f64).sqrt();
@@ -524,35 +670,32 @@ impl Family for EigenBasis {
         let parts = Parts {
             kuf: phi_t,
             kuu: KuuMatrix::Diagonal(w.iter().map(|w| 1.0 / w).collect()),
-            kdiag: model.kernel().diag(x),
+            kdiag: k.diag(x),
             // the jitter is on K_BB (inside Φ); diag(1/w) needs none
             jitter: Jitter::Fixed(0.0),
         };
-        Ok((parts, EigenExtra::Weights { b, kbx, eig }))
+        Ok((parts, EigenExtra::Weights { kbx, eig }))
     }
 
     /// The tie: the pseudo-input gradient. With weights: [log σ0², log ℓ, log σ²,
     /// log w, B] through the eigen-decomposition at fixed w.
     fn pull_back(
         &self,
-        model: &ModelFile,
+        state: &EigenState,
         x: &DMatrix<f64>,
         parts: &Parts,
         extra: EigenExtra,
         adj: &Adjoints,
         exec: &Exec,
     ) -> Result<Vec<f64>> {
-        let (b, kbx, eig) = match extra {
-            EigenExtra::Tie(z) => {
-                let pm = as_pseudo(model, self.pseudo_name());
-                let state = PLAIN.state(&pm, &exec.scratch)?;
-                let grad = PLAIN.pull_back(&state, x, parts, z, adj, exec);
-                PLAIN.recycle_state(state, &exec.scratch);
-                return grad;
+        let (s, kbx, eig) = match (state, extra) {
+            (EigenState::Tie(tie), EigenExtra::Tie(z)) => {
+                return PLAIN.pull_back(tie, x, parts, z, adj, exec);
             }
-            EigenExtra::Weights { b, kbx, eig } => (b, kbx, eig),
+            (EigenState::Weighted(s), EigenExtra::Weights { kbx, eig }) => (s, kbx, eig),
+            _ => return Err(mismatched()),
         };
-        let w = weights(model, b.nrows())?.unwrap_or_default();
+        let (w, b) = (&s.w, &s.b);
         let m = w.len();
         let mf = m as f64;
         let lambda = &eig.lambda;
@@ -573,16 +716,27 @@ impl Family for EigenBasis {
             scaled.row_mut(j).scale_mut(root_m / l);
         }
         let d_bx = linalg::mul(&eig.u, false, &scaled, false, exec.par);
-        let k = model.kernel();
-        let gx = k.grad(&b, x, &kbx, &d_bx, true, false, exec.par);
-        let gb = k.grad(&b, &b, &eig.kbb, &d_bb, true, true, exec.par);
-        let gd = hyper::kdiag_kernel_grad(model, x, &adj.d_kdiag);
-        let mut grad = hyper::head_grad(
-            model,
-            &[&gx, &gb, &gd],
-            jitter_grad(model.jitter_policy(), eig.jitter, &d_bb),
-            adj.d_noise,
-        );
+        let k = &s.kernel;
+        let gx = k.grad(b, x, &kbx, &d_bx, true, false, exec.par);
+        let gb = k.grad(b, b, &eig.kbb, &d_bb, true, true, exec.par);
+        // the head by block, as params::Head writes a model's: the kernel's blocks in its
+        // own order (K_BX's, K_BB's and the prior diagonal's contractions, then the
+        // automatic jitter's through the prior variance), log(σ² − floor) where θ
+        // holds σ²
+        let mut gd = vec![0.0; k.params_len()];
+        k.diag_grad(x, &adj.d_kdiag, &mut gd);
+        let mut grad = vec![0.0; k.params_len()];
+        for g in [&gx.params, &gb.params, &gd] {
+            grad.iter_mut().zip(g).for_each(|(o, v)| *o += v);
+        }
+        k.log_prior_variance_grad(jitter_grad(s.jitter_policy(), eig.jitter, &d_bb), &mut grad);
+        if s.packs_noise {
+            grad.push(params::noise_grad_at(
+                s.noise_variance,
+                s.noise_floor,
+                adj.d_noise,
+            ));
+        }
         // Kuu_jj = 1/w_j: ∂/∂log w_j = −∂L/∂Kuu_jj / w_j
         grad.extend((0..m).map(|j| -adj.d_kuu[(j, j)] / w[j]));
         if let (Some(a), Some(p), Some(q)) = (gx.a, gb.a, gb.b) {

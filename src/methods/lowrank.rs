@@ -525,5 +525,10 @@ pub fn jitter_grad(jitter_policy: Jitter, jitter: f64, d_kuu: &DMatrix<f64>) -> 
 
 /// ∂/∂log σ0² through a constant prior diagonal kdiag = σ0².
 pub fn kdiag_grad(model: &ModelFile, adj: &Adjoints) -> f64 {
-    model.hyper.signal_variance * adj.d_kdiag.iter().sum::<f64>()
+    kdiag_grad_at(model.hyper.signal_variance, adj)
+}
+
+/// [`kdiag_grad`] of a typed state whose prior diagonal is the constant `signal_variance`.
+pub fn kdiag_grad_at(signal_variance: f64, adj: &Adjoints) -> f64 {
+    signal_variance * adj.d_kdiag.iter().sum::<f64>()
 }

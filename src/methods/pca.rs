@@ -7,20 +7,23 @@
 //! fit, on the D inputs) become G lengthscales by the ARD metric along each principal
 //! direction b_g: `1/ℓ_g² = Σ_d b_gd²/ℓ_d²`.
 
-use super::lowrank::{ApproxChoice, Family, LowRankMethod, MaxM, Parts};
+use super::lowrank::{ApproxChoice, Family, FamilyState, LowRankMethod, MaxM, Parts};
 use super::method::ValidRunSpec;
-use super::pseudo::{Inducing, PLAIN, PseudoExtra};
+use super::pseudo::{Inducing, PLAIN, PseudoExtra, PseudoState};
 use crate::collapsed::Adjoints;
 use crate::data::TrainData;
 use crate::error::Location;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, rows_to_matrix};
+use crate::params::ParamLayout;
 use crate::run_context::RunContext;
 use crate::run_spec::{ApproxKind, DataShape, MethodOptions, Naming};
+use crate::scratch::Scratch;
 use nalgebra::{DMatrix, SymmetricEigen};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// `[pca]`: the principal components the inputs are projected on — the model sees
 /// `B (x − mean)`, the top G components of the training inputs (in model units, i.e.
@@ -194,6 +197,33 @@ fn project(x: &DMatrix<f64>, mean: &[f64], basis: &DMatrix<f64>) -> Result<DMatr
     Ok(project_rows(x, basis, Some(mean)))
 }
 
+/// PCA+SPGP's parameters as typed values ([`Family::State`]): the plain pseudo-input
+/// family's state in the G-dimensional space and the PCA the inputs are projected by
+/// (fixed: θ does not hold it).
+#[derive(Clone, Debug)]
+pub struct PcaState {
+    plain: PseudoState,
+    /// The training inputs' mean (D values).
+    mean: Vec<f64>,
+    /// B (G×D).
+    basis: DMatrix<f64>,
+}
+
+impl FamilyState for PcaState {
+    fn noise_variance(&self) -> f64 {
+        self.plain.noise_variance()
+    }
+    fn of_model(_model: &ModelFile) -> Option<&PcaState> {
+        None
+    }
+    fn as_model(&self) -> Option<&ModelFile> {
+        None
+    }
+    fn as_model_mut(&mut self) -> Option<&mut ModelFile> {
+        None
+    }
+}
+
 impl Family for PcaPseudo {
     fn why_no_composed_kernel(&self) -> Option<&'static str> {
         Some(
@@ -210,7 +240,32 @@ impl Family for PcaPseudo {
 
     /// The plain family's extras and the projected inputs.
     type Extra = (PseudoExtra, DMatrix<f64>);
-    type State = ModelFile;
+    type State = PcaState;
+
+    fn state<'a>(&self, model: &'a ModelFile, scratch: &Scratch) -> Result<Cow<'a, PcaState>> {
+        let (mean, basis) = pca_of(model)?;
+        let plain = PLAIN.state(model, scratch)?.into_owned();
+        Ok(Cow::Owned(PcaState { plain, mean, basis }))
+    }
+
+    fn recycle_state(&self, state: Cow<'_, PcaState>, scratch: &Scratch) {
+        if let Cow::Owned(st) = state {
+            PLAIN.recycle_state(Cow::Owned(st.plain), scratch);
+        }
+    }
+
+    fn size(&self, state: &PcaState) -> Result<usize> {
+        PLAIN.size(&state.plain)
+    }
+
+    /// θ is the plain family's (the PCA is not fitted).
+    fn unpack_state(&self, theta: &[f64], state: &mut PcaState) {
+        PLAIN.unpack_state(theta, &mut state.plain);
+    }
+
+    fn hold_fixed_state(&self, layout: &ParamLayout, start: &PcaState, state: &mut PcaState) {
+        PLAIN.hold_fixed_state(layout, &start.plain, &mut state.plain);
+    }
 
     fn init(
         &self,
@@ -281,33 +336,26 @@ impl Family for PcaPseudo {
 
     fn parts(
         &self,
-        model: &ModelFile,
+        state: &PcaState,
         x: &DMatrix<f64>,
         for_gradient: bool,
         exec: &Exec,
     ) -> Result<(Parts, Self::Extra)> {
-        let (mean, basis) = pca_of(model)?;
-        let xp = project(x, &mean, &basis)?;
-        let state = PLAIN.state(model, &exec.scratch)?;
-        let built = PLAIN.parts(&state, &xp, for_gradient, exec);
-        PLAIN.recycle_state(state, &exec.scratch);
-        let (parts, extra) = built?;
+        let xp = project(x, &state.mean, &state.basis)?;
+        let (parts, extra) = PLAIN.parts(&state.plain, &xp, for_gradient, exec)?;
         Ok((parts, (extra, xp)))
     }
 
     fn pull_back(
         &self,
-        model: &ModelFile,
+        state: &PcaState,
         _x: &DMatrix<f64>,
         parts: &Parts,
         (extra, xp): Self::Extra,
         adj: &Adjoints,
         exec: &Exec,
     ) -> Result<Vec<f64>> {
-        let state = PLAIN.state(model, &exec.scratch)?;
-        let grad = PLAIN.pull_back(&state, &xp, parts, extra, adj, exec);
-        PLAIN.recycle_state(state, &exec.scratch);
-        grad
+        PLAIN.pull_back(&state.plain, &xp, parts, extra, adj, exec)
     }
 }
 

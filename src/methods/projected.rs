@@ -14,7 +14,8 @@
 use super::hyper::{pack_hyper, unpack_hyper};
 use super::inducing::initial_points;
 use super::lowrank::{
-    ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad, kdiag_grad,
+    ApproxChoice, Family, FamilyState, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad,
+    kdiag_grad_at,
 };
 use super::method::ValidRunSpec;
 use super::pca::{
@@ -30,15 +31,19 @@ use crate::error::Location;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
 use crate::kernel::ModelKernel;
-use crate::linalg;
+use crate::linalg::{self, Jitter};
 use crate::model_file::{
-    Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, required_matrix, rows_to_matrix,
+    Hyper, ModelFile, ModelTable, Witness, jitter_policy, matrix_to_rows, required_matrix,
+    rows_to_matrix,
 };
+use crate::params::{self, ParamLayout};
 use crate::run_context::RunContext;
 use crate::run_spec::{ApproxKind, DataShape, MethodOptions, Naming};
+use crate::scratch::Scratch;
 use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// `[projection] matrix`: SPGP+DR's P, G rows of D values
 /// (`k(x, x̄) = σ0² exp(−½‖P x − x̄‖²)`, Snelson & Ghahramani 2006b, §4).
@@ -112,11 +117,61 @@ pub fn initial_projection(x: &DMatrix<f64>, lengthscales: &[f64], g: usize) -> D
 
 /// What `parts` hands to the pull-back.
 pub struct ProjectedExtra {
-    z: DMatrix<f64>,
     /// The projected inputs U = X Pᵀ (n×G).
     u: DMatrix<f64>,
     /// With pseudo-noise: the kernel's Kuu without diag(h).
     kernel_kuu: Option<DMatrix<f64>>,
+}
+
+/// SPGP+DR's parameters as typed values ([`Family::State`]): read from a model once
+/// (an L-BFGS fit unpacks θ into them on every evaluation), or per evaluation outside
+/// a fit.
+#[derive(Clone, Debug)]
+pub struct ProjectedState {
+    /// The model's kernel on the projected space: σ0² (and rq's α), unit lengthscales.
+    kernel: ModelKernel,
+    /// The kernel's shape parameters in θ (rq's α: 1, else 0).
+    shape: usize,
+    /// P (G×D).
+    p: DMatrix<f64>,
+    /// The pseudo-inputs X̄ (m×G).
+    z: DMatrix<f64>,
+    /// The pseudo-noise h (m values), with `--hetero`.
+    h: Option<Vec<f64>>,
+    noise_variance: f64,
+    noise_floor: f64,
+    /// Whether θ holds σ² (the Gaussian likelihood's: [`params::packs_noise`]).
+    packs_noise: bool,
+    /// The model's absolute jitter, if it sets one.
+    jitter: Option<f64>,
+}
+
+impl ProjectedState {
+    /// σ0², the constant prior diagonal.
+    fn signal_variance(&self) -> f64 {
+        // the kernel is always an ARD one (spgp-dr takes no composed kernel)
+        self.kernel.prior_variance().unwrap_or(1.0)
+    }
+
+    /// The model's jitter policy ([`ModelFile::jitter_policy`]) at the state's σ0².
+    fn jitter_policy(&self) -> Jitter {
+        jitter_policy(self.jitter, self.signal_variance())
+    }
+}
+
+impl FamilyState for ProjectedState {
+    fn noise_variance(&self) -> f64 {
+        self.noise_variance
+    }
+    fn of_model(_model: &ModelFile) -> Option<&ProjectedState> {
+        None
+    }
+    fn as_model(&self) -> Option<&ModelFile> {
+        None
+    }
+    fn as_model_mut(&mut self) -> Option<&mut ModelFile> {
+        None
+    }
 }
 
 impl Family for Projected {
@@ -133,7 +188,77 @@ impl Family for Projected {
     }
 
     type Extra = ProjectedExtra;
-    type State = ModelFile;
+    type State = ProjectedState;
+
+    fn state<'a>(
+        &self,
+        model: &'a ModelFile,
+        _scratch: &Scratch,
+    ) -> Result<Cow<'a, ProjectedState>> {
+        let p = projection(model)?;
+        let z = points(model, p.nrows())?;
+        let h = if model.has::<PseudoNoise>() {
+            Some(pseudo_noise(model, z.nrows())?)
+        } else {
+            None
+        };
+        Ok(Cow::Owned(ProjectedState {
+            kernel: kernel(model, p.nrows()),
+            shape: model.hyper.kernel.shape_len(),
+            p,
+            z,
+            h,
+            noise_variance: model.hyper.noise_variance,
+            noise_floor: params::noise_floor(model),
+            packs_noise: params::packs_noise(model),
+            jitter: model.jitter,
+        }))
+    }
+
+    fn size(&self, state: &ProjectedState) -> Result<usize> {
+        Ok(state.z.nrows())
+    }
+
+    /// θ in [`Family::pack`]'s order, as [`Family::unpack`] writes it into a model.
+    fn unpack_state(&self, theta: &[f64], state: &mut ProjectedState) {
+        // the kernel's log parameters: log σ0², G unit lengthscales (log 1 = 0), log α
+        let g = state.p.nrows();
+        let mut log = vec![0.0; 1 + g + state.shape];
+        log[0] = theta[0];
+        log[1 + g..].copy_from_slice(&theta[1..1 + state.shape]);
+        state.kernel.set_log_params(&log);
+        let mut at = 1 + state.shape;
+        if state.packs_noise {
+            state.noise_variance = state.noise_floor + theta[at].exp();
+            at += 1;
+        }
+        for m in [&mut state.p, &mut state.z] {
+            let n = m.len();
+            m.as_mut_slice().copy_from_slice(&theta[at..at + n]);
+            at += n;
+        }
+        if let Some(h) = &mut state.h {
+            for (v, t) in h.iter_mut().zip(&theta[at..]) {
+                *v = t.exp();
+            }
+        }
+    }
+
+    /// The shared blocks as [`ParamLayout::hold_fixed`] keeps them in a model (the
+    /// family's own are one block `features`, held by its transform).
+    fn hold_fixed_state(
+        &self,
+        layout: &ParamLayout,
+        start: &ProjectedState,
+        state: &mut ProjectedState,
+    ) {
+        for b in layout.blocks().iter().filter(|b| b.fixed) {
+            match b.name {
+                params::NOISE_VARIANCE => state.noise_variance = start.noise_variance,
+                name => state.kernel.hold_block(&*start.kernel, name),
+            }
+        }
+    }
 
     fn init(
         &self,
@@ -244,12 +369,12 @@ impl Family for Projected {
 
     fn parts(
         &self,
-        model: &ModelFile,
+        state: &ProjectedState,
         x: &DMatrix<f64>,
         _for_gradient: bool,
         exec: &Exec,
     ) -> Result<(Parts, ProjectedExtra)> {
-        let p = projection(model)?;
+        let (p, z, k) = (&state.p, &state.z, &state.kernel);
         if x.ncols() != p.ncols() {
             return Err(Error::input(format!(
                 "the inputs have {} columns but the model's projection takes {}",
@@ -257,50 +382,60 @@ impl Family for Projected {
                 p.ncols()
             )));
         }
-        let z = points(model, p.nrows())?;
-        let u = project_rows(x, &p, None);
-        let k = kernel(model, p.nrows());
-        let mut kuu = k.gram(&z, exec.par);
-        let kernel_kuu = if model.has::<PseudoNoise>() {
-            Some(add_pseudo_noise(&mut kuu, &pseudo_noise(model, z.nrows())?))
-        } else {
-            None
-        };
+        let u = project_rows(x, p, None);
+        let mut kuu = k.gram(z, exec.par);
+        let kernel_kuu = state.h.as_ref().map(|h| add_pseudo_noise(&mut kuu, h));
         let parts = Parts {
-            kuf: k.matrix(&z, &u, exec.par),
+            kuf: k.matrix(z, &u, exec.par),
             kuu: KuuMatrix::Dense(kuu),
-            kdiag: vec![model.hyper.signal_variance; x.nrows()],
-            jitter: model.jitter_policy(),
+            kdiag: vec![state.signal_variance(); x.nrows()],
+            jitter: state.jitter_policy(),
         };
-        Ok((parts, ProjectedExtra { z, u, kernel_kuu }))
+        Ok((parts, ProjectedExtra { u, kernel_kuu }))
     }
 
     fn pull_back(
         &self,
-        model: &ModelFile,
+        state: &ProjectedState,
         x: &DMatrix<f64>,
         parts: &Parts,
         extra: ProjectedExtra,
         adj: &Adjoints,
         exec: &Exec,
     ) -> Result<Vec<f64>> {
-        let ProjectedExtra { z, u, kernel_kuu } = extra;
+        let ProjectedExtra { u, kernel_kuu } = extra;
         let kuu = match &kernel_kuu {
             Some(k) => k,
             None => parts.dense_kuu()?,
         };
-        let k = kernel(model, z.ncols());
-        let gf = k.grad(&z, &u, &parts.kuf, &adj.d_kuf, true, true, exec.par);
-        let gu = k.grad(&z, &z, kuu, &adj.d_kuu, true, true, exec.par);
+        let (k, z) = (&state.kernel, &state.z);
+        let gf = k.grad(z, &u, &parts.kuf, &adj.d_kuf, true, true, exec.par);
+        let gu = k.grad(z, z, kuu, &adj.d_kuu, true, true, exec.par);
         let (g, d, m) = (z.ncols(), x.ncols(), z.nrows());
-        // the head has no lengthscales (the projection carries the scales)
-        let mut grad = super::hyper::head_grad(
-            model,
-            &[&gf, &gu],
-            kdiag_grad(model, adj) + jitter_grad(parts.jitter, adj.jitter, &adj.d_kuu),
-            adj.d_noise,
-        );
-        grad.reserve(g * (d + m) + m);
+        // the head by block, as params::Head writes a model's: log σ0² (the kernel's
+        // contractions, the prior diagonal's and the automatic jitter's), the kernel's
+        // shape (its last entries), no lengthscales (the projection carries the
+        // scales), log(σ² − floor) where θ holds σ²
+        let grads = [&gf, &gu];
+        let extra_signal = kdiag_grad_at(state.signal_variance(), adj)
+            + jitter_grad(parts.jitter, adj.jitter, &adj.d_kuu);
+        let mut grad = Vec::with_capacity(2 + state.shape + g * (d + m) + m);
+        grad.push(grads.iter().map(|g| g.params[0]).sum::<f64>() + extra_signal);
+        for s in 0..state.shape {
+            grad.push(
+                grads
+                    .iter()
+                    .map(|g| g.params[g.params.len() - state.shape + s])
+                    .sum(),
+            );
+        }
+        if state.packs_noise {
+            grad.push(params::noise_grad_at(
+                state.noise_variance,
+                state.noise_floor,
+                adj.d_noise,
+            ));
+        }
         let (Some(du), Some(dz_f), Some(dz_a), Some(dz_b)) = (gf.b, gf.a, gu.a, gu.b) else {
             return Err(Error::numerical(
                 "internal: the kernel's point gradients were asked for but not returned",
@@ -310,8 +445,8 @@ impl Family for Projected {
         let dp = linalg::mul(&du, true, x, false, exec.par);
         grad.extend_from_slice(dp.as_slice());
         grad.extend_from_slice((dz_f + dz_a + dz_b).as_slice());
-        if model.has::<PseudoNoise>() {
-            grad.extend(pseudo_noise_grad(&pseudo_noise(model, m)?, adj));
+        if let Some(h) = &state.h {
+            grad.extend(pseudo_noise_grad(h, adj));
         }
         Ok(grad)
     }

@@ -5,6 +5,7 @@
 
 pub mod components;
 pub mod figures;
+mod frame;
 pub mod lines;
 pub mod observed;
 pub mod png;

@@ -4,25 +4,15 @@
 //! classifier's probability map over two inputs with the data, the p = ½ contour and
 //! the inducing points ([`ProbMap`]).
 
-use super::lines::{tick, title_and_note};
-use super::{FONT, drawing};
+use super::drawing;
+use super::frame::{Area, LegendRow, Swatch, YLabels, chart, legend_rows, page, rgb};
+use super::lines::tick;
 use crate::chart::observed::{Observed, Scale};
 use crate::chart::palette;
 use crate::chart::prediction::Curves;
 use crate::chart::prob_map::ProbMap;
 use crate::error::Result;
-use plotters::coord::Shift;
 use plotters::prelude::*;
-
-type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
-/// A legend row's swatch, drawn at (20, mid), and the row: its words and swatch.
-type Swatch<'a> = Box<dyn Fn(&Area<'_>, i32) -> Result<()> + 'a>;
-type LegendRow<'a> = (String, Swatch<'a>);
-
-fn rgb(role: palette::Hue) -> RGBColor {
-    let [r, g, b] = role.rgb;
-    RGBColor(r, g, b)
-}
 
 /// Class 0's colour and class 1's, in the map and its legend.
 const CLASS_ZERO: RGBColor = RGBColor(0x2c, 0x5f, 0x9e);
@@ -44,26 +34,6 @@ fn diverging(p: f64) -> RGBColor {
     RGBColor(mix(end.0), mix(end.1), mix(end.2))
 }
 
-/// A legend row: a swatch drawn by `swatch` at (20, mid) and its words.
-fn legend_rows(
-    area: &Area<'_>,
-    rows: Vec<LegendRow<'_>>,
-    width: u32,
-    small: &FontDesc<'_>,
-) -> Result<()> {
-    let mut y = 40;
-    for (label, swatch) in rows {
-        swatch(area, y + 7)?;
-        for line in crate::chart::wrap_label(&label, ((width - 44) / 7).max(8) as usize) {
-            area.draw(&Text::new(line, (40, y), small.clone()))
-                .map_err(drawing)?;
-            y += 16;
-        }
-        y += 4;
-    }
-    Ok(())
-}
-
 /// The 1-D figure: the band, the curve, the data and the method's markers.
 pub fn draw_observed(
     root: &Area<'_>,
@@ -72,12 +42,7 @@ pub fn draw_observed(
     c: &Curves,
     o: &Observed,
 ) -> Result<()> {
-    let (w, _) = root.dim_in_pixel();
-    let text = (FONT, 14).into_font();
-    let small = (FONT, 12).into_font();
-    let legend_w = (w / 4).clamp(120, 220);
-    let (plot_area, legend_area) = root.split_horizontally(w - legend_w);
-    let body = title_and_note(&plot_area, title, note, text, &small)?;
+    let page = page(root, title, note)?;
     let n = c.grid.len().min(o.mean.len());
     if n < 2 {
         return Ok(());
@@ -85,24 +50,8 @@ pub fn draw_observed(
     let (x0, x1) = (c.grid[0], c.grid[n - 1]);
     let (y0, y1) = o.y_range();
     let y_desc = o.axis_name(&c.target_name);
-    let mut chart = ChartBuilder::on(&body)
-        .margin(8)
-        .x_label_area_size(40)
-        .y_label_area_size(60)
-        .build_cartesian_2d(x0..x1, y0..y1)
-        .map_err(drawing)?;
-    chart
-        .configure_mesh()
-        .x_desc(c.input_name.as_str())
-        .y_desc(y_desc.as_str())
-        .label_style(small.clone())
-        .axis_desc_style(small.clone())
-        .x_label_formatter(&|v| tick(*v, false))
-        .y_label_formatter(&|v| tick(*v, false))
-        .light_line_style(RGBColor(0xee, 0xee, 0xee))
-        .bold_line_style(RGBColor(0xdd, 0xdd, 0xdd))
-        .draw()
-        .map_err(drawing)?;
+    let names = (c.input_name.as_str(), y_desc.as_str());
+    let mut chart = chart(&page, (x0, x1), (y0, y1), names, YLabels::Ticks)?;
     let roles = palette::PREDICTION;
     let band: Vec<(f64, f64)> = (0..n)
         .map(|i| (c.grid[i], o.hi[i]))
@@ -222,7 +171,7 @@ pub fn draw_observed(
             }),
         ));
     }
-    legend_rows(&legend_area, rows, legend_w, &small)
+    legend_rows(&page, rows)
 }
 
 /// The p = ½ contour of the map as segments (marching squares on its grid).
@@ -259,18 +208,15 @@ fn half_contour(m: &ProbMap) -> Vec<[(f64, f64); 2]> {
 /// The 2-D figure: the probability map, its p = ½ contour, the data coloured by class
 /// and the inducing points.
 pub fn draw_map(root: &Area<'_>, title: &str, note: Option<&str>, m: &ProbMap) -> Result<()> {
-    let (w, _) = root.dim_in_pixel();
-    let text = (FONT, 14).into_font();
-    let small = (FONT, 12).into_font();
-    let legend_w = (w / 4).clamp(120, 220);
-    let (plot_area, legend_area) = root.split_horizontally(w - legend_w);
-    let body = title_and_note(&plot_area, title, note, text, &small)?;
+    let page = page(root, title, note)?;
+    let small = &page.small;
     if m.xs.len() < 2 || m.ys.len() < 2 {
         return Ok(());
     }
     let (x0, x1) = m.x_range();
     let (y0, y1) = m.y_range();
-    let mut chart = ChartBuilder::on(&body)
+    // no mesh under the map's cells
+    let mut chart = ChartBuilder::on(&page.body)
         .margin(8)
         .x_label_area_size(40)
         .y_label_area_size(60)
@@ -410,5 +356,5 @@ pub fn draw_map(root: &Area<'_>, title: &str, note: Option<&str>, m: &ProbMap) -
             }),
         ));
     }
-    legend_rows(&legend_area, rows, legend_w, &small)
+    legend_rows(&page, rows)
 }

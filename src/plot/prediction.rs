@@ -3,13 +3,12 @@
 //! as the app sizes them: SPGP+HS by pseudo-noise) along one input, from the same
 //! [`Curves`] the app's prediction pane draws.
 
-use super::lines::{tick, title_and_note};
-use super::{FONT, drawing};
+use super::drawing;
+use super::frame::{Area, LegendRow, YLabels, chart, legend_rows, page, rgb};
 use crate::chart::prediction::Curves;
 use crate::chart::{axis, palette};
 use crate::error::Result;
 use crate::methods::MarkerSize;
-use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -18,11 +17,6 @@ pub struct PredictionFigure<'a> {
     pub curves: &'a Curves,
     /// A line under the title: what is held fixed, how many points are drawn.
     pub note: Option<String>,
-}
-
-fn rgb(role: palette::Hue) -> RGBColor {
-    let [r, g, b] = role.rgb;
-    RGBColor(r, g, b)
 }
 
 impl PredictionFigure<'_> {
@@ -35,7 +29,7 @@ impl PredictionFigure<'_> {
         super::svg_page(size, |root| self.draw(root))
     }
 
-    pub(super) fn draw(&self, root: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<()> {
+    pub(super) fn draw(&self, root: &Area<'_>) -> Result<()> {
         let c = self.curves;
         // a classifier's map or the target's own scale ([`super::observed`])
         if let Some(map) = &c.map {
@@ -44,42 +38,26 @@ impl PredictionFigure<'_> {
         if let Some(o) = &c.observed {
             return super::observed::draw_observed(root, &self.title, self.note.as_deref(), c, o);
         }
-        let (w, _) = root.dim_in_pixel();
-        let text = (FONT, 14).into_font();
-        let small = (FONT, 12).into_font();
-        let legend_w = (w / 4).clamp(120, 220);
-        let (plot_area, legend_area) = root.split_horizontally(w - legend_w);
-        let body = title_and_note(&plot_area, &self.title, self.note.as_deref(), text, &small)?;
+        let page = page(root, &self.title, self.note.as_deref())?;
         let n = c.grid.len();
         if n < 2 {
             return Ok(());
         }
         let (x0, x1) = (c.grid[0], c.grid[n - 1]);
         let (y0, y1) = self.y_range();
-        let y_ticks = axis::linear(y0, y1, (body.dim_in_pixel().1 / 55).clamp(3, 10) as usize);
+        let y_ticks = axis::linear(
+            y0,
+            y1,
+            (page.body.dim_in_pixel().1 / 55).clamp(3, 10) as usize,
+        );
         let y_desc = y_ticks.describe(if c.target_name.is_empty() {
             "y"
         } else {
             &c.target_name
         });
-        let mut chart = ChartBuilder::on(&body)
-            .margin(8)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
-            .build_cartesian_2d(x0..x1, y0..y1)
-            .map_err(drawing)?;
-        chart
-            .configure_mesh()
-            .x_desc(c.input_name.as_str())
-            .y_desc(y_desc.as_str())
-            .label_style(small.clone())
-            .axis_desc_style(small.clone())
-            .x_label_formatter(&|v| tick(*v, false))
-            .y_labels(0)
-            .light_line_style(RGBColor(0xee, 0xee, 0xee))
-            .bold_line_style(RGBColor(0xdd, 0xdd, 0xdd))
-            .draw()
-            .map_err(drawing)?;
+        // the y ticks are drawn below, as the axis module places them
+        let names = (c.input_name.as_str(), y_desc.as_str());
+        let mut chart = chart(&page, (x0, x1), (y0, y1), names, YLabels::Own)?;
         let plotting = chart.plotting_area().clone();
         for (t, text) in y_ticks.pairs() {
             plotting
@@ -91,7 +69,8 @@ impl PredictionFigure<'_> {
             // the page's pixels, made relative to `root` (a panel of a page of several)
             let (px, py) = plotting.map_coordinate(&(x0, t));
             let (ox, oy) = root.get_base_pixel();
-            let style = TextStyle::from(small.clone()).pos(Pos::new(HPos::Right, VPos::Center));
+            let style =
+                TextStyle::from(page.small.clone()).pos(Pos::new(HPos::Right, VPos::Center));
             root.draw(&Text::new(text.to_string(), (px - 6 - ox, py - oy), style))
                 .map_err(drawing)?;
         }
@@ -165,33 +144,29 @@ impl PredictionFigure<'_> {
         if !c.markers.is_empty() {
             rows.push((c.marker_caption.as_str(), rgb(roles.markers), 4));
         }
-        let mut y = 40;
-        for (label, color, kind) in rows {
-            let mid = y + 7;
-            let r = match kind {
-                0 => legend_area.draw(&Rectangle::new(
-                    [(8, mid - 5), (32, mid + 5)],
-                    color
-                        .mix(if label.starts_with('y') { 0.35 } else { 0.45 })
-                        .filled(),
-                )),
-                1 => legend_area.draw(&PathElement::new(
-                    vec![(8, mid), (32, mid)],
-                    color.stroke_width(2),
-                )),
-                2 => legend_area.draw(&Circle::new((20, mid), 3, color.filled())),
-                3 => legend_area.draw(&Circle::new((20, mid), 3, color.stroke_width(1))),
-                _ => legend_area.draw(&TriangleMarker::new((20, mid), 6, color.filled())),
-            };
-            r.map_err(drawing)?;
-            for line in crate::chart::wrap_label(label, ((legend_w - 44) / 7).max(8) as usize) {
-                legend_area
-                    .draw(&Text::new(line, (40, y), small.clone()))
-                    .map_err(drawing)?;
-                y += 16;
-            }
-            y += 4;
-        }
-        Ok(())
+        let rows: Vec<LegendRow<'_>> = rows
+            .into_iter()
+            .map(|(label, color, kind)| {
+                let band = if label.starts_with('y') { 0.35 } else { 0.45 };
+                let swatch = move |a: &Area<'_>, mid: i32| {
+                    match kind {
+                        0 => a.draw(&Rectangle::new(
+                            [(8, mid - 5), (32, mid + 5)],
+                            color.mix(band).filled(),
+                        )),
+                        1 => a.draw(&PathElement::new(
+                            vec![(8, mid), (32, mid)],
+                            color.stroke_width(2),
+                        )),
+                        2 => a.draw(&Circle::new((20, mid), 3, color.filled())),
+                        3 => a.draw(&Circle::new((20, mid), 3, color.stroke_width(1))),
+                        _ => a.draw(&TriangleMarker::new((20, mid), 6, color.filled())),
+                    }
+                    .map_err(drawing)
+                };
+                (label.to_string(), Box::new(swatch) as _)
+            })
+            .collect();
+        legend_rows(&page, rows)
     }
 }

@@ -50,3 +50,4 @@ mod tui_loading;
 mod tui_pty;
 mod tui_same_numbers;
 mod tui_snapshots;
+mod typed_states;

@@ -76,6 +76,7 @@ pub fn dataset(a: Arrays) -> Result<Dataset> {
         pick(&a.x_train)
     };
     Ok(Dataset {
+        classes: None,
         feature_names: kept.iter().map(|&j| names[j].clone()).collect(),
         target_name,
         x_train,

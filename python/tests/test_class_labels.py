@@ -30,7 +30,7 @@ def test_a_string_series_fits_as_two_classes_like_the_command_line(tmp_path):
     with open(path, "w") as f:
         f.write("x0,x1,answer\n")
         for row, label in zip(X, y):
-            f.write(f"{row[0]!r},{row[1]!r},{label}\n")
+            f.write(f"{float(row[0])!r},{float(row[1])!r},{label}\n")
     saved = tmp_path / "m.toml"
     run_cli("fit", "--train", path, "--method", "svgp", "--m", 8, "--iters", 60,
             "--likelihood", "bernoulli", "--save-model", saved)

@@ -4,9 +4,9 @@
 //! the array, and the row and column as Python indexes them.
 
 use super::Dataset;
-use crate::likelihoods::ClassNames;
 use super::load::{drop_constant_features, is_constant};
 use crate::error::{Error, Result};
+use crate::likelihoods::ClassNames;
 use nalgebra::{DMatrix, DVector};
 
 /// Training inputs and targets, and optionally a test set, as given.
@@ -32,15 +32,16 @@ pub struct Labels {
     pub booleans: bool,
 }
 
+fn as_str(v: &[Option<String>]) -> Vec<Option<&str>> {
+    v.iter().map(Option::as_deref).collect()
+}
+
 /// `a`'s targets as numbers: its own, or its labels' class codes with the classes.
 fn targets(a: &mut Arrays) -> Result<Option<ClassNames>> {
     let Some(labels) = a.labels.take() else {
         return Ok(None);
     };
     let train = &labels.train;
-    let as_str = |v: &[Option<String>]| -> Vec<Option<&str>> {
-        v.iter().map(Option::as_deref).collect()
-    };
     let missing = |name: &str, v: &[Option<String>]| -> Result<()> {
         match v.iter().position(Option::is_none) {
             Some(i) => Err(Error::input(format!(

@@ -579,8 +579,8 @@ impl Table {
 
     /// The cells of column `name` as labels, with whether they are booleans, when the
     /// column holds labels rather than numbers: booleans ("false"/"true"), or text none
-    /// of whose cells is a number, or text with at most two distinct values (a numeric
-    /// column with a stray word is left to the numeric check, which names the cell).
+    /// of whose cells is a number (a numeric column with a stray word is left to the
+    /// numeric check, which names the cell).
     /// Missing cells (empty, NA, …) are None. `any_text`: every text column is labels
     /// (the classes are known, as for a test file's target).
     fn label_cells(&self, name: &str, any_text: bool) -> Result<Option<LabelCells>> {
@@ -610,13 +610,11 @@ impl Table {
         if any_text {
             return Ok(Some((cells, false)));
         }
-        let present = || cells.iter().flatten();
-        let numbers = present().filter(|t| t.parse::<f64>().is_ok()).count();
-        if numbers == present().count() {
-            return Ok(None);
-        }
-        let distinct: BTreeSet<&String> = present().collect();
-        Ok((numbers == 0 || distinct.len() <= 2).then_some((cells, false)))
+        // one number among words is a numeric column with stray text (the numeric
+        // check names the cell), not a label
+        let mut present = cells.iter().flatten().peekable();
+        let labels = present.peek().is_some() && present.all(|t| t.parse::<f64>().is_err());
+        Ok(labels.then_some((cells, false)))
     }
 
     /// A text column is accepted only if every non-empty cell parses as a number

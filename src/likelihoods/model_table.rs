@@ -183,7 +183,7 @@ impl LikelihoodTable {
                      codes, labels = [0.0, 1.0] (and only a bernoulli model has classes)"
                 ));
             }
-            if !(a < b) || a.is_empty() {
+            if a >= b || a.is_empty() {
                 return Err(format!(
                     "classes = [\"{a}\", \"{b}\"]: two different labels, sorted (class 0 \
                      first, as the data's labels are read)"

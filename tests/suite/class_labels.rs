@@ -285,10 +285,10 @@ fn other_likelihoods_refuse_a_text_target_naming_the_option() {
     }
     let ds = load_with_progress(&spec(&train, None), &mut |_| {}).expect("loads");
     assert_eq!(ds.classes.as_ref().expect("classes").names, ["no", "yes"]);
-    let e = sgpw::train::prepare_for(&ds, true, LikelihoodKind::Gaussian)
-        .err()
-        .expect("refused")
-        .to_string();
+    let Err(e) = sgpw::train::prepare_for(&ds, true, LikelihoodKind::Gaussian) else {
+        panic!("a Gaussian run on labels is refused")
+    };
+    let e = e.to_string();
     assert!(e.contains("--likelihood bernoulli"), "{e}");
 }
 
@@ -331,12 +331,10 @@ fn model_files_with_and_without_classes_round_trip() {
         assert_eq!(table.labels, Some([0.0, 1.0]));
         if classes {
             let swapped = text.replace("[\"no\", \"yes\"]", "[\"yes\", \"no\"]");
-            let e = ModelFile::parse(&swapped)
-                .expect("parses")
-                .check()
-                .err()
-                .expect("refused")
-                .to_string();
+            let Err(e) = ModelFile::parse(&swapped).expect("parses").check() else {
+                panic!("unsorted classes are refused")
+            };
+            let e = e.to_string();
             assert!(e.contains("classes = [\"yes\", \"no\"]"), "{e}");
         }
     }

@@ -53,6 +53,7 @@ fn big_app() -> App {
     let n = 500;
     let x: Vec<f64> = (0..n).map(|i| -5.0 + 10.0 * i as f64 / n as f64).collect();
     let data = Arc::new(Dataset {
+        classes: None,
         feature_names: vec!["x".into()],
         target_name: "y".into(),
         x_train: DMatrix::from_column_slice(n, 1, &x),

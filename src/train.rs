@@ -27,7 +27,7 @@ pub use validation::split_validation;
 use crate::data::exposure::Exposure;
 use crate::data::{Dataset, TrainData};
 use crate::error::{Error, Result};
-use crate::likelihoods::BinaryLabels;
+use crate::likelihoods::{BinaryLabels, ClassNames, LikelihoodKind};
 use crate::methods::{self, ValidRunSpec};
 use crate::metrics::TestMetrics;
 use crate::model_file::{CollapseRestart, ModelFile, SecondStart, Standardize, raw_scale_offset};
@@ -258,6 +258,8 @@ struct Run<'a> {
     floor: Option<f64>,
     /// A binary target's labels as classes 0 and 1 (the bernoulli likelihood).
     labels: Option<BinaryLabels>,
+    /// The words of those labels where the target held text or booleans.
+    classes: Option<&'a ClassNames>,
     /// The blocks --fix holds, at one value for every start (the subset fits' included).
     pins: Pins,
     /// What turns the objective in model units into the raw target scale's.
@@ -299,6 +301,7 @@ impl<'a> Run<'a> {
             target_name: &data.target_name,
             floor,
             labels,
+            classes: data.classes.as_ref(),
             pins,
             offset,
             started,
@@ -313,7 +316,7 @@ impl<'a> Run<'a> {
         rng: &mut ChaCha8Rng,
         ctx: &RunContext,
     ) -> Result<ModelFile> {
-        start_model(
+        let mut model = start_model(
             &self.td,
             self.spec,
             self.target_mean,
@@ -325,7 +328,14 @@ impl<'a> Run<'a> {
             subset_fit,
             rng,
             ctx,
-        )
+        )?;
+        // a bernoulli model names the labels its classes 0 and 1 stand for
+        if let Some(t) = model.likelihood.as_mut()
+            && t.name == LikelihoodKind::Bernoulli
+        {
+            t.classes = self.classes.map(|c| c.names.clone());
+        }
+        Ok(model)
     }
 
     /// The run's composed kernel at its default start, on a model of the exact GP

@@ -125,6 +125,49 @@ def _vector(y, name):
     return a
 
 
+def _is_missing(v):
+    """A missing label: None, a float NaN, pandas' NA or NaT."""
+    return v is None or (isinstance(v, float) and v != v) or type(v).__name__ in ("NAType", "NaTType")
+
+
+def _labels(a):
+    """The cells of a 1-d array as labels for the Rust loader's rule: booleans as
+    "true"/"false" (the words a file's boolean column is read as), bytes decoded, other
+    values as their text; missing cells None."""
+    def word(v):
+        if _is_missing(v):
+            return None
+        if isinstance(v, (bool, _np.bool_)):
+            return "true" if v else "false"
+        if isinstance(v, bytes):
+            return v.decode()
+        return str(v)
+
+    return [word(v) for v in a.tolist()]
+
+
+def _target(y, name):
+    """y as a float64 vector of numbers, or, where it holds strings or booleans (a
+    pandas Series of words, a numpy array of str or bool), as labels: (numbers, None,
+    False) or (None, labels, booleans). The labels are read as two classes by the Rust
+    loader's rule (``Model.classes``), not here."""
+    a = _np.asarray(y)
+    if a.ndim == 2 and a.shape[1] == 1:
+        a = a[:, 0]
+    if a.dtype.kind == "b":
+        return None, _labels(a), True
+    if a.dtype.kind in "OUS":
+        try:
+            return _vector(a, name), None, False
+        except (TypeError, ValueError):
+            if a.ndim != 1:
+                raise ValueError(
+                    f"{name} must be a 1-d array of targets, not one of shape {a.shape}"
+                ) from None
+            return None, _labels(a), False
+    return _vector(y, name), None, False
+
+
 def _write_points(Z, X, names, folder):
     """Z as the CSV file ``--inducing-inputs`` reads (header: X's column names; each
     number as Python's repr, which reads back as the same double)."""
@@ -229,12 +272,17 @@ def fit(
         options["exposure"] = column
     names = _columns(X)
     X = _matrix(X, "X")
-    y = _vector(y, "y")
+    y, y_labels, booleans = _target(y, "y")
+    y_test_labels = None
     if (X_test is None) != (y_test is None):
         raise ValueError("give both X_test and y_test, or neither")
     if X_test is not None:
         X_test = _matrix(X_test, "X_test")
-        y_test = _vector(y_test, "y_test")
+        if y_labels is None:
+            y_test = _vector(y_test, "y_test")
+        else:
+            # labels like the training ones, mapped by the training's classes
+            y_test_labels, y_test = _labels(_np.asarray(y_test).reshape(-1)), None
     _check_keywords(options, "fit")
     if isinstance(options.get("kernel"), kernels.Kernel):
         options["kernel"] = str(options["kernel"])
@@ -255,7 +303,8 @@ def fit(
         try:
             core, info = _sgpw.fit(
                 X, y, X_test, y_test, names, pairs, threads=threads,
-                callback=_told_the_start(callback),
+                callback=_told_the_start(callback), y_labels=y_labels,
+                y_test_labels=y_test_labels, booleans=booleans,
             )
         except ValueError as e:
             text = str(e) if z_file is None else str(e).replace(z_file, "Z")
@@ -266,7 +315,8 @@ def fit(
     model = Model(core, info=info, columns=columns)
     if not core.stores_posterior:
         # prediction conditions on the training data again after pickling
-        model._train = (model._select(X), y)
+        # labels as the class codes the fit read them as
+        model._train = (model._select(X), y if y_labels is None else info["y_classes"])
     return model
 
 
@@ -477,6 +527,15 @@ class Model:
         """A bernoulli model's two training labels, read as classes 0 and 1 (the
         smaller first); None for other likelihoods."""
         return self._core.labels
+
+    @property
+    def classes(self):
+        """A bernoulli model of a target of words (strings, booleans): its two labels,
+        sorted, as classes 0 and 1 — the second the positive class, whose probability
+        ``predict_y`` gives (as scikit-learn's ``classes_``; booleans: ``("false",
+        "true")``); None for a numeric target (see ``labels``)."""
+        c = self._core.classes
+        return None if c is None else tuple(c)
 
     def predict_y(self, X, exposure=None, threads=None):
         """The mean and variance of a new observation y at the rows of X, by the

@@ -9,7 +9,7 @@ use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArra
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use sgpw::data::arrays::{self, Arrays};
+use sgpw::data::arrays::{self, Arrays, Labels};
 use sgpw::exec::{CancelToken, Exec, Par};
 use sgpw::model_file::ModelFile;
 use sgpw::run_context::{Phase, Progress, RunContext};
@@ -341,6 +341,17 @@ impl Model {
             .and_then(|t| t.labels)
     }
 
+    /// A bernoulli model of a target of words (strings, booleans): the labels of classes
+    /// 0 and 1 (sorted; the second the positive class); else None.
+    #[getter]
+    fn classes(&self) -> Option<[String; 2]> {
+        self.predictor
+            .model()
+            .likelihood
+            .as_ref()
+            .and_then(|t| t.classes.clone())
+    }
+
     /// The model's likelihood by name.
     #[getter]
     fn likelihood(&self) -> &'static str {
@@ -416,19 +427,26 @@ pub fn from_toml(
 /// iteration of the two raced fits as it happens (objective on the raw target scale, as
 /// the trace; `start` 1 for the default start's fit, 2 for the second start's, each
 /// numbered from 0; their turns interleave).
+///
+/// A target of labels (strings; booleans as "true"/"false"; None where missing) comes as
+/// `y_labels` (and `y_test_labels`) in place of `y` (and `y_test`): the Rust loader's rule
+/// reads it as two classes (`likelihoods::ClassNames`), as it reads a file's.
 #[pyfunction]
-#[pyo3(signature = (x, y, x_test, y_test, feature_names, options, threads=None, callback=None))]
+#[pyo3(signature = (x, y, x_test, y_test, feature_names, options, threads=None, callback=None, y_labels=None, y_test_labels=None, booleans=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn fit<'py>(
     py: Python<'py>,
     x: PyReadonlyArray2<'py, f64>,
-    y: PyReadonlyArray1<'py, f64>,
+    y: Option<PyReadonlyArray1<'py, f64>>,
     x_test: Option<PyReadonlyArray2<'py, f64>>,
     y_test: Option<PyReadonlyArray1<'py, f64>>,
     feature_names: Option<Vec<String>>,
     options: Vec<(String, Bound<'py, PyAny>)>,
     threads: Option<usize>,
     callback: Option<Bound<'py, PyAny>>,
+    y_labels: Option<Vec<Option<String>>>,
+    y_test_labels: Option<Vec<Option<String>>>,
+    booleans: bool,
 ) -> PyResult<(Model, Bound<'py, PyDict>)> {
     let mut pairs = Vec::new();
     for (name, value) in &options {
@@ -440,21 +458,36 @@ pub fn fit<'py>(
     let spec = entry.single().map_err(PyValueError::new_err)?;
     // method, m's upper bound and options before the data; m ≤ n after (as `fit`)
     spec.check(usize::MAX).or_py()?;
-    let test = match (x_test, y_test) {
-        (Some(x), Some(y)) => Some((matrix(&x), vector(&y))),
-        (None, None) => None,
+    let test = match (x_test, y_test, &y_test_labels) {
+        (Some(x), Some(y), None) => Some((matrix(&x), vector(&y))),
+        // the labels' codes take the place of the numbers
+        (Some(x), None, Some(_)) => Some((matrix(&x), Vec::new())),
+        (None, None, None) => None,
         _ => {
             return Err(PyValueError::new_err(
                 "give both X_test and y_test, or neither",
             ));
         }
     };
+    let (y_train, labels) = match (y, y_labels) {
+        (Some(y), None) => (vector(&y), None),
+        (None, Some(train)) => (
+            Vec::new(),
+            Some(Labels {
+                train,
+                test: y_test_labels,
+                booleans,
+            }),
+        ),
+        _ => return Err(PyValueError::new_err("give y as numbers or as labels")),
+    };
     let data = arrays::dataset(Arrays {
         x_train: matrix(&x),
-        y_train: vector(&y),
+        y_train,
         test,
         feature_names,
         target_name: None,
+        labels,
     })
     .or_py()?;
     let valid = spec.check(data.n_train()).or_py()?;
@@ -537,6 +570,11 @@ pub fn fit<'py>(
     )?;
     info.set_item("best_iteration", result.best_iteration)?;
     info.set_item("notes", data.notes.clone())?;
+    if data.classes.is_some() {
+        // a target of labels as the class codes it was read as (what a model without a
+        // stored posterior conditions on again)
+        info.set_item("y_classes", array(py, data.y_train.as_slice().to_vec()))?;
+    }
     Ok((
         Model {
             predictor: result.predictor,

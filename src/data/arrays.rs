@@ -6,6 +6,7 @@
 use super::Dataset;
 use super::load::{drop_constant_features, is_constant};
 use crate::error::{Error, Result};
+use crate::likelihoods::ClassNames;
 use nalgebra::{DMatrix, DVector};
 
 /// Training inputs and targets, and optionally a test set, as given.
@@ -17,6 +18,50 @@ pub struct Arrays {
     pub feature_names: Option<Vec<String>>,
     /// Name of the target (a Series'); default y.
     pub target_name: Option<String>,
+    /// A target of labels (strings, booleans as "true"/"false"; None: missing) in place
+    /// of `y_train`'s numbers, and the test set's in place of its: read as two classes
+    /// by the loader's rule ([`ClassNames`]), the targets then their codes 0 and 1.
+    pub labels: Option<Labels>,
+}
+
+/// The labels of a target of words, for training and (if any) the test set.
+pub struct Labels {
+    pub train: Vec<Option<String>>,
+    pub test: Option<Vec<Option<String>>>,
+    /// Whether they were booleans.
+    pub booleans: bool,
+}
+
+fn as_str(v: &[Option<String>]) -> Vec<Option<&str>> {
+    v.iter().map(Option::as_deref).collect()
+}
+
+/// `a`'s targets as numbers: its own, or its labels' class codes with the classes.
+fn targets(a: &mut Arrays) -> Result<Option<ClassNames>> {
+    let Some(labels) = a.labels.take() else {
+        return Ok(None);
+    };
+    let train = &labels.train;
+    let missing = |name: &str, v: &[Option<String>]| -> Result<()> {
+        match v.iter().position(Option::is_none) {
+            Some(i) => Err(Error::input(format!(
+                "{name}[{i}] is missing: sgpw needs a label on every row (drop the rows \
+                 with missing values first)"
+            ))),
+            None => Ok(()),
+        }
+    };
+    missing("y", train)?;
+    let (classes, codes) = ClassNames::of(&as_str(train), labels.booleans)
+        .map_err(|b| Error::input(format!("y[{}]: {}", b.row, b.reason)))?;
+    a.y_train = codes;
+    if let (Some(test), Some((_, y))) = (&labels.test, a.test.as_mut()) {
+        missing("y_test", test)?;
+        *y = classes
+            .codes(&as_str(test))
+            .map_err(|b| Error::input(format!("y_test[{}]: {}", b.row, b.reason)))?;
+    }
+    Ok(Some(classes))
 }
 
 /// The names arrays get when nothing names them: `x0, x1, …` (Python counts from 0).
@@ -25,8 +70,17 @@ pub fn default_feature_names(d: usize) -> Vec<String> {
 }
 
 /// The data set a fit trains on, checked as a loaded file is.
-pub fn dataset(a: Arrays) -> Result<Dataset> {
+pub fn dataset(mut a: Arrays) -> Result<Dataset> {
     let (n, d) = a.x_train.shape();
+    if let Some(l) = &a.labels
+        && l.train.len() != n
+    {
+        return Err(Error::input(format!(
+            "y has {} values but X has {n} rows",
+            l.train.len()
+        )));
+    }
+    let classes = targets(&mut a)?;
     if n == 0 || d == 0 {
         return Err(Error::input(format!(
             "X has shape ({n}, {d}): a fit needs at least one row and one column"
@@ -82,6 +136,7 @@ pub fn dataset(a: Arrays) -> Result<Dataset> {
         y_train: DVector::from_vec(a.y_train),
         x_test,
         y_test,
+        classes,
         notes,
     })
 }
@@ -131,6 +186,7 @@ mod tests {
             test: None,
             feature_names: None,
             target_name: None,
+            labels: None,
         }
     }
 

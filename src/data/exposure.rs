@@ -179,6 +179,7 @@ mod tests {
 
     fn data(e: [f64; 3]) -> Dataset {
         Dataset {
+            classes: None,
             feature_names: vec!["x".into(), "E".into()],
             target_name: "y".into(),
             x_train: DMatrix::from_row_slice(3, 2, &[0.0, e[0], 1.0, e[1], 2.0, e[2]]),

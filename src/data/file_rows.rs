@@ -179,6 +179,7 @@ impl FileRows {
             ));
         }
         let sample = Dataset {
+            classes: None,
             feature_names: kept.iter().map(|&j| features[j].clone()).collect(),
             target_name: target.clone(),
             x_train: x,

@@ -6,7 +6,7 @@
 use super::data_file::DataFile;
 use super::progress::LoadProgress;
 use super::stream::Chunk;
-use super::table::{Columns, Table, quoted};
+use super::table::{Columns, Table, TargetRead, quoted};
 use super::{Dataset, LoadSpec};
 use crate::error::{Error, Result};
 use crate::likelihoods::LikelihoodKind;
@@ -28,7 +28,7 @@ pub fn load_with_progress(
     spec: &LoadSpec,
     report: &mut dyn FnMut(LoadProgress),
 ) -> Result<Dataset> {
-    read_dataset(spec, report, Some(LikelihoodKind::Gaussian), None)
+    read_dataset(spec, report, Purpose::Fit(None), None)
 }
 
 /// [`load_with_progress`] for a fit with the likelihood `likelihood`: its targets are
@@ -39,13 +39,13 @@ pub fn load_for_fit(
     likelihood: LikelihoodKind,
     report: &mut dyn FnMut(LoadProgress),
 ) -> Result<Dataset> {
-    read_dataset(spec, report, Some(likelihood), None)
+    read_dataset(spec, report, Purpose::Fit(Some(likelihood)), None)
 }
 
 /// [`load`] for data that an existing model conditions on or is scored on (`predict
 /// --train`, `nlml`, `stream`): nothing is fitted, so a constant target is accepted.
 pub fn load_for_model(spec: &LoadSpec) -> Result<Dataset> {
-    read_dataset(spec, &mut |_| {}, None, None)
+    read_dataset(spec, &mut |_| {}, Purpose::Model, None)
 }
 
 /// For drawing with a model that needs no training data: about `rows` rows of each file
@@ -57,16 +57,29 @@ pub fn load_sample(spec: &LoadSpec, rows: usize) -> Result<Option<(Dataset, Opti
     let Some(total) = super::sample::plan(&spec.train, rows)? else {
         return Ok(None);
     };
-    let data = read_dataset(spec, &mut |_| {}, None, Some(rows))?;
+    let data = read_dataset(spec, &mut |_| {}, Purpose::Model, Some(rows))?;
     Ok(Some((data, total)))
+}
+
+/// What a data set is loaded for: a fit (with its likelihood, where it is known: a
+/// session's or the app's data set is loaded before its runs name theirs), or an
+/// existing model (nothing is fitted, so any target is accepted).
+#[derive(Clone, Copy, Debug)]
+enum Purpose {
+    Model,
+    Fit(Option<LikelihoodKind>),
 }
 
 fn read_dataset(
     spec: &LoadSpec,
     report: &mut dyn FnMut(LoadProgress),
-    fitted: Option<LikelihoodKind>,
+    purpose: Purpose,
     sample: Option<usize>,
 ) -> Result<Dataset> {
+    let (fitted, kind) = match purpose {
+        Purpose::Model => (false, None),
+        Purpose::Fit(kind) => (true, kind),
+    };
     check_split_setting(spec)?;
     let train = Table::read_some(&spec.train, report, sample)?;
     let (target, features) = choose_columns(&train, spec)?;
@@ -81,20 +94,42 @@ fn read_dataset(
     let mut notes = Vec::new();
     train.note_trimmed(&mut notes);
     train.note_index(&used, &mut notes);
-    let train_cols = train.complete_columns(&used, spec.drop_missing, &mut notes)?;
+    // a target of two labels (text, booleans) is read as the classes 0 and 1
+    // (`ClassNames`), which the test file's labels then follow
+    let (train_cols, classes) = train.complete_with_target(
+        &used,
+        TargetRead::Learn(kind),
+        spec.drop_missing,
+        &mut notes,
+    )?;
     // a target the fit cannot use is refused before any work, whoever loads the data
     // (`fit`, a session, the app): the whole column, then the rows a split trains on
-    if let Some(kind) = fitted {
+    if fitted {
         let y = train_cols.last().map_or(&[][..], Vec::as_slice);
         check_target(&train, &target, y, "")?;
-        check_likelihood_target(&train, &target, y, kind, &mut notes)?;
+        if let Some(kind) = kind {
+            check_likelihood_target(&train, &target, y, kind, &mut notes)?;
+        }
+    }
+    if let Some(c) = &classes
+        && (kind == Some(LikelihoodKind::Bernoulli) || !c.booleans)
+    {
+        notes.push(format!(
+            "{} (the labels of the target '{target}')",
+            c.describe()
+        ));
     }
     let (train_cols, test_cols) = match (&spec.test, spec.split) {
         (Some(path), _) => {
             let test = Table::read_some(path, report, sample)?;
             check_same_columns(&train, &test)?;
             test.note_trimmed(&mut notes);
-            let test_cols = test.complete_columns(&used, spec.drop_missing, &mut notes)?;
+            let read = match &classes {
+                Some(c) => TargetRead::Known(c),
+                None => TargetRead::Numbers,
+            };
+            let (test_cols, _) =
+                test.complete_with_target(&used, read, spec.drop_missing, &mut notes)?;
             (train_cols, Some(test_cols))
         }
         (None, Some(fraction)) => {
@@ -105,7 +140,7 @@ fn read_dataset(
                 a.last().map_or(0, Vec::len),
                 spec.seed
             );
-            if fitted.is_some() {
+            if fitted {
                 check_target(
                     &train,
                     &target,
@@ -138,6 +173,7 @@ fn read_dataset(
         y_train,
         x_test,
         y_test,
+        classes,
         notes,
     })
 }

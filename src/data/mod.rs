@@ -19,6 +19,7 @@ pub mod stream;
 pub mod synthetic;
 mod table;
 
+use crate::likelihoods::ClassNames;
 use nalgebra::{DMatrix, DVector};
 use std::path::PathBuf;
 
@@ -52,6 +53,10 @@ pub struct Dataset {
     pub y_train: DVector<f64>,
     pub x_test: Option<DMatrix<f64>>,
     pub y_test: Option<DVector<f64>>,
+    /// A target of two labels (text, or booleans): the labels of classes 0 and 1, which
+    /// `y_train` and `y_test` hold as the codes 0 and 1 (`likelihoods::ClassNames`).
+    /// None for a numeric target.
+    pub classes: Option<ClassNames>,
     /// Human-readable remarks made while loading (dropped constant columns, dropped rows).
     pub notes: Vec<String>,
 }

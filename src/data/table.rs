@@ -9,6 +9,7 @@ use super::parquet_check::{CheckedParquet, Unusable};
 use super::progress::{BLOCK_READ_BYTES, LoadProgress, read_frame};
 use super::stream::{NULL_TOKENS, csv_failure, open, polars_failure, read_csv_file};
 use crate::error::{Error, Result};
+use crate::likelihoods::{ClassNames, LikelihoodKind};
 use polars::prelude::*;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -375,7 +376,35 @@ impl Table {
         drop: bool,
         notes: &mut Vec<String>,
     ) -> Result<Columns> {
-        let cols = self.numeric_columns(names)?;
+        self.complete(names, self.numeric_columns(names)?, drop, notes)
+    }
+
+    /// [`Table::complete_columns`] whose last column, the target, may hold two class
+    /// labels (text or booleans), read as `read` says: returned as their class codes
+    /// 0 and 1 with the labels ([`ClassNames`]).
+    pub(super) fn complete_with_target(
+        &self,
+        names: &[String],
+        read: TargetRead,
+        drop: bool,
+        notes: &mut Vec<String>,
+    ) -> Result<(Columns, Option<ClassNames>)> {
+        let Some((target, features)) = names.split_last() else {
+            return Ok((Vec::new(), None));
+        };
+        let mut cols = self.numeric_columns(features)?;
+        let (y, classes) = self.target_column(target, read)?;
+        cols.push(y);
+        Ok((self.complete(names, cols, drop, notes)?, classes))
+    }
+
+    fn complete(
+        &self,
+        names: &[String],
+        cols: Columns,
+        drop: bool,
+        notes: &mut Vec<String>,
+    ) -> Result<Columns> {
         let bad: BTreeSet<usize> = (0..self.frame.height())
             .filter(|&i| cols.iter().any(|c| c[i].is_nan()))
             .collect();
@@ -479,6 +508,115 @@ impl Table {
         Ok(values)
     }
 
+    /// The target column `name` as numbers, or as the codes of two classes where it holds
+    /// labels ([`Table::label_cells`]), read as `read` says. Errors name the column, the
+    /// row and the labels.
+    fn target_column(
+        &self,
+        name: &str,
+        read: TargetRead,
+    ) -> Result<(Vec<f64>, Option<ClassNames>)> {
+        let at = |row: usize, why: String| {
+            self.error(format!(
+                "the target column '{name}' at {}: {why}",
+                self.row_at(row)
+            ))
+        };
+        match read {
+            TargetRead::Numbers => Ok((self.column_f64(name)?, None)),
+            TargetRead::Known(classes) => {
+                let Some((cells, _)) = self.label_cells(name, true)? else {
+                    return Err(self.error(format!(
+                        "the target column '{name}' holds numbers, but the classes are the \
+                         labels \"{}\" and \"{}\"",
+                        classes.names[0], classes.names[1]
+                    )));
+                };
+                let cells: Vec<Option<&str>> = cells.iter().map(|c| c.as_deref()).collect();
+                let codes = classes.codes(&cells).map_err(|b| at(b.row, b.reason))?;
+                Ok((codes, Some(classes.clone())))
+            }
+            TargetRead::Learn(kind) => {
+                let Some((cells, booleans)) = self.label_cells(name, false)? else {
+                    return Ok((self.column_f64(name)?, None));
+                };
+                let bernoulli = kind == Some(LikelihoodKind::Bernoulli);
+                let cells: Vec<Option<&str>> = cells.iter().map(|c| c.as_deref()).collect();
+                let found = ClassNames::of(&cells, booleans);
+                if booleans && !bernoulli {
+                    // booleans are also the numbers 0 and 1 (as before there were
+                    // labels): kept as labels only for a run whose likelihood comes later
+                    return match (found, kind) {
+                        (Ok((classes, codes)), None) => Ok((codes, Some(classes))),
+                        _ => Ok((self.column_f64(name)?, None)),
+                    };
+                }
+                match found {
+                    Ok((classes, _)) if kind.is_some() && !bernoulli => Err(self.error(format!(
+                        "the target column '{name}' holds the labels \"{}\" and \"{}\", \
+                             not numbers: the {} likelihood needs numbers (to classify them, \
+                             use --likelihood bernoulli)",
+                        classes.names[0],
+                        classes.names[1],
+                        kind.unwrap_or_default()
+                    ))),
+                    Ok((classes, codes)) => Ok((codes, Some(classes))),
+                    Err(bad) if bernoulli => Err(at(
+                        bad.row,
+                        format!("{} (bernoulli likelihood, --likelihood)", bad.reason),
+                    )),
+                    Err(bad) => Err(at(
+                        bad.row,
+                        format!(
+                            "the column holds text, neither numbers nor two class labels: {}",
+                            bad.reason
+                        ),
+                    )),
+                }
+            }
+        }
+    }
+
+    /// The cells of column `name` as labels, with whether they are booleans, when the
+    /// column holds labels rather than numbers: booleans ("false"/"true"), or text none
+    /// of whose cells is a number (a numeric column with a stray word is left to the
+    /// numeric check, which names the cell).
+    /// Missing cells (empty, NA, …) are None. `any_text`: every text column is labels
+    /// (the classes are known, as for a test file's target).
+    fn label_cells(&self, name: &str, any_text: bool) -> Result<Option<LabelCells>> {
+        if self.unusable.iter().any(|u| u.name == name) {
+            return Ok(None);
+        }
+        let col = self.frame.column(name).map_err(|e| self.error(e))?;
+        if col.dtype().is_bool() {
+            let ca = col.bool().map_err(|e| self.error(e))?;
+            let cells = ca
+                .iter()
+                .map(|b| b.map(|b| if b { "true" } else { "false" }.to_string()))
+                .collect();
+            return Ok(Some((cells, true)));
+        }
+        if !col.dtype().is_string() {
+            return Ok(None);
+        }
+        let ca = col.str().map_err(|e| self.error(e))?;
+        let cells: Vec<Option<String>> = ca
+            .iter()
+            .map(|c| {
+                let t = c.map(str::trim).unwrap_or("");
+                (!t.is_empty() && !NULL_TOKENS.contains(&t)).then(|| t.to_string())
+            })
+            .collect();
+        if any_text {
+            return Ok(Some((cells, false)));
+        }
+        // one number among words is a numeric column with stray text (the numeric
+        // check names the cell), not a label
+        let mut present = cells.iter().flatten().peekable();
+        let labels = present.peek().is_some() && present.all(|t| t.parse::<f64>().is_err());
+        Ok(labels.then_some((cells, false)))
+    }
+
     /// A text column is accepted only if every non-empty cell parses as a number
     /// (e.g. numbers with spaces around them); otherwise the first bad cell is reported.
     pub(super) fn parse_strings(&self, name: &str, col: &Column) -> Result<Vec<f64>> {
@@ -502,6 +640,21 @@ impl Table {
         }
         Ok(out)
     }
+}
+
+/// A column's cells as labels (None: missing) and whether they were booleans.
+type LabelCells = (Vec<Option<String>>, bool);
+
+/// How a target column is read ([`Table::complete_with_target`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) enum TargetRead<'a> {
+    /// Numbers only.
+    Numbers,
+    /// Labels (text or booleans) read as two classes, decided here by [`ClassNames::of`];
+    /// with the run's likelihood where it is known (others than bernoulli refuse text).
+    Learn(Option<LikelihoodKind>),
+    /// Labels read as the training file's classes (a test file's target).
+    Known(&'a ClassNames),
 }
 
 /// 'a', 'b'

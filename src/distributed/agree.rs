@@ -198,6 +198,7 @@ fn root_stats(rows: &TrainData, standardize: bool) -> Stats {
         y_train: nalgebra::DVector::from_column_slice(&rows.y),
         x_test: None,
         y_test: None,
+        classes: None,
         notes: Vec::new(),
     };
     let (td, mean, st) = train::prepare(&data, standardize);

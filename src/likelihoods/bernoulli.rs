@@ -237,3 +237,104 @@ impl BinaryLabels {
             .collect()
     }
 }
+
+/// A binary target written as words — text such as "spam"/"ham", or booleans — and the
+/// one rule that turns it into classes: the two labels sorted (by their bytes, as
+/// scikit-learn's `classes_` and numpy's `unique` sort strings; false before true), the
+/// first class 0 and the second class 1, the positive class whose probability p(y = 1)
+/// a model gives. Numbers keep [`BinaryLabels`]' rule (the smaller is class 0), which
+/// is the same order. The classes' codes 0 and 1 are what the loader puts in the
+/// target column, so everything after it sees the labels 0 and 1.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClassNames {
+    /// The labels of class 0 and class 1.
+    pub names: [String; 2],
+    /// Whether the column held booleans (true/false), not text: a boolean target is also
+    /// the numbers 0/1 to the other likelihoods, while text is refused by them.
+    pub booleans: bool,
+}
+
+impl ClassNames {
+    /// The two labels of `cells` (None: a missing cell) and each cell's class code, NaN
+    /// where a cell is missing (the loader's missing-value rule then applies). Refuses a
+    /// third label, naming its row and the three, and a column with one label.
+    pub fn of(cells: &[Option<&str>], booleans: bool) -> Result<(ClassNames, Vec<f64>), BadTarget> {
+        let mut seen: Vec<&str> = Vec::with_capacity(2);
+        for (row, cell) in cells.iter().enumerate() {
+            let Some(label) = cell else { continue };
+            if !seen.contains(label) {
+                if seen.len() == 2 {
+                    let mut three = [seen[0], seen[1], *label];
+                    three.sort_unstable();
+                    return Err(BadTarget {
+                        row,
+                        reason: format!(
+                            "a third label \"{label}\" (the column has \"{}\", \"{}\" and \
+                             \"{}\"): binary classification takes two classes",
+                            three[0], three[1], three[2]
+                        ),
+                    });
+                }
+                seen.push(label);
+            }
+        }
+        seen.sort_unstable();
+        let names = match seen[..] {
+            [a, b] => [a.to_string(), b.to_string()],
+            _ => {
+                return Err(BadTarget {
+                    row: 0,
+                    reason: match seen.first() {
+                        Some(only) => format!(
+                            "every target is \"{only}\": binary classification needs both \
+                             classes in the training data"
+                        ),
+                        None => "every target is missing".to_string(),
+                    },
+                });
+            }
+        };
+        let classes = ClassNames { names, booleans };
+        let codes = classes
+            .codes(cells)
+            .expect("every label is one of the two just found");
+        Ok((classes, codes))
+    }
+
+    /// Each cell's class code (0 or 1; NaN where missing) by these classes: the test
+    /// file's and any later data's. A label not among the two is refused at its row.
+    pub fn codes(&self, cells: &[Option<&str>]) -> Result<Vec<f64>, BadTarget> {
+        cells
+            .iter()
+            .enumerate()
+            .map(|(row, cell)| match cell {
+                None => Ok(f64::NAN),
+                Some(label) => match self.names.iter().position(|n| n == label) {
+                    Some(class) => Ok(class as f64),
+                    None => Err(BadTarget {
+                        row,
+                        reason: format!(
+                            "the label \"{label}\" is neither of the training labels \"{}\" \
+                             and \"{}\"",
+                            self.names[0], self.names[1]
+                        ),
+                    }),
+                },
+            })
+            .collect()
+    }
+
+    /// The label a probability p(y = 1) predicts: class 1's when p > ½ (the error
+    /// rate's rule, `metrics::error_rate`).
+    pub fn predicted(&self, p_one: f64) -> &str {
+        &self.names[usize::from(p_one > 0.5)]
+    }
+
+    /// "classes: ham → 0, spam → 1 (positive: …)": how `fit` reports the mapping.
+    pub fn describe(&self) -> String {
+        format!(
+            "classes: {} → 0, {} → 1 (positive: p(y = 1) is the probability of {})",
+            self.names[0], self.names[1], self.names[1]
+        )
+    }
+}

@@ -22,7 +22,7 @@ pub mod quadrature;
 mod quantile;
 mod student_t;
 
-pub use bernoulli::{Bernoulli, BinaryLabels, Link};
+pub use bernoulli::{Bernoulli, BinaryLabels, ClassNames, Link};
 pub use gaussian::Gaussian;
 pub use model_table::{
     CodeLikelihood, DEFAULT_POINTS as DEFAULT_QUADRATURE_POINTS, LikelihoodTable, keeps_targets,

@@ -26,6 +26,11 @@ pub struct LikelihoodTable {
     /// bernoulli: the target's labels read as class 0 and class 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub labels: Option<[f64; 2]>,
+    /// bernoulli on a target of words (text or booleans): the labels of classes 0 and 1
+    /// as the data wrote them, sorted ([`super::ClassNames`]); `labels` are then 0 and 1,
+    /// the codes the loader gave them. Absent for a numeric target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classes: Option<[String; 2]>,
     /// Gauss–Hermite points of the expected log-likelihood where the likelihood has no
     /// closed form (`--quadrature-points`; absent: 20).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -73,6 +78,7 @@ impl LikelihoodTable {
             name: kind,
             link: None,
             labels: labels.map(|l| l.labels),
+            classes: None,
             quadrature_points: None,
             ep_damping: None,
             exposure: None,
@@ -91,6 +97,7 @@ impl LikelihoodTable {
             name: shares,
             link: None,
             labels: None,
+            classes: None,
             quadrature_points: None,
             ep_damping: None,
             exposure: None,
@@ -169,6 +176,20 @@ impl LikelihoodTable {
                 "labels = [{a}, {b}]: two finite labels, the smaller first (class 0)"
             ));
         }
+        if let Some([a, b]) = &self.classes {
+            if self.labels != Some([0.0, 1.0]) {
+                return Err(format!(
+                    "classes = [\"{a}\", \"{b}\"]: the labels of a target of words are its \
+                     codes, labels = [0.0, 1.0] (and only a bernoulli model has classes)"
+                ));
+            }
+            if a >= b || a.is_empty() {
+                return Err(format!(
+                    "classes = [\"{a}\", \"{b}\"]: two different labels, sorted (class 0 \
+                     first, as the data's labels are read)"
+                ));
+            }
+        }
         let names = lik.param_names();
         let mut values = lik.params();
         for (key, v) in &self.params {
@@ -232,6 +253,14 @@ impl LikelihoodTable {
                 i + 1,
                 e[i]
             )
+        })
+    }
+
+    /// The words of the classes 0 and 1, for a bernoulli model of a target of words.
+    pub fn class_names(&self) -> Option<super::ClassNames> {
+        self.classes.clone().map(|names| super::ClassNames {
+            booleans: names == ["false", "true"],
+            names,
         })
     }
 

@@ -6,7 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::exec::Exec;
-use crate::likelihoods::{GaussHermite, Likelihood};
+use crate::likelihoods::{ClassNames, GaussHermite, Likelihood};
 use crate::linalg::map_ordered;
 use crate::model_file::ModelFile;
 use std::fmt::Write as _;
@@ -19,6 +19,9 @@ pub struct Observed {
     lik: Box<dyn Likelihood>,
     quad: GaussHermite,
     bernoulli: bool,
+    /// A bernoulli model of a target of words: its classes' labels, the predicted one
+    /// written beside p1.
+    classes: Option<ClassNames>,
     /// The model's target mean and scale (0 and 1 for labels and counts).
     target: (f64, f64),
 }
@@ -34,6 +37,7 @@ impl Observed {
             lik: model.likelihood()?,
             quad: table.quadrature().map_err(Error::input)?,
             bernoulli: table.labels.is_some(),
+            classes: table.class_names(),
             target: (model.target_mean, scale),
         }))
     }
@@ -45,7 +49,9 @@ impl Observed {
 
     /// `sgpw predict`'s header line.
     pub fn header(&self) -> &'static str {
-        if self.bernoulli {
+        if self.classes.is_some() {
+            "latent_mean,latent_var,p1,class\n"
+        } else if self.bernoulli {
             "latent_mean,latent_var,p1\n"
         } else {
             "latent_mean,latent_var,mean,var,lower95,upper95\n"
@@ -138,7 +144,9 @@ impl Observed {
     /// count's.
     pub fn row_exposed(&self, out: &mut String, mean: f64, var: f64, log_exposure: f64) {
         let (m, v) = self.moments_exposed(mean, var, log_exposure);
-        let _ = if self.bernoulli {
+        let _ = if let Some(c) = &self.classes {
+            writeln!(out, "{mean},{var},{m},{}", csv_cell(c.predicted(m)))
+        } else if self.bernoulli {
             writeln!(out, "{mean},{var},{m}")
         } else {
             // poisson and studentt have an interval; a likelihood without one leaves
@@ -148,5 +156,15 @@ impl Observed {
                 None => writeln!(out, "{mean},{var},{m},{v},,"),
             }
         };
+    }
+}
+
+/// A label as one CSV cell: quoted (its quotes doubled) where it holds a comma, a quote
+/// or a line break.
+fn csv_cell(label: &str) -> std::borrow::Cow<'_, str> {
+    if label.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", label.replace('"', "\"\"")).into()
+    } else {
+        label.into()
     }
 }

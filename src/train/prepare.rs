@@ -63,6 +63,16 @@ pub fn prepare_for(
     standardize: bool,
     kind: LikelihoodKind,
 ) -> Result<(TrainData, f64, Option<Standardize>, Option<BinaryLabels>)> {
+    if let Some(c) = data.classes.as_ref().filter(|c| !c.booleans)
+        && kind != LikelihoodKind::Bernoulli
+    {
+        return Err(Error::input(format!(
+            "the target '{}' holds the labels \"{}\" and \"{}\", not numbers: the {kind} \
+             likelihood needs numbers (to classify them, use --likelihood bernoulli; in a \
+             session, likelihood = \"bernoulli\")",
+            data.target_name, c.names[0], c.names[1]
+        )));
+    }
     let (mut td, mean, mut st) = prepare(data, standardize);
     if !crate::likelihoods::keeps_targets(kind) {
         return Ok((td, mean, st, None));

@@ -38,6 +38,7 @@ iterations = 20
 pub fn dataset() -> Arc<Dataset> {
     let n = 30;
     Arc::new(Dataset {
+        classes: None,
         feature_names: vec!["x".into()],
         target_name: "y".into(),
         x_train: DMatrix::from_fn(n, 1, |i, _| i as f64 / 3.0),

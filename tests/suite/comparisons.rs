@@ -50,6 +50,7 @@ fn dataset(n: usize, seed: u64) -> Dataset {
     let (x_train, y_train) = draw(n);
     let (x_test, y_test) = draw(n / 2);
     Dataset {
+        classes: None,
         feature_names: vec!["a".into(), "b".into()],
         target_name: "y".into(),
         x_train,
@@ -324,6 +325,7 @@ fn the_noise_floor_holds_on_noiseless_sinc() {
         if t == 0.0 { 1.0 } else { t.sin() / t }
     });
     let ds = Dataset {
+        classes: None,
         feature_names: vec!["x".into()],
         target_name: "y".into(),
         x_train: x,
@@ -364,6 +366,7 @@ fn the_noise_floor_holds_on_noiseless_sinc() {
 fn seed_dependence_is_declared_honestly() {
     let data = common::toy_data(60, 2, 4);
     let ds = Dataset {
+        classes: None,
         feature_names: vec!["a".into(), "b".into()],
         target_name: "y".into(),
         x_train: data.x.clone(),

@@ -140,6 +140,7 @@ fn periodic_series() -> Dataset {
     let xt = DMatrix::from_fn(60, 1, |i, _| 0.05 + i as f64 * 0.2);
     let yt = DVector::from_fn(60, |i, _| f(xt[(i, 0)]));
     Dataset {
+        classes: None,
         feature_names: vec!["t".into()],
         target_name: "y".into(),
         x_train: x,

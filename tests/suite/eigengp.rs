@@ -482,6 +482,7 @@ fn sequential_schedule_learns_weights_within_one_budget() {
     let train = toy_data(120, 1, 11);
     let test = toy_data(50, 1, 12);
     let ds = sgpw::data::Dataset {
+        classes: None,
         x_train: train.x.clone(),
         y_train: train.y.clone().into(),
         x_test: Some(test.x.clone()),

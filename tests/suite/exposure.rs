@@ -152,6 +152,7 @@ fn a_fit_with_the_exposure_recovers_the_rate_and_one_without_it_does_not() {
     let (x, y) = rate_set(400, 1);
     let (xt, yt) = rate_set(400, 2);
     let ds = Dataset {
+        classes: None,
         feature_names: vec!["x".into(), "E".into()],
         target_name: "count".into(),
         x_train: x.clone(),
@@ -200,6 +201,7 @@ fn a_fit_with_the_exposure_recovers_the_rate_and_one_without_it_does_not() {
 fn bad_exposures_are_refused_naming_the_row() {
     let (x, y) = rate_set(30, 3);
     let mut ds = Dataset {
+        classes: None,
         feature_names: vec!["x".into(), "E".into()],
         target_name: "count".into(),
         x_train: x,

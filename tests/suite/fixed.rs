@@ -208,6 +208,7 @@ fn the_gradient_with_blocks_fixed_matches_finite_differences() {
 
 fn dataset(train: TrainData) -> Dataset {
     Dataset {
+        classes: None,
         feature_names: vec!["a".into(), "b".into()],
         target_name: "y".into(),
         x_train: train.x.clone(),

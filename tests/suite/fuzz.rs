@@ -543,6 +543,7 @@ fn model_templates() -> Vec<String> {
     let x = nalgebra::DMatrix::from_fn(14, 2, |i, j| ((i * (j + 2)) as f64 * 0.37).sin());
     let y: Vec<f64> = (0..14).map(|i| (i as f64 * 0.5).cos()).collect();
     let ds = sgpw::data::Dataset {
+        classes: None,
         feature_names: vec!["x1".into(), "x2".into()],
         target_name: "y".into(),
         x_train: x,
@@ -861,6 +862,7 @@ fn key_presses_never_panic_the_app() {
     let session = Session::parse(SESSION).expect("the template parses");
     let x = nalgebra::DMatrix::from_fn(20, 1, |i, _| i as f64 * 0.1);
     let data = std::sync::Arc::new(sgpw::data::Dataset {
+        classes: None,
         feature_names: vec!["x1".into()],
         target_name: "y".into(),
         y_train: nalgebra::DVector::from_fn(20, |i, _| (i as f64 * 0.3).sin()),

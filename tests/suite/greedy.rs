@@ -402,6 +402,7 @@ fn the_discard_cache_only_saves_kernel_rows() {
 
 fn dataset(data: &TrainData, test: &TrainData) -> Dataset {
     Dataset {
+        classes: None,
         feature_names: (1..=data.x.ncols()).map(|k| format!("x{k}")).collect(),
         target_name: "y".into(),
         x_train: data.x.clone(),

@@ -684,6 +684,7 @@ fn fits_run_end_to_end() {
     let td = toy_data(200, 2, 121);
     let test = toy_data(50, 2, 122);
     let data = Dataset {
+        classes: None,
         feature_names: vec!["a".into(), "b".into()],
         target_name: "y".into(),
         x_train: td.x.clone(),
@@ -906,6 +907,7 @@ fn sums_of_se_fit_end_to_end_from_the_kernel_option() {
     let td = toy_data(150, 2, 161);
     let test = toy_data(40, 2, 162);
     let data = Dataset {
+        classes: None,
         feature_names: vec!["a".into(), "b".into()],
         target_name: "y".into(),
         x_train: td.x.clone(),

@@ -19,6 +19,7 @@ fn dataset(n: usize, d: usize) -> Arc<Dataset> {
     let td = toy_data(n, d, 5);
     let test = toy_data(50, d, 6);
     Arc::new(Dataset {
+        classes: None,
         feature_names: (1..=d).map(|k| format!("x{k}")).collect(),
         target_name: "y".into(),
         x_train: td.x,

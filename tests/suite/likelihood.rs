@@ -122,6 +122,7 @@ fn targets_are_checked_for_the_likelihood_naming_the_file_and_row() {
 /// A data set of ±1 labels as the loader gives it.
 fn signs_dataset() -> Dataset {
     Dataset {
+        classes: None,
         feature_names: vec!["x".into()],
         target_name: "y".into(),
         x_train: DMatrix::from_column_slice(4, 1, &[0.0, 1.0, 2.0, 4.0]),

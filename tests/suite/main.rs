@@ -7,6 +7,7 @@
 mod bernoulli_link;
 mod changepoints;
 mod chunks;
+mod class_labels;
 mod cli;
 mod common;
 mod comparisons;

@@ -14,6 +14,7 @@ use sgpw::run_spec::{MethodOptions, RunSpec};
 fn fitted(method: &str, options: MethodOptions) -> String {
     let train = toy_data(60, 3, 7);
     let ds = Dataset {
+        classes: None,
         feature_names: vec!["a".into(), "b".into(), "c".into()],
         target_name: "y".into(),
         x_train: train.x.clone(),

@@ -117,6 +117,7 @@ fn fits_and_prediction_needs() {
     let train = toy_data(120, 1, 6);
     let test = toy_data(40, 1, 7);
     let ds = Dataset {
+        classes: None,
         x_train: train.x.clone(),
         y_train: train.y.clone().into(),
         x_test: Some(test.x.clone()),

@@ -23,6 +23,7 @@ fn dataset(n: usize, n_test: usize, d: usize) -> Dataset {
     });
     let y: Vec<f64> = all.y.iter().map(|v| 5.0 * v + 2.0).collect();
     Dataset {
+        classes: None,
         feature_names: (0..d).map(|k| format!("x{k}")).collect(),
         target_name: "y".into(),
         x_train: x.rows(0, n).into_owned(),

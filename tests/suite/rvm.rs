@@ -186,6 +186,7 @@ fn every_step_equals_the_dense_computation_and_the_evidence_never_falls() {
 
 fn dataset(train: &TrainData, test: &TrainData) -> Dataset {
     Dataset {
+        classes: None,
         feature_names: (0..train.x.ncols()).map(|d| format!("x{d}")).collect(),
         target_name: "y".into(),
         x_train: train.x.clone(),

@@ -394,6 +394,7 @@ fn hand_written_models_round_trip_and_predict() {
 
 fn dataset(data: &TrainData, test: &TrainData) -> Dataset {
     Dataset {
+        classes: None,
         feature_names: (1..=data.x.ncols()).map(|d| format!("x{d}")).collect(),
         target_name: "y".into(),
         x_train: data.x.clone(),

@@ -324,6 +324,7 @@ fn dataset(n: usize, seed: u64) -> sgpw::data::Dataset {
     let d = toy_data(n, 2, seed);
     let t = toy_data(50, 2, seed + 100);
     sgpw::data::Dataset {
+        classes: None,
         feature_names: vec!["a".into(), "b".into()],
         target_name: "y".into(),
         x_train: d.x,

@@ -228,6 +228,7 @@ fn the_bound_gradient_over_every_family_matches_finite_differences() {
 fn a_fit_over_fif_features_runs_end_to_end_and_refusals_name_the_option() {
     let data = toy_data(120, 2, 5);
     let ds = sgpw::data::Dataset {
+        classes: None,
         feature_names: vec!["a".into(), "b".into()],
         target_name: "y".into(),
         x_train: data.x.clone(),

@@ -287,6 +287,7 @@ fn svgp_classifies_a_small_synthetic_set() {
     let (x, y) = classification_set(300, 1);
     let (xt, yt) = classification_set(500, 2);
     let ds = Dataset {
+        classes: None,
         feature_names: vec!["x1".into(), "x2".into()],
         target_name: "class".into(),
         x_train: x,
@@ -332,6 +333,7 @@ fn svgp_classifies_a_small_synthetic_set() {
 fn svgp_with_a_non_gaussian_likelihood_ends_at_the_bound_s_optimum() {
     let (x, y) = classification_set(300, 3);
     let ds = Dataset {
+        classes: None,
         feature_names: vec!["x1".into(), "x2".into()],
         target_name: "class".into(),
         x_train: x.clone(),

@@ -275,6 +275,7 @@ fn a_file_damaged_during_training_is_an_error_naming_it() {
 fn restarts_share_the_epochs() {
     let d = toy_data(200, 2, 4);
     let ds = sgpw::data::Dataset {
+        classes: None,
         feature_names: vec!["a".into(), "b".into()],
         target_name: "y".into(),
         x_train: d.x,

@@ -66,6 +66,7 @@ fn toy() -> Arc<Dataset> {
     let xtr: Vec<f64> = (0..40).map(|i| -5.0 + 10.0 * i as f64 / 39.0).collect();
     let xte: Vec<f64> = (0..20).map(|i| -4.8 + 9.6 * i as f64 / 19.0).collect();
     Arc::new(Dataset {
+        classes: None,
         feature_names: vec!["x1".into()],
         target_name: "y".into(),
         x_train: DMatrix::from_column_slice(40, 1, &xtr),
@@ -520,6 +521,7 @@ fn prediction_pane() {
 #[test]
 fn prediction_of_a_2d_model_says_what_is_held_fixed() {
     let d = Dataset {
+        classes: None,
         feature_names: vec!["a".into(), "b".into()],
         target_name: "y".into(),
         x_train: DMatrix::from_fn(30, 2, |i, j| (i * (j + 1)) as f64 / 10.0),
@@ -552,6 +554,7 @@ fn prediction_of_a_2d_model_says_what_is_held_fixed() {
 #[test]
 fn prediction_of_spgp_hs_shows_the_pseudo_noise() {
     let d = Dataset {
+        classes: None,
         feature_names: vec!["x".into()],
         target_name: "y".into(),
         x_train: DMatrix::from_fn(40, 1, |i, _| i as f64 / 4.0),
@@ -1198,6 +1201,7 @@ fn labelled(dim: usize) -> Arc<Dataset> {
         if one { 1.0 } else { 0.0 }
     });
     Arc::new(Dataset {
+        classes: None,
         feature_names: (1..=dim).map(|d| format!("x{d}")).collect(),
         target_name: "y".into(),
         x_train: x,

@@ -16,14 +16,18 @@ const CHOSEN: &str = " · chosen by the app: the target has two values";
 
 impl App {
     /// The two labels of data set `name`'s training target when it has exactly two
-    /// (and has loaded).
-    pub fn binary_labels(&self, name: &str) -> Option<[f64; 2]> {
+    /// (and has loaded): its words where the file's target held text or booleans (read
+    /// as the codes 0 and 1 by the loader), else its two numbers.
+    pub fn binary_labels(&self, name: &str) -> Option<[String; 2]> {
         let Some(DataState::Loaded(d)) = self.data.get(name) else {
             return None;
         };
+        if let Some(c) = &d.classes {
+            return Some(c.names.clone());
+        }
         BinaryLabels::of(d.y_train.as_slice())
             .ok()
-            .map(|l| l.labels)
+            .map(|l| l.labels.map(|v| v.to_string()))
     }
 
     /// What the status line adds when data set `name` loads with a binary target.

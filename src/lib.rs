@@ -32,6 +32,7 @@ pub mod run_context;
 pub mod run_spec;
 pub mod scratch;
 pub mod session;
+pub mod side_by_side;
 pub mod stream_fit;
 pub mod train;
 pub mod tui;

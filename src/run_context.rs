@@ -78,6 +78,13 @@ pub struct Parts {
 }
 
 impl Parts {
+    /// The same parts computing with `par` (a fit of the run beside others:
+    /// [`crate::side_by_side`]).
+    pub fn on(mut self, par: crate::exec::Par) -> Parts {
+        self.exec.par = par;
+        self
+    }
+
     /// When the run started.
     pub fn started(&self) -> Instant {
         self.started

@@ -420,8 +420,7 @@ impl Family for InterDomain {
                     params::LENGTHSCALES,
                     SeKernel::Plain { lengthscales, .. },
                     SeKernel::Plain {
-                        lengthscales: from,
-                        ..
+                        lengthscales: from, ..
                     },
                 ) => lengthscales.copy_from_slice(from),
                 _ => {}

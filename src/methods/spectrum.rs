@@ -418,7 +418,11 @@ impl Family for SpectralPoints {
     type Extra = ();
     type State = SpectralState;
 
-    fn state<'a>(&self, model: &'a ModelFile, _scratch: &Scratch) -> Result<Cow<'a, SpectralState>> {
+    fn state<'a>(
+        &self,
+        model: &'a ModelFile,
+        _scratch: &Scratch,
+    ) -> Result<Cow<'a, SpectralState>> {
         let points = match &model.composed {
             Some(c) => {
                 let form = composed::form_of(model)?;
@@ -503,7 +507,12 @@ impl Family for SpectralPoints {
 
     /// The fixed shared blocks back at the start's values, exactly (the points' block
     /// is held by its transform, as [`ParamLayout::hold_fixed`] holds it).
-    fn hold_fixed_state(&self, layout: &ParamLayout, start: &SpectralState, state: &mut SpectralState) {
+    fn hold_fixed_state(
+        &self,
+        layout: &ParamLayout,
+        start: &SpectralState,
+        state: &mut SpectralState,
+    ) {
         for b in layout.blocks().iter().filter(|b| b.fixed) {
             match (b.name, &mut state.points, &start.points) {
                 (params::NOISE_VARIANCE, _, _) => state.noise.variance = start.noise.variance,
@@ -521,8 +530,7 @@ impl Family for SpectralPoints {
                     params::LENGTHSCALES,
                     StatePoints::Plain { lengthscales, .. },
                     StatePoints::Plain {
-                        lengthscales: from,
-                        ..
+                        lengthscales: from, ..
                     },
                 ) => lengthscales.copy_from_slice(from),
                 (

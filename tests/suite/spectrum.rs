@@ -538,7 +538,10 @@ fn the_typed_state_evaluates_to_the_model_files_bits() {
     ];
     for fixed in fixes {
         for method in ["psds", "ssgp"] {
-            for kind in [sgpw::kernel::KernelKind::Se, sgpw::kernel::KernelKind::Matern32] {
+            for kind in [
+                sgpw::kernel::KernelKind::Se,
+                sgpw::kernel::KernelKind::Matern32,
+            ] {
                 let w = DMatrix::from_fn(7, 2, |_, _| rng.random_range(-1.5..1.5));
                 let hyper = Hyper::se(1.3, vec![0.8, 1.4], 0.1).with_kernel(kind);
                 let mut model = spectral_model(method, hyper, &w);

@@ -995,8 +995,7 @@ fn other_kernels_are_refused_naming_the_part() {
 /// An L-BFGS fit holds the inter-domain features as a typed state (issue 44), which θ is
 /// unpacked into without a model file: the same objective and gradient as the model
 /// file's, bit for bit — fifgp, tfifgp and smgp, with the plain SE kernel and with a
-/// sum of SE parts (smgp's `window_sds`), FITC and VFE, a noise floor, and fixed blocks
-/// (smgp's widths c = √(ℓ² + e^ρ) with ℓ fixed: held after the widths are written).
+/// sum of SE parts (smgp's `window_sds`), FITC and VFE, a noise floor, and fixed blocks.
 #[test]
 fn the_typed_state_evaluates_to_the_model_files_bits() {
     let data = toy_data(60, 2, 171);

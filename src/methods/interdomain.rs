@@ -17,7 +17,8 @@ pub use features::{Features, Kind};
 
 use super::hyper::{pack_hyper, random_rows, unpack_hyper};
 use super::lowrank::{
-    ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad, kdiag_grad,
+    ApproxChoice, Family, FamilyState, KuuMatrix, LowRankMethod, MaxM, NoiseState, Parts,
+    jitter_grad,
 };
 use super::method::{Markers, ValidRunSpec};
 use crate::collapsed::Adjoints;
@@ -25,16 +26,19 @@ use crate::data::TrainData;
 use crate::error::Location;
 use crate::error::{Error, Result};
 use crate::exec::{Exec, Par};
-use crate::kernel::KernelKind;
-use crate::model_file::{Hyper, ModelFile, ModelTable, Witness};
+use crate::kernel::{Kernel, KernelKind};
+use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, jitter_policy};
+use crate::params::{self, ParamLayout};
 use crate::run_context::RunContext;
 use crate::run_spec::{ApproxKind, Centres};
+use crate::scratch::Scratch;
 use features::{Feat, Grads, Pieces};
 use nalgebra::DMatrix;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::f64::consts::PI;
 
 /// `input_mean`: subtracted from the (standardised) inputs by the methods that centre
@@ -88,16 +92,15 @@ pub const TFIFGP: LowRankMethod<InterDomain> = inter_domain(
 pub const SMGP: LowRankMethod<InterDomain> =
     inter_domain("smgp", SUMMARY_SM, &["approx", "alpha"], Kind::Sm);
 
-/// The inputs in the model's frame (minus `input_mean` if the model has one), as D×n columns.
-fn model_columns(model: &ModelFile, x: &DMatrix<f64>) -> Result<DMatrix<f64>> {
-    let d = model.kernel_dim();
+/// The inputs in the model's frame (minus `input_mean`), as D×n columns.
+fn model_columns(mean: &[f64], x: &DMatrix<f64>) -> Result<DMatrix<f64>> {
+    let d = mean.len();
     if x.ncols() != d {
         return Err(Error::input(format!(
             "the inputs have {} columns but the model's kernel reads {d}",
             x.ncols()
         )));
     }
-    let mean = input_mean(model)?;
     Ok(DMatrix::from_fn(d, x.nrows(), |t, i| x[(i, t)] - mean[t]))
 }
 
@@ -155,7 +158,7 @@ fn kind_of(model: &ModelFile) -> Result<Kind> {
 /// compare with quadrature). Inputs are shifted by the model's `input_mean`.
 pub fn instances(model: &ModelFile, x: &DMatrix<f64>) -> Result<(DMatrix<f64>, DMatrix<f64>)> {
     let f = Feat::new(kind_of(model)?, model)?;
-    let (kuf, _) = f.kuf(&model_columns(model, x)?, false, Par::Seq);
+    let (kuf, _) = f.kuf(&model_columns(&input_mean(model)?, x)?, false, Par::Seq);
     Ok((kuf, f.kuu(None)))
 }
 
@@ -165,12 +168,92 @@ fn prior_variance(f: &Feat) -> f64 {
     f.se.iter().map(|s| s.sf2).sum()
 }
 
-/// What `parts` keeps for `pull_back`: the features, the inputs as columns and each
-/// summand's Kuf and sine companion.
+/// What `parts` keeps for `pull_back`: the inputs as columns and each summand's Kuf and
+/// sine companion.
 pub struct Extra {
-    f: Feat,
     xt: DMatrix<f64>,
     pieces: Pieces,
+}
+
+/// The kernel of an inter-domain model: the plain SE kernel's σ0² and ℓ (θ's head), or a
+/// sum of SE summands built from parts.
+#[derive(Clone, Debug)]
+enum SeKernel {
+    Plain {
+        signal_variance: f64,
+        lengthscales: Vec<f64>,
+    },
+    Composed(Box<dyn Kernel>),
+}
+
+/// The inter-domain families' parameters as typed values ([`Family::State`]): read from
+/// a model once (an L-BFGS fit unpacks θ into them on every evaluation), or for one
+/// evaluation outside a fit.
+#[derive(Clone, Debug)]
+pub struct InterDomainState {
+    kernel: SeKernel,
+    /// The features: the values `[features]` keeps and what they and the kernel give.
+    feat: Feat,
+    input_mean: Vec<f64>,
+    noise: NoiseState,
+    /// The model's absolute jitter, if it sets one.
+    jitter: Option<f64>,
+    /// The automatic jitter's scale where the kernel's prior variance is not constant
+    /// (a model's `[hyper] signal_variance`, which a composed kernel's θ does not hold).
+    signal_variance: f64,
+    /// The method's name, for the messages of a kernel it cannot use.
+    method: String,
+    /// Why the features cannot be evaluated at the last θ unpacked (SMGP: a width no
+    /// longer above its lengthscale), as the model file's read would refuse them.
+    broken: Option<String>,
+}
+
+impl InterDomainState {
+    /// The kernel's summands and what the features derive from them, after θ or a fixed
+    /// block changed the values.
+    fn derive(&mut self) {
+        let (se, ls) = match &self.kernel {
+            SeKernel::Plain {
+                signal_variance,
+                lengthscales,
+            } => (
+                Ok(se_sum::plain(*signal_variance, lengthscales)),
+                lengthscales.as_slice(),
+            ),
+            SeKernel::Composed(k) => (se_sum::composed(&**k, &self.method), &[][..]),
+        };
+        let derived = se.and_then(|se| {
+            self.feat.se = se;
+            self.feat.derive(ls)
+        });
+        self.broken = derived.err().map(|e| e.to_string());
+    }
+
+    /// The jitter policy of [`ModelFile::jitter_policy`] at the state's kernel.
+    fn jitter_policy(&self) -> crate::linalg::Jitter {
+        let scale = match &self.kernel {
+            SeKernel::Plain {
+                signal_variance, ..
+            } => *signal_variance,
+            SeKernel::Composed(k) => k.prior_variance().unwrap_or(self.signal_variance),
+        };
+        jitter_policy(self.jitter, scale)
+    }
+}
+
+impl FamilyState for InterDomainState {
+    fn noise_variance(&self) -> f64 {
+        self.noise.variance
+    }
+    fn of_model(_model: &ModelFile) -> Option<&InterDomainState> {
+        None
+    }
+    fn as_model(&self) -> Option<&ModelFile> {
+        None
+    }
+    fn as_model_mut(&mut self) -> Option<&mut ModelFile> {
+        None
+    }
 }
 
 impl Family for InterDomain {
@@ -230,7 +313,121 @@ impl Family for InterDomain {
     }
 
     type Extra = Extra;
-    type State = ModelFile;
+    type State = InterDomainState;
+
+    fn state<'a>(
+        &self,
+        model: &'a ModelFile,
+        _scratch: &Scratch,
+    ) -> Result<Cow<'a, InterDomainState>> {
+        let feat = Feat::new(self.kind, model)?;
+        let kernel = match &model.composed {
+            Some(c) => SeKernel::Composed(c.kernel().clone_box()),
+            None => SeKernel::Plain {
+                signal_variance: model.hyper.signal_variance,
+                lengthscales: model.hyper.lengthscales.clone(),
+            },
+        };
+        Ok(Cow::Owned(InterDomainState {
+            kernel,
+            feat,
+            input_mean: input_mean(model)?,
+            noise: NoiseState::of(model),
+            jitter: model.jitter,
+            signal_variance: model.hyper.signal_variance,
+            method: model.method.clone(),
+            broken: None,
+        }))
+    }
+
+    fn size(&self, state: &InterDomainState) -> Result<usize> {
+        Ok(state.feat.m)
+    }
+
+    /// θ in [`Family::pack`]'s order into the state, as [`Family::unpack`] writes it
+    /// into a model file and [`Feat::new`] reads it back.
+    fn unpack_state(&self, theta: &[f64], state: &mut InterDomainState) {
+        let mut at = match &mut state.kernel {
+            SeKernel::Plain {
+                signal_variance,
+                lengthscales,
+            } => {
+                *signal_variance = theta[0].exp();
+                for (l, t) in lengthscales.iter_mut().zip(&theta[1..]) {
+                    *l = t.exp();
+                }
+                1 + lengthscales.len()
+            }
+            SeKernel::Composed(k) => {
+                let n = k.params_len();
+                k.set_log_params(&theta[..n]);
+                n
+            }
+        };
+        at += state.noise.unpack(&theta[at..]);
+        let f = &mut state.feat;
+        let (m, d) = (f.m, f.d);
+        let rest = &theta[at..];
+        let block = |from: usize| DMatrix::from_column_slice(m, d, &rest[from..from + m * d]);
+        match self.kind {
+            Kind::Fif | Kind::Tfif => {
+                for (c, t) in f.win.iter_mut().zip(&rest[..d]) {
+                    *c = t.exp();
+                }
+                f.freq = block(d);
+                f.phase.copy_from_slice(&rest[d + m * d..d + m * d + m]);
+                if self.kind == Kind::Tfif {
+                    f.cent = block(d + m * d + m);
+                }
+            }
+            Kind::Sm => {
+                f.cent = block(0);
+                let rho = block(m * d);
+                f.sm = match &state.kernel {
+                    SeKernel::Composed(_) => rho.map(|r| (0.5 * r).exp()),
+                    SeKernel::Plain { lengthscales, .. } => DMatrix::from_fn(m, d, |j, k| {
+                        let l = lengthscales[k];
+                        (l * l + rho[(j, k)].exp()).sqrt()
+                    }),
+                };
+            }
+        }
+        state.derive();
+    }
+
+    /// The fixed shared blocks back at the start's values, exactly (the features'
+    /// block is held by its transform, as [`ParamLayout::hold_fixed`] holds it).
+    fn hold_fixed_state(
+        &self,
+        layout: &ParamLayout,
+        start: &InterDomainState,
+        state: &mut InterDomainState,
+    ) {
+        for b in layout.blocks().iter().filter(|b| b.fixed) {
+            match (b.name, &mut state.kernel, &start.kernel) {
+                (params::NOISE_VARIANCE, _, _) => state.noise.variance = start.noise.variance,
+                (
+                    params::SIGNAL_VARIANCE,
+                    SeKernel::Plain {
+                        signal_variance, ..
+                    },
+                    SeKernel::Plain {
+                        signal_variance: from,
+                        ..
+                    },
+                ) => *signal_variance = *from,
+                (
+                    params::LENGTHSCALES,
+                    SeKernel::Plain { lengthscales, .. },
+                    SeKernel::Plain {
+                        lengthscales: from, ..
+                    },
+                ) => lengthscales.copy_from_slice(from),
+                _ => {}
+            }
+        }
+        state.derive();
+    }
 
     fn init(
         &self,
@@ -415,62 +612,73 @@ impl Family for InterDomain {
 
     fn parts(
         &self,
-        model: &ModelFile,
+        state: &InterDomainState,
         x: &DMatrix<f64>,
         for_gradient: bool,
         exec: &Exec,
     ) -> Result<(Parts, Extra)> {
-        let f = Feat::new(self.kind, model)?;
-        let xt = model_columns(model, x)?;
+        if let Some(why) = &state.broken {
+            return Err(Error::input(why.clone()));
+        }
+        let f = &state.feat;
+        let xt = model_columns(&state.input_mean, x)?;
         let (kuf, pieces) = f.kuf(&xt, for_gradient, exec.par);
         let parts = Parts {
             kuf,
             kuu: KuuMatrix::Dense(f.kuu(None)),
-            kdiag: vec![prior_variance(&f); x.nrows()],
-            jitter: model.jitter_policy(),
+            kdiag: vec![prior_variance(f); x.nrows()],
+            jitter: state.jitter_policy(),
         };
-        Ok((parts, Extra { f, xt, pieces }))
+        Ok((parts, Extra { xt, pieces }))
     }
 
     fn pull_back(
         &self,
-        model: &ModelFile,
+        state: &InterDomainState,
         x: &DMatrix<f64>,
         parts: &Parts,
         extra: Extra,
         adj: &Adjoints,
         exec: &Exec,
     ) -> Result<Vec<f64>> {
-        let Extra { f, xt, pieces } = extra;
+        let Extra { xt, pieces } = extra;
+        let f = &state.feat;
         let mut g = Grads::zeros(f.d, f.m, f.se.len());
         f.kuf_grad(&adj.d_kuf, &parts.kuf, &pieces, &xt, &mut g, exec.par);
         f.kuu(Some((&adj.d_kuu, &mut g)));
         let extra_signal = jitter_grad(parts.jitter, adj.jitter, &adj.d_kuu);
         let mut grad = Vec::with_capacity(2 + f.d * (2 * f.m + 2) + f.m);
-        if let Some(c) = &model.composed {
-            // the summands' gradients into the kernel's θ; the prior diagonal and the
-            // jitter through the kernel's prior variance
-            let k = c.kernel();
-            let params = se_sum::kernel_grad(&f.se, &g.se, k.params_len());
-            let kdiag = super::hyper::kdiag_kernel_grad(model, x, &adj.d_kdiag);
-            let head = crate::kernel::KernelGrad {
-                params,
-                a: None,
-                b: None,
-            };
-            grad = super::hyper::head_grad(model, &[&head, &kdiag], extra_signal, adj.d_noise);
-        } else {
-            // Back to the packed (log) coordinates: ∂/∂log ℓ = 2ℓ² ∂/∂ℓ², same for c.
-            let se = &g.se[0];
-            grad.push(se.sf2 + kdiag_grad(model, adj) + extra_signal);
-            grad.extend(
-                se.ell2
-                    .iter()
-                    .zip(&f.se[0].ell2)
-                    .map(|(g, l)| 2.0 * l.unwrap_or(0.0) * g),
-            );
-            super::hyper::push_noise_grad(model, adj.d_noise, &mut grad);
+        match &state.kernel {
+            SeKernel::Composed(k) => {
+                // the summands' gradients into the kernel's θ, then the prior diagonal's
+                // (through the kernel) and the jitter's (through its prior variance), in
+                // the order of `params::Head::grad`
+                let params = se_sum::kernel_grad(&f.se, &g.se, k.params_len());
+                let mut kdiag = vec![0.0; k.params_len()];
+                k.diag_grad(x, &adj.d_kdiag, &mut kdiag);
+                grad.resize(k.params_len(), 0.0);
+                for p in [&params, &kdiag] {
+                    grad.iter_mut().zip(p).for_each(|(o, v)| *o += v);
+                }
+                k.log_prior_variance_grad(extra_signal, &mut grad);
+            }
+            SeKernel::Plain {
+                signal_variance, ..
+            } => {
+                // Back to the packed (log) coordinates: ∂/∂log ℓ = 2ℓ² ∂/∂ℓ², same for c;
+                // ∂/∂log σ0² through the constant prior diagonal kdiag = σ0²
+                let se = &g.se[0];
+                let kdiag = signal_variance * adj.d_kdiag.iter().sum::<f64>();
+                grad.push(se.sf2 + kdiag + extra_signal);
+                grad.extend(
+                    se.ell2
+                        .iter()
+                        .zip(&f.se[0].ell2)
+                        .map(|(g, l)| 2.0 * l.unwrap_or(0.0) * g),
+                );
+            }
         }
+        state.noise.push_grad(adj.d_noise, &mut grad);
         match self.kind {
             Kind::Fif | Kind::Tfif => {
                 grad.extend(g.win2.iter().zip(&f.win2).map(|(g, c)| 2.0 * c * g));

@@ -31,6 +31,7 @@ use chunks::{Chunks, kept_chunks};
 pub use family::{Family, FamilyState, KuuMatrix, Parts};
 use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
+pub use state::NoiseState;
 use state::TypedLowRank;
 
 /// Which approximation a method uses.

@@ -13,7 +13,9 @@
 //! matches the authors' `ssgpr.m`.
 
 use super::hyper::{pack_hyper, pack_hyper_and, unpack_hyper, unpack_hyper_and};
-use super::lowrank::{ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts};
+use super::lowrank::{
+    ApproxChoice, Family, FamilyState, KuuMatrix, LowRankMethod, MaxM, NoiseState, Parts,
+};
 use super::method::ValidRunSpec;
 use crate::collapsed::Adjoints;
 use crate::data::TrainData;
@@ -24,14 +26,16 @@ use crate::kernel::spectral::{self, SpectralDensity};
 use crate::kernel::{Kernel, KernelKind};
 use crate::linalg::{self, Jitter};
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, required_matrix};
-use crate::params::{Holds, TailBlock, Transform};
+use crate::params::{self, Holds, ParamLayout, TailBlock, Transform};
 use crate::run_context::RunContext;
 use crate::run_spec::{ApproxKind, MethodOptions, RunSpec, SpectralInit, Stage};
+use crate::scratch::Scratch;
 use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::ops::Range;
 
 pub mod composed;
@@ -199,19 +203,29 @@ pub fn frequencies(model: &ModelFile) -> Result<DMatrix<f64>> {
 
 /// The unscaled points `s = w ⊙ ℓ` (r×D).
 pub fn unscaled_points(model: &ModelFile) -> Result<DMatrix<f64>> {
-    let mut s = frequencies(model)?;
-    for (d, l) in model.hyper.lengthscales.iter().enumerate() {
-        s.column_mut(d).scale_mut(*l);
+    Ok(unscaled(frequencies(model)?, &model.hyper.lengthscales))
+}
+
+/// `s = w ⊙ ℓ` column by column.
+fn unscaled(mut w: DMatrix<f64>, lengthscales: &[f64]) -> DMatrix<f64> {
+    for (d, l) in lengthscales.iter().enumerate() {
+        w.column_mut(d).scale_mut(*l);
     }
-    Ok(s)
+    w
+}
+
+/// `w = s / ℓ` column by column, as [`set_points`] stores it.
+fn scaled(s: &DMatrix<f64>, lengthscales: &[f64]) -> DMatrix<f64> {
+    let mut w = s.clone();
+    for (d, l) in lengthscales.iter().enumerate() {
+        w.column_mut(d).scale_mut(1.0 / l);
+    }
+    w
 }
 
 /// Store the frequencies `w = s / ℓ` for unscaled points s.
 pub fn set_points(model: &mut ModelFile, s: &DMatrix<f64>) {
-    let mut w = s.clone();
-    for (d, l) in model.hyper.lengthscales.iter().enumerate() {
-        w.column_mut(d).scale_mut(1.0 / l);
-    }
+    let w = scaled(s, &model.hyper.lengthscales);
     model.set(&Spectral {
         frequencies: matrix_to_rows(&w),
     });
@@ -256,7 +270,12 @@ pub fn kuu_diagonal(signal_variance: f64, r: usize) -> Vec<f64> {
 /// Kuu is diagonal and positive, so no jitter is needed; an explicit `jitter` key is
 /// still honoured as a fixed amount (batch and online models alike).
 pub fn jitter(model: &ModelFile) -> Jitter {
-    Jitter::Fixed(model.jitter.unwrap_or(0.0))
+    fixed_jitter(model.jitter)
+}
+
+/// [`jitter`] of a model whose `jitter` key is `jitter`.
+fn fixed_jitter(jitter: Option<f64>) -> Jitter {
+    Jitter::Fixed(jitter.unwrap_or(0.0))
 }
 
 /// PSDS's unpack: s stays where it is (it is read back from w ⊙ ℓ before ℓ changes).
@@ -268,16 +287,85 @@ fn unpack_keep_points(theta: &[f64], model: &mut ModelFile) {
     }
 }
 
-/// What `parts` hands `pull_back`: a plain kernel's absolute frequencies w (r×D), or a
-/// composed kernel's form, points and their evaluation.
-pub enum Extra {
-    Plain(DMatrix<f64>),
-    Composed(Box<(form::Form, composed::Points, composed::Eval)>),
-}
-
 /// The points of a composed model (its form read from its kernel).
 fn composed_points(model: &ModelFile) -> Result<composed::Points> {
     composed::points(model, &composed::form_of(model)?)
+}
+
+/// The spectral families' parameters as typed values ([`Family::State`]): read from a
+/// model once (an L-BFGS fit unpacks θ into them on every evaluation), or for one
+/// evaluation outside a fit.
+#[derive(Clone, Debug)]
+pub struct SpectralState {
+    points: StatePoints,
+    noise: NoiseState,
+    /// The model's `jitter` key (a fixed amount; none by default).
+    jitter: Option<f64>,
+}
+
+/// The kernel and its spectral points as the state holds them.
+#[derive(Clone, Debug)]
+enum StatePoints {
+    /// The plain kernel: σ0², ℓ (θ's head; rq's α kept in its place), the unscaled
+    /// points s (what ssgp's θ holds; psds keeps its start's) and the absolute
+    /// frequencies w = s/ℓ the file keeps.
+    Plain {
+        signal_variance: f64,
+        lengthscales: Vec<f64>,
+        rq_alpha: Option<f64>,
+        s: DMatrix<f64>,
+        w: DMatrix<f64>,
+    },
+    /// A kernel built from parts: the kernel, its points, and its spectral form and the
+    /// points' evaluation at its values (derived after every change).
+    Composed(Box<ComposedState>),
+}
+
+#[derive(Clone, Debug)]
+struct ComposedState {
+    kernel: Box<dyn Kernel>,
+    points: composed::Points,
+    form: form::Form,
+    eval: composed::Eval,
+    /// Why the form or the evaluation failed at the last values, if it did.
+    broken: Option<String>,
+    method: String,
+}
+
+impl ComposedState {
+    /// The form and the evaluation at the kernel's values, as a model file's read
+    /// gives them ([`composed::form_of`], [`composed::evaluate`]).
+    fn derive(&mut self) {
+        let derived = form::of_kernel(&*self.kernel)
+            .map_err(|why| {
+                Error::at(
+                    Location::key("kernel"),
+                    format!("[kernel]: method '{}' cannot use it: {why}", self.method),
+                )
+            })
+            .and_then(|f| Ok((composed::evaluate(&f, &self.points)?, f)));
+        match derived {
+            Ok((eval, form)) => {
+                (self.form, self.eval, self.broken) = (form, eval, None);
+            }
+            Err(e) => self.broken = Some(e.to_string()),
+        }
+    }
+}
+
+impl FamilyState for SpectralState {
+    fn noise_variance(&self) -> f64 {
+        self.noise.variance
+    }
+    fn of_model(_model: &ModelFile) -> Option<&SpectralState> {
+        None
+    }
+    fn as_model(&self) -> Option<&ModelFile> {
+        None
+    }
+    fn as_model_mut(&mut self) -> Option<&mut ModelFile> {
+        None
+    }
 }
 
 impl Family for SpectralPoints {
@@ -327,8 +415,133 @@ impl Family for SpectralPoints {
         Ok(())
     }
 
-    type Extra = Extra;
-    type State = ModelFile;
+    type Extra = ();
+    type State = SpectralState;
+
+    fn state<'a>(
+        &self,
+        model: &'a ModelFile,
+        _scratch: &Scratch,
+    ) -> Result<Cow<'a, SpectralState>> {
+        let points = match &model.composed {
+            Some(c) => {
+                let form = composed::form_of(model)?;
+                let points = composed::points(model, &form)?;
+                let eval = composed::evaluate(&form, &points)?;
+                StatePoints::Composed(Box::new(ComposedState {
+                    kernel: c.kernel().clone_box(),
+                    points,
+                    form,
+                    eval,
+                    broken: None,
+                    method: model.method.clone(),
+                }))
+            }
+            None => {
+                let w = frequencies(model)?;
+                let s = unscaled(w.clone(), &model.hyper.lengthscales);
+                StatePoints::Plain {
+                    signal_variance: model.hyper.signal_variance,
+                    lengthscales: model.hyper.lengthscales.clone(),
+                    rq_alpha: model.hyper.rq_alpha,
+                    s,
+                    w,
+                }
+            }
+        };
+        Ok(Cow::Owned(SpectralState {
+            points,
+            noise: NoiseState::of(model),
+            jitter: model.jitter,
+        }))
+    }
+
+    fn size(&self, state: &SpectralState) -> Result<usize> {
+        Ok(match &state.points {
+            StatePoints::Plain { w, .. } => 2 * w.nrows(),
+            StatePoints::Composed(c) => 2 * c.points.len() + c.form.finite.len(),
+        })
+    }
+
+    /// θ in [`Family::pack`]'s order into the state, as [`Family::unpack`] writes it
+    /// into a model file: ssgp's points s from θ, psds's kept (the frequencies w = s/ℓ
+    /// follow ℓ).
+    fn unpack_state(&self, theta: &[f64], state: &mut SpectralState) {
+        match &mut state.points {
+            StatePoints::Plain {
+                signal_variance,
+                lengthscales,
+                rq_alpha,
+                s,
+                w,
+            } => {
+                *signal_variance = theta[0].exp();
+                for (l, t) in lengthscales.iter_mut().zip(&theta[1..]) {
+                    *l = t.exp();
+                }
+                let mut at = 1 + lengthscales.len();
+                if let Some(a) = rq_alpha.as_mut() {
+                    *a = theta[at].exp();
+                    at += 1;
+                }
+                at += state.noise.unpack(&theta[at..]);
+                if self.learn_points {
+                    let (r, d) = s.shape();
+                    s.copy_from_slice(&theta[at..at + r * d]);
+                }
+                *w = scaled(s, lengthscales);
+            }
+            StatePoints::Composed(c) => {
+                let k = c.kernel.params_len();
+                c.kernel.set_log_params(&theta[..k]);
+                let at = k + state.noise.unpack(&theta[k..]);
+                if self.learn_points {
+                    let z = &mut c.points.z;
+                    let n = z.len();
+                    z.copy_from_slice(&theta[at..at + n]);
+                }
+                c.derive();
+            }
+        }
+    }
+
+    /// The fixed shared blocks back at the start's values, exactly (the points' block
+    /// is held by its transform, as [`ParamLayout::hold_fixed`] holds it).
+    fn hold_fixed_state(
+        &self,
+        layout: &ParamLayout,
+        start: &SpectralState,
+        state: &mut SpectralState,
+    ) {
+        for b in layout.blocks().iter().filter(|b| b.fixed) {
+            match (b.name, &mut state.points, &start.points) {
+                (params::NOISE_VARIANCE, _, _) => state.noise.variance = start.noise.variance,
+                (
+                    params::SIGNAL_VARIANCE,
+                    StatePoints::Plain {
+                        signal_variance, ..
+                    },
+                    StatePoints::Plain {
+                        signal_variance: from,
+                        ..
+                    },
+                ) => *signal_variance = *from,
+                (
+                    params::LENGTHSCALES,
+                    StatePoints::Plain { lengthscales, .. },
+                    StatePoints::Plain {
+                        lengthscales: from, ..
+                    },
+                ) => lengthscales.copy_from_slice(from),
+                (
+                    params::RQ_ALPHA,
+                    StatePoints::Plain { rq_alpha, .. },
+                    StatePoints::Plain { rq_alpha: from, .. },
+                ) => *rq_alpha = *from,
+                _ => {}
+            }
+        }
+    }
 
     fn init_uses_seed(&self, options: &MethodOptions) -> bool {
         options.init == Some(SpectralInit::Random)
@@ -444,67 +657,70 @@ impl Family for SpectralPoints {
 
     fn parts(
         &self,
-        model: &ModelFile,
+        state: &SpectralState,
         x: &DMatrix<f64>,
         _for_gradient: bool,
         exec: &Exec,
-    ) -> Result<(Parts, Extra)> {
-        if model.composed.is_some() {
-            let form = composed::form_of(model)?;
-            let points = composed::points(model, &form)?;
-            let eval = composed::evaluate(&form, &points)?;
-            let kuf = composed::features(&form, &eval, x, exec.par);
-            let parts = Parts {
-                kdiag: composed::kdiag(&eval, &kuf),
-                kuf,
-                kuu: KuuMatrix::Diagonal(composed::kuu_diagonal(&eval)),
-                jitter: jitter(model),
-            };
-            return Ok((parts, Extra::Composed(Box::new((form, points, eval)))));
-        }
-        let w = frequencies(model)?;
-        let parts = Parts {
-            kuf: features(&w, x, exec.par),
-            kuu: KuuMatrix::Diagonal(kuu_diagonal(model.hyper.signal_variance, w.nrows())),
-            // The approximate kernel's diagonal is exactly σ0² (cos² + sin² = 1), so
-            // the degenerate and the "kernel" variance formulas agree.
-            kdiag: vec![model.hyper.signal_variance; x.nrows()],
-            jitter: jitter(model),
+    ) -> Result<(Parts, ())> {
+        let jitter = fixed_jitter(state.jitter);
+        let parts = match &state.points {
+            StatePoints::Composed(c) => {
+                if let Some(why) = &c.broken {
+                    return Err(Error::input(why.clone()));
+                }
+                let kuf = composed::features(&c.form, &c.eval, x, exec.par);
+                Parts {
+                    kdiag: composed::kdiag(&c.eval, &kuf),
+                    kuf,
+                    kuu: KuuMatrix::Diagonal(composed::kuu_diagonal(&c.eval)),
+                    jitter,
+                }
+            }
+            StatePoints::Plain {
+                signal_variance, w, ..
+            } => Parts {
+                kuf: features(w, x, exec.par),
+                kuu: KuuMatrix::Diagonal(kuu_diagonal(*signal_variance, w.nrows())),
+                // The approximate kernel's diagonal is exactly σ0² (cos² + sin² = 1), so
+                // the degenerate and the "kernel" variance formulas agree.
+                kdiag: vec![*signal_variance; x.nrows()],
+                jitter,
+            },
         };
-        Ok((parts, Extra::Plain(w)))
+        Ok((parts, ()))
     }
 
     /// [log σ0², log ℓ (D), log σ²] and, for ssgp, ∂/∂s (r×D column-major) at fixed
     /// s = w ⊙ ℓ.
     fn pull_back(
         &self,
-        model: &ModelFile,
+        state: &SpectralState,
         x: &DMatrix<f64>,
         parts: &Parts,
-        extra: Extra,
+        _extra: (),
         adj: &Adjoints,
         exec: &Exec,
     ) -> Result<Vec<f64>> {
-        let w = match extra {
-            Extra::Plain(w) => w,
-            Extra::Composed(c) => {
-                let (form, points, eval) = *c;
-                let params_len = model
-                    .composed
-                    .as_ref()
-                    .map_or(0, |c| c.kernel().params_len());
+        let (signal_variance, lengthscales, w) = match &state.points {
+            StatePoints::Plain {
+                signal_variance,
+                lengthscales,
+                w,
+                ..
+            } => (*signal_variance, lengthscales, w),
+            StatePoints::Composed(c) => {
                 let (mut grad, dz) = composed::pull_back(
-                    &form,
-                    &points,
-                    &eval,
+                    &c.form,
+                    &c.points,
+                    &c.eval,
                     x,
                     &parts.kuf,
                     adj,
-                    params_len,
+                    c.kernel.params_len(),
                     self.learn_points,
                     exec.par,
                 );
-                super::hyper::push_noise_grad(model, adj.d_noise, &mut grad);
+                state.noise.push_grad(adj.d_noise, &mut grad);
                 grad.extend(dz);
                 return Ok(grad);
             }
@@ -532,12 +748,12 @@ impl Family for SpectralPoints {
         let d_w = linalg::mul(&g, false, x, false, exec.par); // r×D
         let mut grad = Vec::with_capacity(dim + 2 + if self.learn_points { r * dim } else { 0 });
         // ∂Kuu/∂log σ0² = −(r/σ0²) I (a fixed jitter does not scale)
-        grad.push(-(r as f64 / model.hyper.signal_variance) * adj.d_kuu.trace());
+        grad.push(-(r as f64 / signal_variance) * adj.d_kuu.trace());
         // w = s/ℓ: ∂w_kd/∂log ℓ_d = −w_kd
         grad.extend((0..dim).map(|d| -w.column(d).dot(&d_w.column(d))));
-        super::hyper::push_noise_grad(model, adj.d_noise, &mut grad);
+        state.noise.push_grad(adj.d_noise, &mut grad);
         if self.learn_points {
-            for (d, l) in model.hyper.lengthscales.iter().enumerate() {
+            for (d, l) in lengthscales.iter().enumerate() {
                 grad.extend(d_w.column(d).iter().map(|v| v / l));
             }
         }

@@ -195,3 +195,46 @@ pub fn draw_app(session: &sgpw::session::Session) {
         app.update(key(KeyCode::Home));
     }
 }
+
+/// An L-BFGS fit's typed state against the model file it replaces (issue 44): θ moved
+/// off `model`'s start on its free entries, then unpacked into the method's typed model
+/// and into a copy of the file (its fixed blocks held), gives the same objective and
+/// gradient, bit for bit, in one piece and in chunks of a few rows.
+pub fn assert_typed_state_is_the_files(
+    method: &dyn Method,
+    model: &ModelFile,
+    data: &TrainData,
+    what: &str,
+) {
+    let mut theta = method.pack(model);
+    let layout = sgpw::params::ParamLayout::new(model, method.tail_blocks(), theta.len());
+    for i in layout.free(0..theta.len()) {
+        theta[i] += 0.05 * (i as f64 * 0.7).sin();
+    }
+    let mut typed = method
+        .typed_fit(model)
+        .unwrap_or_else(|| panic!("{what}: no typed state"));
+    typed.unpack(&theta, &layout);
+    let mut file = model.clone();
+    method.unpack(&theta, &mut file);
+    layout.hold_fixed(model, &mut file);
+    let chunked = Exec {
+        chunk_entries: 160,
+        ..Exec::sequential()
+    };
+    for exec in [Exec::sequential(), chunked] {
+        let (mut g_typed, mut g_file) = (Vec::new(), Vec::new());
+        let v_typed = typed
+            .objective_into(data, &exec, &mut g_typed)
+            .unwrap_or_else(|e| panic!("{what}: typed: {e}"));
+        let v_file = method
+            .objective_into(&file, data, &exec, &mut g_file)
+            .unwrap_or_else(|e| panic!("{what}: file: {e}"));
+        assert_eq!(v_typed.0.to_bits(), v_file.0.to_bits(), "{what}");
+        assert_eq!(g_typed.len(), g_file.len(), "{what}");
+        assert_eq!(g_typed.len(), theta.len(), "{what}");
+        for (i, (a, b)) in g_typed.iter().zip(&g_file).enumerate() {
+            assert_eq!(a.to_bits(), b.to_bits(), "{what}: entry {i}: {a} {b}");
+        }
+    }
+}

@@ -993,3 +993,44 @@ fn other_kernels_are_refused_naming_the_part() {
     let e = e.to_string();
     assert!(e.contains("[kernel]") && e.contains("matern52"), "{e}");
 }
+
+/// An L-BFGS fit holds the inter-domain features as a typed state (issue 44), which θ is
+/// unpacked into without a model file: the same objective and gradient as the model
+/// file's, bit for bit — fifgp, tfifgp and smgp, with the plain SE kernel and with a
+/// sum of SE parts (smgp's `window_sds`), FITC and VFE, a noise floor, and fixed blocks.
+#[test]
+fn the_typed_state_evaluates_to_the_model_files_bits() {
+    let data = toy_data(60, 2, 171);
+    let mut rng = ChaCha8Rng::seed_from_u64(172);
+    let fixes: [&[&str]; 3] = [
+        &[],
+        &["lengthscales", "noise_variance"],
+        &["signal_variance", "features"],
+    ];
+    for (k, fixed) in fixes.into_iter().enumerate() {
+        let sm = random_sm(2, 6, &mut rng);
+        let sds = random_sds(2, 6, &mut rng);
+        let mut models = vec![
+            ("smgp", sm.model()),
+            ("smgp + se", sm_composed(&sm, &sds, SE_SUM)),
+        ];
+        for tfif in [false, true] {
+            let mut model = random_fif(2, 6, tfif, &mut rng).model(tfif);
+            model.set(&InputMean(vec![0.2, -0.1]));
+            models.push((if tfif { "tfifgp" } else { "fifgp" }, model.clone()));
+            models.push((
+                if tfif { "tfifgp + se" } else { "fifgp + se" },
+                composed(model, SE_SUM),
+            ));
+        }
+        for (what, mut model) in models {
+            model.noise_floor = Some(0.01);
+            model.fixed = fixed.iter().map(|f| f.to_string()).collect();
+            if k == 1 {
+                model.approx = Some(sgpw::run_spec::ApproxKind::Vfe);
+            }
+            let method = methods::get(&model.method).expect("a method");
+            assert_typed_state_is_the_files(method, &model, &data, &format!("{what} {fixed:?}"));
+        }
+    }
+}

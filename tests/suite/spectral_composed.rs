@@ -401,3 +401,31 @@ fn psds_and_ssgp_split_their_posterior_by_summand() {
         }
     }
 }
+
+/// psds and ssgp with a kernel built from parts hold the kernel, its points, form and
+/// evaluation as a typed state through a fit (issue 44): θ unpacked into it gives the
+/// model file's objective and gradient bit for bit, for every spectral form (continuous,
+/// periodic, explicit features, rq's shape, a mixture) and with σ² fixed.
+#[test]
+fn the_typed_state_evaluates_to_the_model_files_bits() {
+    let data = toy_data(60, 2, 191);
+    let kernels = [
+        "se(dims=[0]) + matern32(dims=[1])",
+        "se * periodic(dims=[0], ls=0.7)",
+        "linear + se",
+        "rq(dims=[0], alpha=1.5) + se(dims=[1])",
+        "spectral_mixture(q=2)",
+    ];
+    for method in ["psds", "ssgp"] {
+        let meth = sgpw::methods::get(method).expect("a method");
+        for text in kernels {
+            for fixed in [&[][..], &["noise_variance"][..]] {
+                let mut model = model(method, text, &data, 12);
+                model.noise_floor = Some(0.01);
+                model.fixed = fixed.iter().map(|f| f.to_string()).collect();
+                let what = format!("{method} {text} {fixed:?}");
+                assert_typed_state_is_the_files(meth, &model, &data, &what);
+            }
+        }
+    }
+}

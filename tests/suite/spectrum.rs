@@ -522,3 +522,36 @@ fn the_core_equals_the_dense_spectral_model() {
         assert_close("nlml alone", &[alone], &[o.nlml], 1e-11);
     }
 }
+
+/// An L-BFGS fit holds psds's and ssgp's spectral points as a typed state (issue 44),
+/// which θ is unpacked into without a model file: the same objective and gradient as
+/// the model file's, bit for bit — the SE and a Matérn kernel, a noise floor, and fixed
+/// blocks (psds's frequencies w = s/ℓ follow ℓ from the start's s; with ℓ fixed they
+/// are written before ℓ is held).
+#[test]
+fn the_typed_state_evaluates_to_the_model_files_bits() {
+    let data = toy_data(60, 2, 181);
+    let mut rng = ChaCha8Rng::seed_from_u64(182);
+    let fixes: [&[&str]; 3] = [
+        &[],
+        &["lengthscales", "noise_variance"],
+        &["signal_variance", "spectral_points"],
+    ];
+    for fixed in fixes {
+        for method in ["psds", "ssgp"] {
+            for kind in [
+                sgpw::kernel::KernelKind::Se,
+                sgpw::kernel::KernelKind::Matern32,
+            ] {
+                let w = DMatrix::from_fn(7, 2, |_, _| rng.random_range(-1.5..1.5));
+                let hyper = Hyper::se(1.3, vec![0.8, 1.4], 0.1).with_kernel(kind);
+                let mut model = spectral_model(method, hyper, &w);
+                model.noise_floor = Some(0.01);
+                model.fixed = fixed.iter().map(|f| f.to_string()).collect();
+                let meth = methods::get(method).expect("a method");
+                let what = format!("{method} {kind} {fixed:?}");
+                assert_typed_state_is_the_files(meth, &model, &data, &what);
+            }
+        }
+    }
+}

@@ -104,6 +104,11 @@ const COLS_PER_TASK: usize = 256;
 
 /// A model's features. Per-feature tables are m×D (column-major, so one dimension's
 /// values over all features are contiguous and the inner loops over features vectorise).
+/// The values the `[features]` table keeps (`win`, `freq`, `phase`, `cent`, `sm`) and
+/// what [`Feat::derive`] computes from them and the kernel's summands (`win2`,
+/// `excess`, `log_kuu_scale`), so that a typed state unpacks θ into the first and
+/// derives the rest as a model file's read would.
+#[derive(Clone, Debug)]
 pub(super) struct Feat {
     pub(super) kind: Kind,
     pub(super) m: usize,
@@ -111,6 +116,8 @@ pub(super) struct Feat {
     /// The SE summands of the kernel (one for the plain SE kernel): every covariance
     /// is the sum of theirs.
     pub(super) se: Vec<Se>,
+    /// c_d of the shared window (FIF/TFIF), as `[features] window_widths` keeps them.
+    pub(super) win: Vec<f64>,
     /// c_d² of the shared window (FIF/TFIF).
     pub(super) win2: Vec<f64>,
     /// ω, m×D (FIF/TFIF).
@@ -119,6 +126,11 @@ pub(super) struct Feat {
     pub(super) phase: Vec<f64>,
     /// μ, m×D; zeros for FIF.
     pub(super) cent: DMatrix<f64>,
+    /// SM, m×D, as the file keeps them: the widths c_jd (`widths`, the plain kernel) or
+    /// the windows' standard deviations s_jd (`window_sds`, a kernel built from parts).
+    pub(super) sm: DMatrix<f64>,
+    /// Whether the kernel is built from parts (SM: `sm` holds s, not c).
+    pub(super) composed: bool,
     /// e^ρ = s_jd², the variance of feature j's window on input d, m×D (SM; with the
     /// plain kernel c_jd² − ℓ_d²).
     pub(super) excess: DMatrix<f64>,
@@ -172,10 +184,13 @@ impl Feat {
             m: 0,
             d,
             se,
+            win: Vec::new(),
             win2: Vec::new(),
             freq: DMatrix::zeros(0, d),
             phase: Vec::new(),
             cent: DMatrix::zeros(0, d),
+            sm: DMatrix::zeros(0, d),
+            composed: model.composed.is_some(),
             excess: DMatrix::zeros(0, d),
             log_kuu_scale: Vec::new(),
         };
@@ -203,19 +218,7 @@ impl Feat {
                 }
                 feat.m = m;
                 feat.phase = phases.clone();
-                feat.win2 = win.iter().map(|c| c * c).collect();
-                feat.log_kuu_scale = feat
-                    .se
-                    .iter()
-                    .map(|s| {
-                        s.sf2.ln()
-                            + s.ell2
-                                .iter()
-                                .zip(&feat.win2)
-                                .filter_map(|(l, c)| l.map(|l| 0.5 * (l / (2.0 * c + l)).ln()))
-                                .sum::<f64>()
-                    })
-                    .collect();
+                feat.win = win.clone();
                 feat.freq =
                     feature_rows("frequencies", table("frequencies", &f.frequencies)?, m, d)?;
                 feat.cent = if kind == Kind::Tfif {
@@ -236,33 +239,64 @@ impl Feat {
                 }
                 feat.m = m;
                 feat.cent = feature_rows("centres", cent, m, d)?;
-                if model.composed.is_some() {
+                feat.sm = if feat.composed {
                     unused("widths", f.widths.is_some())?;
-                    let sds =
-                        feature_rows("window_sds", table("window_sds", &f.window_sds)?, m, d)?;
-                    if let Some((j, _)) = (0..m)
-                        .flat_map(|j| (0..d).map(move |k| (j, k)))
-                        .find(|&(j, k)| !(sds[(j, k)].is_finite() && sds[(j, k)] > 0.0))
-                    {
-                        return Err(Error::at(
-                            at("window_sds").index(j),
-                            format!(
-                                "[features] window_sds: feature {} needs positive finite                                  standard deviations",
-                                j + 1
-                            ),
-                        ));
-                    }
-                    feat.excess = sds.map(|s| s * s);
-                    return Ok(feat);
+                    feature_rows("window_sds", table("window_sds", &f.window_sds)?, m, d)?
+                } else {
+                    unused("window_sds", f.window_sds.is_some())?;
+                    feature_rows("widths", table("widths", &f.widths)?, m, d)?
+                };
+            }
+        }
+        feat.derive(&model.hyper.lengthscales)?;
+        Ok(feat)
+    }
+
+    /// What the features' values and the kernel's summands (`se`) give: the window's
+    /// c², the Kuu scale of each summand (FIF/TFIF), the windows' variances (SM, with
+    /// the plain kernel's `lengthscales` ℓ: e^ρ = c² − ℓ², which must be positive).
+    pub(super) fn derive(&mut self, lengthscales: &[f64]) -> Result<()> {
+        let (m, d) = (self.m, self.d);
+        match self.kind {
+            Kind::Fif | Kind::Tfif => {
+                self.win2 = self.win.iter().map(|c| c * c).collect();
+                self.log_kuu_scale = self
+                    .se
+                    .iter()
+                    .map(|s| {
+                        s.sf2.ln()
+                            + s.ell2
+                                .iter()
+                                .zip(&self.win2)
+                                .filter_map(|(l, c)| l.map(|l| 0.5 * (l / (2.0 * c + l)).ln()))
+                                .sum::<f64>()
+                    })
+                    .collect();
+            }
+            Kind::Sm if self.composed => {
+                let sds = &self.sm;
+                if let Some((j, _)) = (0..m)
+                    .flat_map(|j| (0..d).map(move |k| (j, k)))
+                    .find(|&(j, k)| !(sds[(j, k)].is_finite() && sds[(j, k)] > 0.0))
+                {
+                    return Err(Error::at(
+                        at("window_sds").index(j),
+                        format!(
+                            "[features] window_sds: feature {} needs positive finite \
+                             standard deviations",
+                            j + 1
+                        ),
+                    ));
                 }
-                unused("window_sds", f.window_sds.is_some())?;
-                let ell2 = &model.hyper.lengthscales;
-                let wid = feature_rows("widths", table("widths", &f.widths)?, m, d)?;
-                feat.excess =
+                self.excess = sds.map(|s| s * s);
+            }
+            Kind::Sm => {
+                let (wid, ell2) = (&self.sm, lengthscales);
+                self.excess =
                     DMatrix::from_fn(m, d, |j, k| wid[(j, k)].powi(2) - ell2[k] * ell2[k]);
                 if let Some((k, j)) = (0..m)
                     .flat_map(|j| (0..d).map(move |k| (k, j)))
-                    .find(|&(k, j)| feat.excess[(j, k)] <= 0.0)
+                    .find(|&(k, j)| self.excess[(j, k)] <= 0.0)
                 {
                     return Err(Error::at(
                         at("widths").index(j),
@@ -273,13 +307,13 @@ impl Feat {
                             j + 1,
                             wid[(j, k)],
                             k + 1,
-                            model.hyper.lengthscales[k]
+                            lengthscales[k]
                         ),
                     ));
                 }
             }
         }
-        Ok(feat)
+        Ok(())
     }
 
     pub(super) fn has_centres(&self) -> bool {

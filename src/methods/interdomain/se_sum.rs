@@ -87,23 +87,32 @@ fn lone_constant(expr: &KernelExpr) -> Option<String> {
 /// The SE summands of `model`'s kernel: the plain SE kernel as one summand on every
 /// input, or a composed kernel's (refused, naming the part, unless it is a sum of SE).
 pub(crate) fn summands(model: &ModelFile) -> Result<Vec<Se>> {
-    let Some(c) = &model.composed else {
-        return Ok(vec![Se {
-            sf2: model.hyper.signal_variance,
-            ell2: model
-                .hyper
-                .lengthscales
-                .iter()
-                .map(|l| Some(l * l))
-                .collect(),
-            variances: Vec::new(),
-            ls: Vec::new(),
-        }]);
-    };
-    of_kernel(c.kernel()).map_err(|why| {
+    match &model.composed {
+        None => Ok(plain(
+            model.hyper.signal_variance,
+            &model.hyper.lengthscales,
+        )),
+        Some(c) => composed(c.kernel(), &model.method),
+    }
+}
+
+/// The plain SE kernel σ0², ℓ as one summand on every input.
+pub(crate) fn plain(signal_variance: f64, lengthscales: &[f64]) -> Vec<Se> {
+    vec![Se {
+        sf2: signal_variance,
+        ell2: lengthscales.iter().map(|l| Some(l * l)).collect(),
+        variances: Vec::new(),
+        ls: Vec::new(),
+    }]
+}
+
+/// The SE summands of a kernel built from parts (refused, naming the part, unless it
+/// is a sum of SE), for a model of `method`.
+pub(crate) fn composed(kernel: &dyn Kernel, method: &str) -> Result<Vec<Se>> {
+    of_kernel(kernel).map_err(|why| {
         Error::at(
             Location::key("kernel"),
-            format!("[kernel]: method '{}' cannot use it: {why}", model.method),
+            format!("[kernel]: method '{method}' cannot use it: {why}"),
         )
     })
 }

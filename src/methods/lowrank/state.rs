@@ -7,7 +7,8 @@ use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
 use crate::methods::method::TypedModel;
-use crate::params::ParamLayout;
+use crate::model_file::ModelFile;
+use crate::params::{self, ParamLayout};
 
 impl<F: Family> LowRankMethod<F> {
     /// A typed model from a state built in code (e.g. with a kernel no model file
@@ -96,5 +97,45 @@ impl<F: Family> TypedModel for TypedLowRank<'_, F> {
     ) -> Result<(f64, f64)> {
         self.method
             .objective_of(&self.state, data, self.approx, self.ep.as_ref(), exec, grad)
+    }
+}
+
+/// The Gaussian noise σ² as a typed state holds it: its value, the floor θ packs it
+/// above and whether θ holds it at all (a model whose likelihood is not Gaussian has no
+/// σ² in θ: [`params::packs_noise`]). What [`crate::params::Head`] does with a model
+/// file's `[hyper] noise_variance`, for a family's typed state.
+#[derive(Clone, Copy, Debug)]
+pub struct NoiseState {
+    pub variance: f64,
+    floor: f64,
+    packs: bool,
+}
+
+impl NoiseState {
+    /// The model's σ², its floor and whether θ holds it.
+    pub fn of(model: &ModelFile) -> NoiseState {
+        NoiseState {
+            variance: model.hyper.noise_variance,
+            floor: params::noise_floor(model),
+            packs: params::packs_noise(model),
+        }
+    }
+
+    /// σ² from its packed entry at the start of `theta` where θ holds it (as
+    /// [`crate::params::Head::unpack`]); returns the number of entries read (1 or 0).
+    pub fn unpack(&mut self, theta: &[f64]) -> usize {
+        if !self.packs {
+            return 0;
+        }
+        self.variance = self.floor + theta[0].exp();
+        1
+    }
+
+    /// Push ∂/∂θ of the packed σ² (from ∂/∂σ², `d_noise`) where θ holds it (as
+    /// [`params::push_noise_grad`]).
+    pub fn push_grad(&self, d_noise: f64, grad: &mut Vec<f64>) {
+        if self.packs {
+            grad.push(params::noise_grad_at(self.variance, self.floor, d_noise));
+        }
     }
 }

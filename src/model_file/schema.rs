@@ -261,13 +261,21 @@ impl ModelFile {
     /// needs it ([`Likelihood::collapsed_noise`]): an error naming the likelihood when it
     /// is not Gaussian.
     pub fn collapsed_noise(&self) -> Result<f64> {
-        self.likelihood()?.collapsed_noise()
+        match &self.likelihood {
+            // Gaussian noise asked on the stack, not boxed: every evaluation asks, and
+            // an evaluation allocates nothing after its first (tests/allocations.rs)
+            None => Gaussian::new(self.hyper.noise_variance).collapsed_noise(),
+            Some(_) => self.likelihood()?.collapsed_noise(),
+        }
     }
 
     /// σ² where the model's likelihood is Gaussian noise, None otherwise
     /// ([`Likelihood::gaussian_noise`]).
     pub fn gaussian_noise(&self) -> Result<Option<f64>> {
-        Ok(self.likelihood()?.gaussian_noise())
+        match &self.likelihood {
+            None => Ok(Gaussian::new(self.hyper.noise_variance).gaussian_noise()),
+            Some(_) => Ok(self.likelihood()?.gaussian_noise()),
+        }
     }
 
     pub fn read(path: &Path) -> Result<ModelFile> {

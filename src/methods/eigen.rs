@@ -393,15 +393,6 @@ impl FamilyState for EigenState {
             EigenState::Weighted(s) => s.noise_variance,
         }
     }
-    fn of_model(_model: &ModelFile) -> Option<&EigenState> {
-        None
-    }
-    fn as_model(&self) -> Option<&ModelFile> {
-        None
-    }
-    fn as_model_mut(&mut self) -> Option<&mut ModelFile> {
-        None
-    }
 }
 
 /// The internal error of a tie's extra met with weights, or the reverse.

@@ -245,15 +245,6 @@ impl FamilyState for InterDomainState {
     fn noise_variance(&self) -> f64 {
         self.noise.variance
     }
-    fn of_model(_model: &ModelFile) -> Option<&InterDomainState> {
-        None
-    }
-    fn as_model(&self) -> Option<&ModelFile> {
-        None
-    }
-    fn as_model_mut(&mut self) -> Option<&mut ModelFile> {
-        None
-    }
 }
 
 impl Family for InterDomain {

@@ -213,15 +213,6 @@ impl FamilyState for PcaState {
     fn noise_variance(&self) -> f64 {
         self.plain.noise_variance()
     }
-    fn of_model(_model: &ModelFile) -> Option<&PcaState> {
-        None
-    }
-    fn as_model(&self) -> Option<&ModelFile> {
-        None
-    }
-    fn as_model_mut(&mut self) -> Option<&mut ModelFile> {
-        None
-    }
 }
 
 impl Family for PcaPseudo {

@@ -163,15 +163,6 @@ impl FamilyState for ProjectedState {
     fn noise_variance(&self) -> f64 {
         self.noise_variance
     }
-    fn of_model(_model: &ModelFile) -> Option<&ProjectedState> {
-        None
-    }
-    fn as_model(&self) -> Option<&ModelFile> {
-        None
-    }
-    fn as_model_mut(&mut self) -> Option<&mut ModelFile> {
-        None
-    }
 }
 
 impl Family for Projected {

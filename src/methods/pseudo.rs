@@ -252,15 +252,6 @@ impl FamilyState for PseudoState {
     fn noise_variance(&self) -> f64 {
         self.noise_variance
     }
-    fn of_model(_model: &ModelFile) -> Option<&PseudoState> {
-        None
-    }
-    fn as_model(&self) -> Option<&ModelFile> {
-        None
-    }
-    fn as_model_mut(&mut self) -> Option<&mut ModelFile> {
-        None
-    }
 }
 
 /// The starting pseudo-noise of SPGP+HS: h_j = 10⁻³·σ0² (small: the model starts

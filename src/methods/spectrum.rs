@@ -357,15 +357,6 @@ impl FamilyState for SpectralState {
     fn noise_variance(&self) -> f64 {
         self.noise.variance
     }
-    fn of_model(_model: &ModelFile) -> Option<&SpectralState> {
-        None
-    }
-    fn as_model(&self) -> Option<&ModelFile> {
-        None
-    }
-    fn as_model_mut(&mut self) -> Option<&mut ModelFile> {
-        None
-    }
 }
 
 impl Family for SpectralPoints {

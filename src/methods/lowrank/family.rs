@@ -84,11 +84,17 @@ pub trait FamilyState: Clone + Send + Sync + 'static {
     /// The Gaussian noise variance σ² the core adds.
     fn noise_variance(&self) -> f64;
     /// The state of a model whose state is the model file itself (None for typed states).
-    fn of_model(model: &ModelFile) -> Option<&Self>;
-    /// The model file, where the state is one.
-    fn as_model(&self) -> Option<&ModelFile>;
-    /// The model file, where the state is one.
-    fn as_model_mut(&mut self) -> Option<&mut ModelFile>;
+    fn of_model(_model: &ModelFile) -> Option<&Self> {
+        None
+    }
+    /// The model file, where the state is one (None for typed states).
+    fn as_model(&self) -> Option<&ModelFile> {
+        None
+    }
+    /// The model file, where the state is one (None for typed states).
+    fn as_model_mut(&mut self) -> Option<&mut ModelFile> {
+        None
+    }
 }
 
 /// The state of the families not yet converted to typed values: the model file, read

@@ -238,3 +238,38 @@ pub fn assert_typed_state_is_the_files(
         }
     }
 }
+
+/// An svgp run of m inducing variables: seed 1, 50 iterations, raw targets.
+pub fn svgp_spec(m: usize, options: MethodOptions) -> RunSpec {
+    RunSpec {
+        method: "svgp".into(),
+        m,
+        seed: 1,
+        iters: 50,
+        standardize: false,
+        options,
+    }
+}
+
+/// A random q(v) of m variables: mean of order one, R lower-triangular with a
+/// positive diagonal.
+pub fn random_q(m: usize, seed: u64) -> sgpw::methods::svgp::elbo::Variational {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mean = nalgebra::DVector::from_fn(m, |_, _| rng.random_range(-1.0..1.0));
+    let chol = DMatrix::from_fn(m, m, |i, j| {
+        if i == j {
+            rng.random_range(0.3..1.0)
+        } else if i > j {
+            rng.random_range(-0.3..0.3)
+        } else {
+            0.0
+        }
+    });
+    sgpw::methods::svgp::elbo::Variational { mean, chol }
+}
+
+/// The rows `idx` of a training set: a minibatch's inputs and targets.
+pub fn rows_block(data: &TrainData, idx: &[usize]) -> (DMatrix<f64>, Vec<f64>) {
+    let x = DMatrix::from_fn(idx.len(), data.x.ncols(), |i, d| data.x[(idx[i], d)]);
+    (x, idx.iter().map(|&i| data.y[i]).collect())
+}

@@ -7,7 +7,7 @@
 use crate::common;
 use common::*;
 use nalgebra::{DMatrix, DVector};
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use sgpw::kernel::KernelKind;
 use sgpw::methods::svgp::elbo::{Variational, Want, natural_gradient, natural_step};
@@ -17,33 +17,6 @@ use sgpw::model_file::ModelFile;
 use sgpw::run_context::RunContext;
 use sgpw::run_spec::{MethodOptions, RunSpec, SvgpOptimizer};
 
-fn spec(m: usize, options: MethodOptions) -> RunSpec {
-    RunSpec {
-        method: "svgp".into(),
-        m,
-        seed: 1,
-        iters: 50,
-        standardize: false,
-        options,
-    }
-}
-
-/// A random q(v): mean of order one, R lower-triangular with a positive diagonal.
-fn random_q(m: usize, seed: u64) -> Variational {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mean = DVector::from_fn(m, |_, _| rng.random_range(-1.0..1.0));
-    let chol = DMatrix::from_fn(m, m, |i, j| {
-        if i == j {
-            rng.random_range(0.3..1.0)
-        } else if i > j {
-            rng.random_range(-0.3..0.3)
-        } else {
-            0.0
-        }
-    });
-    Variational { mean, chol }
-}
-
 /// An svgp model from init with the kernel `kind`, moved off the defaults, with a
 /// random q(v).
 fn model_for(data: &TrainData, m: usize, kind: KernelKind) -> ModelFile {
@@ -52,7 +25,7 @@ fn model_for(data: &TrainData, m: usize, kind: KernelKind) -> ModelFile {
         kernel: Some(kind.into()),
         ..Default::default()
     };
-    let mut model = init(&SVGP, data, &spec(m, options), &mut rng).expect("init");
+    let mut model = init(&SVGP, data, &svgp_spec(m, options), &mut rng).expect("init");
     model.hyper.lengthscales = model.hyper.lengthscales.iter().map(|l| l * 0.6).collect();
     model.hyper.noise_variance = 0.05;
     if kind == KernelKind::Rq {
@@ -60,11 +33,6 @@ fn model_for(data: &TrainData, m: usize, kind: KernelKind) -> ModelFile {
     }
     set_variational(&mut model, &random_q(m, 5));
     model
-}
-
-fn rows_block(data: &TrainData, idx: &[usize]) -> (DMatrix<f64>, Vec<f64>) {
-    let x = DMatrix::from_fn(idx.len(), data.x.ncols(), |i, d| data.x[(idx[i], d)]);
-    (x, idx.iter().map(|&i| data.y[i]).collect())
 }
 
 /// σ0², ℓ, rq's α, σ² (with and without a noise floor), Z, μ and R, for the full-data
@@ -352,7 +320,7 @@ fn training_is_reproducible_and_improves_the_bound() {
         };
         let s = RunSpec {
             standardize: true,
-            ..spec(6, options.clone())
+            ..svgp_spec(6, options.clone())
         };
         let (a, steps) = fit(&ds, &s);
         let a = a.expect("fit");
@@ -400,7 +368,7 @@ fn the_rule_s_check_costs_no_pass_over_the_data() {
     };
     let s = RunSpec {
         standardize: true,
-        ..spec(6, options)
+        ..svgp_spec(6, options)
     };
     let (a, _) = fit(&ds, &s);
     let a = a.expect("fit");
@@ -422,7 +390,7 @@ fn a_default_fit_stops_converged() {
     let s = RunSpec {
         iters: sgpw::run_spec::DEFAULT_ITERATIONS,
         standardize: true,
-        ..spec(10, MethodOptions::default())
+        ..svgp_spec(10, MethodOptions::default())
     };
     let (r, _) = fit(&ds, &s);
     let r = r.expect("fit");
@@ -443,7 +411,8 @@ fn a_default_fit_stops_converged() {
 /// nat_step given to adam, svgp options given to another method.
 #[test]
 fn bad_options_are_refused_by_name() {
-    let bad = |o: MethodOptions, n: usize| spec(5, o).check(n).expect_err("refused").to_string();
+    let bad =
+        |o: MethodOptions, n: usize| svgp_spec(5, o).check(n).expect_err("refused").to_string();
     let e = bad(
         MethodOptions {
             nat_step: Some(1.5),
@@ -471,7 +440,7 @@ fn bad_options_are_refused_by_name() {
     assert!(e.contains("--nat-step"), "{e}");
     let e = RunSpec {
         method: "vfe".into(),
-        ..spec(
+        ..svgp_spec(
             5,
             MethodOptions {
                 epochs: Some(2),
@@ -677,7 +646,7 @@ fn a_fit_ends_at_the_optimal_q() {
         epochs: Some(3),
         ..Default::default()
     };
-    let (r, _) = fit(&ds, &spec(6, options));
+    let (r, _) = fit(&ds, &svgp_spec(6, options));
     let r = r.expect("fit");
     assert_eq!(r.stop, sgpw::optim::Stop::Budget);
     // the model's units: the targets less their mean
@@ -704,14 +673,14 @@ fn a_default_fit_reaches_vfe_s_bound() {
     let ds = dataset(300, 5);
     let s = RunSpec {
         iters: sgpw::run_spec::DEFAULT_ITERATIONS,
-        ..spec(10, MethodOptions::default())
+        ..svgp_spec(10, MethodOptions::default())
     };
     let (r, _) = fit(&ds, &s);
     let r = r.expect("fit");
     let svgp_bound = r.nlml;
     let v = RunSpec {
         method: "vfe".into(),
-        ..spec(
+        ..svgp_spec(
             10,
             MethodOptions {
                 single_start: true,

@@ -9,14 +9,14 @@
 use crate::common;
 use common::*;
 use nalgebra::{DMatrix, DVector};
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use sgpw::likelihoods::{LikelihoodKind, LikelihoodTable};
-use sgpw::methods::svgp::elbo::{Variational, Want, natural_step};
+use sgpw::methods::svgp::elbo::{Want, natural_step};
 use sgpw::methods::svgp::{SVGP, evaluate, set_variational, variational};
 use sgpw::methods::{self, Method};
 use sgpw::model_file::ModelFile;
-use sgpw::run_spec::{ApproxKind, MethodOptions, RunSpec, SvgpFeatures};
+use sgpw::run_spec::{ApproxKind, MethodOptions, SvgpFeatures};
 
 /// Every family svgp takes besides pseudo-inputs, and the collapsed method over it
 /// whose bound svgp's is at the optimal q(u).
@@ -28,33 +28,6 @@ const FAMILIES: [(SvgpFeatures, &str); 5] = [
     (SvgpFeatures::Ssgp, "ssgp"),
 ];
 
-fn spec(m: usize, options: MethodOptions) -> RunSpec {
-    RunSpec {
-        method: "svgp".into(),
-        m,
-        seed: 1,
-        iters: 50,
-        standardize: false,
-        options,
-    }
-}
-
-/// A random q(v) of m variables.
-fn random_q(m: usize, seed: u64) -> Variational {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mean = DVector::from_fn(m, |_, _| rng.random_range(-1.0..1.0));
-    let chol = DMatrix::from_fn(m, m, |i, j| {
-        if i == j {
-            rng.random_range(0.3..1.0)
-        } else if i > j {
-            rng.random_range(-0.3..0.3)
-        } else {
-            0.0
-        }
-    });
-    Variational { mean, chol }
-}
-
 /// An svgp model over `family` from init (m features; 2m for the spectral families),
 /// its hyperparameters moved off the defaults, a random q(v). tfifgp's centres start
 /// at training inputs, so that they matter.
@@ -64,7 +37,7 @@ fn model_over(data: &TrainData, family: SvgpFeatures, m: usize) -> ModelFile {
         family: Some(family),
         ..Default::default()
     };
-    let mut model = init(&SVGP, data, &spec(m, options), &mut rng).expect("init");
+    let mut model = init(&SVGP, data, &svgp_spec(m, options), &mut rng).expect("init");
     model.hyper.lengthscales = model.hyper.lengthscales.iter().map(|l| l * 0.6).collect();
     model.hyper.noise_variance = 0.05;
     let q_len = match family {
@@ -191,8 +164,7 @@ fn the_bound_gradient_over_every_family_matches_finite_differences() {
                 1e-5,
             );
             let idx = [3, 17, 5, 22, 39, 0, 11, 28, 30];
-            let x = DMatrix::from_fn(idx.len(), 2, |i, d| data.x[(idx[i], d)]);
-            let y: Vec<f64> = idx.iter().map(|&i| data.y[i]).collect();
+            let (x, y) = rows_block(data, &idx);
             let c = data.y.len() as f64 / idx.len() as f64;
             let batch = |m: &ModelFile, want| {
                 evaluate(
@@ -242,12 +214,14 @@ fn a_fit_over_fif_features_runs_end_to_end_and_refusals_name_the_option() {
         epochs: Some(30),
         ..Default::default()
     };
-    let (r, _) = common::fit(&ds, &spec(8, options.clone()));
+    let (r, _) = common::fit(&ds, &svgp_spec(8, options.clone()));
     let r = r.expect("fits");
     // from one start, the fit moves the FIF features (window widths, frequencies, phases)
-    let valid = spec(8, options.clone()).check(data.y.len()).expect("valid");
+    let valid = svgp_spec(8, options.clone())
+        .check(data.y.len())
+        .expect("valid");
     let mut rng = ChaCha8Rng::seed_from_u64(1);
-    let start = init(&SVGP, &data, &spec(8, options.clone()), &mut rng).expect("init");
+    let start = init(&SVGP, &data, &svgp_spec(8, options.clone()), &mut rng).expect("init");
     let ctx = sgpw::run_context::RunContext::quiet(ex());
     let (fitted, out) = SVGP.fit(start.clone(), &data, &valid, &ctx).expect("fit");
     let features = |m: &ModelFile| {
@@ -291,7 +265,10 @@ fn a_fit_over_fif_features_runs_end_to_end_and_refusals_name_the_option() {
             "inducing_init",
         ),
     ] {
-        let err = spec(8, opts).check(120).expect_err("refused").to_string();
+        let err = svgp_spec(8, opts)
+            .check(120)
+            .expect_err("refused")
+            .to_string();
         assert!(err.contains(needle), "{err}");
     }
 }

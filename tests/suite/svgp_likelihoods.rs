@@ -108,8 +108,7 @@ fn the_bound_gradient_matches_finite_differences_with_every_likelihood() {
         assert_eq!(theta.len(), 3 + 10 + lik + 5 + 15, "{kind}");
         // a minibatch of 9 rows scaled by n/B
         let idx = [3, 17, 5, 22, 39, 0, 11, 28, 30];
-        let x = DMatrix::from_fn(idx.len(), 2, |i, d| data.x[(idx[i], d)]);
-        let y: Vec<f64> = idx.iter().map(|&i| data.y[i]).collect();
+        let (x, y) = rows_block(&data, &idx);
         let c = data.y.len() as f64 / idx.len() as f64;
         let batch = |m: &ModelFile, want| {
             evaluate(

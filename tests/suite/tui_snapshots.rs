@@ -1098,6 +1098,45 @@ fn narrow_nlml_range_gets_labels_that_differ_in_the_app() {
     }
 }
 
+/// The iteration axis's middle label is the middle's value: runs of six evaluations
+/// (iterations 0 to 5, as a run's first turn shows while its second start's subset fit
+/// runs) read "0 2.5 5", not "0 2 5" (the label once rounded 2.5 half to even).
+#[test]
+fn the_iteration_axis_middle_label_is_its_value() {
+    let mut app = fixture(colour());
+    let results: Vec<RunResult> = app.session.results.clone();
+    for mut r in results {
+        r.trace.truncate(6);
+        r.validation.retain(|p| p.iteration <= 5);
+        app.session.set_result(r);
+    }
+    for i in 0..app.runs.len() {
+        if !app
+            .session
+            .results
+            .iter()
+            .any(|r| r.key == app.runs[i].key && r.trace.len() == 6)
+        {
+            continue;
+        }
+        app.run_cursor = i;
+        app.update(key(KeyCode::Char(' ')));
+    }
+    for size in SIZES {
+        let b = render(&app, size);
+        let axis = lines(&b)
+            .into_iter()
+            .flat_map(|l| {
+                l.split('┃')
+                    .map(|seg| seg.trim().to_string())
+                    .collect::<Vec<_>>()
+            })
+            .find(|seg| seg.starts_with("0 ") && seg.ends_with(" 5"))
+            .unwrap_or_else(|| panic!("no iteration axis 0 … 5:\n{}", screen(&b)));
+        assert!(axis.contains(" 2.5 "), "{axis:?}\n{}", screen(&b));
+    }
+}
+
 /// At 80 columns a run label keeps what tells it apart (the kernel at its end, once
 /// cut to `vfe-std-`), its time has a unit (`48.0s`, `1m12s`, once `47.99`), and the
 /// comparison chart gets a real width (once 11 columns).

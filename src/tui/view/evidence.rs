@@ -293,9 +293,15 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             .map(|p| p.0)
             .fold(1.0, f64::max),
     };
+    // the middle label is the middle's value: 2.5 of 5 iterations, not "2"
+    let middle = x_max / 2.0;
     let x_labels = vec![
         "0".to_string(),
-        format!("{:.0}", x_max / 2.0),
+        if middle.fract() == 0.0 {
+            format!("{middle:.0}")
+        } else {
+            format!("{middle:.1}")
+        },
         format!("{x_max:.0}"),
     ];
     let nlml_labels = LineChart::ticks(&nlml_ticks);

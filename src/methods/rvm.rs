@@ -372,9 +372,10 @@ impl Family for RelevanceVectors {
         let k = parts.kuf.rows(0, m).into_owned();
         let d_k = adj.d_kuf.rows(0, m).into_owned();
         let g = kernel.grad(points, x, &k, &d_k, false, false, exec.par);
-        // the prior diagonal's contraction (as `hyper::kdiag_kernel_grad`), then the
-        // head by block in the kernel's own order (as `params::Head::grad`: nothing else
-        // scales with σ0², A has no jitter), and σ² where θ holds it
+        // the prior diagonal's contraction through the kernel (a composed kernel's k(x, x)
+        // may vary with x), then the head by block in the kernel's own order (as
+        // `params::Head::grad`: nothing else scales with σ0², A has no jitter), and σ²
+        // where θ holds it
         let mut gd = vec![0.0; kernel.params_len()];
         kernel.diag_grad(x, &adj.d_kdiag, &mut gd);
         let mut grad = vec![0.0; kernel.params_len()];

@@ -24,7 +24,8 @@
 use super::hyper::{self, chain, fit_free, pack_hyper, stage_budget, unpack_hyper};
 use super::kmeans;
 use super::lowrank::{
-    ApproxChoice, Family, FamilyState, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad,
+    ApproxChoice, Family, FamilyState, KuuMatrix, LowRankMethod, MaxM, Parts, StateLikelihood,
+    jitter_grad,
 };
 use super::method::{Markers, Method, ValidRunSpec};
 use super::pseudo::{self, Inducing, PLAIN, PseudoExtra, PseudoInputs, PseudoState};
@@ -368,10 +369,7 @@ pub struct Weighted {
     b: DMatrix<f64>,
     /// The eigen-weights w (M).
     w: Vec<f64>,
-    noise_variance: f64,
-    noise_floor: f64,
-    /// Whether θ holds σ² (the Gaussian likelihood's: [`params::packs_noise`]).
-    packs_noise: bool,
+    likelihood: StateLikelihood,
     /// The model's absolute jitter, if it sets one.
     jitter: Option<f64>,
     /// What the automatic jitter scales with where the kernel's prior variance is not
@@ -387,10 +385,10 @@ impl Weighted {
 }
 
 impl FamilyState for EigenState {
-    fn noise_variance(&self) -> f64 {
+    fn collapsed_noise(&self) -> Result<f64> {
         match self {
-            EigenState::Tie(s) => s.noise_variance(),
-            EigenState::Weighted(s) => s.noise_variance,
+            EigenState::Tie(s) => s.collapsed_noise(),
+            EigenState::Weighted(s) => s.likelihood.collapsed_noise(),
         }
     }
 }
@@ -495,9 +493,7 @@ impl Family for EigenBasis {
             kernel: model.kernel(),
             b,
             w,
-            noise_variance: model.hyper.noise_variance,
-            noise_floor: params::noise_floor(model),
-            packs_noise: params::packs_noise(model),
+            likelihood: StateLikelihood::of(model)?,
             jitter: model.jitter,
             jitter_scale: model.hyper.signal_variance,
         })))
@@ -526,11 +522,7 @@ impl Family for EigenBasis {
         };
         let k = s.kernel.params_len();
         s.kernel.set_log_params(&theta[..k]);
-        let mut at = k;
-        if s.packs_noise {
-            s.noise_variance = s.noise_floor + theta[at].exp();
-            at += 1;
-        }
+        let mut at = k + s.likelihood.unpack(&theta[k..]);
         for (w, t) in s.w.iter_mut().zip(&theta[at..]) {
             *w = t.exp();
         }
@@ -550,7 +542,7 @@ impl Family for EigenBasis {
         };
         for b in layout.blocks().iter().filter(|b| b.fixed) {
             match b.name {
-                params::NOISE_VARIANCE => s.noise_variance = start.noise_variance,
+                params::NOISE_VARIANCE => s.likelihood.hold(&start.likelihood),
                 name if name == EIGEN_BLOCKS[0].name => s.w.clone_from(&start.w),
                 name if name == EIGEN_BLOCKS[1].name => s.b.copy_from(&start.b),
                 name => s.kernel.hold_block(&*start.kernel, name),
@@ -721,13 +713,7 @@ impl Family for EigenBasis {
             grad.iter_mut().zip(g).for_each(|(o, v)| *o += v);
         }
         k.log_prior_variance_grad(jitter_grad(s.jitter_policy(), eig.jitter, &d_bb), &mut grad);
-        if s.packs_noise {
-            grad.push(params::noise_grad_at(
-                s.noise_variance,
-                s.noise_floor,
-                adj.d_noise,
-            ));
-        }
+        s.likelihood.push_grad(adj.d_noise, &mut grad);
         // Kuu_jj = 1/w_j: ∂/∂log w_j = −∂L/∂Kuu_jj / w_j
         grad.extend((0..m).map(|j| -adj.d_kuu[(j, j)] / w[j]));
         if let (Some(a), Some(p), Some(q)) = (gx.a, gb.a, gb.b) {

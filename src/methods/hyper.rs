@@ -61,21 +61,6 @@ pub fn head_grad(
 
 pub use crate::params::{noise_floor, noise_grad, push_noise_grad};
 
-/// The prior diagonal's contraction Σ_i adj_i ∂k(x_i, x_i)/∂(kernel parameters) as a
-/// [`KernelGrad`] for [`head_grad`]: through the kernel, so a composed kernel whose
-/// k(x, x) varies with x (linear, polynomial) gets its own (an ARD kernel's is
-/// σ0² Σ adj on log σ0²).
-pub fn kdiag_kernel_grad(model: &ModelFile, x: &DMatrix<f64>, adj: &[f64]) -> KernelGrad {
-    let kernel = model.kernel();
-    let mut params = vec![0.0; kernel.params_len()];
-    kernel.diag_grad(x, adj, &mut params);
-    KernelGrad {
-        params,
-        a: None,
-        b: None,
-    }
-}
-
 /// Inverse of [`pack_hyper`]; returns the number of entries read.
 pub fn unpack_hyper(theta: &[f64], model: &mut ModelFile) -> usize {
     Head::unpack(theta, model)

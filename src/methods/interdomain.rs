@@ -17,7 +17,7 @@ pub use features::{Features, Kind};
 
 use super::hyper::{pack_hyper, random_rows, unpack_hyper};
 use super::lowrank::{
-    ApproxChoice, Family, FamilyState, KuuMatrix, LowRankMethod, MaxM, NoiseState, Parts,
+    ApproxChoice, Family, FamilyState, KuuMatrix, LowRankMethod, MaxM, Parts, StateLikelihood,
     jitter_grad,
 };
 use super::method::{Markers, ValidRunSpec};
@@ -195,7 +195,7 @@ pub struct InterDomainState {
     /// The features: the values `[features]` keeps and what they and the kernel give.
     feat: Feat,
     input_mean: Vec<f64>,
-    noise: NoiseState,
+    likelihood: StateLikelihood,
     /// The model's absolute jitter, if it sets one.
     jitter: Option<f64>,
     /// The automatic jitter's scale where the kernel's prior variance is not constant
@@ -242,8 +242,8 @@ impl InterDomainState {
 }
 
 impl FamilyState for InterDomainState {
-    fn noise_variance(&self) -> f64 {
-        self.noise.variance
+    fn collapsed_noise(&self) -> Result<f64> {
+        self.likelihood.collapsed_noise()
     }
 }
 
@@ -323,7 +323,7 @@ impl Family for InterDomain {
             kernel,
             feat,
             input_mean: input_mean(model)?,
-            noise: NoiseState::of(model),
+            likelihood: StateLikelihood::of(model)?,
             jitter: model.jitter,
             signal_variance: model.hyper.signal_variance,
             method: model.method.clone(),
@@ -355,7 +355,7 @@ impl Family for InterDomain {
                 n
             }
         };
-        at += state.noise.unpack(&theta[at..]);
+        at += state.likelihood.unpack(&theta[at..]);
         let f = &mut state.feat;
         let (m, d) = (f.m, f.d);
         let rest = &theta[at..];
@@ -396,7 +396,7 @@ impl Family for InterDomain {
     ) {
         for b in layout.blocks().iter().filter(|b| b.fixed) {
             match (b.name, &mut state.kernel, &start.kernel) {
-                (params::NOISE_VARIANCE, _, _) => state.noise.variance = start.noise.variance,
+                (params::NOISE_VARIANCE, _, _) => state.likelihood.hold(&start.likelihood),
                 (
                     params::SIGNAL_VARIANCE,
                     SeKernel::Plain {
@@ -669,7 +669,7 @@ impl Family for InterDomain {
                 );
             }
         }
-        state.noise.push_grad(adj.d_noise, &mut grad);
+        state.likelihood.push_grad(adj.d_noise, &mut grad);
         match self.kind {
             Kind::Fif | Kind::Tfif => {
                 grad.extend(g.win2.iter().zip(&f.win2).map(|(g, c)| 2.0 * c * g));

@@ -31,7 +31,7 @@ use chunks::{Chunks, kept_chunks};
 pub use family::{Family, FamilyState, KuuMatrix, Parts};
 use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
-pub use state::NoiseState;
+pub use state::StateLikelihood;
 use state::TypedLowRank;
 
 /// Which approximation a method uses.
@@ -437,7 +437,7 @@ impl<F: Family> Method for LowRankMethod<F> {
         }
         let (parts, _) = self.family.parts(&state, &data.x, false, exec)?;
         collapsed::nlml(
-            &parts.low_rank(state.noise_variance(), approx),
+            &parts.low_rank(state.collapsed_noise()?, approx),
             &data.y,
             exec,
         )
@@ -476,7 +476,7 @@ impl<F: Family> Method for LowRankMethod<F> {
             return Ok((summary.posterior(degenerate, exec.par), None));
         }
         let (parts, _) = self.family.parts(&state, &data.x, false, exec)?;
-        let lr = parts.low_rank(state.noise_variance(), approx);
+        let lr = parts.low_rank(state.collapsed_noise()?, approx);
         let post = collapsed::posterior(&lr, &data.y, degenerate, exec)?;
         Ok((post, None))
     }

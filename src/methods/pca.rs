@@ -210,8 +210,8 @@ pub struct PcaState {
 }
 
 impl FamilyState for PcaState {
-    fn noise_variance(&self) -> f64 {
-        self.plain.noise_variance()
+    fn collapsed_noise(&self) -> Result<f64> {
+        self.plain.collapsed_noise()
     }
 }
 

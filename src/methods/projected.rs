@@ -14,8 +14,8 @@
 use super::hyper::{pack_hyper, unpack_hyper};
 use super::inducing::initial_points;
 use super::lowrank::{
-    ApproxChoice, Family, FamilyState, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad,
-    kdiag_grad_at,
+    ApproxChoice, Family, FamilyState, KuuMatrix, LowRankMethod, MaxM, Parts, StateLikelihood,
+    jitter_grad, kdiag_grad_at,
 };
 use super::method::ValidRunSpec;
 use super::pca::{
@@ -138,10 +138,7 @@ pub struct ProjectedState {
     z: DMatrix<f64>,
     /// The pseudo-noise h (m values), with `--hetero`.
     h: Option<Vec<f64>>,
-    noise_variance: f64,
-    noise_floor: f64,
-    /// Whether θ holds σ² (the Gaussian likelihood's: [`params::packs_noise`]).
-    packs_noise: bool,
+    likelihood: StateLikelihood,
     /// The model's absolute jitter, if it sets one.
     jitter: Option<f64>,
 }
@@ -160,8 +157,8 @@ impl ProjectedState {
 }
 
 impl FamilyState for ProjectedState {
-    fn noise_variance(&self) -> f64 {
-        self.noise_variance
+    fn collapsed_noise(&self) -> Result<f64> {
+        self.likelihood.collapsed_noise()
     }
 }
 
@@ -199,9 +196,7 @@ impl Family for Projected {
             p,
             z,
             h,
-            noise_variance: model.hyper.noise_variance,
-            noise_floor: params::noise_floor(model),
-            packs_noise: params::packs_noise(model),
+            likelihood: StateLikelihood::of(model)?,
             jitter: model.jitter,
         }))
     }
@@ -219,10 +214,7 @@ impl Family for Projected {
         log[1 + g..].copy_from_slice(&theta[1..1 + state.shape]);
         state.kernel.set_log_params(&log);
         let mut at = 1 + state.shape;
-        if state.packs_noise {
-            state.noise_variance = state.noise_floor + theta[at].exp();
-            at += 1;
-        }
+        at += state.likelihood.unpack(&theta[at..]);
         for m in [&mut state.p, &mut state.z] {
             let n = m.len();
             m.as_mut_slice().copy_from_slice(&theta[at..at + n]);
@@ -245,7 +237,7 @@ impl Family for Projected {
     ) {
         for b in layout.blocks().iter().filter(|b| b.fixed) {
             match b.name {
-                params::NOISE_VARIANCE => state.noise_variance = start.noise_variance,
+                params::NOISE_VARIANCE => state.likelihood.hold(&start.likelihood),
                 name => state.kernel.hold_block(&*start.kernel, name),
             }
         }
@@ -420,13 +412,7 @@ impl Family for Projected {
                     .sum(),
             );
         }
-        if state.packs_noise {
-            grad.push(params::noise_grad_at(
-                state.noise_variance,
-                state.noise_floor,
-                adj.d_noise,
-            ));
-        }
+        state.likelihood.push_grad(adj.d_noise, &mut grad);
         let (Some(du), Some(dz_f), Some(dz_a), Some(dz_b)) = (gf.b, gf.a, gu.a, gu.b) else {
             return Err(Error::numerical(
                 "internal: the kernel's point gradients were asked for but not returned",

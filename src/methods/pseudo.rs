@@ -10,7 +10,8 @@
 use super::hyper::{pack_hyper_and, unpack_hyper_and};
 use super::inducing::initial_points;
 use super::lowrank::{
-    ApproxChoice, Family, FamilyState, KuuMatrix, LowRankMethod, MaxM, Parts, jitter_grad,
+    ApproxChoice, Family, FamilyState, KuuMatrix, LowRankMethod, MaxM, Parts, StateLikelihood,
+    jitter_grad,
 };
 use super::method::{MarkerSize, Markers, ValidRunSpec};
 use crate::collapsed::Adjoints;
@@ -208,18 +209,16 @@ pub struct PseudoState {
     z: DMatrix<f64>,
     /// SPGP+HS's pseudo-noise h (m values); None for the plain family.
     h: Option<Vec<f64>>,
-    noise_variance: f64,
-    noise_floor: f64,
-    /// Whether θ holds σ² (the Gaussian likelihood's: [`params::packs_noise`]).
-    packs_noise: bool,
+    likelihood: StateLikelihood,
     /// The model's absolute jitter, if it sets one.
     jitter: Option<f64>,
 }
 
 impl PseudoState {
     /// A state built in code (any kernel, a model file need not name it): pseudo-inputs
-    /// `z` (m×D), SPGP+HS's `h` (None for the plain family), σ² above `noise_floor`, and
-    /// an absolute `jitter` (None: the automatic one). Its θ holds σ², as a Gaussian
+    /// `z` (m×D), SPGP+HS's `h` (None for the plain family), Gaussian noise of variance
+    /// `noise_variance` above `noise_floor` ([`StateLikelihood::gaussian`]), and an
+    /// absolute `jitter` (None: the automatic one). Its θ holds σ², as a Gaussian
     /// model's does.
     pub fn new(
         kernel: ModelKernel,
@@ -233,9 +232,7 @@ impl PseudoState {
             kernel,
             z,
             h,
-            noise_variance,
-            noise_floor,
-            packs_noise: true,
+            likelihood: StateLikelihood::gaussian(noise_variance, noise_floor),
             jitter,
         }
     }
@@ -249,8 +246,8 @@ impl PseudoState {
 }
 
 impl FamilyState for PseudoState {
-    fn noise_variance(&self) -> f64 {
-        self.noise_variance
+    fn collapsed_noise(&self) -> Result<f64> {
+        self.likelihood.collapsed_noise()
     }
 }
 
@@ -365,9 +362,7 @@ impl Family for PseudoInputs {
             kernel: model.kernel_in(scratch),
             z,
             h,
-            noise_variance: model.hyper.noise_variance,
-            noise_floor: params::noise_floor(model),
-            packs_noise: params::packs_noise(model),
+            likelihood: StateLikelihood::of(model)?,
             jitter: model.jitter,
         }))
     }
@@ -388,10 +383,7 @@ impl Family for PseudoInputs {
     fn unpack_state(&self, theta: &[f64], state: &mut PseudoState) {
         let k = state.kernel.params_len();
         state.kernel.set_log_params(&theta[..k]);
-        let noise = usize::from(state.packs_noise);
-        if state.packs_noise {
-            state.noise_variance = state.noise_floor + theta[k].exp();
-        }
+        let noise = state.likelihood.unpack(&theta[k..]);
         let points = k + noise..k + noise + state.z.len();
         state
             .z
@@ -407,7 +399,7 @@ impl Family for PseudoInputs {
     fn hold_fixed_state(&self, layout: &ParamLayout, start: &PseudoState, state: &mut PseudoState) {
         for b in layout.blocks().iter().filter(|b| b.fixed) {
             match b.name {
-                params::NOISE_VARIANCE => state.noise_variance = start.noise_variance,
+                params::NOISE_VARIANCE => state.likelihood.hold(&start.likelihood),
                 PseudoNoise::NAME => state.h.clone_from(&start.h),
                 name if name == INDUCING_INPUTS.name => state.z.copy_from(&start.z),
                 name => state.kernel.hold_block(&*start.kernel, name),
@@ -594,7 +586,7 @@ impl Family for PseudoInputs {
         // θ: the kernel's blocks in their own order, log(σ² − floor) (Gaussian only), X̄ (m×D,
         // column-major), then log h (SPGP+HS)
         let noise = k.params_len();
-        let first = noise + usize::from(state.packs_noise);
+        let first = noise + state.likelihood.packed_len();
         let points = first..first + m * d;
         if grad.is_empty() {
             grad.resize(points.end + state.h.as_ref().map_or(0, Vec::len), 0.0);
@@ -611,9 +603,8 @@ impl Family for PseudoInputs {
             *g += t;
         }
         s.give(kg);
-        if state.packs_noise {
-            grad[noise] +=
-                params::noise_grad_at(state.noise_variance, state.noise_floor, adj.d_noise);
+        if let Some(g) = state.likelihood.grad(adj.d_noise) {
+            grad[noise] += g;
         }
         if let (Some(a), Some(b), Some(c)) = (&gf.a, &gu.a, &gu.b) {
             let sums = a.iter().zip(b.iter()).zip(c.iter());

@@ -16,21 +16,27 @@
 //! min(n, 2000) random training points: start::hyper_for_fixed_kernel), re-estimating σ².
 
 use super::hyper::{self, pack_hyper, unpack_hyper};
-use super::lowrank::{ApproxChoice, Family, KuuMatrix, LowRankMethod, MaxM, Parts};
+use super::lowrank::{
+    ApproxChoice, Family, FamilyState, KuuMatrix, LowRankMethod, MaxM, Parts, StateLikelihood,
+};
 use super::method::{Markers, Method, TraceMarks, ValidRunSpec};
 use super::sparse_bayes::{Candidates, FastRvm};
 use crate::collapsed::Adjoints;
 use crate::data::TrainData;
 use crate::error::{Error, Location, Result};
 use crate::exec::Exec;
+use crate::kernel::ModelKernel;
 use crate::linalg::Jitter;
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness, matrix_to_rows, rows_to_matrix};
 use crate::optim::{Control, Outcome, Stop};
+use crate::params::{self, ParamLayout};
 use crate::run_context::{Phase, RunContext};
 use crate::run_spec::{ApproxKind, DataShape, MethodOptions, Naming};
+use crate::scratch::Scratch;
 use nalgebra::DMatrix;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::time::Instant;
 
 /// `[relevance]`: the relevance vectors and the precisions of their weights.
@@ -106,6 +112,27 @@ fn precisions(r: &Relevance) -> Vec<f64> {
     r.alpha.iter().copied().chain(r.bias_alpha).collect()
 }
 
+/// The RVM's values ([`Family::State`]): read from a model once, for an evaluation or a
+/// fit (whose loop runs on [`FastRvm`]'s values and writes the model when observed and at
+/// the end: [`RelevanceVectors::model_of`]).
+#[derive(Clone, Debug)]
+pub struct RvmState {
+    kernel: ModelKernel,
+    /// The relevance vectors r_j (M×D; M may be 0 with the bias alone).
+    points: DMatrix<f64>,
+    /// The diagonal of Kuu: α of each relevance vector, then the bias's.
+    alpha: Vec<f64>,
+    /// Whether the constant basis function is in the model (the last α is its).
+    bias: bool,
+    likelihood: StateLikelihood,
+}
+
+impl FamilyState for RvmState {
+    fn collapsed_noise(&self) -> Result<f64> {
+        self.likelihood.collapsed_noise()
+    }
+}
+
 impl Family for RelevanceVectors {
     /// The basis functions are kernel columns k(·, x_j) at training points, through the
     /// model's `dyn Kernel`: any kernel.
@@ -114,7 +141,43 @@ impl Family for RelevanceVectors {
     }
 
     type Extra = ();
-    type State = ModelFile;
+    type State = RvmState;
+
+    fn state<'a>(&self, model: &'a ModelFile, _scratch: &Scratch) -> Result<Cow<'a, RvmState>> {
+        let r = model.require::<Relevance>()?;
+        Ok(Cow::Owned(RvmState {
+            kernel: model.kernel(),
+            points: relevance_points(model)?,
+            alpha: precisions(&r),
+            bias: r.bias_alpha.is_some(),
+            likelihood: StateLikelihood::of(model)?,
+        }))
+    }
+
+    fn size(&self, state: &RvmState) -> Result<usize> {
+        Ok(state.alpha.len())
+    }
+
+    /// θ in [`Family::pack`]'s order, as [`Family::unpack`] writes it into a model.
+    fn unpack_state(&self, theta: &[f64], state: &mut RvmState) {
+        let k = state.kernel.params_len();
+        state.kernel.set_log_params(&theta[..k]);
+        let at = k + state.likelihood.unpack(&theta[k..]);
+        for (a, t) in state.alpha.iter_mut().zip(&theta[at..]) {
+            *a = t.exp();
+        }
+    }
+
+    /// The shared blocks as [`ParamLayout::hold_fixed`] keeps them in a model (the
+    /// precisions are one block `features`, held by its transform).
+    fn hold_fixed_state(&self, layout: &ParamLayout, start: &RvmState, state: &mut RvmState) {
+        for b in layout.blocks().iter().filter(|b| b.fixed) {
+            match b.name {
+                params::NOISE_VARIANCE => state.likelihood.hold(&start.likelihood),
+                name => state.kernel.hold_block(&*start.kernel, name),
+            }
+        }
+    }
 
     fn second_start(&self, _options: &MethodOptions) -> bool {
         false
@@ -271,15 +334,14 @@ impl Family for RelevanceVectors {
 
     fn parts(
         &self,
-        model: &ModelFile,
+        state: &RvmState,
         x: &DMatrix<f64>,
         _for_gradient: bool,
         exec: &Exec,
     ) -> Result<(Parts, ())> {
-        let r = model.require::<Relevance>()?;
-        let points = relevance_points(model)?;
-        let k = model.kernel().matrix(&points, x, exec.par);
-        let kuf = if r.bias_alpha.is_some() {
+        let (kernel, points) = (&state.kernel, &state.points);
+        let k = kernel.matrix(points, x, exec.par);
+        let kuf = if state.bias {
             let mut with_bias = k.insert_row(points.nrows(), 1.0);
             with_bias.row_mut(points.nrows()).fill(1.0);
             with_bias
@@ -288,8 +350,8 @@ impl Family for RelevanceVectors {
         };
         let parts = Parts {
             kuf,
-            kuu: KuuMatrix::Diagonal(precisions(&r)),
-            kdiag: model.kernel().diag(x),
+            kuu: KuuMatrix::Diagonal(state.alpha.clone()),
+            kdiag: kernel.diag(x),
             // A = diag(α) is the prior precision itself: nothing to regularise
             jitter: Jitter::Fixed(0.0),
         };
@@ -298,22 +360,30 @@ impl Family for RelevanceVectors {
 
     fn pull_back(
         &self,
-        model: &ModelFile,
+        state: &RvmState,
         x: &DMatrix<f64>,
         parts: &Parts,
         _extra: (),
         adj: &Adjoints,
         exec: &Exec,
     ) -> Result<Vec<f64>> {
-        let points = relevance_points(model)?;
+        let (kernel, points) = (&state.kernel, &state.points);
         let m = points.nrows();
         let k = parts.kuf.rows(0, m).into_owned();
         let d_k = adj.d_kuf.rows(0, m).into_owned();
-        let g = model
-            .kernel()
-            .grad(&points, x, &k, &d_k, false, false, exec.par);
-        let gd = hyper::kdiag_kernel_grad(model, x, &adj.d_kdiag);
-        let mut grad = hyper::head_grad(model, &[&g, &gd], 0.0, adj.d_noise);
+        let g = kernel.grad(points, x, &k, &d_k, false, false, exec.par);
+        // the prior diagonal's contraction through the kernel (a composed kernel's k(x, x)
+        // may vary with x), then the head by block in the kernel's own order (as
+        // `params::Head::grad`: nothing else scales with σ0², A has no jitter), and σ²
+        // where θ holds it
+        let mut gd = vec![0.0; kernel.params_len()];
+        kernel.diag_grad(x, &adj.d_kdiag, &mut gd);
+        let mut grad = vec![0.0; kernel.params_len()];
+        for p in [&g.params, &gd] {
+            grad.iter_mut().zip(p).for_each(|(o, v)| *o += v);
+        }
+        kernel.log_prior_variance_grad(0.0, &mut grad);
+        state.likelihood.push_grad(adj.d_noise, &mut grad);
         // Kuu_jj = α_j: ∂/∂log α_j = α_j ∂L/∂Kuu_jj
         let kuu = match &parts.kuu {
             KuuMatrix::Diagonal(a) => a,
@@ -346,12 +416,19 @@ impl Family for RelevanceVectors {
     ) -> Result<(ModelFile, Outcome)> {
         let started = Instant::now();
         let bias = spec.options.bias;
-        let cands = Candidates::new(&data.x, model.kernel(), bias);
+        // read once: the kernel the loop holds fixed and the likelihood
+        let start = self.state(&model, &ctx.exec.scratch)?.into_owned();
         let floor = hyper::noise_floor(&model);
+        // the selection regresses y with Gaussian noise, from the likelihood's σ²; a
+        // likelihood without one (bernoulli, fitted by EP on the chosen basis) starts it
+        // at 1 above the floor, the value such a model holds in σ²'s place
+        // (`ModelFile::hold_unused_noise`)
+        let noise = start.likelihood.likelihood().gaussian_noise();
+        let cands = Candidates::new(&data.x, start.kernel.clone(), bias);
         let mut fast = FastRvm::new(
             cands,
             &data.y,
-            model.hyper.noise_variance.max(floor),
+            noise.unwrap_or(floor + 1.0).max(floor),
             floor,
             true,
             spec.m,
@@ -371,7 +448,7 @@ impl Family for RelevanceVectors {
             counts.push(fast.active().len());
             ctx.report(phase, iterations, -fast.log_ml());
             if ctx.observes(phase, iterations) {
-                let reached = self.model_of(&fast, data, &model, bias);
+                let reached = self.model_of(&fast, data, &start, &model, bias);
                 match ctx.observe(iterations, &reached) {
                     Control::Stop => return Err(Error::Cancelled),
                     Control::Finish => {
@@ -386,7 +463,7 @@ impl Family for RelevanceVectors {
                 break;
             }
         }
-        model = self.model_of(&fast, data, &model, bias);
+        model = self.model_of(&fast, data, &start, &model, bias);
         model.set(&RvmFit {
             steps: iterations,
             converged: stop == Stop::Converged,
@@ -410,15 +487,15 @@ impl Family for RelevanceVectors {
 }
 
 impl RelevanceVectors {
-    /// `start` with the fast algorithm's relevance vectors, α and σ².
-    fn model_of(
+    /// The fast algorithm's relevance vectors, α and σ² as a state (with `start`'s
+    /// kernel, which the loop holds fixed) and the training rows of the vectors.
+    fn state_of(
         &self,
         fast: &FastRvm,
         data: &TrainData,
-        start: &ModelFile,
+        start: &RvmState,
         bias: bool,
-    ) -> ModelFile {
-        let mut model = start.clone();
+    ) -> (RvmState, Vec<usize>) {
         let c = fast.candidates();
         let mut rows = Vec::new();
         let mut alpha = Vec::new();
@@ -432,14 +509,39 @@ impl RelevanceVectors {
             }
         }
         debug_assert!(bias || bias_alpha.is_none());
-        let points = DMatrix::from_fn(rows.len(), data.x.ncols(), |i, d| data.x[(rows[i], d)]);
-        model.set(&Relevance {
-            points: matrix_to_rows(&points),
+        alpha.extend(bias_alpha);
+        let mut likelihood = start.likelihood.clone();
+        likelihood.set_collapsed_noise(fast.noise());
+        let state = RvmState {
+            kernel: start.kernel.clone(),
+            points: DMatrix::from_fn(rows.len(), data.x.ncols(), |i, d| data.x[(rows[i], d)]),
             alpha,
-            bias_alpha,
+            bias: bias_alpha.is_some(),
+            likelihood,
+        };
+        (state, rows)
+    }
+
+    /// `model` with the fast algorithm's state written in: its relevance vectors (at
+    /// training `rows`), α and σ² (the kernel is the model's own).
+    fn model_of(
+        &self,
+        fast: &FastRvm,
+        data: &TrainData,
+        start: &RvmState,
+        model: &ModelFile,
+        bias: bool,
+    ) -> ModelFile {
+        let (state, rows) = self.state_of(fast, data, start, bias);
+        let mut model = model.clone();
+        let m = state.points.nrows();
+        model.set(&Relevance {
+            points: matrix_to_rows(&state.points),
+            alpha: state.alpha[..m].to_vec(),
+            bias_alpha: state.bias.then(|| state.alpha[m]),
             rows,
         });
-        model.hyper.noise_variance = fast.noise();
+        state.likelihood.write(&mut model);
         model.posterior = None;
         model
     }

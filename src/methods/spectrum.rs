@@ -14,7 +14,7 @@
 
 use super::hyper::{pack_hyper, pack_hyper_and, unpack_hyper, unpack_hyper_and};
 use super::lowrank::{
-    ApproxChoice, Family, FamilyState, KuuMatrix, LowRankMethod, MaxM, NoiseState, Parts,
+    ApproxChoice, Family, FamilyState, KuuMatrix, LowRankMethod, MaxM, Parts, StateLikelihood,
 };
 use super::method::ValidRunSpec;
 use crate::collapsed::Adjoints;
@@ -298,7 +298,7 @@ fn composed_points(model: &ModelFile) -> Result<composed::Points> {
 #[derive(Clone, Debug)]
 pub struct SpectralState {
     points: StatePoints,
-    noise: NoiseState,
+    likelihood: StateLikelihood,
     /// The model's `jitter` key (a fixed amount; none by default).
     jitter: Option<f64>,
 }
@@ -354,8 +354,8 @@ impl ComposedState {
 }
 
 impl FamilyState for SpectralState {
-    fn noise_variance(&self) -> f64 {
-        self.noise.variance
+    fn collapsed_noise(&self) -> Result<f64> {
+        self.likelihood.collapsed_noise()
     }
 }
 
@@ -442,7 +442,7 @@ impl Family for SpectralPoints {
         };
         Ok(Cow::Owned(SpectralState {
             points,
-            noise: NoiseState::of(model),
+            likelihood: StateLikelihood::of(model)?,
             jitter: model.jitter,
         }))
     }
@@ -475,7 +475,7 @@ impl Family for SpectralPoints {
                     *a = theta[at].exp();
                     at += 1;
                 }
-                at += state.noise.unpack(&theta[at..]);
+                at += state.likelihood.unpack(&theta[at..]);
                 if self.learn_points {
                     let (r, d) = s.shape();
                     s.copy_from_slice(&theta[at..at + r * d]);
@@ -485,7 +485,7 @@ impl Family for SpectralPoints {
             StatePoints::Composed(c) => {
                 let k = c.kernel.params_len();
                 c.kernel.set_log_params(&theta[..k]);
-                let at = k + state.noise.unpack(&theta[k..]);
+                let at = k + state.likelihood.unpack(&theta[k..]);
                 if self.learn_points {
                     let z = &mut c.points.z;
                     let n = z.len();
@@ -506,7 +506,7 @@ impl Family for SpectralPoints {
     ) {
         for b in layout.blocks().iter().filter(|b| b.fixed) {
             match (b.name, &mut state.points, &start.points) {
-                (params::NOISE_VARIANCE, _, _) => state.noise.variance = start.noise.variance,
+                (params::NOISE_VARIANCE, _, _) => state.likelihood.hold(&start.likelihood),
                 (
                     params::SIGNAL_VARIANCE,
                     StatePoints::Plain {
@@ -711,7 +711,7 @@ impl Family for SpectralPoints {
                     self.learn_points,
                     exec.par,
                 );
-                state.noise.push_grad(adj.d_noise, &mut grad);
+                state.likelihood.push_grad(adj.d_noise, &mut grad);
                 grad.extend(dz);
                 return Ok(grad);
             }
@@ -742,7 +742,7 @@ impl Family for SpectralPoints {
         grad.push(-(r as f64 / signal_variance) * adj.d_kuu.trace());
         // w = s/ℓ: ∂w_kd/∂log ℓ_d = −w_kd
         grad.extend((0..dim).map(|d| -w.column(d).dot(&d_w.column(d))));
-        state.noise.push_grad(adj.d_noise, &mut grad);
+        state.likelihood.push_grad(adj.d_noise, &mut grad);
         if self.learn_points {
             for (d, l) in lengthscales.iter().enumerate() {
                 grad.extend(d_w.column(d).iter().map(|v| v / l));

@@ -257,6 +257,15 @@ impl ModelFile {
         }
     }
 
+    /// Write a fitted Gaussian likelihood into a Gaussian model (its σ² is
+    /// `[hyper] noise_variance`): the inverse of [`ModelFile::likelihood`]'s Gaussian. A
+    /// model with another likelihood is left as it is.
+    pub fn set_gaussian(&mut self, lik: &Gaussian) {
+        if self.likelihood.is_none() {
+            self.hyper.noise_variance = lik.variance;
+        }
+    }
+
     /// The Gaussian noise variance σ² of the model's likelihood, for a computation that
     /// needs it ([`Likelihood::collapsed_noise`]): an error naming the likelihood when it
     /// is not Gaussian.

@@ -248,3 +248,121 @@ fn the_typed_states_evaluate_to_the_model_files_bits() {
         }
     }
 }
+
+/// The RVM's typed state (issue 44): read once from its model file, θ unpacked into it
+/// gives the file's objective and gradient bit for bit, and that gradient is the
+/// objective's (central differences), with the bias, with a composed kernel, and with σ²
+/// (the likelihood's) fixed.
+#[test]
+fn the_rvms_typed_state_is_its_files_and_its_gradient_the_objectives() {
+    use sgpw::methods::rvm::Relevance;
+    let data = toy_data(40, 2, 7);
+    let rvm = sgpw::methods::get("rvm").expect("rvm");
+    let spec = RunSpec {
+        method: "rvm".into(),
+        m: 6,
+        seed: 3,
+        iters: 10,
+        standardize: false,
+        options: MethodOptions::default(),
+    };
+    let start = init(
+        rvm,
+        &data,
+        &spec,
+        &mut rand_chacha::ChaCha8Rng::seed_from_u64(3),
+    )
+    .expect("inits");
+    let cases: [(Option<&str>, bool, &[&str]); 3] = [
+        (None, true, &[]),
+        (Some("se + linear"), false, &[]),
+        (None, false, &["noise_variance", "lengthscales"]),
+    ];
+    for (composed, bias, fixed) in cases {
+        let mut model = start.clone();
+        let points = DMatrix::from_fn(5, 2, |i, d| data.x[(3 * i, d)]);
+        model.set(&Relevance {
+            points: rows(&points),
+            alpha: vec![0.5, 2.0, 1.3, 0.8, 4.0],
+            bias_alpha: bias.then_some(0.7),
+            rows: vec![0, 3, 6, 9, 12],
+        });
+        model.hyper.noise_variance = 0.1;
+        model.noise_floor = Some(0.01);
+        if let Some(text) = composed {
+            let s = Start {
+                columns: vec!["x0".into(), "x1".into()],
+                variance: 1.0,
+                lengthscales: vec![1.0; 2],
+                periods: vec![1.5; 2],
+                mean_squares: vec![1.0; 2],
+            };
+            let expr = KernelExpr::parse(text).expect("parses");
+            model.composed = ComposedKernel::new(build(&expr, &s).expect("builds"));
+            model.hyper.lengthscales.clear();
+        }
+        model.fixed = fixed.iter().map(|f| f.to_string()).collect();
+        check_model(rvm, &model).expect("a valid model");
+        let what = format!("rvm composed {composed:?} bias {bias} fixed {fixed:?}");
+        assert_typed_state_is_the_files(rvm, &model, &data, &what);
+        let theta = rvm.pack(&model);
+        let mut grad = Vec::new();
+        rvm.objective_into(&model, &data, &ex(), &mut grad)
+            .expect("objective");
+        let mut value = |t: &[f64]| {
+            let mut m = model.clone();
+            rvm.unpack(t, &mut m);
+            rvm.objective(&m, &data, &ex()).expect("objective").nlml
+        };
+        check_gradient(&what, &mut value, &theta, &grad, 1e-5, 1e-4);
+    }
+}
+
+/// A typed state holds its model's likelihood, and the core asks it for σ²: a state read
+/// from a Poisson model (which has no Gaussian noise) refuses the collapsed objective,
+/// naming the likelihood, instead of evaluating it with the number a model without σ²
+/// holds in its place.
+#[test]
+fn a_typed_state_without_gaussian_noise_gives_the_core_no_noise_variance() {
+    use sgpw::collapsed::Approx;
+    use sgpw::methods::lowrank::Family;
+    use sgpw::methods::pseudo::FITC;
+    let data = toy_data(30, 2, 5);
+    let spec = RunSpec {
+        method: "fitc".into(),
+        m: 5,
+        seed: 3,
+        iters: 10,
+        standardize: false,
+        options: MethodOptions::default(),
+    };
+    let fitc = sgpw::methods::get("fitc").expect("fitc");
+    let mut model = init(
+        fitc,
+        &data,
+        &spec,
+        &mut rand_chacha::ChaCha8Rng::seed_from_u64(3),
+    )
+    .expect("inits");
+    let gaussian = FITC
+        .family
+        .state(&model, &sgpw::scratch::Scratch::default())
+        .expect("a state")
+        .into_owned();
+    let mut grad = Vec::new();
+    FITC.typed_from(gaussian, Approx::Fitc)
+        .objective_into(&data, &ex(), &mut grad)
+        .expect("the Gaussian's σ²");
+    model.likelihood = LikelihoodTable::start(LikelihoodKind::Poisson, None);
+    model.hold_unused_noise();
+    let state = FITC
+        .family
+        .state(&model, &sgpw::scratch::Scratch::default())
+        .expect("a state")
+        .into_owned();
+    let e = FITC
+        .typed_from(state, Approx::Fitc)
+        .objective_into(&data, &ex(), &mut grad)
+        .expect_err("no σ² for the core");
+    assert!(e.to_string().contains("poisson"), "{e}");
+}

@@ -84,7 +84,7 @@ impl<F: Family> LowRankMethod<F> {
         let s = &exec.scratch;
         let x = rows_in(&data.x, &rows, s);
         let (parts, extra) = self.family.parts(state, &x, false, exec)?;
-        let lr = parts.low_rank(state.noise_variance(), approx);
+        let lr = parts.low_rank(state.collapsed_noise()?, approx);
         let acc = match acc {
             Some(a) => a,
             None => acc.insert(new_accumulator(&lr, approx, exec)?),
@@ -203,7 +203,7 @@ impl<F: Family> LowRankMethod<F> {
         let x = rows_in(&data.x, &rows, s);
         let (parts, extra) = self.family.parts(state, &x, true, exec)?;
         let values = {
-            let lr = parts.low_rank(state.noise_variance(), approx);
+            let lr = parts.low_rank(state.collapsed_noise()?, approx);
             let acc = match acc {
                 Some(a) => a,
                 None => acc.insert(new_accumulator(&lr, approx, exec)?),
@@ -249,7 +249,7 @@ impl<F: Family> LowRankMethod<F> {
     ) -> Result<()> {
         let s = &exec.scratch;
         let approx = back.summary().approx();
-        let lr = parts.low_rank(state.noise_variance(), approx);
+        let lr = parts.low_rank(state.collapsed_noise()?, approx);
         let (d_kuf, d_kdiag) = back.chunk(&lr, &data.y[rows], values, exec)?;
         let m = d_kuf.nrows();
         let adj = Adjoints {

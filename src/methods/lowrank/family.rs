@@ -77,12 +77,15 @@ impl Parts {
     }
 }
 
-/// What an evaluation reads of a model: the family's parameters and the noise as typed
-/// values ([`Family::State`]), read from the model file once, or the model file itself
-/// for a family that reads its tables on every evaluation.
+/// What an evaluation reads of a model: the family's parameters and the model's
+/// likelihood as typed values ([`Family::State`], the likelihood a
+/// [`StateLikelihood`](super::StateLikelihood)), read from the model file once, or the
+/// model file itself for a family that reads its tables on every evaluation.
 pub trait FamilyState: Clone + Send + Sync + 'static {
-    /// The Gaussian noise variance σ² the core adds.
-    fn noise_variance(&self) -> f64;
+    /// The Gaussian noise variance σ² the core adds, as the model's likelihood gives it
+    /// ([`Likelihood::collapsed_noise`](crate::likelihoods::Likelihood::collapsed_noise)):
+    /// an error naming a likelihood that has none.
+    fn collapsed_noise(&self) -> Result<f64>;
     /// The state of a model whose state is the model file itself (None for typed states).
     fn of_model(_model: &ModelFile) -> Option<&Self> {
         None
@@ -100,8 +103,8 @@ pub trait FamilyState: Clone + Send + Sync + 'static {
 /// The state of the families not yet converted to typed values: the model file, read
 /// through its tables (and their caches) on every evaluation.
 impl FamilyState for ModelFile {
-    fn noise_variance(&self) -> f64 {
-        self.hyper.noise_variance
+    fn collapsed_noise(&self) -> Result<f64> {
+        ModelFile::collapsed_noise(self)
     }
     fn of_model(model: &ModelFile) -> Option<&ModelFile> {
         Some(model)

@@ -6,6 +6,7 @@ use crate::collapsed::{self, Approx};
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
+use crate::likelihoods::{Gaussian, Likelihood};
 use crate::methods::method::TypedModel;
 use crate::model_file::ModelFile;
 use crate::params::{self, ParamLayout};
@@ -47,7 +48,7 @@ impl<F: Family> LowRankMethod<F> {
             }
             None => {
                 let (parts, extra) = self.family.parts(state, &data.x, true, exec)?;
-                let lr = parts.low_rank(state.noise_variance(), approx);
+                let lr = parts.low_rank(state.collapsed_noise()?, approx);
                 let adj = collapsed::nlml_and_adjoints(&lr, &data.y, exec)?;
                 self.family
                     .pull_back_into(state, &data.x, &parts, extra, &adj, exec, grad)?;
@@ -100,42 +101,114 @@ impl<F: Family> TypedModel for TypedLowRank<'_, F> {
     }
 }
 
-/// The Gaussian noise σ² as a typed state holds it: its value, the floor θ packs it
-/// above and whether θ holds it at all (a model whose likelihood is not Gaussian has no
-/// σ² in θ: [`params::packs_noise`]). What [`crate::params::Head`] does with a model
-/// file's `[hyper] noise_variance`, for a family's typed state.
-#[derive(Clone, Copy, Debug)]
-pub struct NoiseState {
-    pub variance: f64,
-    floor: f64,
-    packs: bool,
+/// The model's likelihood as a family's typed state holds it: the Gaussian by value (an
+/// evaluation reads the state afresh and allocates nothing), θ holding its σ² above the
+/// model's noise floor as log(σ² − floor); any other boxed, θ holding none of its
+/// parameters (the low-rank methods fit the bernoulli by EP, whose problem is its own:
+/// `ep.rs`). The core asks it for [`Likelihood::collapsed_noise`], as a model file's
+/// evaluation asks [`ModelFile::collapsed_noise`]. What [`crate::params::Head`] does with
+/// a model file's Gaussian noise, for a family's typed state.
+#[derive(Clone, Debug)]
+pub enum StateLikelihood {
+    Gaussian { noise: Gaussian, floor: f64 },
+    Other(Box<dyn Likelihood>),
 }
 
-impl NoiseState {
-    /// The model's σ², its floor and whether θ holds it.
-    pub fn of(model: &ModelFile) -> NoiseState {
-        NoiseState {
-            variance: model.hyper.noise_variance,
-            floor: params::noise_floor(model),
-            packs: params::packs_noise(model),
+impl StateLikelihood {
+    /// The model's likelihood, read once ([`params::packs_noise`]: the Gaussian's θ holds
+    /// its noise); a bad `[likelihood]` table is an error located at it.
+    pub fn of(model: &ModelFile) -> Result<StateLikelihood> {
+        if params::packs_noise(model) {
+            Ok(StateLikelihood::gaussian(
+                model.collapsed_noise()?,
+                params::noise_floor(model),
+            ))
+        } else {
+            Ok(StateLikelihood::Other(model.likelihood()?))
         }
     }
 
-    /// σ² from its packed entry at the start of `theta` where θ holds it (as
-    /// [`crate::params::Head::unpack`]); returns the number of entries read (1 or 0).
+    /// Gaussian noise with variance `variance` above `floor`, as a state built in code
+    /// holds it.
+    pub fn gaussian(variance: f64, floor: f64) -> StateLikelihood {
+        StateLikelihood::Gaussian {
+            noise: Gaussian::new(variance),
+            floor,
+        }
+    }
+
+    /// The likelihood itself.
+    pub fn likelihood(&self) -> &dyn Likelihood {
+        match self {
+            StateLikelihood::Gaussian { noise, .. } => noise,
+            StateLikelihood::Other(lik) => &**lik,
+        }
+    }
+
+    /// σ² for the core, or the refusal naming the likelihood.
+    pub fn collapsed_noise(&self) -> Result<f64> {
+        self.likelihood().collapsed_noise()
+    }
+
+    /// Its parameters from their packed entries at the start of `theta`, where θ holds
+    /// them (the Gaussian's σ², as [`crate::params::Head::unpack`]); returns the number
+    /// of entries read (1 or 0).
     pub fn unpack(&mut self, theta: &[f64]) -> usize {
-        if !self.packs {
-            return 0;
+        match self {
+            StateLikelihood::Gaussian { noise, floor } => {
+                noise.variance = *floor + theta[0].exp();
+                1
+            }
+            StateLikelihood::Other(_) => 0,
         }
-        self.variance = self.floor + theta[0].exp();
-        1
     }
 
-    /// Push ∂/∂θ of the packed σ² (from ∂/∂σ², `d_noise`) where θ holds it (as
-    /// [`params::push_noise_grad`]).
+    /// The number of θ entries it holds (1 or 0).
+    pub fn packed_len(&self) -> usize {
+        usize::from(matches!(self, StateLikelihood::Gaussian { .. }))
+    }
+
+    /// ∂/∂θ of its packed entry from the core's ∂/∂σ² (`d_noise`), where θ holds one (as
+    /// [`params::noise_grad`]).
+    pub fn grad(&self, d_noise: f64) -> Option<f64> {
+        match self {
+            StateLikelihood::Gaussian { noise, floor } => {
+                Some(params::noise_grad_at(noise.variance, *floor, d_noise))
+            }
+            StateLikelihood::Other(_) => None,
+        }
+    }
+
+    /// [`StateLikelihood::grad`] pushed onto `grad` (as [`params::push_noise_grad`]).
     pub fn push_grad(&self, d_noise: f64, grad: &mut Vec<f64>) {
-        if self.packs {
-            grad.push(params::noise_grad_at(self.variance, self.floor, d_noise));
+        grad.extend(self.grad(d_noise));
+    }
+
+    /// Set the Gaussian's σ² (a fit's, where the family fits it its own way: the RVM); a
+    /// likelihood without Gaussian noise has none to set.
+    pub fn set_collapsed_noise(&mut self, variance: f64) {
+        if let StateLikelihood::Gaussian { noise, .. } = self {
+            noise.variance = variance;
+        }
+    }
+
+    /// Write its parameters into `model` (the Gaussian's σ²: [`ModelFile::set_gaussian`]);
+    /// another likelihood's are not in θ, so the state never changes them.
+    pub fn write(&self, model: &mut ModelFile) {
+        if let StateLikelihood::Gaussian { noise, .. } = self {
+            model.set_gaussian(noise);
+        }
+    }
+
+    /// Its fixed block back at `start`'s values, exactly (the Gaussian's σ²; nothing else
+    /// is packed).
+    pub fn hold(&mut self, start: &StateLikelihood) {
+        if let (
+            StateLikelihood::Gaussian { noise, .. },
+            StateLikelihood::Gaussian { noise: from, .. },
+        ) = (self, start)
+        {
+            noise.variance = from.variance;
         }
     }
 }

@@ -24,6 +24,7 @@ mod fixed;
 mod fuzz;
 mod greedy;
 mod interdomain;
+mod interdomain_components;
 mod jobs;
 mod kernels;
 mod likelihood;

@@ -227,7 +227,8 @@ fn components_are_refused_without_a_sum_or_inducing_values() {
     assert!(
         why.contains("method 'eigengp' has no posterior over values of the kernel")
             && why.contains(
-                "full, fitc, vfe, dtc, pep, spgp-hs, fifgp, tfifgp, smgp, psds, ssgp"
+                "full, fitc, vfe, dtc, pep, spgp-hs, spgp-dr, pca-spgp, fifgp, tfifgp, \
+                 smgp, psds, ssgp"
             ),
         "{why}"
     );

@@ -40,8 +40,7 @@ fn series(n: usize, seed: u64) -> Dataset {
 }
 
 /// A long and a short SE, every value fixed (the features, inducing inputs, are fitted).
-const KERNEL: &str =
-    "se(var=1, ls=2, fix=[var, ls]) + se(var=0.16, ls=0.3, fix=[var, ls])";
+const KERNEL: &str = "se(var=1, ls=2, fix=[var, ls]) + se(var=0.16, ls=0.3, fix=[var, ls])";
 
 /// `method` fitted to `data` with [`KERNEL`] and σ² fixed, m features.
 fn fitted(method: &str, data: &Dataset, m: usize) -> Predictor {

@@ -14,6 +14,7 @@ mod comparisons;
 mod components;
 mod composed_families;
 mod composed_kernels;
+mod composed_projected;
 mod data_errors;
 mod docs;
 mod eigengp;

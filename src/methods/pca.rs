@@ -108,7 +108,9 @@ pub fn dims_refusal(
         .zip(&labels)
         .find(|(p, _)| p.args.iter().any(|a| a.key == "dims"))?;
     Some(format!(
-        "method '{method}' cannot use it: {label} names dims=[…], the data's columns, but          the kernel of '{method}' reads {what}, not the columns; write its parts without          dims (each then reads all of them; changepoints need a single one, --dims 1)"
+        "method '{method}' cannot use it: {label} names dims=[…], the data's columns, but \
+         the kernel of '{method}' reads {what}, not the columns; write its parts without \
+         dims (each then reads all of them; changepoints need a single one, --dims 1)"
     ))
 }
 

@@ -222,6 +222,20 @@ pub(crate) fn start_model(
                             y: td.y.clone(),
                             log_exposure: None,
                         };
+                        // change points switch along one input, which no dims=[…] may
+                        // name here
+                        let switches = crate::kernel::expression::KernelExpr::parse(expression)
+                            .is_ok_and(|e| e.parts().iter().any(|p| p.name == "changepoints"));
+                        if switches && on.x.ncols() > 1 {
+                            return Err(Error::input(format!(
+                                "kernel (--kernel): changepoints switch along one input, but \
+                                 the kernel of '{}' reads {}, {} of them, and dims=[…] cannot \
+                                 name one there: use --dims 1",
+                                method.name(),
+                                method.kernel_input_name().unwrap_or("other inputs"),
+                                on.x.ncols()
+                            )));
+                        }
                         set_composed_kernel(
                             &mut model,
                             expression,

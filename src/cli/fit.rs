@@ -438,7 +438,12 @@ fn report(
             crate::outln!("target      {target}")?;
         }
         if let Some(k) = data_kernel(&r.model, 6) {
-            crate::outln!("kernel      {k} (data units)")?;
+            match crate::methods::get(&r.model.method).map(|m| m.kernel_input_name()) {
+                Ok(Some(on)) => {
+                    crate::outln!("kernel      {k} (on {on}; variances in the target's units)")?
+                }
+                _ => crate::outln!("kernel      {k} (data units)")?,
+            }
         }
         // on the raw target scale whether or not the fit was standardized, so the
         // NLMLs of two setups on one data set compare
@@ -507,19 +512,34 @@ fn report(
 /// A composed kernel with its fitted values in the data's units (years, ppm: the units
 /// `--kernel` is written in), to `digits` significant digits; the model file keeps
 /// them in model units (docs/formats.md `[kernel]`).
+/// A kernel on other inputs than the columns (spgp-dr's projections, pca-spgp's
+/// principal components) has its inputs' values in the model's units, its variances in
+/// the target's.
 fn data_kernel(model: &crate::model_file::ModelFile, digits: usize) -> Option<String> {
     let c = model.composed.as_ref()?;
-    let scales = model
+    let units = model
         .standardize
         .as_ref()
-        .map(crate::model_file::Standardize::scales);
+        .map(|s| match reads_columns(model) {
+            true => s.clone(),
+            false => s.target_only(c.kernel().dim()),
+        });
+    let scales = units.as_ref().map(crate::model_file::Standardize::scales);
     Some(crate::kernel::rounded(&c.data_expression(scales), digits).to_string())
+}
+
+/// Whether the model's kernel reads the data's columns (`Method::kernel_input_name`).
+fn reads_columns(model: &crate::model_file::ModelFile) -> bool {
+    crate::methods::get(&model.method).map_or(true, |m| m.kernel_input_name().is_none())
 }
 
 /// A note when a standardized fit's kernel expression has linear or polynomial parts on
 /// centred inputs (`kernel::centring_note`).
 fn centring_note(model: &crate::model_file::ModelFile) -> Option<String> {
     let (c, s) = (model.composed.as_ref()?, model.standardize.as_ref()?);
+    if !reads_columns(model) {
+        return None;
+    }
     let expr = c.data_expression(None);
     let columns: Vec<String> = (0..s.input_center.len()).map(|i| i.to_string()).collect();
     crate::kernel::centring_note(&expr, &columns, &s.input_center)

@@ -54,7 +54,8 @@ pub struct PlotArgs {
     /// prediction: below the total, one panel per summand of a kernel whose top level is
     /// a sum (`se + se * periodic + rq`): its posterior mean and ±2σ latent band, in the
     /// target's units without the target's mean (see `sgpw predict --components`); each
-    /// panel half as high as --size's. full and the inducing-point methods only.
+    /// panel half as high as --size's. full, the inducing-point and inter-domain
+    /// methods, psds and ssgp only.
     #[arg(long)]
     pub components: bool,
     /// prediction: the input varied, 1-based (the others are held at their medians).

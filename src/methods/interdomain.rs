@@ -253,6 +253,15 @@ impl Family for InterDomain {
         true
     }
 
+    /// A feature is a linear functional of f = Σ_j f_j, so Cov(u, f_j(x*)) is summand
+    /// j's share of the closed form — the features of the model with summand j alone as
+    /// its kernel (the default [`Family::summand_cross`]), the same windows and
+    /// frequencies; its prior variance is summand j's (docs/methods.md "Seeing the
+    /// parts").
+    fn predicts_summands(&self) -> bool {
+        true
+    }
+
     /// Anything but a sum of SE summands, naming the part, before any work.
     fn refuses_kernel_expr(&self, expr: &crate::kernel::expression::KernelExpr) -> Option<String> {
         let name = match self.kind {

@@ -206,6 +206,16 @@ impl<F: Family> Method for LowRankMethod<F> {
     ) -> Result<()> {
         self.family.init_for_kernel(model, spec, rng)
     }
+    fn kernel_input_name(&self) -> Option<&'static str> {
+        self.family.kernel_input_name()
+    }
+    fn kernel_inputs(
+        &self,
+        model: &ModelFile,
+        x: &DMatrix<f64>,
+    ) -> Option<Result<(DMatrix<f64>, Vec<f64>)>> {
+        self.family.kernel_inputs(model, x)
+    }
     fn predicts_summands(&self) -> bool {
         self.family.predicts_summands()
     }

@@ -203,6 +203,25 @@ pub trait Method: Send + Sync {
     fn refuses_kernel_expr(&self, _expr: &crate::kernel::expression::KernelExpr) -> Option<String> {
         None
     }
+    /// What the model's kernel reads where it is not the data's columns (spgp-dr's
+    /// projections P x, pca-spgp's principal components), for messages; None: the
+    /// columns. A kernel expression is then built on those inputs (no `dims`), its
+    /// values in the model's units but for the target's scale
+    /// (`model_file::Standardize::target_only`).
+    fn kernel_input_name(&self) -> Option<&'static str> {
+        None
+    }
+    /// The training inputs `x` (model units) as the kernel reads them and the
+    /// lengthscales a kernel expression's parts start from there, for a method with a
+    /// [`Method::kernel_input_name`] (`model` is the method's start, after
+    /// [`Method::init`]); None for the others.
+    fn kernel_inputs(
+        &self,
+        _model: &ModelFile,
+        _x: &DMatrix<f64>,
+    ) -> Option<Result<(DMatrix<f64>, Vec<f64>)>> {
+        None
+    }
     /// The method's tables for the model's composed kernel, once the kernel is set
     /// (after [`Method::init`]): for a method whose tables follow the kernel's form
     /// (psds and ssgp's spectral points). Nothing by default.
@@ -519,8 +538,8 @@ pub fn composed_kernel_refusal(method: &dyn Method) -> Option<String> {
         format!(
             "method '{}' takes only the plain kernels (se, matern12, matern32, matern52, \
              rq){why}; a kernel built from parts runs with full, fitc, vfe, dtc, pep, \
-             spgp-hs, fifgp, tfifgp, smgp (sums of SE), psds, ssgp, svgp, greedy, \
-             nystrom, nystrom-opt, eigengp and rvm",
+             spgp-hs, spgp-dr and pca-spgp (parts without dims), fifgp, tfifgp, smgp \
+             (sums of SE), psds, ssgp, svgp, greedy, nystrom, nystrom-opt, eigengp and rvm",
             method.name()
         )
     })

@@ -92,6 +92,28 @@ pub fn check_dims_option(
     )
 }
 
+/// Why a kernel expression cannot read the inputs of `method`'s kernel (`what`: its
+/// projections, its principal components): a part naming `dims=[…]` — those name the
+/// data's columns, which the kernel does not read. None: any other expression, its
+/// parts on all the kernel's inputs (docs/methods.md "Kernels built from parts").
+pub fn dims_refusal(
+    method: &str,
+    what: &str,
+    expr: &crate::kernel::expression::KernelExpr,
+) -> Option<String> {
+    let labels = crate::kernel::labels(expr);
+    let (_, label) = expr
+        .parts()
+        .into_iter()
+        .zip(&labels)
+        .find(|(p, _)| p.args.iter().any(|a| a.key == "dims"))?;
+    Some(format!(
+        "method '{method}' cannot use it: {label} names dims=[…], the data's columns, but \
+         the kernel of '{method}' reads {what}, not the columns; write its parts without \
+         dims (each then reads all of them; changepoints need a single one, --dims 1)"
+    ))
+}
+
 /// The rows of `x` (n×D), less `shift` (D) if given, on the rows of `p` (G×D): the
 /// n×G matrix `(x − shift) pᵀ`. Each entry sums over d in order 0..D whatever n is,
 /// so a chunk of rows projects exactly as it does within the whole (a gemm's blocking
@@ -171,13 +193,16 @@ fn pca_of(model: &ModelFile) -> Result<(Vec<f64>, DMatrix<f64>)> {
         ));
     }
     let basis = rows_to_matrix(&at.clone().then("basis"), &p.basis, d)?;
-    let g = model.hyper.lengthscales.len();
+    let g = model.kernel_dim();
     if basis.nrows() != g {
+        let kernel = match model.composed {
+            Some(_) => "[kernel] inputs is",
+            None => "[hyper] lengthscales has",
+        };
         return Err(Error::at(
             at.then("basis"),
             format!(
-                "[pca] basis has {} rows but [hyper] lengthscales has {g} values (one per \
-                 component)",
+                "[pca] basis has {} rows but {kernel} {g} (one per component)",
                 basis.nrows()
             ),
         ));
@@ -216,12 +241,41 @@ impl FamilyState for PcaState {
 }
 
 impl Family for PcaPseudo {
-    fn why_no_composed_kernel(&self) -> Option<&'static str> {
-        Some(
-            "its kernel reads the top principal components, not the input columns an \
-             expression's parts, their per-input values and dims=[...] name; a stationary \
-             kernel on the components is what --kernel se|matern12|matern32|matern52|rq gives",
-        )
+    /// Any kernel the pseudo-input family takes, on the G components.
+    fn takes_composed_kernel(&self) -> bool {
+        true
+    }
+
+    /// Parts naming `dims` (the data's columns), before any work.
+    fn refuses_kernel_expr(&self, expr: &crate::kernel::expression::KernelExpr) -> Option<String> {
+        dims_refusal("pca-spgp", "the top principal components", expr)
+    }
+
+    fn kernel_input_name(&self) -> Option<&'static str> {
+        Some("the principal components")
+    }
+
+    /// The components (x − mean)Bᵀ; the parts start from the lengthscales `init` set
+    /// along them.
+    fn kernel_inputs(
+        &self,
+        model: &ModelFile,
+        x: &DMatrix<f64>,
+    ) -> Option<Result<(DMatrix<f64>, Vec<f64>)>> {
+        Some(pca_of(model).and_then(|(mean, basis)| {
+            Ok((project(x, &mean, &basis)?, model.hyper.lengthscales.clone()))
+        }))
+    }
+
+    /// The default second start is an exact GP's subset fit on the columns; a kernel
+    /// expression reads the components, so it runs from its own start alone.
+    fn second_start(&self, options: &MethodOptions) -> bool {
+        options.kernel_expression().is_none()
+    }
+
+    /// u = f(Z) in the components: Kuf is k(Z, (x − mean)Bᵀ).
+    fn predicts_summands(&self) -> bool {
+        true
     }
 
     fn seed_help(&self) -> &'static str {

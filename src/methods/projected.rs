@@ -19,7 +19,7 @@ use super::lowrank::{
 };
 use super::method::ValidRunSpec;
 use super::pca::{
-    check_dims, check_dims_option, principal_directions, project_rows, required_dims,
+    check_dims, check_dims_option, dims_refusal, principal_directions, project_rows, required_dims,
 };
 use super::pseudo::{
     Inducing, PseudoNoise, add_pseudo_noise, initial_pseudo_noise, pack_pseudo_noise, points_at,
@@ -103,9 +103,12 @@ fn points(model: &ModelFile, g: usize) -> Result<DMatrix<f64>> {
 }
 
 /// The model's kernel on the projected space: σ0², unit lengthscales (the projection
-/// carries the scales).
+/// carries the scales), or a kernel built from parts on the G projected inputs.
 fn kernel(model: &ModelFile, g: usize) -> ModelKernel {
-    model.hyper.kernel_with(vec![1.0; g])
+    match &model.composed {
+        Some(_) => model.kernel(),
+        None => model.hyper.kernel_with(vec![1.0; g]),
+    }
 }
 
 /// `P = V_Gᵀ diag(1/ℓ)`, V_G the top G principal directions of X diag(1/ℓ).
@@ -113,6 +116,35 @@ pub fn initial_projection(x: &DMatrix<f64>, lengthscales: &[f64], g: usize) -> D
     let scaled = DMatrix::from_fn(x.nrows(), x.ncols(), |i, d| x[(i, d)] / lengthscales[d]);
     let (_, v) = principal_directions(&scaled, g);
     DMatrix::from_fn(v.nrows(), v.ncols(), |r, d| v[(r, d)] / lengthscales[d])
+}
+
+/// The rows of a block in [`diag_point_grad`]: its work is n·ROWS kernel entries.
+const DIAG_BLOCK_ROWS: usize = 64;
+
+/// Add Σ_i adj_i ∂k(u_i, u_i)/∂u_i into `du` (n×G): the prior diagonal's gradient in the
+/// projected inputs, where it varies with them (a `linear`, `polynomial` or
+/// `changepoints` part). The kernel's contraction gives it: with a diagonal adjoint over
+/// a block of rows, its gradients in the two sets of points are adj_i ∂₁k(u_i, u_i) and
+/// adj_i ∂₂k(u_i, u_i), whose sum is the derivative of the diagonal.
+fn diag_point_grad(
+    k: &dyn crate::kernel::Kernel,
+    u: &DMatrix<f64>,
+    adj: &[f64],
+    du: &mut DMatrix<f64>,
+    exec: &Exec,
+) {
+    let n = u.nrows();
+    for start in (0..n).step_by(DIAG_BLOCK_ROWS) {
+        let len = DIAG_BLOCK_ROWS.min(n - start);
+        let ub = u.rows(start, len).into_owned();
+        let kb = k.gram(&ub, exec.par);
+        let ab = DMatrix::from_fn(len, len, |i, j| if i == j { adj[start + i] } else { 0.0 });
+        let gb = k.grad(&ub, &ub, &kb, &ab, true, true, exec.par);
+        for (a, b) in gb.a.iter().zip(&gb.b) {
+            let mut rows = du.rows_mut(start, len);
+            rows += a + b;
+        }
+    }
 }
 
 /// What `parts` hands to the pull-back.
@@ -128,10 +160,16 @@ pub struct ProjectedExtra {
 /// a fit.
 #[derive(Clone, Debug)]
 pub struct ProjectedState {
-    /// The model's kernel on the projected space: σ0² (and rq's α), unit lengthscales.
+    /// The model's kernel on the projected space: σ0² (and rq's α), unit lengthscales;
+    /// or a kernel built from parts, all of whose parameters θ holds.
     kernel: ModelKernel,
+    /// Whether the kernel is built from parts (θ's head is then its parameters).
+    composed: bool,
     /// The kernel's shape parameters in θ (rq's α: 1, else 0).
     shape: usize,
+    /// The automatic jitter's scale where the kernel's prior variance is not constant
+    /// (the start's σ0², as [`ModelFile::jitter_policy`]).
+    start_variance: f64,
     /// P (G×D).
     p: DMatrix<f64>,
     /// The pseudo-inputs X̄ (m×G).
@@ -144,13 +182,12 @@ pub struct ProjectedState {
 }
 
 impl ProjectedState {
-    /// σ0², the constant prior diagonal.
+    /// σ0², the plain kernel's constant prior diagonal.
     fn signal_variance(&self) -> f64 {
-        // the kernel is always an ARD one (spgp-dr takes no composed kernel)
-        self.kernel.prior_variance().unwrap_or(1.0)
+        self.kernel.prior_variance().unwrap_or(self.start_variance)
     }
 
-    /// The model's jitter policy ([`ModelFile::jitter_policy`]) at the state's σ0².
+    /// The model's jitter policy ([`ModelFile::jitter_policy`]) at the state's kernel.
     fn jitter_policy(&self) -> Jitter {
         jitter_policy(self.jitter, self.signal_variance())
     }
@@ -163,12 +200,41 @@ impl FamilyState for ProjectedState {
 }
 
 impl Family for Projected {
-    fn why_no_composed_kernel(&self) -> Option<&'static str> {
-        Some(
-            "its kernel is an SE with unit lengthscales on learned projections P x, so its \
-             inputs are mixtures of the columns, while an expression's parts, their \
-             lengthscales, periods and dims=[...] name the input columns themselves",
-        )
+    /// Any kernel on the G projected inputs P x: its contraction into the second set
+    /// of points gives ∂/∂(P x), chained to P (docs/methods.md §2.3).
+    fn takes_composed_kernel(&self) -> bool {
+        true
+    }
+
+    /// Parts naming `dims` (the data's columns), before any work.
+    fn refuses_kernel_expr(&self, expr: &crate::kernel::expression::KernelExpr) -> Option<String> {
+        dims_refusal("spgp-dr", "the learned projections P x", expr)
+    }
+
+    fn kernel_input_name(&self) -> Option<&'static str> {
+        Some("the learned projections P x")
+    }
+
+    /// The projected inputs X Pᵀ at the start's P; the parts start at unit lengthscales
+    /// (P carries the data's scales, as it does for the plain kernel).
+    fn kernel_inputs(
+        &self,
+        model: &ModelFile,
+        x: &DMatrix<f64>,
+    ) -> Option<Result<(DMatrix<f64>, Vec<f64>)>> {
+        Some(projection(model).map(|p| (project_rows(x, &p, None), vec![1.0; p.nrows()])))
+    }
+
+    /// The default second start is an exact GP's subset fit on the columns, whose
+    /// lengthscales start P; a kernel expression's values have no such map, so it runs
+    /// from its own start alone.
+    fn second_start(&self, options: &MethodOptions) -> bool {
+        options.kernel_expression().is_none()
+    }
+
+    /// u = f(X̄) in the projected space: Kuf is k(X̄, P x).
+    fn predicts_summands(&self) -> bool {
+        true
     }
 
     fn seed_help(&self) -> &'static str {
@@ -192,7 +258,9 @@ impl Family for Projected {
         };
         Ok(Cow::Owned(ProjectedState {
             kernel: kernel(model, p.nrows()),
+            composed: model.composed.is_some(),
             shape: model.hyper.kernel.shape_len(),
+            start_variance: model.hyper.signal_variance,
             p,
             z,
             h,
@@ -207,13 +275,19 @@ impl Family for Projected {
 
     /// θ in [`Family::pack`]'s order, as [`Family::unpack`] writes it into a model.
     fn unpack_state(&self, theta: &[f64], state: &mut ProjectedState) {
-        // the kernel's log parameters: log σ0², G unit lengthscales (log 1 = 0), log α
-        let g = state.p.nrows();
-        let mut log = vec![0.0; 1 + g + state.shape];
-        log[0] = theta[0];
-        log[1 + g..].copy_from_slice(&theta[1..1 + state.shape]);
-        state.kernel.set_log_params(&log);
-        let mut at = 1 + state.shape;
+        let mut at = if state.composed {
+            let n = state.kernel.params_len();
+            state.kernel.set_log_params(&theta[..n]);
+            n
+        } else {
+            // the kernel's log parameters: log σ0², G unit lengthscales (log 1 = 0), log α
+            let g = state.p.nrows();
+            let mut log = vec![0.0; 1 + g + state.shape];
+            log[0] = theta[0];
+            log[1 + g..].copy_from_slice(&theta[1..1 + state.shape]);
+            state.kernel.set_log_params(&log);
+            1 + state.shape
+        };
         at += state.likelihood.unpack(&theta[at..]);
         for m in [&mut state.p, &mut state.z] {
             let n = m.len();
@@ -288,6 +362,19 @@ impl Family for Projected {
 
     fn check(&self, model: &ModelFile) -> Result<usize> {
         let p = projection(model)?;
+        if let Some(c) = &model.composed
+            && c.kernel().dim() != p.nrows()
+        {
+            return Err(Error::at(
+                Location::key("kernel").then("inputs"),
+                format!(
+                    "[kernel] inputs = {} but [projection] matrix has {} rows: the kernel \
+                     reads the G projected inputs",
+                    c.kernel().dim(),
+                    p.nrows()
+                ),
+            ));
+        }
         let m = points(model, p.nrows())?.nrows();
         if model.has::<PseudoNoise>() {
             pseudo_noise(model, m)?;
@@ -368,10 +455,14 @@ impl Family for Projected {
         let u = project_rows(x, p, None);
         let mut kuu = k.gram(z, exec.par);
         let kernel_kuu = state.h.as_ref().map(|h| add_pseudo_noise(&mut kuu, h));
+        let kdiag = match state.composed {
+            true => k.diag(&u),
+            false => vec![state.signal_variance(); x.nrows()],
+        };
         let parts = Parts {
             kuf: k.matrix(z, &u, exec.par),
             kuu: KuuMatrix::Dense(kuu),
-            kdiag: vec![state.signal_variance(); x.nrows()],
+            kdiag,
             jitter: state.jitter_policy(),
         };
         Ok((parts, ProjectedExtra { u, kernel_kuu }))
@@ -400,24 +491,36 @@ impl Family for Projected {
         // shape (its last entries), no lengthscales (the projection carries the
         // scales), log(σ² − floor) where θ holds σ²
         let grads = [&gf, &gu];
-        let extra_signal = kdiag_grad_at(state.signal_variance(), adj)
-            + jitter_grad(parts.jitter, adj.jitter, &adj.d_kuu);
-        let mut grad = Vec::with_capacity(2 + state.shape + g * (d + m) + m);
-        grad.push(grads.iter().map(|g| g.params[0]).sum::<f64>() + extra_signal);
-        for s in 0..state.shape {
-            grad.push(
-                grads
-                    .iter()
-                    .map(|g| g.params[g.params.len() - state.shape + s])
-                    .sum(),
-            );
+        let jitter = jitter_grad(parts.jitter, adj.jitter, &adj.d_kuu);
+        let mut grad = Vec::with_capacity(2 + k.params_len() + g * (d + m) + m);
+        if state.composed {
+            // every parameter of the kernel: Kuf's and Kuu's contractions, the prior
+            // diagonal's at the projected inputs, the automatic jitter's through the
+            // prior variance (as the pseudo-input family's)
+            grad.extend(gf.params.iter().zip(&gu.params).map(|(a, b)| a + b));
+            k.diag_grad(&u, &adj.d_kdiag, &mut grad);
+            k.log_prior_variance_grad(jitter, &mut grad);
+        } else {
+            let extra_signal = kdiag_grad_at(state.signal_variance(), adj) + jitter;
+            grad.push(grads.iter().map(|g| g.params[0]).sum::<f64>() + extra_signal);
+            for s in 0..state.shape {
+                grad.push(
+                    grads
+                        .iter()
+                        .map(|g| g.params[g.params.len() - state.shape + s])
+                        .sum(),
+                );
+            }
         }
         state.likelihood.push_grad(adj.d_noise, &mut grad);
-        let (Some(du), Some(dz_f), Some(dz_a), Some(dz_b)) = (gf.b, gf.a, gu.a, gu.b) else {
+        let (Some(mut du), Some(dz_f), Some(dz_a), Some(dz_b)) = (gf.b, gf.a, gu.a, gu.b) else {
             return Err(Error::numerical(
                 "internal: the kernel's point gradients were asked for but not returned",
             ));
         };
+        if state.composed && k.prior_variance().is_none() {
+            diag_point_grad(&**k, &u, &adj.d_kdiag, &mut du, exec);
+        }
         // ∂/∂P = (∂/∂U)ᵀ X, G×D
         let dp = linalg::mul(&du, true, x, false, exec.par);
         grad.extend_from_slice(dp.as_slice());

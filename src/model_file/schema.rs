@@ -195,6 +195,17 @@ pub struct Standardize {
 }
 
 impl Standardize {
+    /// The scales of a kernel on `inputs` inputs that are not the data's columns
+    /// (spgp-dr's projections, pca-spgp's principal components: `Method::kernel_inputs`):
+    /// the target's alone, the inputs' units being the model's.
+    pub fn target_only(&self, inputs: usize) -> Standardize {
+        Standardize {
+            input_center: vec![0.0; inputs],
+            input_scale: vec![1.0; inputs],
+            target_scale: self.target_scale,
+        }
+    }
+
     /// Its scales, as the kernel's unit conversion reads them.
     pub fn scales(&self) -> crate::kernel::Scales<'_> {
         crate::kernel::Scales {

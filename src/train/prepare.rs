@@ -180,7 +180,15 @@ pub(crate) fn start_model(
     rng: &mut ChaCha8Rng,
     ctx: &RunContext,
 ) -> Result<ModelFile> {
+    let method = spec.method();
     let (hyper, fitted_kernel) = match subset_fit {
+        // a kernel on other inputs than the columns (spgp-dr, pca-spgp) cannot take the
+        // subset fit's, which reads the columns: the expression's start, the fit's σ²
+        Some(f) if f.composed.is_some() && method.kernel_input_name().is_some() => {
+            let mut h = default_start_hyper(td, spec, standardize.as_ref(), ctx, rng)?;
+            h.noise_variance = f.collapsed_noise()?;
+            (h, None)
+        }
         Some(f) if f.composed.is_some() => {
             let mut h = default_start_hyper(td, spec, standardize.as_ref(), ctx, rng)?;
             h.noise_variance = f.collapsed_noise()?;
@@ -192,7 +200,7 @@ pub(crate) fn start_model(
             None,
         ),
     };
-    let mut model = spec.method().init(td, spec, hyper, ctx, rng)?;
+    let mut model = method.init(td, spec, hyper, ctx, rng)?;
     if let Some(expression) = spec.options.kernel_expression() {
         match fitted_kernel {
             // the subset fit's kernel: the expression's, built as below, with its fitted values
@@ -202,17 +210,53 @@ pub(crate) fn start_model(
             }
             None => {
                 let fixes = spec.options.fix.as_deref().unwrap_or_default();
-                set_composed_kernel(
-                    &mut model,
-                    expression,
-                    td,
-                    feature_names,
-                    standardize.as_ref(),
-                    fixes,
-                )?;
+                match method.kernel_inputs(&model, &td.x).transpose()? {
+                    // the inputs the kernel reads, named by index, in the model's units
+                    // but for the target's scale
+                    Some((x, lengthscales)) => {
+                        model.hyper.lengthscales = lengthscales;
+                        let names = (0..x.ncols()).map(|i| i.to_string()).collect::<Vec<_>>();
+                        let units = standardize.as_ref().map(|s| s.target_only(x.ncols()));
+                        let on = TrainData {
+                            x,
+                            y: td.y.clone(),
+                            log_exposure: None,
+                        };
+                        // change points switch along one input, which no dims=[…] may
+                        // name here
+                        let switches = crate::kernel::expression::KernelExpr::parse(expression)
+                            .is_ok_and(|e| e.parts().iter().any(|p| p.name == "changepoints"));
+                        if switches && on.x.ncols() > 1 {
+                            return Err(Error::input(format!(
+                                "kernel (--kernel): changepoints switch along one input, but \
+                                 the kernel of '{}' reads {}, {} of them, and dims=[…] cannot \
+                                 name one there: use --dims 1",
+                                method.name(),
+                                method.kernel_input_name().unwrap_or("other inputs"),
+                                on.x.ncols()
+                            )));
+                        }
+                        set_composed_kernel(
+                            &mut model,
+                            expression,
+                            &on,
+                            &names,
+                            units.as_ref(),
+                            fixes,
+                        )?;
+                    }
+                    None => set_composed_kernel(
+                        &mut model,
+                        expression,
+                        td,
+                        feature_names,
+                        standardize.as_ref(),
+                        fixes,
+                    )?,
+                }
             }
         }
-        spec.method().init_for_kernel(&mut model, spec, rng)?;
+        method.init_for_kernel(&mut model, spec, rng)?;
     }
     methods::start::set_given_inducing_inputs(
         &mut model,

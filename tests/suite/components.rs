@@ -213,21 +213,23 @@ fn components_are_refused_without_a_sum_or_inducing_values() {
         .components_refusal()
         .expect("refused");
     assert!(why.contains("`se` is not a sum"), "{why}");
-    let fif = init(
-        sgpw::methods::get("fifgp").expect("fifgp"),
+    let eigen = init(
+        sgpw::methods::get("eigengp").expect("eigengp"),
         &data,
-        &spec("fifgp", 5),
+        &spec("eigengp", 5),
         &mut rng,
     )
     .expect("inits");
-    let why = Predictor::new(fif, train)
+    let why = Predictor::new(eigen, train)
         .expect("predicts")
         .components_refusal()
         .expect("refused");
     assert!(
-        why.contains("method 'fifgp' has no posterior over values of the kernel")
-            && why.contains("full, fitc, vfe, dtc, pep, spgp-hs")
-            && why.contains("psds, ssgp"),
+        why.contains("method 'eigengp' has no posterior over values of the kernel")
+            && why.contains(
+                "full, fitc, vfe, dtc, pep, spgp-hs, spgp-dr, pca-spgp, fifgp, tfifgp, \
+                 smgp, psds, ssgp"
+            ),
         "{why}"
     );
 }

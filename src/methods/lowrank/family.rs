@@ -199,6 +199,18 @@ pub trait Family: Send + Sync + 'static {
     fn refuses_kernel_expr(&self, _expr: &crate::kernel::expression::KernelExpr) -> Option<String> {
         None
     }
+    /// What its kernel reads where not the data's columns ([`Method::kernel_input_name`]).
+    fn kernel_input_name(&self) -> Option<&'static str> {
+        None
+    }
+    /// The training inputs as its kernel reads them ([`Method::kernel_inputs`]).
+    fn kernel_inputs(
+        &self,
+        _model: &ModelFile,
+        _x: &DMatrix<f64>,
+    ) -> Option<Result<(DMatrix<f64>, Vec<f64>)>> {
+        None
+    }
     /// Its tables for the model's composed kernel ([`Method::init_for_kernel`]).
     fn init_for_kernel(
         &self,

@@ -51,4 +51,5 @@ mod tui_loading;
 mod tui_pty;
 mod tui_same_numbers;
 mod tui_snapshots;
+mod threads;
 mod typed_states;

@@ -4,8 +4,8 @@
 //! faster than nalgebra's on this machine (measured when the core moved to faer).
 
 use crate::error::{Error, Result};
-use crate::exec::{CancelToken, Exec};
 pub use crate::exec::Par;
+use crate::exec::{CancelToken, Exec};
 use crate::scratch::Scratch;
 use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch};
 use faer::linalg::matmul::matmul;
@@ -249,8 +249,14 @@ fn cholesky_panels(
         let (mut a11, _, mut a21, a22) = rest.split_at_mut(b, b);
         let req = cholesky_in_place_scratch::<f64>(b, seq, Default::default());
         let ok = scratch.with_stack(req, |stack| {
-            cholesky_in_place(a11.rb_mut(), Default::default(), seq, stack, Default::default())
-                .is_ok()
+            cholesky_in_place(
+                a11.rb_mut(),
+                Default::default(),
+                seq,
+                stack,
+                Default::default(),
+            )
+            .is_ok()
         });
         if !ok {
             return Ok(false);

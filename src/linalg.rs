@@ -4,8 +4,8 @@
 //! faster than nalgebra's on this machine (measured when the core moved to faer).
 
 use crate::error::{Error, Result};
-use crate::exec::Exec;
 pub use crate::exec::Par;
+use crate::exec::{CancelToken, Exec};
 use crate::scratch::Scratch;
 use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch};
 use faer::linalg::matmul::matmul;
@@ -111,23 +111,68 @@ fn jittered(
 /// [`chol_inverse_blocked`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Blocking {
-    /// Columns per panel.
+    /// Columns per panel (and rows per step of the inverse's forward substitution).
     pub panel: usize,
-    /// Columns (or rows) of one panel's update between two looks at the cancel token.
+    /// Columns (or rows) of one task of a panel's work: the unit the threads share, with
+    /// a look at the cancel token before each.
     pub update: usize,
 }
 
-/// 256-column panels, updates of 2048: at n = 16,512 one update is n·2048·256 ≈ 9·10⁹
-/// multiply-adds, under a second on two cores, and each is a product large enough to
-/// run at faer's full rate.
+/// 256-column panels, tasks of 128 columns or rows: at n = 16,512 the largest task is
+/// 16,512·128·256 ≈ 5·10⁸ multiply-adds (a tenth of a second on one core), and a
+/// panel's update is over a hundred tasks for the threads to share.
 pub const BLOCKING: Blocking = Blocking {
     panel: 256,
-    update: 2048,
+    update: 128,
 };
 
-/// Matrices up to this order are factorised and inverted in one call of faer's (well
-/// under a second).
-const BLOCKED_MIN: usize = 1024;
+// ---- The same bits on any number of threads --------------------------------------
+//
+// The factorisations, solves and inverses below cut their work into tasks by the
+// matrix's size alone (`Blocking`), each task runs faer's sequential kernels, and the
+// threads only decide which task runs where: the result is the same bit for bit on one
+// thread or sixty-four. faer's own parallel kernels cut their work by the number of
+// threads, and the exact GP's NLML and gradient differed in their last bits between 1,
+// 2 and 3 threads — enough for a fit started from it (the default second start) to end
+// elsewhere (docs/results/speed.md, "The same result on any number of threads").
+
+/// Err(Cancelled) once `cancel` is set (None: not cancellable).
+fn check(cancel: Option<&CancelToken>) -> Result<()> {
+    match cancel {
+        Some(c) if c.is_cancelled() => Err(Error::Cancelled),
+        _ => Ok(()),
+    }
+}
+
+/// Run `f(j, block)` on the blocks of `width` columns of `m` (`j`: the block's first
+/// column), each a task on rayon's pool (on this thread for `Par::Seq`); the first error
+/// is returned. The blocks depend on `width` alone, never on the threads.
+fn column_tasks<'a>(
+    par: Par,
+    m: MatMut<'a, f64>,
+    width: usize,
+    f: impl Fn(usize, MatMut<'a, f64>) -> Result<()> + Sync + Send,
+) -> Result<()> {
+    use rayon::prelude::*;
+    let width = width.max(1);
+    if par.is_parallel() && m.ncols() > width {
+        m.par_col_chunks_mut(width)
+            .enumerate()
+            .with_max_len(1)
+            .try_for_each(|(i, block)| f(i * width, block))
+    } else {
+        let mut rest = m;
+        let mut j = 0;
+        while rest.ncols() > 0 {
+            let c = width.min(rest.ncols());
+            let (block, right) = rest.split_at_col_mut(c);
+            f(j, block)?;
+            rest = right;
+            j += c;
+        }
+        Ok(())
+    }
+}
 
 /// The lower Cholesky factor of `a + shift·I`, Ok(None) if it is not positive definite
 /// (or holds a NaN), Err(Cancelled) once `exec`'s token is set: the O(n³) work is done in
@@ -140,15 +185,7 @@ pub fn cholesky_shifted(a: &DMatrix<f64>, shift: f64, exec: &Exec) -> Result<Opt
     for i in 0..n {
         l[(i, i)] += shift;
     }
-    let blocking = if n <= BLOCKED_MIN {
-        Blocking {
-            panel: n.max(1),
-            update: n.max(1),
-        }
-    } else {
-        BLOCKING
-    };
-    let ok = match cholesky_blocked(&mut l, exec, blocking) {
+    let ok = match cholesky_blocked(&mut l, exec, BLOCKING) {
         Ok(ok) => ok,
         Err(e) => {
             exec.scratch.give_matrix(l);
@@ -176,28 +213,46 @@ fn lower_factor(mut l: DMatrix<f64>, ok: bool, scratch: &Scratch) -> Option<DMat
 }
 
 /// Right-looking blocked Cholesky in place on the lower triangle of `a`: for each panel
-/// of `panel` columns, faer factorises its diagonal block, solves the rows below it, and
-/// subtracts their outer product from the trailing matrix, `blocking.update` columns
-/// at a time. The cancel token is read before each of these steps, so a cancelled run stops
-/// within one of them instead of after the whole O(n³) factorisation. Ok(false): not
-/// positive definite. The upper triangle is left as it was.
+/// of `panel` columns, faer factorises its diagonal block, solves the rows below it (in
+/// tasks of `blocking.update` rows), and subtracts their outer product from the trailing
+/// matrix (in tasks of `blocking.update` columns). The cancel token is read before each
+/// task, so a cancelled run stops within one of them instead of after the whole O(n³)
+/// factorisation. Ok(false): not positive definite. The upper triangle is left as it
+/// was. The same bits on any number of threads (see above).
 pub fn cholesky_blocked(a: &mut DMatrix<f64>, exec: &Exec, blocking: Blocking) -> Result<bool> {
+    cholesky_panels(
+        view_mut(a),
+        exec.par,
+        Some(&exec.cancel),
+        blocking,
+        &exec.scratch,
+    )
+}
+
+/// [`cholesky_blocked`] on a view, on the threads of `par`, cancelled by `cancel`.
+fn cholesky_panels(
+    mut a: MatMut<'_, f64>,
+    par: Par,
+    cancel: Option<&CancelToken>,
+    blocking: Blocking,
+    scratch: &Scratch,
+) -> Result<bool> {
+    use faer::linalg::matmul::triangular::matmul as tri_matmul;
+    let seq = faer::Par::Seq;
     let n = a.nrows();
-    let fpar = exec.par.faer();
-    let (panel, update) = (blocking.panel.max(1), blocking.update.max(1));
-    let mut a = view_mut(a);
+    let (panel, task) = (blocking.panel.max(1), blocking.update.max(1));
     let mut k = 0;
     while k < n {
-        exec.check()?;
+        check(cancel)?;
         let b = panel.min(n - k);
         let (_, _, _, rest) = a.rb_mut().split_at_mut(k, k);
-        let (mut a11, _, mut a21, mut a22) = rest.split_at_mut(b, b);
-        let req = cholesky_in_place_scratch::<f64>(b, fpar, Default::default());
-        let ok = exec.scratch.with_stack(req, |stack| {
+        let (mut a11, _, mut a21, a22) = rest.split_at_mut(b, b);
+        let req = cholesky_in_place_scratch::<f64>(b, seq, Default::default());
+        let ok = scratch.with_stack(req, |stack| {
             cholesky_in_place(
                 a11.rb_mut(),
                 Default::default(),
-                fpar,
+                seq,
                 stack,
                 Default::default(),
             )
@@ -208,31 +263,36 @@ pub fn cholesky_blocked(a: &mut DMatrix<f64>, exec: &Exec, blocking: Blocking) -
         }
         let rows = n - k - b;
         if rows > 0 {
-            // L21 = A21·L11⁻ᵀ, i.e. L11·L21ᵀ = A21ᵀ
-            solve_lower_triangular_in_place(a11.rb(), a21.rb_mut().transpose_mut(), fpar);
-        }
-        let l21 = a21.rb();
-        let mut j = 0;
-        while j < rows {
-            exec.check()?;
-            let c = update.min(rows - j);
-            let (_, _, _, tail) = a22.rb_mut().split_at_mut(j, j);
-            let (diag, _, below, _) = tail.split_at_mut(c, c);
-            let left = l21.submatrix(j, 0, c, b);
-            faer::linalg::matmul::triangular::matmul(
-                diag,
-                Shape::Lower.faer(),
-                Accum::Add,
-                left,
-                Shape::Full.faer(),
-                left.transpose(),
-                Shape::Full.faer(),
-                -1.0,
-                fpar,
-            );
-            let under = l21.submatrix(j + c, 0, rows - j - c, b);
-            matmul(below, Accum::Add, under, left.transpose(), -1.0, fpar);
-            j += c;
+            let l11 = a11.rb();
+            // L21 = A21·L11⁻ᵀ, i.e. L11·L21ᵀ = A21ᵀ: its rows are independent
+            column_tasks(par, a21.rb_mut().transpose_mut(), task, |_, block| {
+                check(cancel)?;
+                solve_lower_triangular_in_place(l11, block, seq);
+                Ok(())
+            })?;
+            let l21 = a21.rb();
+            // A22 −= L21·L21ᵀ (its lower triangle), a block of columns per task
+            column_tasks(par, a22, task, |j, cols| {
+                check(cancel)?;
+                let c = cols.ncols();
+                let (_, lower) = cols.split_at_row_mut(j);
+                let (diag, below) = lower.split_at_row_mut(c);
+                let left = l21.submatrix(j, 0, c, b);
+                tri_matmul(
+                    diag,
+                    Shape::Lower.faer(),
+                    Accum::Add,
+                    left,
+                    Shape::Full.faer(),
+                    left.transpose(),
+                    Shape::Full.faer(),
+                    -1.0,
+                    seq,
+                );
+                let under = l21.submatrix(j + c, 0, rows - j - c, b);
+                matmul(below, Accum::Add, under, left.transpose(), -1.0, seq);
+                Ok(())
+            })?;
         }
         k += b;
     }
@@ -257,29 +317,31 @@ pub fn cholesky_with_in(
     for i in 0..n {
         l[(i, i)] += jitter;
     }
-    let par = par.faer();
-    let req = cholesky_in_place_scratch::<f64>(n, par, Default::default());
-    let ok = scratch.with_stack(req, |stack| {
-        cholesky_in_place(
-            view_mut(&mut l),
-            Default::default(),
-            par,
-            stack,
-            Default::default(),
-        )
-        .is_ok()
-    });
+    let ok = matches!(
+        cholesky_panels(view_mut(&mut l), par, None, BLOCKING, scratch),
+        Ok(true)
+    );
     lower_factor(l, ok, scratch)
 }
 
-/// B ← L⁻¹ B for lower-triangular L.
+/// B ← L⁻¹ B for lower-triangular L (the columns of B in tasks, see [`BLOCKING`]).
 pub fn solve_lower(l: &DMatrix<f64>, b: &mut DMatrix<f64>, par: Par) {
-    solve_lower_triangular_in_place(view(l), view_mut(b), par.faer());
+    let lv = view(l);
+    let never = column_tasks(par, view_mut(b), BLOCKING.update, |_, cols| {
+        solve_lower_triangular_in_place(lv, cols, faer::Par::Seq);
+        Ok(())
+    });
+    debug_assert!(never.is_ok());
 }
 
 /// B ← L⁻ᵀ B for lower-triangular L.
 pub fn solve_lower_transpose(l: &DMatrix<f64>, b: &mut DMatrix<f64>, par: Par) {
-    solve_upper_triangular_in_place(view(l).transpose(), view_mut(b), par.faer());
+    let lt = view(l).transpose();
+    let never = column_tasks(par, view_mut(b), BLOCKING.update, |_, cols| {
+        solve_upper_triangular_in_place(lt, cols, faer::Par::Seq);
+        Ok(())
+    });
+    debug_assert!(never.is_ok());
 }
 
 /// C ← α·op(A)·op(B) (+ C if `accumulate`), with op = transpose where asked.
@@ -593,27 +655,31 @@ pub fn chol_inverse(l: &DMatrix<f64>, par: Par) -> DMatrix<f64> {
     chol_inverse_in(l, par, &Scratch::default())
 }
 
-/// [`chol_inverse`] in memory from `scratch`.
+/// [`chol_inverse`] in memory from `scratch`: one sequential call of faer's up to a
+/// panel's order, the blocked inverse above it (the same bits on any number of threads).
 pub fn chol_inverse_in(l: &DMatrix<f64>, par: Par, scratch: &Scratch) -> DMatrix<f64> {
     use faer::linalg::cholesky::llt::inverse::{inverse, inverse_scratch};
     let n = l.nrows();
-    let mut x = scratch.zero_matrix(n, n);
-    let par = par.faer();
-    scratch.with_stack(inverse_scratch::<f64>(n, par), |stack| {
-        inverse(view_mut(&mut x), view(l), par, stack)
-    });
-    for j in 0..n {
-        for i in 0..j {
-            x[(i, j)] = x[(j, i)];
-        }
+    if n > BLOCKING.panel {
+        let mut x = scratch.zero_matrix(n, n);
+        let never = inverse_panels(l, &mut x, par, None, BLOCKING);
+        debug_assert!(never.is_ok());
+        mirror_lower(&mut x);
+        return x;
     }
+    let mut x = scratch.zero_matrix(n, n);
+    let seq = faer::Par::Seq;
+    scratch.with_stack(inverse_scratch::<f64>(n, seq), |stack| {
+        inverse(view_mut(&mut x), view(l), seq, stack)
+    });
+    mirror_lower(&mut x);
     x
 }
 
 /// [`chol_inverse`] in panels that look at `exec`'s cancel token
 /// ([`chol_inverse_blocked`]): the exact GP's K⁻¹.
 pub fn chol_inverse_exec(l: &DMatrix<f64>, exec: &Exec) -> Result<DMatrix<f64>> {
-    if l.nrows() <= BLOCKED_MIN {
+    if l.nrows() <= BLOCKING.panel {
         exec.check()?;
         return Ok(chol_inverse_in(l, exec.par, &exec.scratch));
     }
@@ -621,9 +687,10 @@ pub fn chol_inverse_exec(l: &DMatrix<f64>, exec: &Exec) -> Result<DMatrix<f64>> 
 }
 
 /// (L Lᵀ)⁻¹ from its Cholesky factor in two blocked passes, ⅔n³ flops as faer's
-/// inverse: X = L⁻¹ a panel of `panel` columns at a time, then (L Lᵀ)⁻¹ = XᵀX a panel of
-/// columns at a time, in place over X. Each panel's work is cut into blocks of
-/// `blocking.update` rows with a look at the cancel token before each.
+/// inverse: X = L⁻¹ a task of `blocking.update` columns at a time, then (L Lᵀ)⁻¹ = XᵀX
+/// a panel of `panel` columns at a time, each panel in tasks of `blocking.update` rows,
+/// with a look at the cancel token before each task. The same bits on any number of
+/// threads.
 pub fn chol_inverse_blocked(
     l: &DMatrix<f64>,
     exec: &Exec,
@@ -632,15 +699,11 @@ pub fn chol_inverse_blocked(
     exec.check()?;
     let n = l.nrows();
     let mut x = exec.scratch.zero_matrix(n, n);
-    if let Err(e) = inverse_panels(l, &mut x, exec, blocking) {
+    if let Err(e) = inverse_panels(l, &mut x, exec.par, Some(&exec.cancel), blocking) {
         exec.scratch.give_matrix(x);
         return Err(e);
     }
-    for j in 0..n {
-        for i in 0..j {
-            x[(i, j)] = x[(j, i)];
-        }
-    }
+    mirror_lower(&mut x);
     Ok(x)
 }
 
@@ -649,40 +712,38 @@ pub fn chol_inverse_blocked(
 fn inverse_panels(
     l: &DMatrix<f64>,
     x: &mut DMatrix<f64>,
-    exec: &Exec,
+    par: Par,
+    cancel: Option<&CancelToken>,
     blocking: Blocking,
 ) -> Result<()> {
+    use faer::linalg::matmul::triangular::matmul as tri_matmul;
+    let seq = faer::Par::Seq;
     let n = l.nrows();
-    let (panel, update) = (blocking.panel.max(1), blocking.update.max(1));
-    let fpar = exec.par.faer();
+    let (panel, task) = (blocking.panel.max(1), blocking.update.max(1));
     let lv = view(l);
     for i in 0..n {
         x[(i, i)] = 1.0;
     }
-    // X = L⁻¹: the panel's columns below row j solve L[j.., j..]·X = I, by blocks
-    // of rows (forward substitution: subtract what the rows above give, then solve
-    // against the diagonal block).
-    let mut xv = view_mut(x);
-    let mut j = 0;
-    while j < n {
-        let b = panel.min(n - j);
-        let mut cols = xv.rb_mut().submatrix_mut(j, j, n - j, b);
+    // X = L⁻¹, whose columns are independent: a task's columns from row j solve
+    // L[j.., j..]·X = I by blocks of rows (forward substitution: subtract what the
+    // rows above give, then solve against the diagonal block).
+    column_tasks(par, view_mut(x), task, |j, cols| {
+        let mut cols = cols.subrows_mut(j, n - j);
         let mut r = 0;
         while r < n - j {
-            exec.check()?;
-            let c = update.min(n - j - r);
+            check(cancel)?;
+            let h = panel.min(n - j - r);
             let (done, mut rest) = cols.rb_mut().split_at_row_mut(r);
-            let mut rows = rest.rb_mut().subrows_mut(0, c);
+            let mut rows = rest.rb_mut().subrows_mut(0, h);
             if r > 0 {
-                let lr = lv.submatrix(j + r, j, c, r);
-                matmul(rows.rb_mut(), Accum::Add, lr, done.rb(), -1.0, fpar);
+                let lr = lv.submatrix(j + r, j, h, r);
+                matmul(rows.rb_mut(), Accum::Add, lr, done.rb(), -1.0, seq);
             }
-            let diag = lv.submatrix(j + r, j + r, c, c);
-            solve_lower_triangular_in_place(diag, rows, fpar);
-            r += c;
+            solve_lower_triangular_in_place(lv.submatrix(j + r, j + r, h, h), rows, seq);
+            r += h;
         }
-        j += b;
-    }
+        Ok(())
+    })?;
     // (L Lᵀ)⁻¹ = XᵀX: the lower part of the panel's columns from row j is
     // X[j.., j..]ᵀ·X[j.., panel], written over the panel once the later panels no
     // longer need it (they read only the columns right of it).
@@ -690,43 +751,44 @@ fn inverse_panels(
     let mut j = 0;
     while j < n {
         let b = panel.min(n - j);
-        let mut out = view_mut(&mut tmp).submatrix_mut(0, 0, n - j, b);
-        let xr = xv.rb();
-        let rhs = xr.submatrix(j, j, n - j, b);
-        let mut r = 0;
-        while r < n - j {
-            exec.check()?;
-            let c = update.min(n - j - r);
-            let mut rows = out.rb_mut().subrows_mut(r, c);
+        {
+            let out = view_mut(&mut tmp).submatrix_mut(0, 0, n - j, b);
+            let xr = view(x);
+            let rhs = xr.submatrix(j, j, n - j, b);
             // rows j+r..j+r+c of C: Σ over k ≥ j+r of X[k, i]·X[k, panel]; the
             // square part of X is lower triangular, the rest full.
-            faer::linalg::matmul::triangular::matmul(
-                rows.rb_mut(),
-                Shape::Full.faer(),
-                Accum::Replace,
-                xr.submatrix(j + r, j + r, c, c).transpose(),
-                Shape::Upper.faer(),
-                rhs.subrows(r, c),
-                Shape::Full.faer(),
-                1.0,
-                fpar,
-            );
-            let below = n - j - r - c;
-            if below > 0 {
-                matmul(
-                    rows,
-                    Accum::Add,
-                    xr.submatrix(j + r + c, j + r, below, c).transpose(),
-                    rhs.subrows(r + c, below),
+            column_tasks(par, out.transpose_mut(), task, |r, rows_t| {
+                check(cancel)?;
+                let mut rows = rows_t.transpose_mut();
+                let c = rows.nrows();
+                tri_matmul(
+                    rows.rb_mut(),
+                    Shape::Full.faer(),
+                    Accum::Replace,
+                    xr.submatrix(j + r, j + r, c, c).transpose(),
+                    Shape::Upper.faer(),
+                    rhs.subrows(r, c),
+                    Shape::Full.faer(),
                     1.0,
-                    fpar,
+                    seq,
                 );
-            }
-            r += c;
+                let below = n - j - r - c;
+                if below > 0 {
+                    matmul(
+                        rows,
+                        Accum::Add,
+                        xr.submatrix(j + r + c, j + r, below, c).transpose(),
+                        rhs.subrows(r + c, below),
+                        1.0,
+                        seq,
+                    );
+                }
+                Ok(())
+            })?;
         }
-        xv.rb_mut()
+        view_mut(x)
             .submatrix_mut(j, j, n - j, b)
-            .copy_from(out.rb());
+            .copy_from(view(&tmp).submatrix(0, 0, n - j, b));
         j += b;
     }
     Ok(())

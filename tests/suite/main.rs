@@ -49,6 +49,7 @@ mod svgp;
 mod svgp_families;
 mod svgp_likelihoods;
 mod svgp_stream;
+mod threads;
 mod tui_loading;
 mod tui_pty;
 mod tui_same_numbers;

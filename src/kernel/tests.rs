@@ -599,3 +599,130 @@ fn periodic_by_angles_is_its_formula_entry_by_entry() {
     }
     eprintln!("periodic by angles: largest relative difference of an entry {worst:e}");
 }
+
+/// `linear`, `polynomial` and `constant` by matrix products (`linear::scaled_products`,
+/// `linear::contract_products`; constant's fill and sum) against their formulas entry
+/// by entry (`Form::value`, `Form::add_grad`, the form they had before), alone and on a
+/// subset of the inputs (`dims`), with each choice of the points' gradients wanted, at
+/// points off the origin with both signs, rows and columns that are no whole number of
+/// SIMD blocks. Values and gradients to 1e-12 of their largest.
+#[test]
+fn dot_product_parts_by_matrix_products_are_their_formulas_entry_by_entry() {
+    fn entry_by_entry<F: Form>(
+        form: &F,
+        a: &DMatrix<f64>,
+        b: &DMatrix<f64>,
+        adj: &DMatrix<f64>,
+    ) -> (DMatrix<f64>, Vec<f64>, DMatrix<f64>, DMatrix<f64>) {
+        let d = a.ncols();
+        let row = |m: &DMatrix<f64>, i: usize| m.row(i).iter().copied().collect::<Vec<_>>();
+        let mut k = DMatrix::zeros(a.nrows(), b.nrows());
+        let mut full = vec![0.0; form.params().total()];
+        let (mut ga, mut gb) = (DMatrix::zeros(a.nrows(), d), DMatrix::zeros(b.nrows(), d));
+        for j in 0..b.nrows() {
+            for i in 0..a.nrows() {
+                let (x, y) = (row(a, i), row(b, j));
+                k[(i, j)] = form.value(&x, &y);
+                let (mut gx, mut gy) = (vec![0.0; d], vec![0.0; d]);
+                form.add_grad(&x, &y, adj[(i, j)], &mut full, &mut gx, &mut gy);
+                for c in 0..d {
+                    ga[(i, c)] += gx[c];
+                    gb[(j, c)] += gy[c];
+                }
+            }
+        }
+        (k, full, ga, gb)
+    }
+    let close = |got: &[f64], want: &[f64], what: &str| {
+        assert_eq!(got.len(), want.len(), "{what}");
+        let scale = want.iter().fold(0.0f64, |s, v| s.max(v.abs()));
+        assert!(scale > 0.0, "{what}: all zero");
+        for (i, (x, y)) in got.iter().zip(want).enumerate() {
+            assert!((x - y).abs() <= 1e-12 * scale, "{what} {i}: {x} vs {y}");
+        }
+    };
+    for (input_dim, dims) in [(1, vec![0]), (5, vec![0, 1, 2, 3, 4]), (7, vec![4, 1, 6])] {
+        let d = dims.len();
+        let vars: Vec<f64> = (0..d).map(|i| 0.4 + 0.7 * i as f64).collect();
+        let (na, nb) = (13, 37);
+        let a = points(na, input_dim, 0.3).add_scalar(-0.4);
+        let b = points(nb, input_dim, 2.1).map(|v| v * 3.0 + 0.5);
+        let adj = DMatrix::from_fn(na, nb, |i, j| ((i * 7 + j) as f64 * 0.37).sin());
+        let select = |m: &DMatrix<f64>| DMatrix::from_fn(m.nrows(), d, |i, c| m[(i, dims[c])]);
+        let (sa, sb) = (select(&a), select(&b));
+        type Reference = (DMatrix<f64>, Vec<f64>, DMatrix<f64>, DMatrix<f64>);
+        let forms: Vec<(String, Box<dyn Kernel>, Reference)> = vec![
+            {
+                let f = Linear::new(vars.clone());
+                (
+                    "linear".into(),
+                    boxed(Part(f.clone())),
+                    entry_by_entry(&f, &sa, &sb, &adj),
+                )
+            },
+            {
+                let f = Polynomial::new(vars.clone(), 0.6, 1);
+                (
+                    "polynomial 1".into(),
+                    boxed(Part(f.clone())),
+                    entry_by_entry(&f, &sa, &sb, &adj),
+                )
+            },
+            {
+                let f = Polynomial::new(vars.clone(), 0.6, 3);
+                (
+                    "polynomial 3".into(),
+                    boxed(Part(f.clone())),
+                    entry_by_entry(&f, &sa, &sb, &adj),
+                )
+            },
+            {
+                let f = Constant::new(d, 0.9);
+                (
+                    "constant".into(),
+                    boxed(Part(f.clone())),
+                    entry_by_entry(&f, &sa, &sb, &adj),
+                )
+            },
+        ];
+        for (name, part, (k0, full, ga0, gb0)) in forms {
+            let what = format!("{name} on {dims:?} of {input_dim}");
+            let kern = Active::new(dims.clone(), input_dim, part);
+            let k = kern.matrix(&a, &b, Par::Seq);
+            close(k.as_slice(), k0.as_slice(), &format!("{what}: K"));
+            // the points' gradients spread onto every input, zero off `dims`
+            let spread = |g: &DMatrix<f64>| {
+                let mut s = DMatrix::zeros(g.nrows(), input_dim);
+                for (c, dc) in dims.iter().enumerate() {
+                    s.set_column(*dc, &g.column(c));
+                }
+                s
+            };
+            // every value is free: the gradient over every value is the parameters'
+            assert_eq!(kern.params_len(), full.len(), "{what}");
+            for (want_a, want_b) in [(true, true), (true, false), (false, true), (false, false)] {
+                for par in [Par::Seq, Par::Threads(0)] {
+                    let g = kern.grad(&a, &b, &k, &adj, want_a, want_b, par);
+                    let tag = format!("{what}, want ({want_a}, {want_b})");
+                    close(&g.params, &full, &format!("{tag}: parameters"));
+                    assert_eq!(g.a.is_some(), want_a, "{tag}");
+                    assert_eq!(g.b.is_some(), want_b, "{tag}");
+                    if let Some(ga) = g.a {
+                        if name == "constant" {
+                            assert!(ga.iter().all(|v| *v == 0.0), "{tag}: a");
+                        } else {
+                            close(ga.as_slice(), spread(&ga0).as_slice(), &format!("{tag}: a"));
+                        }
+                    }
+                    if let Some(gb) = g.b {
+                        if name == "constant" {
+                            assert!(gb.iter().all(|v| *v == 0.0), "{tag}: b");
+                        } else {
+                            close(gb.as_slice(), spread(&gb0).as_slice(), &format!("{tag}: b"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

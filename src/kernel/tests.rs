@@ -60,6 +60,13 @@ fn kernels(d: usize) -> Vec<(String, Box<dyn Kernel>)> {
         boxed(Sum::new(vec![se(d, 2.0), periodic(KernelKind::Se, d)])),
     ));
     out.push((
+        "matern52 + linear".into(),
+        boxed(Sum::new(vec![
+            boxed(Ard::new(KernelKind::Matern52, 1.2, vec![1.1; d], 1.0)),
+            boxed(Part(Linear::new(vars.clone()))),
+        ])),
+    ));
+    out.push((
         "se * periodic + linear".into(),
         boxed(Sum::new(vec![
             boxed(Product::new(vec![
@@ -723,6 +730,47 @@ fn dot_product_parts_by_matrix_products_are_their_formulas_entry_by_entry() {
                     }
                 }
             }
+        }
+    }
+}
+
+/// A Matérn kernel's contraction without its K(A, B) (a term of a sum, which hands it
+/// none: `Kernel::grad_reads_matrix`) takes the value with the slope in one pass
+/// (`stationary::fill_slope_and_value_column`): the same gradient as with K(A, B)
+/// given — the lengthscales' and the points' to the bit, σ0²'s to 1e-12 relative (its
+/// sum runs column by column) — on one thread and several; rq fills what it lacks and
+/// SE, whose contraction is with K(A, B) itself, is always handed it.
+#[test]
+fn a_matern_term_without_its_matrix_contracts_as_with_it() {
+    let (na, nb, d) = (23, 3001, 3); // past Ard's threshold for threads
+    let a = points(na, d, 0.3);
+    let b = points(nb, d, 2.1).map(|v| v * 1.7);
+    let adj = DMatrix::from_fn(na, nb, |i, j| ((i * 7 + j) as f64 * 0.37).sin() + 0.2);
+    for kind in [
+        KernelKind::Se,
+        KernelKind::Matern12,
+        KernelKind::Matern32,
+        KernelKind::Matern52,
+        KernelKind::Rq,
+    ] {
+        let kern = Ard::new(kind, 1.3, vec![0.7, 1.1, 0.9], 1.6);
+        assert_eq!(kern.grad_reads_matrix(), kind == KernelKind::Se, "{kind}");
+        if kern.grad_reads_matrix() {
+            continue; // always handed its K(A, B)
+        }
+        let k = kern.matrix(&a, &b, Par::Seq);
+        for par in [Par::Seq, Par::Threads(0)] {
+            let want = kern.grad(&a, &b, &k, &adj, true, true, par);
+            let got = kern.grad(&a, &b, &DMatrix::zeros(0, 0), &adj, true, true, par);
+            let v = want.params[0];
+            assert!(
+                (got.params[0] - v).abs() <= 1e-12 * v.abs(),
+                "{kind}: {} vs {v}",
+                got.params[0]
+            );
+            assert_eq!(got.params[1..], want.params[1..], "{kind}");
+            assert_eq!(got.a, want.a, "{kind}");
+            assert_eq!(got.b, want.b, "{kind}");
         }
     }
 }

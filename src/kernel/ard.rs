@@ -146,6 +146,59 @@ impl Ard {
         )
     }
 
+    /// A Matérn kernel's −2∂K/∂r² (as `matrix_of` with [`Entry::Slope`]) and
+    /// Σ_ij adj_ij K_ij, column by column from one pass over the pairs
+    /// ([`stationary::fill_slope_and_value_column`]); the columns' sums are added in
+    /// order, the same on any number of threads.
+    fn slope_and_weighed_value(
+        &self,
+        a: &DMatrix<f64>,
+        b: &DMatrix<f64>,
+        adj: &DMatrix<f64>,
+        par: Par,
+        scratch: &Scratch,
+    ) -> (DMatrix<f64>, f64) {
+        let (na, nb, dim) = (a.nrows(), b.nrows(), self.lengthscales.len());
+        let mut sa = scratch.matrix(na, dim);
+        for d in 0..dim {
+            for i in 0..na {
+                sa[(i, d)] = a[(i, d)] / self.lengthscales[d];
+            }
+        }
+        let mut sb = scratch.matrix(dim, nb);
+        scaled_columns(b, &self.lengthscales, &mut sb);
+        let (sf2, kind) = (self.signal_variance, self.kind);
+        let mut slope = scratch.matrix(na, nb);
+        let mut sums = scratch.zeros(nb);
+        let fill = |value: &mut Vec<f64>, (j, (col, sum)): (usize, (&mut [f64], &mut f64))| {
+            let bj = &sb.as_slice()[j * dim..(j + 1) * dim];
+            stationary::fill_slope_and_value_column(col, value, sa.as_slice(), bj, sf2, kind);
+            *sum = crate::linalg::dot(value, &adj.as_slice()[j * na..(j + 1) * na]);
+        };
+        if par.is_parallel() && na * nb >= PAR_MIN_ENTRIES {
+            slope
+                .as_mut_slice()
+                .par_chunks_mut(na.max(1))
+                .zip(sums.par_iter_mut())
+                .enumerate()
+                .for_each_init(|| vec![0.0; na], fill);
+        } else {
+            let mut value = scratch.take(na);
+            slope
+                .as_mut_slice()
+                .chunks_mut(na.max(1))
+                .zip(sums.iter_mut())
+                .enumerate()
+                .for_each(|item| fill(&mut value, item));
+            scratch.give(value);
+        }
+        let total = sums.iter().fold(0.0, |t, s| t + s);
+        scratch.give(sums);
+        scratch.give_matrix(sa);
+        scratch.give_matrix(sb);
+        (slope, total)
+    }
+
     /// K(A, B) or one of its entrywise derivatives ([`Entry`]), in memory from `scratch`.
     fn matrix_of(
         &self,
@@ -304,10 +357,30 @@ impl Kernel for Ard {
         }
         // ℓ and the points enter through r² only, so their derivatives are the SE
         // kernel's with −2∂k/∂r² in place of k; σ0² scales k, α has its own slope.
-        let slope = self.matrix_of(a, b, par, Entry::Slope, scratch);
+        // Without K(A, B) (a term of a sum: `grad_reads_matrix`), a Matérn kernel's
+        // value is taken with its slope, not filled again.
+        let given = k.shape() == (a.nrows(), b.nrows());
+        let (slope, variance) = if !given
+            && matches!(
+                self.kind,
+                KernelKind::Matern12 | KernelKind::Matern32 | KernelKind::Matern52
+            ) {
+            self.slope_and_weighed_value(a, b, adj, par, scratch)
+        } else {
+            let slope = self.matrix_of(a, b, par, Entry::Slope, scratch);
+            let variance = if given {
+                crate::linalg::dot(k.as_slice(), adj.as_slice())
+            } else {
+                let k = self.matrix_of(a, b, par, Entry::Value, scratch);
+                let v = crate::linalg::dot(k.as_slice(), adj.as_slice());
+                scratch.give_matrix(k);
+                v
+            };
+            (slope, variance)
+        };
         let mut g = self.contract(a, b, &slope, adj, want_a, want_b, par, scratch);
         scratch.give_matrix(slope);
-        g.params[0] = crate::linalg::dot(k.as_slice(), adj.as_slice());
+        g.params[0] = variance;
         if self.kind == KernelKind::Rq {
             let shape = self.matrix_of(a, b, par, Entry::ShapeSlope, scratch);
             g.params[1 + self.lengthscales.len()] =
@@ -315,6 +388,12 @@ impl Kernel for Ard {
             scratch.give_matrix(shape);
         }
         g
+    }
+
+    /// SE's contraction is with K(A, B) itself; the others' read it for σ0²'s
+    /// derivative only, which they take with their slope when it is not given.
+    fn grad_reads_matrix(&self) -> bool {
+        self.kind.is_se()
     }
 
     fn is_stationary(&self) -> bool {

@@ -190,12 +190,16 @@ pub trait Form: Clone + std::fmt::Debug + Send + Sync + 'static {
         false
     }
     /// Σ_ij adj_ij ∂k(a_i, b_j)/∂(every value of [`Form::params`]; a_i; b_j) by a faster
-    /// way than entry by entry, where the form has one; None if it has none.
+    /// way than entry by entry, where the form has one; None if it has none. A set of
+    /// points' gradient not wanted may be left out.
+    #[allow(clippy::too_many_arguments)] // the points, the adjoint, which gradients, threads
     fn contract(
         &self,
         _a: &DMatrix<f64>,
         _b: &DMatrix<f64>,
         _adj: &DMatrix<f64>,
+        _want_a: bool,
+        _want_b: bool,
         _par: Par,
         _scratch: &Scratch,
     ) -> Option<Contraction> {
@@ -204,11 +208,12 @@ pub trait Form: Clone + std::fmt::Debug + Send + Sync + 'static {
 }
 
 /// What [`Form::contract`] gives: the gradient over every value (fixed ones too, as
-/// [`Form::add_grad`] adds it) and both sets of points' (rows as the points').
+/// [`Form::add_grad`] adds it) and the sets of points' (rows as the points'), each if
+/// computed.
 pub struct Contraction {
     pub full: Vec<f64>,
-    pub a: DMatrix<f64>,
-    pub b: DMatrix<f64>,
+    pub a: Option<DMatrix<f64>>,
+    pub b: Option<DMatrix<f64>>,
 }
 
 /// A [`Form`] as a [`Kernel`].
@@ -337,15 +342,17 @@ impl<F: Form> Kernel for Part<F> {
         par: Par,
         scratch: &Scratch,
     ) -> KernelGrad {
-        if let Some(c) = self.0.contract(a, b, adj, par, scratch) {
+        if let Some(c) = self.0.contract(a, b, adj, want_a, want_b, par, scratch) {
             let mut params = scratch.zeros(self.params_len());
             self.0.params().add_free(&c.full, &mut params);
-            let keep = |m: DMatrix<f64>, want: bool| {
-                if want {
-                    Some(m)
-                } else {
+            let keep = |m: Option<DMatrix<f64>>, want: bool| match m {
+                Some(m) if !want => {
                     scratch.give_matrix(m);
                     None
+                }
+                m => {
+                    debug_assert!(!want || m.is_some(), "a wanted gradient left out");
+                    m
                 }
             };
             return KernelGrad {

@@ -184,6 +184,8 @@ impl Form for Periodic {
         a: &DMatrix<f64>,
         b: &DMatrix<f64>,
         adj: &DMatrix<f64>,
+        _want_a: bool,
+        _want_b: bool,
         par: Par,
         scratch: &Scratch,
     ) -> Option<Contraction> {

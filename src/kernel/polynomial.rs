@@ -1,9 +1,15 @@
 //! The polynomial kernel k(x, y) = (Σ_d v_d x_d y_d + c)^p (GPflow's `Polynomial`: its
 //! `Linear` part with one variance per input, an `offset` c and an integer `degree` p,
-//! which is a constant, not a parameter).
+//! which is a constant, not a parameter). Filled and contracted by matrix products, as
+//! `linear` is ([`super::linear`]): the base Σ_d v_d a_id b_jd for every pair at once,
+//! then the power entrywise.
 
 use super::expression::Value;
-use super::part::{Form, Param, Params};
+use super::linear::{contract_products, scaled_products};
+use super::part::{Contraction, Form, Param, Params};
+use crate::exec::Par;
+use crate::scratch::Scratch;
+use nalgebra::DMatrix;
 
 /// k = (Σ_d v_d x_d y_d + c)^p, blocks `var` (one per input) and `offset`.
 #[derive(Clone, Debug, PartialEq)]
@@ -70,6 +76,40 @@ impl Form for Polynomial {
     }
     fn is_stationary(&self) -> bool {
         false
+    }
+    fn fill(
+        &self,
+        a: &DMatrix<f64>,
+        b: &DMatrix<f64>,
+        k: &mut DMatrix<f64>,
+        par: Par,
+        scratch: &Scratch,
+    ) -> bool {
+        scaled_products(self.params.get(0), a, b, k, par, scratch);
+        let (c, p) = (self.params.get(1)[0], self.degree);
+        k.apply(|s| *s = (*s + c).powi(p));
+        true
+    }
+    fn contract(
+        &self,
+        a: &DMatrix<f64>,
+        b: &DMatrix<f64>,
+        adj: &DMatrix<f64>,
+        want_a: bool,
+        want_b: bool,
+        par: Par,
+        scratch: &Scratch,
+    ) -> Option<Contraction> {
+        let v = self.params.get(0);
+        let (c, p) = (self.params.get(1)[0], self.degree);
+        // g_ij = adj_ij ∂k/∂base at (a_i, b_j), as `add_grad` weighs an entry
+        let mut g = scratch.matrix(a.nrows(), b.nrows());
+        scaled_products(v, a, b, &mut g, par, scratch);
+        g.zip_apply(adj, |s, w| *s = w * f64::from(p) * (*s + c).powi(p - 1));
+        let (mut full, ga, gb) = contract_products(v, a, b, &g, want_a, want_b, par, scratch);
+        full.push(g.iter().fold(0.0, |t, g| t + g * c));
+        scratch.give_matrix(g);
+        Some(Contraction { full, a: ga, b: gb })
     }
     fn shape_args(&self) -> Vec<(String, Value)> {
         vec![("degree".into(), Value::Number(f64::from(self.degree)))]

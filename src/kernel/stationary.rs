@@ -69,20 +69,10 @@ pub(crate) fn exp_nonpositive(x: f64) -> f64 {
 const SQRT3: f64 = 1.732_050_807_568_877_2;
 const SQRT5: f64 = 2.236_067_977_499_79;
 
-/// Column j of the `entry` matrix of a non-SE kernel into `col`; `sa` holds A scaled
-/// (one input dimension after another), `bj` point j of B scaled.
-#[multiversion(targets = "simd")]
-pub(super) fn fill_column(
-    col: &mut [f64],
-    sa: &[f64],
-    bj: &[f64],
-    sf2: f64,
-    kind: KernelKind,
-    rq_alpha: f64,
-    entry: Entry,
-) {
+/// r² of column j into `col`, summed over d in order as the SE fill does.
+#[inline(always)]
+fn squared_distances(col: &mut [f64], sa: &[f64], bj: &[f64]) {
     let na = col.len();
-    // r², summed over d in order as the SE fill does
     let mut dims = bj.iter().zip(sa.chunks(na.max(1)));
     match dims.next() {
         Some((q, ad)) => col.iter_mut().zip(ad).for_each(|(r2, p)| {
@@ -97,6 +87,21 @@ pub(super) fn fill_column(
             *r2 += t * t;
         }
     }
+}
+
+/// Column j of the `entry` matrix of a non-SE kernel into `col`; `sa` holds A scaled
+/// (one input dimension after another), `bj` point j of B scaled.
+#[multiversion(targets = "simd")]
+pub(super) fn fill_column(
+    col: &mut [f64],
+    sa: &[f64],
+    bj: &[f64],
+    sf2: f64,
+    kind: KernelKind,
+    rq_alpha: f64,
+    entry: Entry,
+) {
+    squared_distances(col, sa, bj);
     // κ as a function of r (Matérn) or r² (rq); each arm its own loop
     match (kind, entry) {
         (KernelKind::Matern12, Entry::Value) => col.iter_mut().for_each(|v| {
@@ -148,5 +153,45 @@ pub(super) fn fill_column(
             *v = sf2 * exp_nonpositive(-0.5 * *v);
         }),
         (_, Entry::ShapeSlope) => col.fill(0.0),
+    }
+}
+
+/// Column j of a Matérn kernel's slope (−2∂k/∂r², as [`fill_column`] writes it for
+/// [`Entry::Slope`]) into `slope` and of its value (as for [`Entry::Value`]) into
+/// `value`, from one square root and one exponential per entry: a term of a sum, whose
+/// K(A, B) is not at hand, needs both for its contraction. The same bits as the two
+/// fills. Not for SE (its slope is its value) nor rq (scalar calls either way).
+#[multiversion(targets = "simd")]
+pub(super) fn fill_slope_and_value_column(
+    slope: &mut [f64],
+    value: &mut [f64],
+    sa: &[f64],
+    bj: &[f64],
+    sf2: f64,
+    kind: KernelKind,
+) {
+    squared_distances(slope, sa, bj);
+    let pairs = slope.iter_mut().zip(value.iter_mut());
+    match kind {
+        KernelKind::Matern12 => pairs.for_each(|(s, v)| {
+            let r = s.sqrt();
+            let e = exp_nonpositive(-r);
+            *v = sf2 * e;
+            let q = sf2 * e / r;
+            *s = if r > 0.0 { q } else { 0.0 };
+        }),
+        KernelKind::Matern32 => pairs.for_each(|(s, v)| {
+            let t = SQRT3 * s.sqrt();
+            let e = exp_nonpositive(-t);
+            *v = sf2 * (1.0 + t) * e;
+            *s = 3.0 * sf2 * e;
+        }),
+        KernelKind::Matern52 => pairs.for_each(|(s, v)| {
+            let t = SQRT5 * s.sqrt();
+            let e = exp_nonpositive(-t);
+            *v = sf2 * (1.0 + t + t * t / 3.0) * e;
+            *s = (5.0 / 3.0) * sf2 * (1.0 + t) * e;
+        }),
+        KernelKind::Se | KernelKind::Rq => unreachable!("a Matérn kernel's fill"),
     }
 }

@@ -60,6 +60,13 @@ fn kernels(d: usize) -> Vec<(String, Box<dyn Kernel>)> {
         boxed(Sum::new(vec![se(d, 2.0), periodic(KernelKind::Se, d)])),
     ));
     out.push((
+        "matern52 + linear".into(),
+        boxed(Sum::new(vec![
+            boxed(Ard::new(KernelKind::Matern52, 1.2, vec![1.1; d], 1.0)),
+            boxed(Part(Linear::new(vars.clone()))),
+        ])),
+    ));
+    out.push((
         "se * periodic + linear".into(),
         boxed(Sum::new(vec![
             boxed(Product::new(vec![
@@ -598,4 +605,172 @@ fn periodic_by_angles_is_its_formula_entry_by_entry() {
         }
     }
     eprintln!("periodic by angles: largest relative difference of an entry {worst:e}");
+}
+
+/// `linear`, `polynomial` and `constant` by matrix products (`linear::scaled_products`,
+/// `linear::contract_products`; constant's fill and sum) against their formulas entry
+/// by entry (`Form::value`, `Form::add_grad`, the form they had before), alone and on a
+/// subset of the inputs (`dims`), with each choice of the points' gradients wanted, at
+/// points off the origin with both signs, rows and columns that are no whole number of
+/// SIMD blocks. Values and gradients to 1e-12 of their largest.
+#[test]
+fn dot_product_parts_by_matrix_products_are_their_formulas_entry_by_entry() {
+    fn entry_by_entry<F: Form>(
+        form: &F,
+        a: &DMatrix<f64>,
+        b: &DMatrix<f64>,
+        adj: &DMatrix<f64>,
+    ) -> (DMatrix<f64>, Vec<f64>, DMatrix<f64>, DMatrix<f64>) {
+        let d = a.ncols();
+        let row = |m: &DMatrix<f64>, i: usize| m.row(i).iter().copied().collect::<Vec<_>>();
+        let mut k = DMatrix::zeros(a.nrows(), b.nrows());
+        let mut full = vec![0.0; form.params().total()];
+        let (mut ga, mut gb) = (DMatrix::zeros(a.nrows(), d), DMatrix::zeros(b.nrows(), d));
+        for j in 0..b.nrows() {
+            for i in 0..a.nrows() {
+                let (x, y) = (row(a, i), row(b, j));
+                k[(i, j)] = form.value(&x, &y);
+                let (mut gx, mut gy) = (vec![0.0; d], vec![0.0; d]);
+                form.add_grad(&x, &y, adj[(i, j)], &mut full, &mut gx, &mut gy);
+                for c in 0..d {
+                    ga[(i, c)] += gx[c];
+                    gb[(j, c)] += gy[c];
+                }
+            }
+        }
+        (k, full, ga, gb)
+    }
+    let close = |got: &[f64], want: &[f64], what: &str| {
+        assert_eq!(got.len(), want.len(), "{what}");
+        let scale = want.iter().fold(0.0f64, |s, v| s.max(v.abs()));
+        assert!(scale > 0.0, "{what}: all zero");
+        for (i, (x, y)) in got.iter().zip(want).enumerate() {
+            assert!((x - y).abs() <= 1e-12 * scale, "{what} {i}: {x} vs {y}");
+        }
+    };
+    for (input_dim, dims) in [(1, vec![0]), (5, vec![0, 1, 2, 3, 4]), (7, vec![4, 1, 6])] {
+        let d = dims.len();
+        let vars: Vec<f64> = (0..d).map(|i| 0.4 + 0.7 * i as f64).collect();
+        let (na, nb) = (13, 37);
+        let a = points(na, input_dim, 0.3).add_scalar(-0.4);
+        let b = points(nb, input_dim, 2.1).map(|v| v * 3.0 + 0.5);
+        let adj = DMatrix::from_fn(na, nb, |i, j| ((i * 7 + j) as f64 * 0.37).sin());
+        let select = |m: &DMatrix<f64>| DMatrix::from_fn(m.nrows(), d, |i, c| m[(i, dims[c])]);
+        let (sa, sb) = (select(&a), select(&b));
+        type Reference = (DMatrix<f64>, Vec<f64>, DMatrix<f64>, DMatrix<f64>);
+        let forms: Vec<(String, Box<dyn Kernel>, Reference)> = vec![
+            {
+                let f = Linear::new(vars.clone());
+                (
+                    "linear".into(),
+                    boxed(Part(f.clone())),
+                    entry_by_entry(&f, &sa, &sb, &adj),
+                )
+            },
+            {
+                let f = Polynomial::new(vars.clone(), 0.6, 1);
+                (
+                    "polynomial 1".into(),
+                    boxed(Part(f.clone())),
+                    entry_by_entry(&f, &sa, &sb, &adj),
+                )
+            },
+            {
+                let f = Polynomial::new(vars.clone(), 0.6, 3);
+                (
+                    "polynomial 3".into(),
+                    boxed(Part(f.clone())),
+                    entry_by_entry(&f, &sa, &sb, &adj),
+                )
+            },
+            {
+                let f = Constant::new(d, 0.9);
+                (
+                    "constant".into(),
+                    boxed(Part(f.clone())),
+                    entry_by_entry(&f, &sa, &sb, &adj),
+                )
+            },
+        ];
+        for (name, part, (k0, full, ga0, gb0)) in forms {
+            let what = format!("{name} on {dims:?} of {input_dim}");
+            let kern = Active::new(dims.clone(), input_dim, part);
+            let k = kern.matrix(&a, &b, Par::Seq);
+            close(k.as_slice(), k0.as_slice(), &format!("{what}: K"));
+            // the points' gradients spread onto every input, zero off `dims`
+            let spread = |g: &DMatrix<f64>| {
+                let mut s = DMatrix::zeros(g.nrows(), input_dim);
+                for (c, dc) in dims.iter().enumerate() {
+                    s.set_column(*dc, &g.column(c));
+                }
+                s
+            };
+            // every value is free: the gradient over every value is the parameters'
+            assert_eq!(kern.params_len(), full.len(), "{what}");
+            for (want_a, want_b) in [(true, true), (true, false), (false, true), (false, false)] {
+                for par in [Par::Seq, Par::Threads(0)] {
+                    let g = kern.grad(&a, &b, &k, &adj, want_a, want_b, par);
+                    let tag = format!("{what}, want ({want_a}, {want_b})");
+                    close(&g.params, &full, &format!("{tag}: parameters"));
+                    assert_eq!(g.a.is_some(), want_a, "{tag}");
+                    assert_eq!(g.b.is_some(), want_b, "{tag}");
+                    if let Some(ga) = g.a {
+                        if name == "constant" {
+                            assert!(ga.iter().all(|v| *v == 0.0), "{tag}: a");
+                        } else {
+                            close(ga.as_slice(), spread(&ga0).as_slice(), &format!("{tag}: a"));
+                        }
+                    }
+                    if let Some(gb) = g.b {
+                        if name == "constant" {
+                            assert!(gb.iter().all(|v| *v == 0.0), "{tag}: b");
+                        } else {
+                            close(gb.as_slice(), spread(&gb0).as_slice(), &format!("{tag}: b"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A Matérn kernel's contraction without its K(A, B) (a term of a sum, which hands it
+/// none: `Kernel::grad_reads_matrix`) takes the value with the slope in one pass
+/// (`stationary::fill_slope_and_value_column`): the same gradient as with K(A, B)
+/// given — the lengthscales' and the points' to the bit, σ0²'s to 1e-12 relative (its
+/// sum runs column by column) — on one thread and several; rq fills what it lacks and
+/// SE, whose contraction is with K(A, B) itself, is always handed it.
+#[test]
+fn a_matern_term_without_its_matrix_contracts_as_with_it() {
+    let (na, nb, d) = (23, 3001, 3); // past Ard's threshold for threads
+    let a = points(na, d, 0.3);
+    let b = points(nb, d, 2.1).map(|v| v * 1.7);
+    let adj = DMatrix::from_fn(na, nb, |i, j| ((i * 7 + j) as f64 * 0.37).sin() + 0.2);
+    for kind in [
+        KernelKind::Se,
+        KernelKind::Matern12,
+        KernelKind::Matern32,
+        KernelKind::Matern52,
+        KernelKind::Rq,
+    ] {
+        let kern = Ard::new(kind, 1.3, vec![0.7, 1.1, 0.9], 1.6);
+        assert_eq!(kern.grad_reads_matrix(), kind == KernelKind::Se, "{kind}");
+        if kern.grad_reads_matrix() {
+            continue; // always handed its K(A, B)
+        }
+        let k = kern.matrix(&a, &b, Par::Seq);
+        for par in [Par::Seq, Par::Threads(0)] {
+            let want = kern.grad(&a, &b, &k, &adj, true, true, par);
+            let got = kern.grad(&a, &b, &DMatrix::zeros(0, 0), &adj, true, true, par);
+            let v = want.params[0];
+            assert!(
+                (got.params[0] - v).abs() <= 1e-12 * v.abs(),
+                "{kind}: {} vs {v}",
+                got.params[0]
+            );
+            assert_eq!(got.params[1..], want.params[1..], "{kind}");
+            assert_eq!(got.a, want.a, "{kind}");
+            assert_eq!(got.b, want.b, "{kind}");
+        }
+    }
 }

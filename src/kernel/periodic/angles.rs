@@ -401,7 +401,7 @@ pub(super) fn contract(
     ab.give(scratch);
     Contraction {
         full,
-        a: ga_m,
-        b: gb_m,
+        a: Some(ga_m),
+        b: Some(gb_m),
     }
 }

@@ -240,6 +240,23 @@ impl PseudoState {
         }
     }
 
+    /// The plain family's state of `model` at the pseudo-inputs `z` (m×D): the model's
+    /// kernel (memory from `scratch`), σ² with its floor, and jitter. What
+    /// [`PseudoInputs::state`] reads at `[inducing] points`, and what the selection
+    /// methods (greedy, Nyström) hand the core at the basis they chose, so that no model
+    /// is rewritten as a pseudo-input method's.
+    pub fn at_points(model: &ModelFile, z: DMatrix<f64>, scratch: &Scratch) -> PseudoState {
+        PseudoState {
+            kernel: model.kernel_in(scratch),
+            z,
+            h: None,
+            noise_variance: model.hyper.noise_variance,
+            noise_floor: params::noise_floor(model),
+            packs_noise: params::packs_noise(model),
+            jitter: model.jitter,
+        }
+    }
+
     /// The model's jitter policy ([`ModelFile::jitter_policy`]) at the state's kernel.
     fn jitter_policy(&self) -> Jitter {
         // every kernel a model file names has a constant prior variance
@@ -362,13 +379,8 @@ impl Family for PseudoInputs {
             None
         };
         Ok(Cow::Owned(PseudoState {
-            kernel: model.kernel_in(scratch),
-            z,
             h,
-            noise_variance: model.hyper.noise_variance,
-            noise_floor: params::noise_floor(model),
-            packs_noise: params::packs_noise(model),
-            jitter: model.jitter,
+            ..PseudoState::at_points(model, z, scratch)
         }))
     }
 

@@ -52,6 +52,9 @@ use sgpw::exec::Par;
 use sgpw::methods;
 use sgpw::run_spec::RunSpec;
 
+/// Held by each test: the count is the whole process's, so the tests take turns.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Allocations made by `evals` evaluations after `warm` first ones.
 fn allocations(method: &str, data: &TrainData, exec: &Exec, warm: usize, evals: usize) -> usize {
     let meth = methods::get(method).expect("method");
@@ -96,6 +99,7 @@ fn allocations(method: &str, data: &TrainData, exec: &Exec, warm: usize, evals: 
 
 #[test]
 fn evaluations_after_the_first_allocate_nothing() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let data = toy_data(700, 3, 5);
     let one = Exec::sequential();
     let chunked = |budget| Exec {
@@ -139,6 +143,7 @@ fn evaluations_after_the_first_allocate_nothing() {
 /// basis as the pseudo-input family's state: no model file is built per evaluation.
 #[test]
 fn the_selection_methods_evaluations_allocate_nothing_after_the_first() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let data = toy_data(300, 3, 6);
     let chunked = Exec {
         chunk_entries: 20 * 70,

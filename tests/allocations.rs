@@ -1,7 +1,8 @@
 //! After the first evaluation of a fit, an evaluation of a low-rank method's objective
 //! and gradient asks the allocator for nothing: its buffers come from the run's scratch
 //! (`Exec::scratch`), and its gradient goes into the caller's vector
-//! (`Method::objective_into`). A counting global allocator proves it for one chunk and
+//! (`Method::objective_into`). So do the selection methods' (greedy, nystrom-opt), whose
+//! basis goes to the core as a typed state, not as a model file rewritten as dtc's. A counting global allocator proves it for one chunk and
 //! for several on one thread; on the pool's threads the scheduler and the scratch pool
 //! still allocate now and then (see the test), fewer than once per evaluation.
 
@@ -51,6 +52,9 @@ use sgpw::exec::Par;
 use sgpw::methods;
 use sgpw::run_spec::RunSpec;
 
+/// Held by each test: the count is the whole process's, so the tests take turns.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Allocations made by `evals` evaluations after `warm` first ones.
 fn allocations(method: &str, data: &TrainData, exec: &Exec, warm: usize, evals: usize) -> usize {
     let meth = methods::get(method).expect("method");
@@ -95,6 +99,7 @@ fn allocations(method: &str, data: &TrainData, exec: &Exec, warm: usize, evals: 
 
 #[test]
 fn evaluations_after_the_first_allocate_nothing() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let data = toy_data(700, 3, 5);
     let one = Exec::sequential();
     let chunked = |budget| Exec {
@@ -131,4 +136,59 @@ fn evaluations_after_the_first_allocate_nothing() {
             "{method}, threads: {n} allocations in {evals} evaluations"
         );
     }
+}
+
+/// greedy (its VFE bound and, with `approx = "dtc"`, the DTC evidence at the selected
+/// basis) and nystrom-opt (the DTC evidence at B) evaluate through the core at their
+/// basis as the pseudo-input family's state: no model file is built per evaluation.
+#[test]
+fn the_selection_methods_evaluations_allocate_nothing_after_the_first() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let data = toy_data(300, 3, 6);
+    let chunked = Exec {
+        chunk_entries: 20 * 70,
+        ..Exec::sequential()
+    };
+    for (method, approx) in [
+        ("greedy", None),
+        ("greedy", Some("dtc")),
+        ("nystrom-opt", None),
+    ] {
+        for exec in [Exec::sequential(), chunked.clone()] {
+            let n = selection_allocations(method, approx, &data, &exec);
+            assert_eq!(
+                n, 0,
+                "{method} {approx:?}, {} rows a chunk",
+                exec.chunk_entries
+            );
+        }
+    }
+}
+
+/// [`allocations`] for a method whose model is read from an options table.
+fn selection_allocations(
+    method: &str,
+    approx: Option<&str>,
+    data: &TrainData,
+    exec: &Exec,
+) -> usize {
+    let meth = methods::get(method).expect("method");
+    let spec = RunSpec {
+        method: method.into(),
+        m: 20,
+        seed: 3,
+        iters: 10,
+        standardize: false,
+        options: options(&approx.map_or(String::new(), |a| format!("approx = \"{a}\""))),
+    };
+    let model = init(meth, data, &spec, &mut ChaCha8Rng::seed_from_u64(4)).expect("init");
+    let mut grad = Vec::new();
+    meth.objective_into(&model, data, exec, &mut grad)
+        .expect("first");
+    let before = COUNT.load(Ordering::SeqCst);
+    for _ in 0..5 {
+        meth.objective_into(&model, data, exec, &mut grad)
+            .expect("evaluation");
+    }
+    COUNT.load(Ordering::SeqCst) - before
 }

@@ -51,7 +51,8 @@ use std::borrow::Cow;
 
 /// `[basis] points`: the basis points B of EigenGP, the Nyström methods and greedy
 /// (greedy: in the order they were selected), M rows of D values. They are SE
-/// pseudo-inputs by another name: [`as_pseudo`] turns them into `[inducing] points`.
+/// pseudo-inputs by another name: [`basis_state`] reads them as the pseudo-input
+/// family's, and [`as_pseudo`] turns EigenGP's tie into a model with `[inducing] points`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Basis {
@@ -174,6 +175,20 @@ pub fn basis_points(model: &ModelFile) -> Result<DMatrix<f64>> {
         &model.require::<Basis>()?.points,
         model.kernel_dim(),
     )
+}
+
+/// The basis points as the plain pseudo-input family's state
+/// ([`PseudoState::at_points`]): the typed model greedy and the Nyström methods hand the
+/// core (σ² is asked of the likelihood, so one without Gaussian noise is refused, named).
+/// Memory from `scratch` where `[basis] points` is well formed; otherwise the checked
+/// read says what is wrong.
+pub fn basis_state(model: &ModelFile, scratch: &Scratch) -> Result<PseudoState> {
+    model.collapsed_noise()?;
+    let b = match model.stored_matrix_in::<Basis>("points", model.kernel_dim(), scratch) {
+        Some(b) => b,
+        None => basis_points(model)?,
+    };
+    PseudoState::at_points(model, b, scratch)
 }
 
 /// The eigen-decomposition of K_BB + jitter·I, eigenvalues descending.

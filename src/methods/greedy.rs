@@ -43,10 +43,10 @@
 //! K_·I K_I⁻¹ f_I, which has no prior term: it cannot see σ0² − Q, and fitted at a
 //! basis that does not span the kernel it doubles σ0² (kin40k, d_max = 500), so every
 //! predictive variance doubles with it (docs/results/greedy-adaptation.md). The
-//! objective, its gradient, the posterior and prediction all go through the SE
-//! pseudo-input family (`pseudo::VFE` / `pseudo::DTC`, inducing inputs = the selected
-//! X_I, held fixed): the selection's algebra above is the method, never a second
-//! likelihood core.
+//! objective, its gradient, the posterior and prediction all go through the core with
+//! the selected X_I as the pseudo-input family's typed state (`eigen::basis_state`,
+//! held fixed), with VFE or DTC: the selection's algebra above is the method, never a
+//! second likelihood core, and the model is never rewritten as another method's.
 
 mod incremental;
 mod select;
@@ -54,13 +54,13 @@ mod select;
 pub use incremental::{Column, Incremental};
 pub use select::{Config, KAPPA, Selected, objective_kind, select};
 
-use super::eigen::{Basis, basis_dims, basis_markers, basis_points, set_basis_points};
-use super::hyper::{pack_hyper, random_rows, stage_budget, unpack_hyper};
+use super::eigen::{Basis, basis_dims, basis_markers, basis_points, basis_state, set_basis_points};
+use super::hyper::{head_len, pack_hyper, random_rows, stage_budget, unpack_hyper};
+use super::lowrank::{Family, LowRankMethod};
 use super::method::Markers;
-use super::method::{Method, Objective, ValidRunSpec};
-use super::pseudo;
-use super::pseudo::Inducing;
-use crate::collapsed::Posterior;
+use super::method::{Method, Objective, TypedModel, ValidRunSpec};
+use super::pseudo::{self, PLAIN, PseudoInputs};
+use crate::collapsed::{Approx, Posterior};
 use crate::data::TrainData;
 use crate::error::Location;
 use crate::error::{Error, Result};
@@ -68,12 +68,15 @@ use crate::exec::Exec;
 use crate::linalg;
 use crate::model_file::{Hyper, ModelFile, ModelTable, Witness};
 use crate::optim::{Control, Outcome, Stop};
+use crate::params::ParamLayout;
 use crate::run_context::{Phase, RunContext};
 use crate::run_spec::{ApproxKind, DataShape, MethodOptions, Naming, Select};
+use crate::scratch::Scratch;
 use nalgebra::DMatrix;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// The selection's random stream: the run's seed on a stream of its own, so the draws
 /// of the subset fit (in init) and of the selection do not overlap.
@@ -115,33 +118,43 @@ fn rule(options: &MethodOptions) -> Select {
     options.select.unwrap_or(Select::Dmax)
 }
 
-/// The pseudo-input method whose objective is the greedy model's, with the model as
-/// its inducing-input model ([`as_dtc`], or the same as `vfe`).
-fn evidence(model: &ModelFile) -> (&'static dyn Method, ModelFile) {
-    let mut p = as_dtc(model);
+/// The approximation of the greedy model's objective — Titsias's bound, or with
+/// `approx = "dtc"` the DTC evidence — and the pseudo-input method (the family with it)
+/// that evaluates it at the basis state ([`basis_state`]).
+fn evidence(model: &ModelFile) -> (&'static LowRankMethod<PseudoInputs>, Approx) {
     match objective_kind(model) {
-        ApproxKind::Dtc => (&pseudo::DTC, p),
-        _ => {
-            p.method = pseudo::VFE.name.to_string();
-            (&pseudo::VFE, p)
-        }
+        ApproxKind::Dtc => (&pseudo::DTC, Approx::Dtc),
+        _ => (&pseudo::VFE, Approx::Vfe),
     }
 }
 
-/// The model as the SE pseudo-input method `dtc` with the basis points as its inducing
-/// inputs: what the posterior and predictions are computed on (the DTC and VFE
-/// posteriors at a fixed basis are one and the same, Titsias 2009).
-pub fn as_dtc(model: &ModelFile) -> ModelFile {
-    let mut p = ModelFile::new("dtc", model.hyper.clone());
-    p.composed.clone_from(&model.composed);
-    p.jitter = model.jitter;
-    // σ² = floor + e^θ: the gradient in θ needs the floor
-    p.noise_floor = model.noise_floor;
-    // [basis] and [inducing] hold the same `points`
-    if let Some(points) = model.tables.get(Basis::NAME) {
-        p.tables.insert(Inducing::NAME.to_string(), points.clone());
+/// An adaptation round's fit at the selected basis ([`Method::typed_fit`]): θ is the
+/// shared blocks alone, unpacked into the basis state (the pseudo-input family's θ with
+/// the basis after them, held where it is); the gradient is cut back to the shared
+/// blocks, as [`Greedy::objective_into`] cuts it.
+struct AtBasis<'a> {
+    core: Box<dyn TypedModel + 'a>,
+    /// The pseudo-input family's θ: the shared blocks, then the basis (column-major).
+    theta: Vec<f64>,
+    head: usize,
+}
+
+impl TypedModel for AtBasis<'_> {
+    fn unpack(&mut self, theta: &[f64], layout: &ParamLayout) {
+        self.theta[..self.head].copy_from_slice(theta);
+        self.core.unpack(&self.theta, layout);
     }
-    p
+
+    fn objective_into(
+        &self,
+        data: &TrainData,
+        exec: &Exec,
+        grad: &mut Vec<f64>,
+    ) -> Result<(f64, f64)> {
+        let out = self.core.objective_into(data, exec, grad);
+        grad.truncate(self.head);
+        out
+    }
 }
 
 /// k(x, x), the same at every x for the kernels greedy takes: σ0², or a composed
@@ -318,8 +331,7 @@ impl Method for Greedy {
     }
 
     fn objective_name(&self, model: &ModelFile) -> &'static str {
-        let (method, p) = evidence(model);
-        method.objective_name(&p)
+        evidence(model).1.objective_name()
     }
 
     /// σ0², ℓ, σ² (the basis is selected, not optimised).
@@ -333,41 +345,80 @@ impl Method for Greedy {
         unpack_hyper(theta, model);
     }
 
-    /// The objective at the basis — the VFE bound (`pseudo::VFE`) or, with
-    /// `approx = "dtc"`, the DTC evidence (`pseudo::DTC`) — and its gradient in σ0², ℓ, σ².
+    /// The objective at the basis — the VFE bound or, with `approx = "dtc"`, the DTC
+    /// evidence — and its gradient in σ0², ℓ, σ².
     fn objective(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<Objective> {
-        let (method, p) = evidence(model);
-        let mut obj = method.objective(&p, data, exec)?;
-        obj.grad.truncate(super::hyper::head_len(model));
-        Ok(obj)
+        let mut grad = Vec::new();
+        let (nlml, jitter) = self.objective_into(model, data, exec, &mut grad)?;
+        Ok(Objective { nlml, grad, jitter })
+    }
+
+    fn objective_into(
+        &self,
+        model: &ModelFile,
+        data: &TrainData,
+        exec: &Exec,
+        grad: &mut Vec<f64>,
+    ) -> Result<(f64, f64)> {
+        let (method, approx) = evidence(model);
+        let s = &exec.scratch;
+        let state = basis_state(model, s)?;
+        let out = method.objective_of(&state, data, approx, None, exec, grad);
+        PLAIN.recycle_state(Cow::Owned(state), s);
+        // the basis is selected, not optimised: θ is the shared blocks alone
+        grad.truncate(head_len(model));
+        out
+    }
+
+    /// `--adapt`'s fits of σ0², ℓ, σ² unpack θ into the basis state, never into a
+    /// model file.
+    fn typed_fit<'a>(&'a self, model: &ModelFile) -> Option<Box<dyn TypedModel + 'a>> {
+        let (method, approx) = evidence(model);
+        let state = basis_state(model, &Scratch::default()).ok()?;
+        let mut theta = self.pack(model);
+        let head = theta.len();
+        theta.extend_from_slice(basis_points(model).ok()?.as_slice());
+        Some(Box::new(AtBasis {
+            core: method.typed_from(state, approx),
+            theta,
+            head,
+        }))
     }
 
     fn nlml(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<f64> {
-        let (method, p) = evidence(model);
-        method.nlml(&p, data, exec)
+        let (method, approx) = evidence(model);
+        method.nlml_of(&basis_state(model, &exec.scratch)?, data, approx, exec)
     }
 
+    /// The DTC and VFE posteriors at a fixed basis are one and the same (Titsias 2009).
     fn posterior(
         &self,
         model: &ModelFile,
         data: &TrainData,
         exec: &Exec,
     ) -> Result<(Posterior, Option<DMatrix<f64>>)> {
-        pseudo::DTC.posterior(&as_dtc(model), data, exec)
+        let state = basis_state(model, &exec.scratch)?;
+        Ok((
+            pseudo::DTC.posterior_of(&state, data, Approx::Dtc, exec)?,
+            None,
+        ))
     }
 
+    /// The prior of f is the model's kernel on the inputs, as the pseudo-input family's.
     fn prior_cov(&self, model: &ModelFile, x: &DMatrix<f64>, exec: &Exec) -> Result<DMatrix<f64>> {
-        pseudo::DTC.prior_cov(&as_dtc(model), x, exec)
+        PLAIN
+            .prior_cov(model, x, exec)
+            .ok_or_else(|| super::method::full_cov_refused(self.name()))
     }
 
     fn cross(
         &self,
         model: &ModelFile,
-        basis: Option<&DMatrix<f64>>,
+        _basis: Option<&DMatrix<f64>>,
         x: &DMatrix<f64>,
         exec: &Exec,
     ) -> Result<(DMatrix<f64>, Vec<f64>)> {
-        pseudo::DTC.cross(&as_dtc(model), basis, x, exec)
+        pseudo::DTC.cross_of(&basis_state(model, &exec.scratch)?, x, exec)
     }
 
     /// Selection at fixed σ0², ℓ, σ²; with `--adapt K`, K rounds of (selection, L-BFGS

@@ -14,7 +14,7 @@ pub mod state;
 
 use super::method::{Markers, Method, Objective, TraceMarks, TypedModel, ValidRunSpec};
 use super::shared_rows::SharedEval;
-use crate::collapsed::{self, Adjoints, Approx, Posterior, Work};
+use crate::collapsed::{Adjoints, Approx, Posterior, Work};
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::{Evaluation, Exec};
@@ -435,22 +435,7 @@ impl<F: Family> Method for LowRankMethod<F> {
             };
         }
         let state = self.family.state(model, &exec.scratch)?;
-        if let Some(chunks) = self.chunks(&state, data.y.len(), exec)? {
-            let nlml = self
-                .summary_in_chunks(&state, data, chunks, approx, exec, None)?
-                .nlml();
-            return if nlml.is_finite() {
-                Ok(nlml)
-            } else {
-                Err(Error::numerical("the NLML is not finite"))
-            };
-        }
-        let (parts, _) = self.family.parts(&state, &data.x, false, exec)?;
-        collapsed::nlml(
-            &parts.low_rank(state.collapsed_noise()?, approx),
-            &data.y,
-            exec,
-        )
+        self.nlml_of(&state, data, approx, exec)
     }
 
     fn posterior(
@@ -481,14 +466,7 @@ impl<F: Family> Method for LowRankMethod<F> {
             return Ok((summary.posterior(degenerate, exec.par), None));
         }
         let state = self.family.state(model, &exec.scratch)?;
-        if let Some(chunks) = self.chunks(&state, data.y.len(), exec)? {
-            let summary = self.summary_in_chunks(&state, data, chunks, approx, exec, None)?;
-            return Ok((summary.posterior(degenerate, exec.par), None));
-        }
-        let (parts, _) = self.family.parts(&state, &data.x, false, exec)?;
-        let lr = parts.low_rank(state.collapsed_noise()?, approx);
-        let post = collapsed::posterior(&lr, &data.y, degenerate, exec)?;
-        Ok((post, None))
+        Ok((self.posterior_of(&state, data, approx, exec)?, None))
     }
 
     fn cross(
@@ -499,8 +477,7 @@ impl<F: Family> Method for LowRankMethod<F> {
         exec: &Exec,
     ) -> Result<(DMatrix<f64>, Vec<f64>)> {
         let state = self.family.state(model, &exec.scratch)?;
-        let (parts, _) = self.family.parts(&state, x, false, exec)?;
-        Ok((parts.kuf, parts.kdiag))
+        self.cross_of(&state, x, exec)
     }
 
     fn fit(

@@ -9,19 +9,20 @@
 //! - `nystrom`: σ0², ℓ, σ² of a full GP fitted on a random subset
 //!   (`--init-lengthscales-from-subset N`, default min(n, 2000)), B by k-means; no fit.
 //! - `nystrom-opt` (the paper's Nyström*): B, σ0², ℓ, σ² by maximising the DTC evidence
-//!   `N(y | 0, K̃ + σ²I)` from k-means B — the SE pseudo-input family with DTC.
+//!   `N(y | 0, K̃ + σ²I)` from k-means B — the core's DTC at the basis read as the
+//!   pseudo-input family's typed state ([`basis_state`]), through the L-BFGS fit too.
 //!
 //! Like the exact GP, prediction needs the training inputs (`stores_posterior() =
 //! false`): the posterior kept is O(n) (α = (K̃ + σ²I)⁻¹y) plus the M×M A⁻¹; test points
 //! are handled in blocks so no n×t matrix larger than n×[`BLOCK`] is formed.
 
-use super::eigen::{
-    Basis, as_pseudo, basis_dims, basis_markers, basis_points, from_pseudo, set_basis_points,
-};
-use super::hyper::{self, default_hyper};
-use super::method::{Markers, Method, Objective, ValidRunSpec};
-use super::{exact, kmeans, pseudo};
-use crate::collapsed::{LatentPrior, Posterior};
+use super::eigen::{Basis, basis_dims, basis_markers, basis_points, basis_state, set_basis_points};
+use super::hyper::{self, default_hyper, pack_hyper_and, unpack_hyper_and};
+use super::lowrank::{Family, LowRankMethod};
+use super::method::{Markers, Method, Objective, TypedModel, ValidRunSpec};
+use super::pseudo::{self, PLAIN, PseudoInputs};
+use super::{exact, kmeans};
+use crate::collapsed::{Approx, LatentPrior, Posterior};
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
@@ -30,8 +31,10 @@ use crate::model_file::{Hyper, ModelFile, ModelTable, Witness};
 use crate::optim::Outcome;
 use crate::params::TailBlock;
 use crate::run_context::{Phase, RunContext};
+use crate::scratch::Scratch;
 use nalgebra::{DMatrix, DVector};
 use rand_chacha::ChaCha8Rng;
+use std::borrow::Cow;
 
 /// Test points predicted per block (n×BLOCK cross-covariances at a time).
 const BLOCK: usize = 256;
@@ -47,11 +50,9 @@ pub struct Nystrom {
 pub const NYSTROM: Nystrom = Nystrom { optimise: false };
 pub const NYSTROM_OPT: Nystrom = Nystrom { optimise: true };
 
-impl Nystrom {
-    fn as_dtc(model: &ModelFile) -> ModelFile {
-        as_pseudo(model, "dtc")
-    }
-}
+/// What evaluates nystrom-opt's objective: the pseudo-input family with DTC, at the
+/// basis points as its state ([`basis_state`]).
+const EVIDENCE: &LowRankMethod<PseudoInputs> = &pseudo::DTC;
 
 impl Method for Nystrom {
     fn second_start(&self, _options: &crate::run_spec::MethodOptions) -> bool {
@@ -164,24 +165,47 @@ impl Method for Nystrom {
         basis_markers(model, input)
     }
 
+    /// θ = [the shared blocks, B (M×D, column-major)]: the pseudo-input family's order
+    /// with B as its inputs, which the typed state unpacks into.
     fn pack(&self, model: &ModelFile) -> Vec<f64> {
-        pseudo::DTC.pack(&Self::as_dtc(model))
+        pack_hyper_and(model, basis_points(model).ok())
     }
 
     fn unpack(&self, theta: &[f64], model: &mut ModelFile) {
-        let mut p = Self::as_dtc(model);
-        pseudo::DTC.unpack(theta, &mut p);
-        let original = model.clone();
-        *model = from_pseudo(p, &original);
+        let b = unpack_hyper_and(theta, model);
+        set_basis_points(model, &b);
     }
 
     /// The DTC evidence of K̃ + σ²I (the paper's Nyström* objective).
     fn objective(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<Objective> {
-        pseudo::DTC.objective(&Self::as_dtc(model), data, exec)
+        let mut grad = Vec::new();
+        let (nlml, jitter) = self.objective_into(model, data, exec, &mut grad)?;
+        Ok(Objective { nlml, grad, jitter })
+    }
+
+    fn objective_into(
+        &self,
+        model: &ModelFile,
+        data: &TrainData,
+        exec: &Exec,
+        grad: &mut Vec<f64>,
+    ) -> Result<(f64, f64)> {
+        let s = &exec.scratch;
+        let state = basis_state(model, s)?;
+        let out = EVIDENCE.objective_of(&state, data, Approx::Dtc, None, exec, grad);
+        PLAIN.recycle_state(Cow::Owned(state), s);
+        out
+    }
+
+    /// nystrom-opt's fit unpacks θ into the basis state, never into a model file.
+    fn typed_fit<'a>(&'a self, model: &ModelFile) -> Option<Box<dyn TypedModel + 'a>> {
+        let state = basis_state(model, &Scratch::default()).ok()?;
+        Some(EVIDENCE.typed_from(state, Approx::Dtc))
     }
 
     fn nlml(&self, model: &ModelFile, data: &TrainData, exec: &Exec) -> Result<f64> {
-        pseudo::DTC.nlml(&Self::as_dtc(model), data, exec)
+        let state = basis_state(model, &exec.scratch)?;
+        EVIDENCE.nlml_of(&state, data, Approx::Dtc, exec)
     }
 
     /// α = (K̃ + σ²I)⁻¹ y = (y − K_XB A⁻¹ K_BX y)/σ² (n) and A⁻¹ (M×M); the basis of

@@ -237,6 +237,25 @@ impl PseudoState {
         }
     }
 
+    /// The plain family's state of `model` at the pseudo-inputs `z` (m×D): the model's
+    /// kernel (memory from `scratch`), likelihood ([`StateLikelihood::of`]), and jitter. What
+    /// [`PseudoInputs::state`] reads at `[inducing] points`, and what the selection
+    /// methods (greedy, Nyström) hand the core at the basis they chose, so that no model
+    /// is rewritten as a pseudo-input method's.
+    pub fn at_points(
+        model: &ModelFile,
+        z: DMatrix<f64>,
+        scratch: &Scratch,
+    ) -> Result<PseudoState> {
+        Ok(PseudoState {
+            kernel: model.kernel_in(scratch),
+            z,
+            h: None,
+            likelihood: StateLikelihood::of(model)?,
+            jitter: model.jitter,
+        })
+    }
+
     /// The model's jitter policy ([`ModelFile::jitter_policy`]) at the state's kernel.
     fn jitter_policy(&self) -> Jitter {
         // every kernel a model file names has a constant prior variance
@@ -359,11 +378,8 @@ impl Family for PseudoInputs {
             None
         };
         Ok(Cow::Owned(PseudoState {
-            kernel: model.kernel_in(scratch),
-            z,
             h,
-            likelihood: StateLikelihood::of(model)?,
-            jitter: model.jitter,
+            ..PseudoState::at_points(model, z, scratch)?
         }))
     }
 

@@ -165,10 +165,10 @@ fn incremental_evidence_and_bound_are_the_cores() {
                 points: matrix_to_rows(&b),
             });
             let core = pseudo::DTC
-                .nlml(&greedy::as_dtc(&m), &data, &ex())
+                .nlml(&as_pseudo_file(&m, "dtc"), &data, &ex())
                 .expect("core");
             let bound = pseudo::VFE
-                .nlml(&greedy::as_dtc(&m), &data, &ex())
+                .nlml(&as_pseudo_file(&m, "vfe"), &data, &ex())
                 .expect("core");
             assert!(rel(inc.nlml(), core) < 1e-10, "{} points", d + 1);
             assert!(rel(inc.bound(), bound) < 1e-10, "{} points", d + 1);
@@ -178,6 +178,107 @@ fn incremental_evidence_and_bound_are_the_cores() {
             m.approx = Some(ApproxKind::Dtc);
             let via_method = greedy::GREEDY.nlml(&m, &data, &ex()).expect("method");
             assert_eq!(core, via_method);
+        }
+    }
+}
+
+/// `model` written as the pseudo-input method `method` (dtc, vfe) with its basis as the
+/// inducing inputs: what greedy and nystrom-opt once evaluated, and must still evaluate
+/// to the bit, though they now hand the core their basis as a typed state.
+pub fn as_pseudo_file(model: &ModelFile, method: &str) -> ModelFile {
+    let mut p = ModelFile::new(method, model.hyper.clone());
+    p.composed.clone_from(&model.composed);
+    p.jitter = model.jitter;
+    p.noise_floor = model.noise_floor;
+    let b = sgpw::methods::eigen::basis_points(model).expect("basis");
+    pseudo::set_inducing_points(&mut p, &b);
+    p
+}
+
+fn assert_bits(what: &str, a: &[f64], b: &[f64]) {
+    assert_eq!(a.len(), b.len(), "{what}");
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        assert_eq!(x.to_bits(), y.to_bits(), "{what}: entry {i}: {x} {y}");
+    }
+}
+
+/// greedy at its basis is the core's vfe (or, with `approx = "dtc"`, dtc) at the same
+/// inducing inputs, to the bit: objective, its gradient in the shared blocks, the
+/// objective's name, and the posterior and Kuf it predicts with (dtc's), with an SE, a
+/// Matérn and a composed kernel, in one piece and in chunks.
+#[test]
+fn greedy_evaluates_what_dtc_and_vfe_do_at_its_basis() {
+    use sgpw::kernel::expression::KernelExpr;
+    use sgpw::kernel::{ComposedKernel, KernelKind, Start, build};
+    let data = toy_data(90, 3, 4);
+    let test = toy_data(30, 3, 5);
+    let chunked = Exec {
+        chunk_entries: 20 * 9,
+        ..Exec::sequential()
+    };
+    for (kernel, composed) in [
+        (KernelKind::Se, None),
+        (KernelKind::Matern32, None),
+        (KernelKind::Se, Some("se + se * periodic")),
+    ] {
+        for approx in [None, Some(ApproxKind::Dtc)] {
+            let mut m = model(&data);
+            m.hyper = m.hyper.clone().with_kernel(kernel);
+            m.noise_floor = Some(0.01);
+            m.approx = approx;
+            if let Some(text) = composed {
+                let start = Start {
+                    columns: (0..3).map(|i| format!("x{i}")).collect(),
+                    variance: 1.0,
+                    lengthscales: vec![1.0; 3],
+                    periods: vec![1.5; 3],
+                    mean_squares: vec![1.0; 3],
+                };
+                let expr = KernelExpr::parse(text).expect("parses");
+                m.composed = ComposedKernel::new(build(&expr, &start).expect("builds"));
+                m.hyper.lengthscales.clear();
+            }
+            let b = DMatrix::from_fn(9, 3, |a, k| data.x[(5 * a + 1, k)]);
+            m.set(&Basis {
+                points: matrix_to_rows(&b),
+            });
+            let (core, name): (&dyn Method, &str) = match approx {
+                Some(_) => (&pseudo::DTC, "dtc"),
+                None => (&pseudo::VFE, "vfe"),
+            };
+            let file = as_pseudo_file(&m, name);
+            let what = format!("{kernel} {composed:?} {approx:?}");
+            assert_eq!(
+                greedy::GREEDY.objective_name(&m),
+                core.objective_name(&file),
+                "{what}"
+            );
+            for exec in [ex(), chunked.clone()] {
+                let o = greedy::GREEDY.objective(&m, &data, &exec).expect("greedy");
+                let c = core.objective(&file, &data, &exec).expect("core");
+                assert_eq!(o.nlml.to_bits(), c.nlml.to_bits(), "{what}");
+                assert_eq!(o.jitter.to_bits(), c.jitter.to_bits(), "{what}");
+                let head = greedy::GREEDY.pack(&m).len();
+                assert_bits(&what, &o.grad, &c.grad[..head]);
+                let nlml = greedy::GREEDY.nlml(&m, &data, &exec).expect("nlml");
+                let core_nlml = core.nlml(&file, &data, &exec).expect("core nlml");
+                assert_eq!(nlml.to_bits(), core_nlml.to_bits(), "{what}");
+                let dtc = as_pseudo_file(&m, "dtc");
+                let (p, _) = greedy::GREEDY
+                    .posterior(&m, &data, &exec)
+                    .expect("posterior");
+                let (q, _) = pseudo::DTC.posterior(&dtc, &data, &exec).expect("dtc");
+                assert_bits(&what, &p.mean_weights, &q.mean_weights);
+                assert_bits(&what, p.var_matrix.as_slice(), q.var_matrix.as_slice());
+                let (kuf, kdiag) = greedy::GREEDY
+                    .cross(&m, None, &test.x, &exec)
+                    .expect("cross");
+                let (kuf_d, kdiag_d) = pseudo::DTC
+                    .cross(&dtc, None, &test.x, &exec)
+                    .expect("dtc cross");
+                assert_bits(&what, kuf.as_slice(), kuf_d.as_slice());
+                assert_bits(&what, &kdiag, &kdiag_d);
+            }
         }
     }
 }

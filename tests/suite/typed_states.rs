@@ -1,5 +1,6 @@
-//! The families' typed states (issue 44): an L-BFGS fit of spgp-dr, pca-spgp and the
-//! EigenGP methods unpacks θ into the family's typed state (`Method::typed_fit`) instead
+//! The families' typed states (issue 44): an L-BFGS fit of spgp-dr, pca-spgp, the
+//! EigenGP methods, nystrom-opt and greedy's adaptation (their basis as the pseudo-input
+//! family's state) unpacks θ into the family's typed state (`Method::typed_fit`) instead
 //! of into a copy of the model file; the objective and its gradient there must be the
 //! model file's bit for bit — at a θ away from the start, with fixed blocks, the rq and
 //! Matérn kernels, SPGP+DR's pseudo-noise, EigenGP's tie and weights, a composed kernel
@@ -195,6 +196,38 @@ fn the_typed_states_evaluate_to_the_model_files_bits() {
         Case {
             method: "eigengp",
             bernoulli: true,
+            ..BASE
+        },
+        // the selection method fitted by L-BFGS: no model rewritten as dtc's
+        Case {
+            method: "nystrom-opt",
+            ..BASE
+        },
+        Case {
+            method: "nystrom-opt",
+            kernel: KernelKind::Rq,
+            fixed: &["rq_alpha", "noise_variance", "basis_points"],
+            ..BASE
+        },
+        Case {
+            method: "nystrom-opt",
+            composed: Some("se + se * periodic"),
+            ..BASE
+        },
+        // greedy's adaptation fits: the shared blocks at the selected basis
+        Case {
+            method: "greedy",
+            ..BASE
+        },
+        Case {
+            method: "greedy",
+            kernel: KernelKind::Matern32,
+            fixed: &["noise_variance"],
+            ..BASE
+        },
+        Case {
+            method: "greedy",
+            composed: Some("se + se * periodic"),
             ..BASE
         },
     ];

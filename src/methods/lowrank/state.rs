@@ -2,7 +2,7 @@
 //! ([`TypedLowRank`]), and the objective at a state, in one piece or in chunks.
 
 use super::{Family, FamilyState, LowRankMethod, ep};
-use crate::collapsed::{self, Approx};
+use crate::collapsed::{self, Approx, Posterior};
 use crate::data::TrainData;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
@@ -10,6 +10,7 @@ use crate::likelihoods::{Gaussian, Likelihood};
 use crate::methods::method::TypedModel;
 use crate::model_file::ModelFile;
 use crate::params::{self, ParamLayout};
+use nalgebra::DMatrix;
 
 impl<F: Family> LowRankMethod<F> {
     /// A typed model from a state built in code (e.g. with a kernel no model file
@@ -25,8 +26,9 @@ impl<F: Family> LowRankMethod<F> {
     }
 
     /// The objective and its gradient (into `grad`) at a state, on this process's rows:
-    /// in one piece or chunk by chunk. Returns the objective and the jitter.
-    pub(super) fn objective_of(
+    /// in one piece or chunk by chunk. Returns the objective and the jitter. A method
+    /// that chooses its features (greedy, Nyström) calls it with the state it built.
+    pub(crate) fn objective_of(
         &self,
         state: &F::State,
         data: &TrainData,
@@ -65,6 +67,65 @@ impl<F: Family> LowRankMethod<F> {
             )));
         }
         Ok((nlml, jitter))
+    }
+}
+
+impl<F: Family> LowRankMethod<F> {
+    /// The objective (the Gaussian evidence or bound) at a state, on this process's
+    /// rows, in one piece or chunk by chunk.
+    pub(crate) fn nlml_of(
+        &self,
+        state: &F::State,
+        data: &TrainData,
+        approx: Approx,
+        exec: &Exec,
+    ) -> Result<f64> {
+        if let Some(chunks) = self.chunks(state, data.y.len(), exec)? {
+            let nlml = self
+                .summary_in_chunks(state, data, chunks, approx, exec, None)?
+                .nlml();
+            return if nlml.is_finite() {
+                Ok(nlml)
+            } else {
+                Err(Error::numerical("the NLML is not finite"))
+            };
+        }
+        let (parts, _) = self.family.parts(state, &data.x, false, exec)?;
+        collapsed::nlml(
+            &parts.low_rank(state.collapsed_noise()?, approx),
+            &data.y,
+            exec,
+        )
+    }
+
+    /// The posterior at a state, on this process's rows, in one piece or chunk by chunk.
+    pub(crate) fn posterior_of(
+        &self,
+        state: &F::State,
+        data: &TrainData,
+        approx: Approx,
+        exec: &Exec,
+    ) -> Result<Posterior> {
+        let degenerate = self.family.degenerate();
+        if let Some(chunks) = self.chunks(state, data.y.len(), exec)? {
+            let summary = self.summary_in_chunks(state, data, chunks, approx, exec, None)?;
+            return Ok(summary.posterior(degenerate, exec.par));
+        }
+        let (parts, _) = self.family.parts(state, &data.x, false, exec)?;
+        let lr = parts.low_rank(state.collapsed_noise()?, approx);
+        collapsed::posterior(&lr, &data.y, degenerate, exec)
+    }
+
+    /// Kuf and the prior diagonal at inputs `x`, from a state: what the posterior
+    /// predicts with.
+    pub(crate) fn cross_of(
+        &self,
+        state: &F::State,
+        x: &DMatrix<f64>,
+        exec: &Exec,
+    ) -> Result<(DMatrix<f64>, Vec<f64>)> {
+        let (parts, _) = self.family.parts(state, x, false, exec)?;
+        Ok((parts.kuf, parts.kdiag))
     }
 }
 

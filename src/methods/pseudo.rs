@@ -242,11 +242,7 @@ impl PseudoState {
     /// [`PseudoInputs::state`] reads at `[inducing] points`, and what the selection
     /// methods (greedy, Nyström) hand the core at the basis they chose, so that no model
     /// is rewritten as a pseudo-input method's.
-    pub fn at_points(
-        model: &ModelFile,
-        z: DMatrix<f64>,
-        scratch: &Scratch,
-    ) -> Result<PseudoState> {
+    pub fn at_points(model: &ModelFile, z: DMatrix<f64>, scratch: &Scratch) -> Result<PseudoState> {
         Ok(PseudoState {
             kernel: model.kernel_in(scratch),
             z,

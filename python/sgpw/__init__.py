@@ -504,8 +504,10 @@ class Model:
         not add up (the summands' posteriors are correlated). A dict ``{label: (mean,
         var_latent)}`` in the kernel's order; for a DataFrame X, a DataFrame with the
         command line's columns ``mean_LABEL``, ``var_latent_LABEL`` and X's index. The
-        exact GP and the inducing-point methods (fitc, vfe, dtc, pep, spgp-hs) only;
-        other methods, and kernels that are not sums, raise ValueError saying why."""
+        exact GP, the inducing-point methods (fitc, vfe, dtc, pep, spgp-hs, spgp-dr,
+        pca-spgp), greedy, the inter-domain methods (fifgp, tfifgp, smgp), psds and ssgp
+        only; other methods, and kernels that are not sums, raise ValueError saying
+        why."""
         parts = self._core.components(self._select(X), threads=threads)
         if _columns(X) is None:
             return {label: (mean, var) for label, mean, var in parts}

@@ -55,7 +55,7 @@ pub struct PlotArgs {
     /// a sum (`se + se * periodic + rq`): its posterior mean and ±2σ latent band, in the
     /// target's units without the target's mean (see `sgpw predict --components`); each
     /// panel half as high as --size's. full, the inducing-point and inter-domain
-    /// methods, psds and ssgp only.
+    /// methods, greedy, psds and ssgp only.
     #[arg(long)]
     pub components: bool,
     /// prediction: the input varied, 1-based (the others are held at their medians).

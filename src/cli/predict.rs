@@ -36,7 +36,8 @@ pub struct PredictArgs {
     /// deviation but, unlike the total's, has no target mean added (the summands' means
     /// add up to the total mean minus the target mean); its variance is scaled by the
     /// square. The variances do not add up (the summands' posteriors are correlated).
-    /// full and the inducing-point methods (fitc, vfe, dtc, pep, spgp-hs) only.
+    /// full, the inducing-point methods (fitc, vfe, dtc, pep, spgp-hs, spgp-dr, pca-spgp),
+    /// greedy, the inter-domain methods (fifgp, tfifgp, smgp), psds and ssgp only.
     #[arg(long)]
     pub components: bool,
     /// A poisson model fitted with an exposure (`fit --exposure`): the column of

@@ -182,6 +182,12 @@ impl Method for Greedy {
     fn aliases(&self) -> &'static [&'static str] {
         &["matching-pursuit"]
     }
+    /// Its posterior is DTC's over the values at the basis points (`cross` is K(B, x*)
+    /// through [`basis_state`]), so summand j's is Cov(u, f_j(x*)) = K_j(B, x*), as the
+    /// pseudo-input family's.
+    fn predicts_summands(&self) -> bool {
+        true
+    }
     fn second_start(&self, options: &MethodOptions) -> bool {
         options.adapt.is_some()
     }

@@ -234,6 +234,92 @@ fn components_are_refused_without_a_sum_or_inducing_values() {
     );
 }
 
+/// greedy's posterior is DTC's over the values at its basis points, the same as vfe's
+/// at inducing inputs Z = the basis (Titsias 2009), so it splits by summand as vfe does:
+/// a greedy model fitted through the binary with a sum of two SE summands writes, under
+/// `sgpw predict --components`, the same bytes as the vfe model with its basis as Z and
+/// its hyperparameters (the file rewritten by hand: method, `[basis]` → `[inducing]`,
+/// its `[greedy]` and `[posterior]` tables dropped).
+#[test]
+fn greedy_splits_by_summand_as_vfe_at_its_basis() {
+    use std::process::Command;
+    let sgpw = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_sgpw"))
+            .args(args)
+            .output()
+            .expect("runs");
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let dir = tempfile::tempdir().expect("a directory");
+    let path = |name: &str| dir.path().join(name).to_str().expect("utf-8").to_string();
+    let (csv, greedy, vfe) = (path("data.csv"), path("greedy.toml"), path("vfe.toml"));
+    let mut text = String::from("t,y\n");
+    for i in 0..60 {
+        let t = i as f64 * 0.2;
+        text += &format!("{t},{}\n", (0.6 * t).sin() + 0.4 * (4.0 * t).sin());
+    }
+    std::fs::write(&csv, text).expect("writes");
+    sgpw(&[
+        "fit",
+        "--train",
+        &csv,
+        "--method",
+        "greedy",
+        "--m",
+        "10",
+        "--kernel",
+        "se(ls=3) + se(ls=0.3, var=0.2)",
+        "--adapt",
+        "1",
+        "--iters",
+        "30",
+        "--save-model",
+        &greedy,
+    ]);
+    let predict = |model: &str| {
+        sgpw(&[
+            "predict",
+            "--model",
+            model,
+            "--train",
+            &csv,
+            "--input",
+            &csv,
+            "--components",
+        ])
+    };
+    let split = predict(&greedy);
+    assert!(
+        split.starts_with(
+            "mean,var_latent,var_noisy,mean_se1,var_latent_se1,mean_se2,var_latent_se2\n"
+        ),
+        "{split}"
+    );
+    // the vfe model at the same basis and hyperparameters
+    let file = std::fs::read_to_string(&greedy).expect("reads");
+    let mut kept = Vec::new();
+    let mut skipping = false;
+    for line in file.lines() {
+        if line.starts_with('[') {
+            skipping = line == "[greedy]" || line == "[posterior]";
+        }
+        if !skipping {
+            kept.push(match line {
+                "method = \"greedy\"" => "method = \"vfe\"",
+                "[basis]" => "[inducing]",
+                other => other,
+            });
+        }
+    }
+    std::fs::write(&vfe, kept.join("\n") + "\n").expect("writes");
+    assert_eq!(split, predict(&vfe));
+}
+
 /// `sgpw predict --components` (the binary): a standardised full GP fitted with a sum
 /// writes each summand's mean and variance after the usual columns, the means adding up
 /// to the total mean minus the target mean (which only the total carries); a model

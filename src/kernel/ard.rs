@@ -146,6 +146,27 @@ impl Ard {
         )
     }
 
+    /// A scaled by the lengthscales as na×D (each input dimension contiguous over the
+    /// points, so distance loops run over i in SIMD lanes) and B scaled as D×nb, in
+    /// buffers from `scratch` (given back by the caller).
+    fn scaled(
+        &self,
+        a: &DMatrix<f64>,
+        b: &DMatrix<f64>,
+        scratch: &Scratch,
+    ) -> (DMatrix<f64>, DMatrix<f64>) {
+        let (na, nb, dim) = (a.nrows(), b.nrows(), self.lengthscales.len());
+        let mut sa = scratch.matrix(na, dim);
+        for d in 0..dim {
+            for i in 0..na {
+                sa[(i, d)] = a[(i, d)] / self.lengthscales[d];
+            }
+        }
+        let mut sb = scratch.matrix(dim, nb);
+        scaled_columns(b, &self.lengthscales, &mut sb);
+        (sa, sb)
+    }
+
     /// A Matérn kernel's −2∂K/∂r² (as `matrix_of` with [`Entry::Slope`]) and
     /// Σ_ij adj_ij K_ij, column by column from one pass over the pairs
     /// ([`stationary::fill_slope_and_value_column`]); the columns' sums are added in
@@ -159,14 +180,7 @@ impl Ard {
         scratch: &Scratch,
     ) -> (DMatrix<f64>, f64) {
         let (na, nb, dim) = (a.nrows(), b.nrows(), self.lengthscales.len());
-        let mut sa = scratch.matrix(na, dim);
-        for d in 0..dim {
-            for i in 0..na {
-                sa[(i, d)] = a[(i, d)] / self.lengthscales[d];
-            }
-        }
-        let mut sb = scratch.matrix(dim, nb);
-        scaled_columns(b, &self.lengthscales, &mut sb);
+        let (sa, sb) = self.scaled(a, b, scratch);
         let (sf2, kind) = (self.signal_variance, self.kind);
         let mut slope = scratch.matrix(na, nb);
         let mut sums = scratch.zeros(nb);
@@ -212,14 +226,7 @@ impl Ard {
         // distance loop runs over i in SIMD lanes; every r²_ij is still summed over d
         // in order 0..D, exactly as a per-pair loop would.
         let (na, nb, dim) = (a.nrows(), b.nrows(), self.lengthscales.len());
-        let mut sa = scratch.matrix(na, dim);
-        for d in 0..dim {
-            for i in 0..na {
-                sa[(i, d)] = a[(i, d)] / self.lengthscales[d];
-            }
-        }
-        let mut sb = scratch.matrix(dim, nb);
-        scaled_columns(b, &self.lengthscales, &mut sb);
+        let (sa, sb) = self.scaled(a, b, scratch);
         let sf2 = self.signal_variance;
         let (kind, rq_alpha) = (self.kind, self.rq_alpha);
         let mut k = scratch.matrix(na, nb);

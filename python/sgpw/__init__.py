@@ -505,8 +505,8 @@ class Model:
         var_latent)}`` in the kernel's order; for a DataFrame X, a DataFrame with the
         command line's columns ``mean_LABEL``, ``var_latent_LABEL`` and X's index. The
         exact GP, the inducing-point methods (fitc, vfe, dtc, pep, spgp-hs, spgp-dr,
-        pca-spgp), greedy, the inter-domain methods (fifgp, tfifgp, smgp), psds and ssgp
-        only; other methods, and kernels that are not sums, raise ValueError saying
+        pca-spgp), greedy, the inter-domain methods (fifgp, tfifgp, smgp), psds, ssgp and
+        svgp only; other methods, and kernels that are not sums, raise ValueError saying
         why."""
         parts = self._core.components(self._select(X), threads=threads)
         if _columns(X) is None:

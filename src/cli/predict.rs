@@ -37,7 +37,7 @@ pub struct PredictArgs {
     /// add up to the total mean minus the target mean); its variance is scaled by the
     /// square. The variances do not add up (the summands' posteriors are correlated).
     /// full, the inducing-point methods (fitc, vfe, dtc, pep, spgp-hs, spgp-dr, pca-spgp),
-    /// greedy, the inter-domain methods (fifgp, tfifgp, smgp), psds and ssgp only.
+    /// greedy, the inter-domain methods (fifgp, tfifgp, smgp), psds, ssgp and svgp only.
     #[arg(long)]
     pub components: bool,
     /// A poisson model fitted with an exposure (`fit --exposure`): the column of

@@ -883,6 +883,28 @@ impl Method for Svgp {
         Ok((k.matrix(&z, x, exec.par), k.diag(x)))
     }
 
+    /// q(u) is over inducing values u = f(Z) (or a family's features of f), so a
+    /// summand's posterior is its cross-covariance with u through q's mean and
+    /// covariance, as for the collapsed methods (`train::components`).
+    fn predicts_summands(&self) -> bool {
+        true
+    }
+
+    fn summand_cross(
+        &self,
+        model: &ModelFile,
+        one: &ModelFile,
+        summand: usize,
+        basis: Option<&DMatrix<f64>>,
+        x: &DMatrix<f64>,
+        exec: &Exec,
+    ) -> Result<(DMatrix<f64>, Vec<f64>)> {
+        match features::of_model(model)? {
+            Some(f) => f.summand_cross(model, one, summand, x, exec),
+            None => self.cross(one, basis, x, exec),
+        }
+    }
+
     fn fit(
         &self,
         model: ModelFile,

@@ -175,6 +175,36 @@ fn each_summands_posterior_is_the_dense_formula() {
         &from_q(&z, &kuu, &mu, &sigma_u, &xs),
         1e-7,
     );
+
+    // svgp at the same Z with a q(v) over the whitened values v = L⁻¹u (L Lᵀ = Kuu) that
+    // is not the prior: μ_u = L μ_v, Σ_u = L R Rᵀ Lᵀ
+    let mut svgp = model("svgp", &data, Some(&z));
+    let m = z.nrows();
+    let mean_v: Vec<f64> = (0..m).map(|i| 0.4 * (i as f64) - 0.9).collect();
+    let r = DMatrix::from_fn(m, m, |i, j| match i.cmp(&j) {
+        std::cmp::Ordering::Less => 0.0,
+        std::cmp::Ordering::Equal => 0.3 + 0.1 * i as f64,
+        std::cmp::Ordering::Greater => 0.05 * (i + 2 * j) as f64 - 0.2,
+    });
+    svgp.set(&sgpw::methods::svgp::VariationalTable {
+        mean: mean_v.clone(),
+        chol: (0..m).map(|i| r.row(i).iter().copied().collect()).collect(),
+    });
+    let l = kuu
+        .clone()
+        .cholesky()
+        .expect("Kuu is positive definite")
+        .l();
+    let mu_u = &l * DVector::from_vec(mean_v);
+    let sigma_u = &l * &r * r.transpose() * l.transpose();
+    let svgp = Predictor::new(svgp, train).expect("predicts");
+    check(
+        "svgp",
+        &svgp,
+        &xs,
+        &from_q(&z, &kuu, &mu_u, &sigma_u, &xs),
+        1e-7,
+    );
 }
 
 /// A kernel that is not a sum, a plain kernel, and a method whose posterior is not over

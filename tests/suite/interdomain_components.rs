@@ -117,3 +117,48 @@ fn inter_domain_summands_separate_the_slow_and_fast_parts() {
         }
     }
 }
+
+/// svgp splits its q(u) by summand as the collapsed methods split theirs, over inducing
+/// points and over a family's features (here fifgp's): the means add up to the total's
+/// to 1e-10 and the long and short SE follow the slow and fast parts.
+#[test]
+fn svgp_splits_its_posterior_by_summand() {
+    let data = series(300, 7);
+    let xs = DMatrix::from_fn(120, 1, |i, _| -4.5 + 9.0 * i as f64 / 119.0);
+    let t: Vec<f64> = xs.column(0).iter().copied().collect();
+    for (family, option) in [("pseudo", ""), ("fifgp", "family = \"fifgp\"")] {
+        let spec = RunSpec {
+            method: "svgp".into(),
+            m: 40,
+            seed: 2,
+            iters: 2000,
+            standardize: false,
+            options: options(&format!("kernel = \"{KERNEL}\"\n{option}")),
+        };
+        let p = fit(&data, &spec)
+            .0
+            .unwrap_or_else(|e| panic!("svgp over {family}: {e}"))
+            .predictor;
+        let got = components(&p, &xs);
+        let total = p.predict(&xs).expect("predicts");
+        let mean0 = p.model().target_mean;
+        let added: Vec<f64> = (0..xs.nrows())
+            .map(|i| got.iter().map(|c| c.mean[i]).sum::<f64>() + mean0)
+            .collect();
+        assert_close(
+            &format!("svgp over {family} Σ means"),
+            &added,
+            &total.mean,
+            1e-10,
+        );
+        let slow_got: Vec<f64> = got[0].mean.iter().map(|m| m + mean0).collect();
+        let want_slow: Vec<f64> = t.iter().map(|&x| slow(x)).collect();
+        let want_fast: Vec<f64> = t.iter().map(|&x| fast(x)).collect();
+        let (e_slow, e_fast) = (rms(&slow_got, &want_slow), rms(&got[1].mean, &want_fast));
+        eprintln!("svgp over {family}: slow part off by {e_slow:.4}, fast by {e_fast:.4} (RMS)");
+        assert!(
+            e_slow < 0.1 && e_fast < 0.1,
+            "svgp over {family}: slow off by {e_slow}, fast by {e_fast}"
+        );
+    }
+}

@@ -92,6 +92,18 @@ pub trait SvgpFamily: Send + Sync {
     ) -> Result<Vec<f64>>;
     /// Whether f = Kfu Kuu⁻¹ u exactly (the prior variance is q_ii).
     fn degenerate(&self) -> bool;
+    /// Summand j's Cov(u, f_j(x)) and prior variances at `x`, as the family's own method
+    /// splits them ([`crate::methods::Method::summand_cross`]): `one` is `model` with
+    /// summand j alone as its kernel. An error if the family's features are not kernel
+    /// values a summand can be read from.
+    fn summand_cross(
+        &self,
+        model: &ModelFile,
+        one: &ModelFile,
+        summand: usize,
+        x: &DMatrix<f64>,
+        exec: &Exec,
+    ) -> Result<(DMatrix<f64>, Vec<f64>)>;
     /// Its model tables.
     fn tables(&self) -> &'static [&'static str];
     fn input_dims(&self, model: &ModelFile) -> Vec<Witness>;
@@ -196,6 +208,26 @@ impl<F: Family> SvgpFamily for LowRankMethod<F> {
     }
     fn degenerate(&self) -> bool {
         self.family.degenerate()
+    }
+    fn summand_cross(
+        &self,
+        model: &ModelFile,
+        one: &ModelFile,
+        summand: usize,
+        x: &DMatrix<f64>,
+        exec: &Exec,
+    ) -> Result<(DMatrix<f64>, Vec<f64>)> {
+        if !self.family.predicts_summands() {
+            return Err(Error::input(format!(
+                "svgp over {} features has no posterior over values of the kernel to split \
+                 into the summands' posteriors",
+                self.name
+            )));
+        }
+        match self.family.summand_cross(model, summand, x, exec) {
+            Some(r) => r,
+            None => self.kuf(one, x, exec),
+        }
     }
     fn tables(&self) -> &'static [&'static str] {
         self.family.tables()

@@ -7,8 +7,9 @@
 //! kdiag = σ0², so its variance far from the data returns to σ0² + σ².
 //!
 //! With w_j = λ_j / M the model is exactly DTC (FITC for plus) on B: a model without an
-//! `[eigen]` table is that tie, and is evaluated as the SE pseudo-input family with B as
-//! its inducing inputs (no eigen-decomposition at all).
+//! `[eigen]` table is that tie, and is evaluated as the pseudo-input family's typed state
+//! with B as its inducing inputs (no eigen-decomposition at all, and no model rewritten
+//! as dtc's or fitc's): the sequential schedule fits its stage (1) there, as EigenGP.
 //!
 //! Parameters packed as `[log σ0², log ℓ (D), log σ², log w (M, if [eigen]), B (M·D,
 //! column-major)]`, so σ² and w are one contiguous range (the sequential stage 2).
@@ -23,12 +24,13 @@
 
 use super::hyper::{self, chain, fit_free, pack_hyper, stage_budget, unpack_hyper};
 use super::kmeans;
+use super::lowrank::family::add_grad;
 use super::lowrank::{
     ApproxChoice, Family, FamilyState, KuuMatrix, LowRankMethod, MaxM, Parts, StateLikelihood,
     jitter_grad,
 };
 use super::method::{Markers, Method, ValidRunSpec};
-use super::pseudo::{self, Inducing, PLAIN, PseudoExtra, PseudoInputs, PseudoState};
+use super::pseudo::{PLAIN, PseudoExtra, PseudoState};
 use crate::collapsed::Adjoints;
 use crate::data::TrainData;
 use crate::error::Location;
@@ -52,7 +54,7 @@ use std::borrow::Cow;
 /// `[basis] points`: the basis points B of EigenGP, the Nyström methods and greedy
 /// (greedy: in the order they were selected), M rows of D values. They are SE
 /// pseudo-inputs by another name: [`basis_state`] reads them as the pseudo-input
-/// family's, and [`as_pseudo`] turns EigenGP's tie into a model with `[inducing] points`.
+/// family's state (EigenGP's tie reads them so too, [`EigenState::Tie`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Basis {
@@ -184,11 +186,16 @@ pub fn basis_points(model: &ModelFile) -> Result<DMatrix<f64>> {
 /// read says what is wrong.
 pub fn basis_state(model: &ModelFile, scratch: &Scratch) -> Result<PseudoState> {
     model.collapsed_noise()?;
-    let b = match model.stored_matrix_in::<Basis>("points", model.kernel_dim(), scratch) {
-        Some(b) => b,
-        None => basis_points(model)?,
-    };
-    PseudoState::at_points(model, b, scratch)
+    PseudoState::at_points(model, basis_points_in(model, scratch)?, scratch)
+}
+
+/// [`basis_points`] in memory from `scratch` where `[basis] points` is well formed;
+/// otherwise the checked read says what is wrong.
+fn basis_points_in(model: &ModelFile, scratch: &Scratch) -> Result<DMatrix<f64>> {
+    match model.stored_matrix_in::<Basis>("points", model.kernel_dim(), scratch) {
+        Some(b) => Ok(b),
+        None => basis_points(model),
+    }
 }
 
 /// The eigen-decomposition of K_BB + jitter·I, eigenvalues descending.
@@ -247,8 +254,6 @@ pub fn tie_weights(lambda: &[f64]) -> Vec<f64> {
     lambda.iter().map(|l| l / m).collect()
 }
 
-/// The model as the SE pseudo-input method `name` (dtc or fitc) with B as its
-/// inducing inputs: the DTC/FITC tie of an EigenGP model.
 /// EigenGP's blocks after the shared ones: the weights as logarithms (where the model
 /// has them), then the basis points B (m × D).
 const EIGEN_BLOCKS: [TailBlock; 2] = [
@@ -272,41 +277,6 @@ const EIGEN_BLOCKS: [TailBlock; 2] = [
         holds: Holds::ByTransform,
     },
 ];
-
-pub fn as_pseudo(model: &ModelFile, name: &str) -> ModelFile {
-    let mut p = model.clone();
-    p.method = name.to_string();
-    // the basis points are the pseudo-inputs; the weights are not in the tie
-    p.fixed = model
-        .fixed
-        .iter()
-        .filter(|f| f.as_str() != "eigen_weights")
-        .map(|f| match f.as_str() {
-            "basis_points" => "inducing_inputs".to_string(),
-            _ => f.clone(),
-        })
-        .collect();
-    // [basis] and [inducing] hold the same `points`
-    if let Some(points) = p.tables.remove(Basis::NAME) {
-        p.tables.insert(Inducing::NAME.to_string(), points);
-    }
-    p.remove::<Eigen>();
-    p.posterior = None;
-    p
-}
-
-/// Back from [`as_pseudo`]: `original` with the pseudo-input model's hyperparameters
-/// and inducing inputs as its basis points, at the tie (no `[eigen]`).
-pub fn from_pseudo(pseudo: ModelFile, original: &ModelFile) -> ModelFile {
-    let mut m = original.clone();
-    m.hyper = pseudo.hyper;
-    m.composed = pseudo.composed;
-    if let Some(points) = pseudo.tables.get(Inducing::NAME) {
-        m.tables.insert(Basis::NAME.to_string(), points.clone());
-    }
-    m.remove::<Eigen>();
-    m
-}
 
 /// The eigen-weights of a model, checked against M (None: the tie).
 fn weights(model: &ModelFile, m: usize) -> Result<Option<Vec<f64>>> {
@@ -414,18 +384,6 @@ fn mismatched() -> Error {
 }
 
 impl EigenBasis {
-    fn pseudo_name(&self) -> &'static str {
-        if self.plus { "fitc" } else { "dtc" }
-    }
-
-    fn pseudo_method(&self) -> &'static LowRankMethod<PseudoInputs> {
-        if self.plus {
-            &pseudo::FITC
-        } else {
-            &pseudo::DTC
-        }
-    }
-
     /// The sequential schedule: rounds of (1) the tie over [hyper, B], (2) [σ², w].
     fn fit_sequential(
         &self,
@@ -437,7 +395,6 @@ impl EigenBasis {
     ) -> Result<(ModelFile, Outcome)> {
         let rounds = spec.options.rounds.unwrap_or(DEFAULT_ROUNDS).max(1);
         let stages = 2 * rounds;
-        let tie_method = self.pseudo_method();
         let mut model = model;
         let mut total: Option<Outcome> = None;
         for k in 0..stages {
@@ -446,12 +403,14 @@ impl EigenBasis {
             let continues = total.as_ref().map(|t| t.iterations);
             let phase = Phase::Fit { stage: k + 1 };
             let out = if k % 2 == 0 {
-                // (1) the tie: DTC (FITC) on B with the SE pseudo-input family
-                let start = as_pseudo(&model, self.pseudo_name());
-                let n = tie_method.pack(&start).len();
+                // (1) the tie: without `[eigen]` the model is DTC (FITC) on B, θ = [hyper,
+                // B], evaluated as the pseudo-input family's state (EigenState::Tie); the
+                // fixed blocks are EigenGP's own (basis_points; eigen_weights has no entries)
+                model.remove::<Eigen>();
+                let n = method.pack(&model).len();
                 let (fitted, out) =
-                    fit_free(tie_method, start, data, 0..n, budget, phase, continues, ctx)?;
-                model = from_pseudo(fitted, &model);
+                    fit_free(method, model, data, 0..n, budget, phase, continues, ctx)?;
+                model = fitted;
                 out
             } else {
                 // (2) the weights from the tie, with σ²; Φ (B, σ0², ℓ) fixed
@@ -498,10 +457,11 @@ impl Family for EigenBasis {
     type State = EigenState;
 
     fn state<'a>(&self, model: &'a ModelFile, scratch: &Scratch) -> Result<Cow<'a, EigenState>> {
-        let b = basis_points(model)?;
+        let b = basis_points_in(model, scratch)?;
         let Some(w) = weights(model, b.nrows())? else {
-            let tie = as_pseudo(model, self.pseudo_name());
-            let tie = PLAIN.state(&tie, scratch)?.into_owned();
+            // the tie: the plain pseudo-input family's state at B (not basis_state: EP
+            // fits the tie with a likelihood that has no σ²)
+            let tie = PseudoState::at_points(model, b, scratch)?;
             return Ok(Cow::Owned(EigenState::Tie(tie)));
         };
         Ok(Cow::Owned(EigenState::Weighted(Weighted {
@@ -515,8 +475,10 @@ impl Family for EigenBasis {
     }
 
     fn recycle_state(&self, state: Cow<'_, EigenState>, scratch: &Scratch) {
-        if let Cow::Owned(EigenState::Tie(tie)) = state {
-            PLAIN.recycle_state(Cow::Owned(tie), scratch);
+        match state {
+            Cow::Owned(EigenState::Tie(tie)) => PLAIN.recycle_state(Cow::Owned(tie), scratch),
+            Cow::Owned(EigenState::Weighted(s)) => scratch.give_matrix(s.b),
+            Cow::Borrowed(_) => {}
         }
     }
 
@@ -737,11 +699,35 @@ impl Family for EigenBasis {
         Ok(grad)
     }
 
+    /// The tie straight into `grad` as the pseudo-input family's (allocating nothing, as
+    /// dtc's and fitc's evaluations); with weights, [`Family::pull_back`]'s vector added.
+    fn pull_back_into(
+        &self,
+        state: &EigenState,
+        x: &DMatrix<f64>,
+        parts: &Parts,
+        extra: EigenExtra,
+        adj: &Adjoints,
+        exec: &Exec,
+        grad: &mut Vec<f64>,
+    ) -> Result<()> {
+        match (state, extra) {
+            (EigenState::Tie(tie), EigenExtra::Tie(z)) => {
+                PLAIN.pull_back_into(tie, x, parts, z, adj, exec, grad)
+            }
+            (state, extra) => {
+                add_grad(grad, self.pull_back(state, x, parts, extra, adj, exec)?);
+                Ok(())
+            }
+        }
+    }
+
     fn degenerate(&self) -> bool {
         !self.plus
     }
 
-    /// The sequential schedule fits a tied method on the way.
+    /// The joint fit only: the sequential schedule's stages are EigenGP's own evaluations
+    /// too (the tie's as well), but it has not been run over processes.
     fn shares_rows(&self) -> bool {
         self.joint
     }

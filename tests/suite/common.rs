@@ -273,3 +273,16 @@ pub fn rows_block(data: &TrainData, idx: &[usize]) -> (DMatrix<f64>, Vec<f64>) {
     let x = DMatrix::from_fn(idx.len(), data.x.ncols(), |i, d| data.x[(idx[i], d)]);
     (x, idx.iter().map(|&i| data.y[i]).collect())
 }
+
+/// `model` written as the pseudo-input method `method` (dtc, vfe, fitc) with its basis as
+/// the inducing inputs: what greedy, nystrom-opt and EigenGP's tie once evaluated, and must
+/// still evaluate to the bit, though they now hand the core their basis as a typed state.
+pub fn as_pseudo_file(model: &ModelFile, method: &str) -> ModelFile {
+    let mut p = ModelFile::new(method, model.hyper.clone());
+    p.composed.clone_from(&model.composed);
+    p.jitter = model.jitter;
+    p.noise_floor = model.noise_floor;
+    let b = sgpw::methods::eigen::basis_points(model).expect("basis");
+    sgpw::methods::pseudo::set_inducing_points(&mut p, &b);
+    p
+}

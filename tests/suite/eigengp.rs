@@ -351,8 +351,70 @@ fn tied_weights_are_exactly_dtc_and_fitc() {
         assert_close(&format!("{method} mean"), &pw.mean, &pa.mean, 1e-9);
         assert_close(&format!("{method} var"), &pw.var_noisy, &pa.var_noisy, 1e-9);
         // and the tie is the SE pseudo-input DTC/FITC on B
-        let pseudo = eigen::as_pseudo(&tie, if method == "eigengp" { "dtc" } else { "fitc" });
+        let pseudo = as_pseudo_file(&tie, if method == "eigengp" { "dtc" } else { "fitc" });
         assert_eq!(objective(&pseudo, &data).nlml, a.nlml);
+    }
+}
+
+/// Stage (1) of the sequential schedule fits EigenGP itself at the tie (no model
+/// rewritten as dtc's or fitc's): the same steps, bit for bit, as the pseudo-input method
+/// fitted from the same start with B as its inducing inputs, fixed blocks included
+/// (`basis_points` is `inducing_inputs` there; `eigen_weights` has no entries at the tie).
+#[test]
+fn the_tie_stage_fits_as_the_pseudo_input_method_at_b() {
+    let data = toy_data(70, 2, 3);
+    let fixes: [(&[&str], &[&str]); 4] = [
+        (&[], &[]),
+        (&["basis_points", "eigen_weights"], &["inducing_inputs"]),
+        (&["lengthscales"], &["lengthscales"]),
+        (
+            &["signal_variance", "noise_variance"],
+            &["signal_variance", "noise_variance"],
+        ),
+    ];
+    for (method, pseudo) in [("eigengp", "dtc"), ("eigengp-plus", "fitc")] {
+        for (fixed, pseudo_fixed) in fixes {
+            let b = DMatrix::from_fn(6, 2, |j, k| ((j * (k + 2)) as f64 * 0.9).sin() * 1.6);
+            let mut tie = ModelFile::new(method, Hyper::se(1.3, vec![0.9, 1.4], 0.05));
+            tie.set(&Basis { points: rows(&b) });
+            tie.fixed = fixed.iter().map(|f| f.to_string()).collect();
+            let mut file = as_pseudo_file(&tie, pseudo);
+            file.fixed = pseudo_fixed.iter().map(|f| f.to_string()).collect();
+            let ctx = RunContext::quiet(ex());
+            let run = |name: &str, model: ModelFile| {
+                let m = methods::get(name).expect("method");
+                let n = m.pack(&model).len();
+                sgpw::methods::hyper::fit_free(
+                    m,
+                    model,
+                    &data,
+                    0..n,
+                    25,
+                    sgpw::run_context::Phase::Fit { stage: 1 },
+                    None,
+                    &ctx,
+                )
+                .expect("fits")
+            };
+            let (fitted, a) = run(method, tie.clone());
+            let (fitted_file, p) = run(pseudo, file);
+            let what = format!("{method} fixed {fixed:?}");
+            assert!(a.iterations > 0, "{what}");
+            assert_eq!(a.iterations, p.iterations, "{what}");
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&a.x), bits(&p.x), "{what}: θ");
+            assert_eq!(bits(&a.trace), bits(&p.trace), "{what}: trace");
+            // still EigenGP's model at the tie, its fixed blocks where they were
+            assert_eq!(fitted.method, method);
+            assert!(!fitted.has::<Eigen>(), "{what}");
+            assert_eq!(fitted.hyper, fitted_file.hyper, "{what}");
+            let fb = eigen::basis_points(&fitted).expect("B");
+            if fixed.contains(&"basis_points") {
+                assert_eq!(fb, b, "{what}");
+            } else {
+                assert_ne!(fb, b, "{what}");
+            }
+        }
     }
 }
 

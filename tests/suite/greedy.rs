@@ -182,19 +182,6 @@ fn incremental_evidence_and_bound_are_the_cores() {
     }
 }
 
-/// `model` written as the pseudo-input method `method` (dtc, vfe) with its basis as the
-/// inducing inputs: what greedy and nystrom-opt once evaluated, and must still evaluate
-/// to the bit, though they now hand the core their basis as a typed state.
-pub fn as_pseudo_file(model: &ModelFile, method: &str) -> ModelFile {
-    let mut p = ModelFile::new(method, model.hyper.clone());
-    p.composed.clone_from(&model.composed);
-    p.jitter = model.jitter;
-    p.noise_floor = model.noise_floor;
-    let b = sgpw::methods::eigen::basis_points(model).expect("basis");
-    pseudo::set_inducing_points(&mut p, &b);
-    p
-}
-
 fn assert_bits(what: &str, a: &[f64], b: &[f64]) {
     assert_eq!(a.len(), b.len(), "{what}");
     for (i, (x, y)) in a.iter().zip(b).enumerate() {

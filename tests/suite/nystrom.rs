@@ -104,7 +104,7 @@ fn nystrom_opt_gradient_matches_finite_differences() {
     check_gradient("nystrom-opt", &mut f, &theta, &o.grad, 1e-6, 1e-6);
     // its objective is the DTC evidence on B, to the bit, gradient included (θ in the
     // same order: the shared blocks, then B as dtc's inducing inputs)
-    let dtc = sgpw::methods::eigen::as_pseudo(&model, "dtc");
+    let dtc = as_pseudo_file(&model, "dtc");
     let d = methods::get("dtc")
         .expect("dtc")
         .objective(&dtc, &data, &ex())

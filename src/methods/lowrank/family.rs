@@ -291,11 +291,7 @@ pub trait Family: Send + Sync + 'static {
         exec: &Exec,
         grad: &mut Vec<f64>,
     ) -> Result<()> {
-        let g = self.pull_back(state, x, parts, extra, adj, exec)?;
-        if grad.is_empty() {
-            grad.resize(g.len(), 0.0);
-        }
-        grad.iter_mut().zip(g).for_each(|(a, b)| *a += b);
+        add_grad(grad, self.pull_back(state, x, parts, extra, adj, exec)?);
         Ok(())
     }
     /// Give what [`Family::parts`] built on the way back to `scratch` when it is not
@@ -384,4 +380,13 @@ pub trait Family: Send + Sync + 'static {
             hyper::fit_stages(method, model, data, &stages, spec.iters, ctx)
         }
     }
+}
+
+/// `g` added into `grad` (an empty `grad` first becomes zeros of `g`'s length): what
+/// [`Family::pull_back_into`] does with a pull-back's own vector.
+pub fn add_grad(grad: &mut Vec<f64>, g: Vec<f64>) {
+    if grad.is_empty() {
+        grad.resize(g.len(), 0.0);
+    }
+    grad.iter_mut().zip(g).for_each(|(a, b)| *a += b);
 }

@@ -10,7 +10,6 @@ pub mod chart;
 pub mod cli;
 pub mod collapsed;
 pub mod data;
-#[cfg(feature = "mpi")]
 pub mod distributed;
 pub mod ep;
 pub mod error;

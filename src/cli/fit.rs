@@ -1,6 +1,7 @@
 //! `sgpw fit`: train one model, report its metrics, optionally save it.
 
 use super::{DataArgs, LimitArgs, MemoryArgs, RunArgs, exit, print_json};
+use crate::distributed::Distributed;
 use crate::error::{Error, Result};
 use crate::exec::{CancelToken, Exec};
 use crate::run_context::{Phase, Progress, RunContext};
@@ -27,9 +28,9 @@ pub struct FitArgs {
     /// Write the fitted model (TOML) here.
     #[arg(long)]
     pub save_model: Option<PathBuf>,
-    /// One fit over the processes of an MPI job (`mpirun -np K sgpw fit --distributed
+    /// One fit over the processes of an MPI job (`mpirun -np K sgpw-mpi fit --distributed
     /// …`): each reads its own share of the training rows; low-rank methods only
-    /// (docs/distributed.md). Needs sgpw built with `--features mpi`.
+    /// (docs/distributed.md). Needs sgpw-mpi, the build of sgpw with MPI.
     #[arg(long)]
     pub distributed: bool,
     /// svgp: read the training file a block at a time instead of loading it, so that a
@@ -50,14 +51,15 @@ struct Shape {
 }
 
 /// `sgpw fit`; its exit code: 0, or 128 + the signal that cancelled the fit.
-pub fn run(args: FitArgs) -> Result<u8> {
+/// `distributed`: how `--distributed` reaches MPI (None: sgpw was built without it).
+pub fn run(args: FitArgs, distributed: Option<&dyn Distributed>) -> Result<u8> {
     let spec = args.run.spec()?;
     // method, m's upper bound and options before reading any data; m ≤ n after
     spec.check(usize::MAX)?;
     let exposure = spec.options.exposure.as_deref();
     if args.distributed {
         crate::data::exposure::refuse_rows_by_parts(exposure, "--distributed")?;
-        return distributed(&args, &spec);
+        return fit_distributed(&args, &spec, distributed);
     }
     let mut load = args.data.spec(spec.seed);
     if crate::stream_fit::streams(&spec.check(usize::MAX)?, &load.train, args.stream)? {
@@ -299,18 +301,19 @@ impl Shown {
     }
 }
 
-/// `fit --distributed` without the `mpi` feature: how to get it.
-#[cfg(not(feature = "mpi"))]
-fn distributed(_args: &FitArgs, _spec: &crate::run_spec::RunSpec) -> Result<u8> {
-    Err(crate::error::Error::input(super::NO_MPI))
-}
-
 /// `fit --distributed`: every process fits; the root (rank 0) reports and saves. A
 /// signal to the root cancels the fit (the others follow it); the others ignore one.
-#[cfg(feature = "mpi")]
-fn distributed(args: &FitArgs, spec: &crate::run_spec::RunSpec) -> Result<u8> {
-    let procs = crate::distributed::start()?;
-    let root = procs.share.rank == 0;
+/// Without MPI: how to get it.
+fn fit_distributed(
+    args: &FitArgs,
+    spec: &crate::run_spec::RunSpec,
+    distributed: Option<&dyn Distributed>,
+) -> Result<u8> {
+    let Some(distributed) = distributed else {
+        return Err(Error::input(super::NO_MPI));
+    };
+    let procs = distributed.start()?;
+    let root = procs.rank() == 0;
     let valid = spec.check(usize::MAX)?;
     let bar = if root {
         progress_bar(spec)
@@ -325,7 +328,7 @@ fn distributed(args: &FitArgs, spec: &crate::run_spec::RunSpec) -> Result<u8> {
         true => cancelled_by_signals(exec)?,
         false => (exec.clone(), cancelled_by_signals(exec)?.1),
     };
-    let fitted = crate::distributed::fit(&procs, &args.data.spec(spec.seed), &valid, exec, &sink);
+    let fitted = procs.fit(&args.data.spec(spec.seed), &valid, exec, &sink);
     bar.finish_and_clear();
     let f = match ended(
         fitted,

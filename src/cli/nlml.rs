@@ -1,6 +1,7 @@
 //! `sgpw nlml`: the objective at a model's parameters, without training.
 
 use super::predict::training_data;
+use crate::distributed::Distributed;
 use crate::error::Result;
 use crate::exec::Exec;
 use crate::model_file::raw_scale_offset;
@@ -27,17 +28,18 @@ pub struct NlmlArgs {
     pub json: bool,
     #[command(flatten)]
     pub memory: super::MemoryArgs,
-    /// Over the processes of an MPI job (`mpirun -np K sgpw nlml --distributed --json
-    /// …`): each reads its own share of the rows; low-rank methods only. Needs sgpw
-    /// built with `--features mpi`.
+    /// Over the processes of an MPI job (`mpirun -np K sgpw-mpi nlml --distributed
+    /// --json …`): each reads its own share of the rows; low-rank methods only. Needs
+    /// sgpw-mpi, the build of sgpw with MPI.
     #[arg(long)]
     pub distributed: bool,
 }
 
-pub fn run(args: NlmlArgs) -> Result<()> {
+/// `distributed`: how `--distributed` reaches MPI (None: sgpw was built without it).
+pub fn run(args: NlmlArgs, distributed: Option<&dyn Distributed>) -> Result<()> {
     let (model, method) = crate::methods::read_model(&args.model)?;
     if args.distributed {
-        return distributed(&args, &model);
+        return nlml_distributed(&args, &model, distributed);
     }
     let (x, y) = training_data(&model, &args.train, args.target.clone())?;
     let data = model_data(&model, &x, &y)?;
@@ -76,22 +78,22 @@ pub fn run(args: NlmlArgs) -> Result<()> {
     }
 }
 
-/// `nlml --distributed` without the `mpi` feature: how to get it.
-#[cfg(not(feature = "mpi"))]
-fn distributed(_args: &NlmlArgs, _model: &crate::model_file::ModelFile) -> Result<()> {
-    Err(crate::error::Error::input(super::NO_MPI))
-}
-
 /// `nlml --distributed --json`: the objective and gradient over every process's rows,
-/// printed by the root.
-#[cfg(feature = "mpi")]
-fn distributed(args: &NlmlArgs, model: &crate::model_file::ModelFile) -> Result<()> {
+/// printed by the root. Without MPI: how to get it.
+fn nlml_distributed(
+    args: &NlmlArgs,
+    model: &crate::model_file::ModelFile,
+    distributed: Option<&dyn Distributed>,
+) -> Result<()> {
+    let Some(distributed) = distributed else {
+        return Err(crate::error::Error::input(super::NO_MPI));
+    };
     if !args.json {
         return Err(crate::error::Error::input(
             "nlml --distributed prints JSON: add --json",
         ));
     }
-    let procs = crate::distributed::start()?;
+    let procs = distributed.start()?;
     let load = crate::data::LoadSpec {
         train: args.train.clone(),
         test: None,
@@ -102,7 +104,7 @@ fn distributed(args: &NlmlArgs, model: &crate::model_file::ModelFile) -> Result<
         drop_missing: false,
     };
     let exec = Exec::default().with_memory_budget(args.memory.bytes());
-    let Some((o, n, seconds)) = crate::distributed::objective(&procs, model, &load, exec)? else {
+    let Some((o, n, seconds)) = procs.objective(model, &load, exec)? else {
         return Ok(());
     };
     let method = crate::methods::get(&model.method)?;
@@ -116,9 +118,9 @@ fn distributed(args: &NlmlArgs, model: &crate::model_file::ModelFile) -> Result<
         "nlml_scale": "raw",
         "jitter": o.jitter,
         "gradient": o.grad,
-        "processes": procs.share.size,
+        "processes": procs.size(),
         "evaluation_seconds": seconds,
-        "bytes_summed": procs.share.traffic().summed,
-        "bytes_announced": procs.share.traffic().announced,
+        "bytes_summed": procs.traffic().summed,
+        "bytes_announced": procs.traffic().announced,
     }))
 }

@@ -1,9 +1,9 @@
 //! The end of every fit: [`super::fit`], a streamed fit ([`crate::stream_fit`]) and a
-//! distributed one (`crate::distributed`) all end in [`finish`]. A cancelled fit ends
-//! as [`Error::CancelledAfter`] with how far it got; a finished one with the objective
-//! and the posterior at the fitted parameters, the fit's record in the model
-//! ([`FitInfo`]), the predictor, the test scores beside the constant predictor's, and
-//! the check that every number it hands out is finite.
+//! distributed one (`sgpw_mpi::fit`, in the package sgpw-mpi) all end in [`finish`]. A
+//! cancelled fit ends as [`Error::CancelledAfter`] with how far it got; a finished one
+//! with the objective and the posterior at the fitted parameters, the fit's record in
+//! the model ([`FitInfo`]), the predictor, the test scores beside the constant
+//! predictor's, and the check that every number it hands out is finite.
 
 use super::{FitResult, Predictor};
 use crate::data::TrainData;

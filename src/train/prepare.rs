@@ -167,7 +167,7 @@ pub(crate) fn composed_start(
 /// model units and the noise floor recorded. A subset fit's end with a composed kernel
 /// gives the kernel its values and σ² (the rest of the start is the default start's).
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn start_model(
+pub fn start_model(
     td: &TrainData,
     spec: &ValidRunSpec,
     target_mean: f64,

@@ -656,9 +656,8 @@ fn bench_needs_a_repetition() {
     assert!(stderr(&out).contains("--reps 0"), "{}", stderr(&out));
 }
 
-/// Built without the `mpi` feature, `--distributed` says how to get it and touches no
-/// data.
-#[cfg(not(feature = "mpi"))]
+/// sgpw (built without MPI: sgpw-mpi has it) says how to get `--distributed` and
+/// touches no data.
 #[test]
 fn distributed_without_mpi_says_how_to_get_it() {
     let train = repo("datasets/snelson1d/train.csv.gz");
@@ -677,7 +676,7 @@ fn distributed_without_mpi_says_how_to_get_it() {
         assert!(!o.status.success());
         let err = stderr(&o);
         if args[0] == "fit" {
-            assert!(err.contains("--features mpi"), "{err}");
+            assert!(err.contains("-p sgpw-mpi"), "{err}");
             assert!(err.contains("mpirun -np"), "{err}");
         } else {
             // nlml reads its model first: the missing file is named

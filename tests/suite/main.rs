@@ -1,8 +1,8 @@
 //! The integration tests, one binary: each module is one former test file, so the
 //! suite links the library (polars, faer, ratatui, resvg, …) once instead of once per
 //! file. Run one part with a filter: `cargo test --release --test suite kernels::`.
-//! `tests/allocations.rs` (a counting global allocator) and `tests/mpi.rs` (feature
-//! `mpi`) stay binaries of their own.
+//! `tests/allocations.rs` (a counting global allocator) stays a binary of its own, and
+//! `mpi/tests/mpi.rs` is the package sgpw-mpi's.
 
 mod bernoulli_link;
 mod changepoints;

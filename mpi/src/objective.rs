@@ -3,12 +3,12 @@
 
 use super::agree::read_stripe;
 use super::transport::Processes;
-use crate::data::LoadSpec;
-use crate::error::{Error, Result};
-use crate::exec::Exec;
-use crate::methods::{self, Objective};
-use crate::model_file::ModelFile;
-use crate::train;
+use sgpw::data::LoadSpec;
+use sgpw::error::{Error, Result};
+use sgpw::exec::Exec;
+use sgpw::methods::{self, Objective};
+use sgpw::model_file::ModelFile;
+use sgpw::train;
 use std::time::Instant;
 
 /// The objective and gradient of `model` over the rows of every process, the rows, and

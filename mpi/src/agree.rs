@@ -4,14 +4,14 @@
 //! merged from each process's moments), and the rows the root starts from.
 
 use super::transport::MpiShare;
-use crate::data::load::{Stripe, load_stripe};
-use crate::data::{LoadSpec, TrainData};
-use crate::error::{Error, Result};
-use crate::model_file::Standardize;
-use crate::train;
 use nalgebra::DMatrix;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use sgpw::data::load::{Stripe, load_stripe};
+use sgpw::data::{LoadSpec, TrainData};
+use sgpw::error::{Error, Result};
+use sgpw::model_file::Standardize;
+use sgpw::train;
 
 /// At most this many training rows are gathered on the root for the start (the
 /// inducing inputs, k-means, lengthscale starts): all of them when there are no more.
@@ -191,7 +191,7 @@ impl Stats {
 
 /// The statistics of every row, on the root that holds them all: `train::prepare`'s.
 fn root_stats(rows: &TrainData, standardize: bool) -> Stats {
-    let data = crate::data::Dataset {
+    let data = sgpw::data::Dataset {
         feature_names: Vec::new(),
         target_name: String::new(),
         x_train: rows.x.clone(),
@@ -202,7 +202,7 @@ fn root_stats(rows: &TrainData, standardize: bool) -> Stats {
         notes: Vec::new(),
     };
     let (td, mean, st) = train::prepare(&data, standardize);
-    let sd = crate::data::moments::moments(rows.y.iter().copied()).sd;
+    let sd = sgpw::data::moments::moments(rows.y.iter().copied()).sd;
     Stats {
         mean,
         sum_y2: td.y.iter().map(|v| v * v).sum(),
@@ -214,7 +214,7 @@ fn root_stats(rows: &TrainData, standardize: bool) -> Stats {
 /// The statistics of every row from each process's count, mean and centred sum of
 /// squares, merged in process order (Chan, Golub & LeVeque 1979), so that every
 /// process gets the same bits. Each column is first divided by a power of two near its
-/// largest magnitude over every process (as [`crate::data::moments`] does on one
+/// largest magnitude over every process (as [`sgpw::data::moments`] does on one
 /// process), so neither the sums nor the squares overflow or underflow.
 fn merged_stats(share: &MpiShare, raw: &TrainData, n_total: usize, standardize: bool) -> Stats {
     let (x, y) = (&raw.x, &raw.y);
@@ -234,7 +234,7 @@ fn merged_stats(share: &MpiShare, raw: &TrainData, n_total: usize, standardize: 
     let scale: Vec<f64> = largest
         .iter()
         .map(|&l| match l > 0.0 && l.is_finite() {
-            true => crate::data::moments::power_of_two_near(l),
+            true => sgpw::data::moments::power_of_two_near(l),
             false => 1.0,
         })
         .collect();

@@ -1,4 +1,4 @@
-//! One fit over MPI (`--features mpi`; docs/distributed.md): `mpirun -np 2` and
+//! One fit over MPI (the binary `sgpw-mpi`; docs/distributed.md): `mpirun -np 2` and
 //! `-np 4` (oversubscribed on one machine) give the single-process objective and
 //! gradient at the same parameters to 1e-12 relative (not bit for bit: the processes'
 //! sums are added in another order than one process adds its stripes), a fit follows
@@ -6,13 +6,12 @@
 //! parameters to 1e-9, and a distributed fit repeats bit for bit; svgp's minibatch fit
 //! follows the single-process one to 1e-9; a distributed fit interrupted while it
 //! iterates ends as every cancelled fit ends, saying how far it got. Skipped, saying so,
-//! where `mpirun` is not installed. Built only with the feature (`required-features` in
-//! Cargo.toml).
+//! where `mpirun` is not installed. Run by `cargo test --release -p sgpw-mpi`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const SGPW: &str = env!("CARGO_BIN_EXE_sgpw");
+const SGPW: &str = env!("CARGO_BIN_EXE_sgpw-mpi");
 
 /// Whether `mpirun` runs here; if not, the test says why it is skipped.
 fn have_mpirun() -> bool {

@@ -6,33 +6,21 @@
 //! ([`train::finish`]): a cancelled fit keeps how far it got.
 
 use super::agree::{Shared, read_and_agree};
-use super::transport::{MpiShare, Processes, Traffic};
-use crate::data::{LoadSpec, TrainData};
-use crate::error::{Error, Result};
-use crate::exec::Exec;
-use crate::methods::{RowSource, ValidRunSpec};
-use crate::model_file::{ModelFile, raw_scale_offset};
-use crate::optim::Outcome;
-use crate::run_context::{Phase, Progress, RunContext};
-use crate::train::{self, Final, FitResult, Stopped, Test};
+use super::transport::{MpiShare, Processes};
 use nalgebra::DMatrix;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use sgpw::data::{LoadSpec, TrainData};
+use sgpw::distributed::Fitted;
+use sgpw::error::{Error, Result};
+use sgpw::exec::Exec;
+use sgpw::methods::{RowSource, ValidRunSpec};
+use sgpw::model_file::{ModelFile, raw_scale_offset};
+use sgpw::optim::Outcome;
+use sgpw::run_context::{Phase, Progress, RunContext};
+use sgpw::train::{self, Final, FitResult, Stopped, Test};
 use std::cell::Cell;
 use std::time::Instant;
-
-/// What the root hands back from a distributed fit.
-pub struct Fitted {
-    pub result: FitResult,
-    pub n_train: usize,
-    pub n_test: usize,
-    pub dim: usize,
-    pub notes: Vec<String>,
-    pub processes: usize,
-    pub traffic: Traffic,
-    /// A fit on minibatches: the bytes this process summed per minibatch step.
-    pub bytes_per_step: Option<usize>,
-}
 
 /// Options a distributed fit refuses, and why.
 fn refuse(spec: &ValidRunSpec, load: &LoadSpec) -> Result<()> {
@@ -56,7 +44,7 @@ fn refuse(spec: &ValidRunSpec, load: &LoadSpec) -> Result<()> {
         (o.restarts.unwrap_or(1) > 1, "--restarts"),
         (o.subset.is_some(), "--subset"),
         (
-            o.likelihood() != crate::likelihoods::LikelihoodKind::Gaussian,
+            o.likelihood() != sgpw::likelihoods::LikelihoodKind::Gaussian,
             "a --likelihood other than gaussian (the processes share the targets in model units)",
         ),
     ] {
@@ -173,7 +161,7 @@ impl End<'_> {
         let Some(path) = &self.load.test else {
             return Err(Error::input("internal: no test file to read"));
         };
-        let t = crate::data::load::load_for_model(&LoadSpec {
+        let t = sgpw::data::load::load_for_model(&LoadSpec {
             train: path.clone(),
             test: None,
             split: None,
@@ -248,7 +236,7 @@ fn fit_context<'a>(
 
 /// A method that trains on minibatches, over every process: the root's start is given
 /// to every process, and every process runs the same training loop on its stripe
-/// ([`crate::methods::Method::fit_rows`] with [`RowSource::Memory`]): the same seeded
+/// ([`sgpw::methods::Method::fit_rows`] with [`RowSource::Memory`]): the same seeded
 /// order of every process's rows, each process evaluating the members of each
 /// minibatch it holds, the sums added with one all-reduce per evaluation, and the same
 /// steps on every process from the same totals. The root then ends the fit as [`lead`]

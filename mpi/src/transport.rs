@@ -4,14 +4,15 @@
 //! the others' serving loop ([`MpiShare::serve`]), the core's [`RowShare`], and the
 //! bytes each kind of traffic took ([`Traffic`]).
 
-use crate::data::TrainData;
-use crate::error::{Error, Result};
-use crate::exec::{Evaluation, Exec, RowShare};
-use crate::methods;
-use crate::model_file::ModelFile;
 use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
+use sgpw::data::TrainData;
+use sgpw::distributed::Traffic;
+use sgpw::error::{Error, Result};
+use sgpw::exec::{Evaluation, Exec, RowShare};
+use sgpw::methods;
+use sgpw::model_file::ModelFile;
 use std::any::Any;
 use std::sync::{Arc, Mutex};
 
@@ -36,22 +37,6 @@ pub fn start() -> Result<Processes> {
         _universe: universe,
         share: Arc::new(share),
     })
-}
-
-/// Bytes this process has sent into collectives, by kind.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Traffic {
-    /// Evaluations announced (root) or served (the others).
-    pub evaluations: usize,
-    /// Bytes of every all-reduce of the core's sums, and of the last of each pass.
-    pub summed: usize,
-    pub first_pass: usize,
-    pub second_pass: usize,
-    /// Bytes of the announcements (parameters or models) broadcast.
-    pub announced: usize,
-    /// Bytes of the all-reduces of a value alone with its failure slot (an objective
-    /// without its gradient: a minibatch fit's checks of its bound), within `summed`.
-    pub values: usize,
 }
 
 /// The processes of `MPI_COMM_WORLD` as the core's [`RowShare`]. MPI is called from

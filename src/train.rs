@@ -19,7 +19,7 @@ pub use components::ComponentPrediction;
 pub use finish::{Final, Stopped, Test, finish, target_variance, unless_cancelled};
 pub use observed::Observed;
 pub use predictor::{DataUnitHyper, Prediction, Predictor, model_data, model_inputs};
-pub(crate) use prepare::set_composed_kernel;
+pub use prepare::set_composed_kernel;
 pub(crate) use prepare::{composed_start, noise_floor, start_model};
 pub use prepare::{prepare, prepare_for};
 pub use validation::split_validation;

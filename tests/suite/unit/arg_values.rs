@@ -1,4 +1,3 @@
-
 use clap::{Arg, Command};
 use sgpw::arg_values::*;
 

@@ -1,4 +1,3 @@
-
 use sgpw::exec::*;
 
 #[test]

@@ -1,4 +1,3 @@
-
 use nalgebra::DMatrix;
 use sgpw::error::Error;
 use sgpw::exec::Exec;

@@ -1,4 +1,3 @@
-
 use sgpw::likelihoods::GaussHermite;
 use sgpw::metrics::*;
 

@@ -1,4 +1,3 @@
-
 use sgpw::error::Error;
 use sgpw::error::Result;
 use sgpw::optim::*;

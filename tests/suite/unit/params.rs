@@ -1,4 +1,3 @@
-
 use sgpw::fix::Fix;
 use sgpw::model_file::Hyper;
 use sgpw::model_file::ModelFile;

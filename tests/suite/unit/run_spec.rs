@@ -1,4 +1,3 @@
-
 use sgpw::likelihoods::LikelihoodKind;
 use sgpw::run_spec::*;
 

@@ -1,4 +1,3 @@
-
 use nalgebra::DMatrix;
 use sgpw::scratch::*;
 

@@ -1,4 +1,3 @@
-
 use sgpw::exec::Exec;
 use sgpw::exec::Par;
 use sgpw::run_context::Phase;

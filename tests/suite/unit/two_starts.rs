@@ -1,4 +1,3 @@
-
 use sgpw::error::Result;
 use sgpw::model_file::ModelFile;
 use sgpw::optim::Control;

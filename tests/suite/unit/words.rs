@@ -1,4 +1,3 @@
-
 #[test]
 fn one_takes_the_singular_and_every_other_count_the_plural() {
     assert_eq!(sgpw::words::count(1, "data set", "data sets"), "1 data set");

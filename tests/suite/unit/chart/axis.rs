@@ -1,4 +1,3 @@
-
 use sgpw::chart::axis::*;
 
 fn distinct(l: &[String]) -> bool {

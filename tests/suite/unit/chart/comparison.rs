@@ -1,4 +1,3 @@
-
 use sgpw::chart::Metric;
 use sgpw::chart::comparison::*;
 use sgpw::results::RunKey;

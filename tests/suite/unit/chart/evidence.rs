@@ -1,4 +1,3 @@
-
 use sgpw::chart::Metric;
 use sgpw::chart::evidence::*;
 use sgpw::methods::TraceMarks;

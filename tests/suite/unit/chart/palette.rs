@@ -1,4 +1,3 @@
-
 use sgpw::chart::palette::*;
 
 /// The RGB of an xterm colour (cube 16–231, greys 232–255).

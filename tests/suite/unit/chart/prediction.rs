@@ -1,4 +1,3 @@
-
 use sgpw::chart::prediction::*;
 use sgpw::methods::MarkerSize;
 use sgpw::methods::pseudo::{Inducing, PseudoNoise};

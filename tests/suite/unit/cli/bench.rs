@@ -1,4 +1,3 @@
-
 use sgpw::cli::bench::*;
 use sgpw::exec::Exec;
 use sgpw::run_context::RunContext;

@@ -1,4 +1,3 @@
-
 use sgpw::cli::fit::*;
 use sgpw::run_context::Phase;
 use sgpw::run_context::Progress;

@@ -1,4 +1,3 @@
-
 use sgpw::data::big::*;
 
 #[test]

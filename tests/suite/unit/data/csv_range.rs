@@ -1,4 +1,3 @@
-
 use sgpw::data::csv_range::*;
 use std::path::Path;
 

@@ -1,4 +1,3 @@
-
 use sgpw::data::moments::*;
 
 /// The plain two-pass formulas, as `train::prepare` computed them before.

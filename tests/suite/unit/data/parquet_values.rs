@@ -1,4 +1,3 @@
-
 use sgpw::data::parquet_values::*;
 
 /// A delta stream as pyarrow writes it decodes to its values; cut short, it is

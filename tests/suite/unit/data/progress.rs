@@ -1,4 +1,3 @@
-
 use polars::prelude::DataType;
 use sgpw::data::data_file::DataFile;
 use sgpw::data::progress::*;

@@ -1,4 +1,3 @@
-
 use sgpw::data::stream::*;
 use std::fs::File;
 use std::path::Path;

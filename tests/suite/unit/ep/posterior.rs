@@ -1,4 +1,3 @@
-
 use nalgebra::DMatrix;
 use sgpw::ep::posterior::*;
 use sgpw::ep::sites::EpSettings;

@@ -1,4 +1,3 @@
-
 use sgpw::ep::sites::*;
 use sgpw::likelihoods::normal;
 

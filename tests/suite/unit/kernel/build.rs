@@ -1,4 +1,3 @@
-
 use nalgebra::DMatrix;
 use sgpw::exec::Par;
 use sgpw::kernel::Kernel;

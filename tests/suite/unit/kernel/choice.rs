@@ -1,4 +1,3 @@
-
 use clap::ValueEnum;
 use sgpw::kernel::KernelKind;
 use sgpw::kernel::choice::*;

@@ -1,4 +1,3 @@
-
 use nalgebra::DMatrix;
 use serde::Deserialize;
 use serde::Serialize;

@@ -1,4 +1,3 @@
-
 use sgpw::kernel::expression::*;
 
 fn part(e: &KernelExpr) -> &Part {

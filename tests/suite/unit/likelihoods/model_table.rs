@@ -1,4 +1,3 @@
-
 use sgpw::likelihoods::LikelihoodKind;
 use sgpw::likelihoods::StudentT;
 use sgpw::likelihoods::model_table::*;

@@ -1,4 +1,3 @@
-
 use sgpw::likelihoods::normal::*;
 
 #[test]

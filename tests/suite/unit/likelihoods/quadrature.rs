@@ -1,4 +1,3 @@
-
 use sgpw::likelihoods::quadrature::*;
 
 /// numpy.polynomial.hermite.hermgauss(5), printed with repr (the physicists' rule).

@@ -1,4 +1,3 @@
-
 use sgpw::likelihoods::normal;
 use sgpw::likelihoods::quantile::*;
 

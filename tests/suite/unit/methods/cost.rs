@@ -1,4 +1,3 @@
-
 use sgpw::methods::cost::*;
 #[test]
 fn sizes_and_durations_read() {

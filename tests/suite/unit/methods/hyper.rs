@@ -1,4 +1,3 @@
-
 use sgpw::run_spec::Positive;
 
 #[test]

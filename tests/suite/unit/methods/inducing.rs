@@ -1,4 +1,3 @@
-
 use nalgebra::DMatrix;
 use nalgebra::DVector;
 use rand::Rng;

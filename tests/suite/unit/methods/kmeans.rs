@@ -1,4 +1,3 @@
-
 use nalgebra::DMatrix;
 use rand::SeedableRng as _;
 use rand_chacha::ChaCha8Rng;

@@ -1,4 +1,3 @@
-
 use sgpw::methods::method::*;
 use sgpw::run_spec::{MethodOptions, RunSpec};
 

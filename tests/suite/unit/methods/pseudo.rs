@@ -1,4 +1,3 @@
-
 use nalgebra::DMatrix;
 use sgpw::data::TrainData;
 use sgpw::exec::Exec;

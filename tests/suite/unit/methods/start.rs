@@ -1,4 +1,3 @@
-
 use sgpw::methods::start::*;
 
 /// The second start's subset grows with the main fit's cost (n, m, D, iterations),

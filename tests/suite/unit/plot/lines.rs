@@ -1,4 +1,3 @@
-
 use sgpw::plot::lines::*;
 
 #[test]

@@ -1,4 +1,3 @@
-
 use sgpw::results::RunKey;
 use sgpw::session::RunResult;
 use sgpw::session::Session;

@@ -1,4 +1,3 @@
-
 use sgpw::session::Session;
 use sgpw::session::runner::*;
 

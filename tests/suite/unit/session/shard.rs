@@ -1,4 +1,3 @@
-
 use sgpw::session::RunKey;
 use sgpw::session::shard::*;
 use std::path::Path;

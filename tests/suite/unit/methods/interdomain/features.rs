@@ -1,4 +1,3 @@
-
 #[test]
 fn fast_sin_cos_matches_libm() {
     let mut worst: f64 = 0.0;

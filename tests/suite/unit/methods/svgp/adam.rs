@@ -1,4 +1,3 @@
-
 use sgpw::methods::svgp::adam::*;
 
 /// The first step moves every coordinate by the rate, against its gradient's sign

@@ -1,4 +1,3 @@
-
 use sgpw::methods::svgp::schedule::*;
 
 /// A bound that fell and then sits at a level with noise is flat; with the same

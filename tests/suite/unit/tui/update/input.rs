@@ -1,4 +1,3 @@
-
 use crate::unit::tui::testing::*;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use sgpw::tui::state::{ChartTab, Dialog, Effect, Event, Focus, Metric};

@@ -1,4 +1,3 @@
-
 use crate::unit::tui::testing::*;
 use sgpw::tui::state::Event;
 use std::time::Duration;

@@ -1,4 +1,3 @@
-
 use crate::unit::tui::testing::*;
 use ratatui::crossterm::event::KeyCode;
 use sgpw::jobs::JobEvent;

@@ -1,4 +1,3 @@
-
 use ratatui::text::Line;
 use ratatui::text::Span;
 use sgpw::tui::view::evidence::*;

@@ -16,11 +16,11 @@
 //! projection) ask for it with [`Kernel::as_ard`] and refuse any other with a reason.
 
 mod active;
-mod ard;
-mod build;
+pub mod ard;
+pub mod build;
 mod changepoints;
-mod choice;
-mod composed;
+pub mod choice;
+pub mod composed;
 mod constant;
 pub mod expression;
 mod labelled;
@@ -31,13 +31,11 @@ mod polynomial;
 mod product;
 pub mod spectral;
 mod spectral_mixture;
-mod start;
-mod stationary;
+pub mod start;
+pub mod stationary;
 mod sum;
 pub mod summands;
-#[cfg(test)]
-mod tests;
-mod units;
+pub mod units;
 mod white;
 
 pub use active::Active;

@@ -17,8 +17,6 @@ mod fit_notes;
 mod fit_record;
 mod schema;
 mod tables;
-#[cfg(test)]
-mod tests;
 
 pub use check::{Witness, settle_dim};
 pub use files::{atomic_write, line_of, temp_beside, toml_error};

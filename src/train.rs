@@ -19,9 +19,8 @@ pub use components::ComponentPrediction;
 pub use finish::{Final, Stopped, Test, finish, target_variance, unless_cancelled};
 pub use observed::Observed;
 pub use predictor::{DataUnitHyper, Prediction, Predictor, model_data, model_inputs};
-pub(crate) use prepare::set_composed_kernel;
 pub(crate) use prepare::{composed_start, noise_floor};
-pub use prepare::{prepare, prepare_for, start_model};
+pub use prepare::{prepare, prepare_for, set_composed_kernel, start_model};
 pub use validation::split_validation;
 
 use crate::data::exposure::Exposure;

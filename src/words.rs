@@ -8,13 +8,3 @@ pub fn count(n: usize, one: &str, many: &str) -> String {
         _ => format!("{n} {many}"),
     }
 }
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn one_takes_the_singular_and_every_other_count_the_plural() {
-        assert_eq!(super::count(1, "data set", "data sets"), "1 data set");
-        assert_eq!(super::count(0, "run", "runs"), "0 runs");
-        assert_eq!(super::count(2, "run entry", "run entries"), "2 run entries");
-    }
-}

@@ -75,9 +75,9 @@ pub fn synthetic(n: usize, d: usize, seed: u64) -> TrainData {
 }
 
 /// One method's model, ready to evaluate.
-struct Timed {
+pub struct Timed {
     method: &'static dyn crate::methods::Method,
-    model: crate::model_file::ModelFile,
+    pub model: crate::model_file::ModelFile,
     times: Vec<f64>,
     cpu: Vec<f64>,
 }
@@ -107,7 +107,7 @@ fn cpu_seconds() -> f64 {
 }
 
 /// A spec's starting model on the data (as a fit would start), evaluated once.
-fn prepare(spec: &RunSpec, data: &TrainData, ctx: &RunContext) -> Result<Timed> {
+pub fn prepare(spec: &RunSpec, data: &TrainData, ctx: &RunContext) -> Result<Timed> {
     let valid = spec.check(data.y.len())?;
     let method = valid.method();
     let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
@@ -414,34 +414,4 @@ fn parts(spec: &RunSpec, data: &TrainData, reps: usize, exec: Exec, json: bool) 
         sum.cpu / cpu
     )?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// `--kernel EXPR` times the kernel the expression builds, not the plain se.
-    #[test]
-    fn a_kernel_expression_is_the_kernel_timed() {
-        let data = synthetic(60, 2, 1);
-        let ctx = RunContext::quiet(Exec::default());
-        let spec = |kernel: &str| RunSpec {
-            method: "fitc".into(),
-            m: 5,
-            seed: 1,
-            iters: 1,
-            standardize: false,
-            options: toml::from_str(&format!("kernel = \"{kernel}\"")).expect("options"),
-        };
-        let timed = prepare(&spec("se + periodic(fix=period)"), &data, &ctx).expect("prepares");
-        let c = timed
-            .model
-            .composed
-            .as_ref()
-            .expect("the expression's kernel");
-        assert!(c.expression().starts_with("se(var="), "{}", c.expression());
-        assert!(c.expression().contains("periodic("), "{}", c.expression());
-        let plain = prepare(&spec("se"), &data, &ctx).expect("prepares");
-        assert!(plain.model.composed.is_none());
-    }
 }

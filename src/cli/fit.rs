@@ -251,7 +251,7 @@ fn show(bar: &ProgressBar, shown: &std::cell::RefCell<Shown>, p: &Progress) {
 /// What the progress line has heard: the last iteration and objective of each start's
 /// fit, which the default run races (docs/methods.md §0.4), and which was dropped.
 #[derive(Default)]
-struct Shown {
+pub struct Shown {
     first: Option<(usize, f64)>,
     second: Option<(usize, f64)>,
     dropped: Option<bool>,
@@ -261,7 +261,7 @@ impl Shown {
     /// Take a report: the bar's new position (None: unchanged) and its message — the
     /// phase, and once the second start's fit has reported, both fits side by side
     /// ("start 1 it 40: 7712.1 · start 2 it 25: 7750.3", "dropped" for the one behind).
-    fn take(&mut self, p: &Progress) -> (Option<usize>, String) {
+    pub fn take(&mut self, p: &Progress) -> (Option<usize>, String) {
         let at = Some((p.iteration, p.nlml.unwrap_or(f64::NAN)));
         match (p.phase, p.nlml) {
             (Phase::Fit { .. }, Some(_)) => self.first = at,
@@ -610,54 +610,4 @@ fn likelihood_scores(
     }
     parts.push(format!("MNLP {:.6}", t.mnlp));
     parts.join("   ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn report(phase: Phase, iteration: usize, nlml: Option<f64>) -> Progress {
-        Progress {
-            phase,
-            iteration,
-            nlml,
-            elapsed: 0.0,
-            validation: None,
-        }
-    }
-
-    /// The progress line names the phase: the first start's fit alone at first, the
-    /// subset fit, then both starts' fits side by side, and the one dropped.
-    #[test]
-    fn the_progress_line_names_each_start_and_the_one_dropped() {
-        let mut shown = Shown::default();
-        let fit = Phase::Fit { stage: 0 };
-        assert_eq!(
-            shown.take(&report(fit, 3, Some(10.0))),
-            (Some(3), "fit: objective 10.0000".to_string())
-        );
-        assert_eq!(
-            shown.take(&report(Phase::SubsetInit, 0, None)).1,
-            "subset fit"
-        );
-        assert_eq!(
-            shown.take(&report(Phase::SubsetInit, 7, Some(99.0))).1,
-            "subset fit: objective 99.0000"
-        );
-        assert_eq!(
-            shown.take(&report(Phase::SecondStart, 1, Some(12.5))),
-            (
-                Some(3),
-                "start 1 it 3: 10.0000 · start 2 it 1: 12.5000".to_string()
-            )
-        );
-        shown.take(&report(Phase::Dropped { second: false }, 3, None));
-        assert_eq!(
-            shown.take(&report(Phase::SecondStart, 9, Some(8.0))),
-            (
-                Some(9),
-                "start 1 dropped at it 3 · start 2 it 9: 8.0000".to_string()
-            )
-        );
-    }
 }

@@ -3,7 +3,7 @@
 
 pub mod bench;
 pub use bench::synthetic as bench_data;
-mod fit;
+pub mod fit;
 mod gen_data;
 mod nlml;
 mod open;

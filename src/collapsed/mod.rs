@@ -44,6 +44,3 @@ pub use second_pass::Backward;
 pub use summary::Summary;
 pub use sums::Sums;
 pub use work::Work;
-
-#[cfg(test)]
-mod tests;

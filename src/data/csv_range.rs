@@ -15,7 +15,7 @@ use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 /// The bytes `start..end` of a plain CSV file that hold the records of one part.
-pub(crate) struct CsvRange {
+pub struct CsvRange {
     path: PathBuf,
     header: Vec<u8>,
     start: u64,
@@ -25,7 +25,7 @@ pub(crate) struct CsvRange {
 
 impl CsvRange {
     /// Part `part` of `parts` of the plain CSV file `path`; None if it is compressed.
-    pub(crate) fn of(path: &Path, part: usize, parts: usize) -> Result<Option<CsvRange>> {
+    pub fn of(path: &Path, part: usize, parts: usize) -> Result<Option<CsvRange>> {
         let mut file = open(path)?;
         if csv_compression(path, &mut file)? != Compression::Plain {
             return Ok(None);
@@ -58,14 +58,14 @@ impl CsvRange {
     }
 
     /// The records (not blank lines) of this part, counted without parsing them.
-    pub(crate) fn count_records(&self) -> Result<usize> {
+    pub fn count_records(&self) -> Result<usize> {
         count_records(&self.path, &mut self.reader()?)
     }
 
     /// Call `each` for consecutive blocks of at most `rows` records of this part, the
     /// first of which is data row `first` of the file (0-based; the rows of the parts
     /// before, from [`CsvRange::count_records`] on each), as polars reads them.
-    pub(crate) fn for_each_frame(
+    pub fn for_each_frame(
         &self,
         first: usize,
         rows: usize,
@@ -94,7 +94,7 @@ impl CsvRange {
 }
 
 /// The records (not blank lines) of `lines`, counted without parsing them.
-fn count_records(path: &Path, lines: &mut dyn BufRead) -> Result<usize> {
+pub fn count_records(path: &Path, lines: &mut dyn BufRead) -> Result<usize> {
     let mut buf = Vec::new();
     let mut count = 0;
     loop {
@@ -111,7 +111,7 @@ fn count_records(path: &Path, lines: &mut dyn BufRead) -> Result<usize> {
 /// The data records of a gzip-compressed CSV file (the header not counted),
 /// decompressing all of it: such a file cannot be entered in the middle, so a part of
 /// it is found by counting first.
-pub(crate) fn count_gzip_records(path: &Path) -> Result<usize> {
+pub fn count_gzip_records(path: &Path) -> Result<usize> {
     let file = open(path)?;
     let mut lines = BufReader::new(flate2::read::MultiGzDecoder::new(file));
     let mut header = Vec::new();
@@ -136,64 +136,4 @@ fn record_start(path: &Path, file: &mut File, body: u64, size: u64, at: u64) -> 
         .read_until(b'\n', &mut skipped)
         .map_err(fail)?;
     Ok((at - 1 + got as u64).min(size))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every record of a file belongs to exactly one part, in order, whatever the
-    /// number of parts (more parts than records included: some parts are empty), and
-    /// each part's first row is the count of the parts before.
-    #[test]
-    fn parts_cover_every_record_once() {
-        let dir = tempfile::tempdir().expect("dir");
-        let path = dir.path().join("a.csv");
-        let mut text = String::from("x,y\n");
-        for i in 0..37 {
-            // lines of different lengths, a blank line and no final line break
-            text.push_str(&format!("{},{}\n", i * 1000 + i % 7, i));
-            if i == 20 {
-                text.push('\n');
-            }
-        }
-        text.pop();
-        std::fs::write(&path, text).expect("write");
-        for parts in [1, 2, 3, 5, 8, 40, 200] {
-            let mut seen = Vec::new();
-            for part in 0..parts {
-                let range = CsvRange::of(&path, part, parts)
-                    .expect("ok")
-                    .expect("plain");
-                let count = range.count_records().expect("count");
-                let mut rows = 0;
-                range
-                    .for_each_frame(seen.len(), 4, &mut |chunk| {
-                        assert_eq!(chunk.first, seen.len());
-                        let y = chunk.frame.column("y").expect("y").i64().expect("int");
-                        seen.extend(y.into_no_null_iter());
-                        rows += chunk.frame.height();
-                        Ok(())
-                    })
-                    .expect("read");
-                assert_eq!(rows, count, "{parts} parts, part {part}");
-            }
-            assert_eq!(seen, (0..37).collect::<Vec<i64>>(), "{parts} parts");
-        }
-    }
-
-    /// A gzip-compressed file cannot be entered in the middle; its records are counted
-    /// as a whole read finds them.
-    #[test]
-    fn gzip_has_no_byte_ranges() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/mcycle/data.csv.gz");
-        assert!(CsvRange::of(&path, 0, 2).expect("reads").is_none());
-        let rows = crate::data::load::load(&crate::data::LoadSpec {
-            train: path.clone(),
-            ..Default::default()
-        })
-        .expect("loads")
-        .n_train();
-        assert_eq!(count_gzip_records(&path).expect("counts"), rows);
-    }
 }

@@ -12,7 +12,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 /// A CSV or Parquet data file.
-pub(crate) struct DataFile {
+pub struct DataFile {
     path: PathBuf,
     /// A Parquet file's checked footer; None for a CSV file.
     parquet: Option<CheckedParquet>,
@@ -28,7 +28,7 @@ fn is_parquet(path: &Path) -> bool {
 impl DataFile {
     /// The file at `path`: a Parquet file is opened and its footer checked; a CSV file
     /// is not read until its rows are.
-    pub(crate) fn open(path: &Path) -> Result<DataFile> {
+    pub fn open(path: &Path) -> Result<DataFile> {
         match is_parquet(path) {
             true => DataFile::with_file(path, &open(path)?),
             false => Ok(DataFile {

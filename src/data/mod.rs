@@ -3,8 +3,8 @@
 
 pub mod arrays;
 pub mod big;
-mod csv_range;
-pub(crate) mod data_file;
+pub mod csv_range;
+pub mod data_file;
 pub mod exposure;
 pub mod file_rows;
 pub mod guard;
@@ -12,7 +12,7 @@ pub mod load;
 pub mod moments;
 pub(crate) mod parquet_check;
 mod parquet_pages;
-mod parquet_values;
+pub mod parquet_values;
 pub mod progress;
 mod sample;
 pub mod stream;

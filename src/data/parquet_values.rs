@@ -56,7 +56,7 @@ pub(super) fn check(page: &[u8], shape: &PageShape) -> Result<(), String> {
 }
 
 /// How many of `n` definition levels (bit width 1) are 1: the values present.
-fn count_present(levels: &[u8], n: u64) -> Result<u64, String> {
+pub fn count_present(levels: &[u8], n: u64) -> Result<u64, String> {
     let mut present = 0;
     let covered = hybrid_runs(levels, 1, n, |run| match run {
         Run::Repeated(count, value) => {
@@ -264,7 +264,7 @@ fn byte_array_lengths(lengths: &Lengths, room: usize, present: u64) -> Result<()
     Ok(())
 }
 
-type Lengths = Vec<i64>;
+pub type Lengths = Vec<i64>;
 
 /// Largest block of a DELTA_BINARY_PACKED stream accepted (writers use 128 to 1024).
 const MAX_DELTA_BLOCK: u64 = 1 << 16;
@@ -273,7 +273,7 @@ const MAX_DELTA_BLOCK: u64 = 1 << 16;
 /// then every block's minimum delta, bit widths and packed deltas); the values (if
 /// `keep`; else none) with their count, and the bytes after the stream. Refuses a stream of more than `max` values or a block layout polars
 /// asserts against.
-fn delta_values(bytes: &[u8], max: u64, keep: bool) -> Result<(u64, Lengths, &[u8]), String> {
+pub fn delta_values(bytes: &[u8], max: u64, keep: bool) -> Result<(u64, Lengths, &[u8]), String> {
     let bad = |what: &str| format!("has a damaged delta encoding: {what}");
     let mut rest = bytes;
     let block = uleb(&mut rest).ok_or_else(|| bad("no block size"))?;
@@ -360,42 +360,4 @@ fn uleb(bytes: &mut &[u8]) -> Option<u64> {
         }
     }
     None
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A delta stream as pyarrow writes it decodes to its values; cut short, it is
-    /// refused.
-    #[test]
-    fn delta_streams_decode_and_cut_ones_are_refused() {
-        // block 128, 4 miniblocks, 5 values, first 7; deltas +1 (min delta 1, width 0)
-        let mut s = vec![0x80, 0x01, 0x04, 0x05, 0x0e, 0x02, 0, 0, 0, 0];
-        let (_, v, rest) = delta_values(&s, 5, true).expect("decodes");
-        assert_eq!(v, vec![7, 8, 9, 10, 11]);
-        assert!(rest.is_empty());
-        // width 1 in the first miniblock: 32 values in 4 bytes, deltas 1 + bit
-        s[6] = 1;
-        s.extend_from_slice(&[0b0000_0101, 0, 0, 0]);
-        let (_, v, _) = delta_values(&s, 5, true).expect("decodes");
-        assert_eq!(v, vec![7, 9, 10, 12, 13]);
-        assert!(delta_values(&s[..s.len() - 1], 5, true).is_err());
-        assert!(
-            delta_values(&s, 4, true).is_err(),
-            "more values than the page"
-        );
-    }
-
-    /// Definition levels: runs and packed bits count the values present, and levels
-    /// that stop before the page's values are refused.
-    #[test]
-    fn definition_levels_count_present_values() {
-        // RLE run of 3 ones, then a packed group of 8 with bits 0b0000_0101
-        let levels = [0x06, 0x01, 0x03, 0b0000_0101];
-        assert_eq!(count_present(&levels, 11), Ok(5));
-        assert_eq!(count_present(&levels, 4), Ok(4));
-        assert!(count_present(&levels, 12).is_err());
-        assert!(count_present(&[0x06, 0x02], 3).is_err(), "a level of 2");
-    }
 }

@@ -16,10 +16,10 @@ use std::path::Path;
 use std::rc::Rc;
 
 /// One block of rows of a file, as polars read it.
-pub(crate) struct Chunk {
+pub struct Chunk {
     /// The block's first data row (0-based).
     pub first: usize,
-    pub(super) frame: DataFrame,
+    pub frame: DataFrame,
     /// How far through the file the block ends, in 0..=1 (rows of a Parquet file,
     /// bytes of a CSV file).
     pub fraction: f64,
@@ -36,7 +36,7 @@ impl Chunk {
 }
 
 /// Open a data file, refusing a directory or an empty file with a message naming it.
-pub(crate) fn open(path: &Path) -> Result<File> {
+pub fn open(path: &Path) -> Result<File> {
     let file = File::open(path).map_err(|e| Error::data(path, format!("cannot read: {e}")))?;
     let meta = file
         .metadata()
@@ -110,7 +110,7 @@ pub(crate) fn parquet_rows(
 }
 
 /// The blocks of a CSV file (see [`super::data_file::DataFile::for_each_chunk`]).
-pub(super) fn csv_chunks(
+pub fn csv_chunks(
     path: &Path,
     rows: usize,
     each: &mut dyn FnMut(Chunk) -> Result<()>,
@@ -308,7 +308,7 @@ pub(crate) fn csv_compression(path: &Path, file: &mut File) -> Result<Compressio
 
 /// A whole CSV file as polars reads it: a plain file directly, a gzip-compressed one
 /// decompressed into memory first.
-pub(crate) fn read_csv_file(path: &Path, mut file: File) -> Result<PolarsResult<DataFrame>> {
+pub fn read_csv_file(path: &Path, mut file: File) -> Result<PolarsResult<DataFrame>> {
     match csv_compression(path, &mut file)? {
         Compression::Plain => Ok(read_csv_from(file)),
         Compression::Gzip => {
@@ -415,76 +415,4 @@ pub(crate) fn read_csv_from<R: polars::io::mmap::MmapBytesReader>(
         .map_parse_options(|o| o.with_null_values(Some(nulls.clone())))
         .into_reader_with_file_handle(source)
         .finish()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A gzip-compressed CSV reads in blocks as its plain twin does, whatever its
-    /// name; a zstd-compressed one is refused with what to do.
-    #[test]
-    fn gzip_reads_as_plain_and_other_compressions_say_what_to_do() {
-        use std::io::Write;
-        let dir = tempfile::tempdir().expect("temp dir");
-        let text: String = std::iter::once("a,b,y\n".to_string())
-            .chain((0..25).map(|i| format!("{i},{}.5,{}\n", i % 4, i * i)))
-            .collect();
-        let plain = dir.path().join("d.csv");
-        std::fs::write(&plain, &text).expect("write");
-        let gz = dir.path().join("d.data"); // the magic bytes decide, not the name
-        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-        enc.write_all(text.as_bytes()).expect("compress");
-        std::fs::write(&gz, enc.finish().expect("compress")).expect("write");
-        let blocks = |path: &Path| {
-            let mut seen = Vec::new();
-            let rows = csv_chunks(path, 7, &mut |c: Chunk| {
-                seen.push((c.first, c.frame));
-                Ok(())
-            })
-            .expect("reads");
-            (rows, seen)
-        };
-        let (rows_plain, plain_blocks) = blocks(&plain);
-        let (rows_gz, gz_blocks) = blocks(&gz);
-        assert_eq!((rows_plain, rows_gz), (25, 25));
-        assert_eq!(plain_blocks.len(), 4);
-        for ((fa, a), (fb, b)) in plain_blocks.iter().zip(&gz_blocks) {
-            assert_eq!(fa, fb);
-            assert!(a.equals(b), "block at row {fa}");
-        }
-        let whole = read_csv_file(&gz, File::open(&gz).expect("open"))
-            .expect("gzip")
-            .expect("parses");
-        assert_eq!(whole.height(), 25);
-        let zst = dir.path().join("d.csv.zst");
-        std::fs::write(&zst, [0x28, 0xb5, 0x2f, 0xfd, 0, 0, 0]).expect("write");
-        let e = read_csv_file(&zst, File::open(&zst).expect("open")).expect_err("refused");
-        let msg = e.to_string();
-        assert!(
-            msg.contains("d.csv.zst") && msg.contains("zstd -d"),
-            "{msg}"
-        );
-    }
-
-    /// Blocks of one row each from a CSV whose quoted fields hold line breaks and
-    /// escaped quotes: every record stays whole, and the row count is the records'.
-    #[test]
-    fn quoted_line_breaks_stay_inside_their_block() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("quoted.csv");
-        let text = "x,\"multi\nline name\",y\n1,\"a\nb\",2\n3,\"say \"\"hi\"\"\n\",4\n\n5,c,6\n";
-        std::fs::write(&path, text).expect("write");
-        let mut seen = Vec::new();
-        let rows = csv_chunks(&path, 1, &mut |c: Chunk| {
-            assert_eq!(c.frame.height(), 1, "block at row {}", c.first);
-            assert_eq!(c.frame.width(), 3, "block at row {}", c.first);
-            let x = c.frame.column("x").expect("x").i64().expect("ints").get(0);
-            seen.push((c.first, x));
-            Ok(())
-        })
-        .expect("read");
-        assert_eq!(rows, 3);
-        assert_eq!(seen, vec![(0, Some(1)), (1, Some(3)), (2, Some(5))]);
-    }
 }

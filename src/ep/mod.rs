@@ -7,8 +7,8 @@
 
 mod evidence;
 pub mod exact;
-mod posterior;
-mod sites;
+pub mod posterior;
+pub mod sites;
 
 pub use evidence::{
     Prediction, low_rank_evidence, low_rank_posterior, low_rank_prior, site_terms, whiten,

@@ -24,7 +24,7 @@ pub(super) enum Entry {
 /// (tested); 0 below −708, where e^x < 3.3·10⁻³⁰⁸ would be subnormal; NaN for NaN.
 /// Plain operations only, never fused, so every compiled version gives the same bits.
 #[inline(always)]
-pub(crate) fn exp_nonpositive(x: f64) -> f64 {
+pub fn exp_nonpositive(x: f64) -> f64 {
     // 1.5·2⁵²: adding it rounds x·log₂e to the nearest integer n, which then sits in
     // the low bits of the sum
     const SHIFT: f64 = 6755399441055744.0;

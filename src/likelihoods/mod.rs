@@ -15,11 +15,11 @@
 
 mod bernoulli;
 mod gaussian;
-mod model_table;
+pub mod model_table;
 pub mod normal;
-mod poisson;
+pub mod poisson;
 pub mod quadrature;
-mod quantile;
+pub mod quantile;
 mod student_t;
 
 pub use bernoulli::{Bernoulli, BinaryLabels, ClassNames, Link};
@@ -286,6 +286,3 @@ pub fn by_quadrature<L: Likelihood + ?Sized>(
     }
     out
 }
-
-#[cfg(test)]
-mod tests;

@@ -106,7 +106,7 @@ pub fn log_exposures(e: &[f64]) -> Result<Vec<f64>, usize> {
 }
 
 /// P(y ≤ k) under the Poisson–lognormal predictive (see `predictive_interval`).
-pub(super) fn predictive_cdf(k: f64, mean: f64, var: f64, quad: &GaussHermite) -> f64 {
+pub fn predictive_cdf(k: f64, mean: f64, var: f64, quad: &GaussHermite) -> f64 {
     let sd = var.max(0.0).sqrt();
     let log_g = LogGamma::new(k + 1.0);
     if sd < 2.0 * log_g.step {

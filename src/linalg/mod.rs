@@ -22,7 +22,7 @@ use nalgebra::DMatrix;
 pub use stripes::{STRIPES, Stripes, map_ordered, map_stripes, stripe_array, stripe_len};
 pub use tasks::{
     BLOCKING, Blocking, chol_inverse, chol_inverse_blocked, chol_inverse_exec, chol_inverse_in,
-    cholesky_blocked, cholesky_shifted, cholesky_with, cholesky_with_in, solve_lower,
+    cholesky_blocked, cholesky_shifted, cholesky_with, cholesky_with_in, lower_factor, solve_lower,
     solve_lower_transpose,
 };
 
@@ -213,7 +213,7 @@ pub fn mirror_lower(c: &mut DMatrix<f64>) {
 }
 
 /// Below this many entries a matrix is zeroed or copied on one thread.
-const PAR_WRITE_MIN: usize = 1 << 18;
+pub const PAR_WRITE_MIN: usize = 1 << 18;
 
 /// An nrows×ncols matrix of zeros, written by the pool's threads when it is large: one
 /// thread writing an n×m matrix while the others waited was a visible share of a large
@@ -370,70 +370,4 @@ pub fn rank_one_update(l: &mut DMatrix<f64>, x: &mut [f64]) -> Result<()> {
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    pub(super) fn spd(n: usize) -> DMatrix<f64> {
-        let b = DMatrix::from_fn(n, n, |i, j| ((i * 7 + j * 3) % 11) as f64 / 11.0 - 0.4);
-        &b * b.transpose() + DMatrix::identity(n, n) * 0.5
-    }
-
-    /// Above the size where the threads write them, zeros and copies are exact.
-    #[test]
-    fn parallel_zeros_and_copies_are_exact() {
-        let (r, c) = (301, PAR_WRITE_MIN / 300 + 7);
-        let m = DMatrix::from_fn(r, c, |i, j| (i * 7 + j * 13) as f64 * 0.37 - 5.0);
-        for par in [Par::Seq, Par::Threads(0)] {
-            assert_eq!(copy(&m, par), m);
-            assert_eq!(zeros(r, c, par), DMatrix::zeros(r, c));
-        }
-    }
-
-    #[test]
-    fn cholesky_and_solves_agree_with_nalgebra() {
-        let a = spd(30);
-        let (l, j) = cholesky_jittered(&a, Jitter::Fixed(0.0), Par::Seq).expect("spd");
-        assert_eq!(j, 0.0);
-        assert!((&l * l.transpose() - &a).abs().max() < 1e-12);
-        let inv = chol_inverse(&l, Par::Seq);
-        assert!((&inv * &a - DMatrix::identity(30, 30)).abs().max() < 1e-10);
-        let b = DMatrix::from_fn(30, 5, |i, j| (i as f64 - j as f64).sin());
-        let mut x = b.clone();
-        solve_lower(&l, &mut x, Par::Seq);
-        assert!((&l * &x - &b).abs().max() < 1e-12);
-        let mut y = b.clone();
-        solve_lower_transpose(&l, &mut y, Par::Seq);
-        assert!((l.transpose() * &y - &b).abs().max() < 1e-12);
-        let c = mul(&b, true, &a, false, Par::Seq);
-        assert!((c - b.transpose() * &a).abs().max() < 1e-12);
-        let bt = b.transpose();
-        let scaled = bt.map(|v| 0.5 * v);
-        let mut s = DMatrix::identity(5, 5);
-        block_add_nt_lower(&mut s, view(&scaled), view(&bt), -2.0);
-        mirror_lower(&mut s);
-        assert!(
-            (s - (DMatrix::identity(5, 5) - &bt * bt.transpose()))
-                .abs()
-                .max()
-                < 1e-12
-        );
-    }
-
-    #[test]
-    fn auto_jitter_escalates_on_a_singular_matrix() {
-        // rank one: needs jitter; reports the amount used
-        let v = DMatrix::from_fn(5, 1, |i, _| i as f64 + 1.0);
-        let a = &v * v.transpose();
-        assert!(cholesky_with(&a, 0.0, Par::Seq).is_none());
-        let (_, j) =
-            cholesky_jittered(&a, Jitter::Auto { scale: 2.0 }, Par::Seq).expect("jitter helps");
-        assert!((2e-8..=2e-2).contains(&j));
-        let bad = DMatrix::from_element(3, 3, f64::NAN);
-        assert!(cholesky_jittered(&bad, Jitter::Auto { scale: 1.0 }, Par::Seq).is_err());
-        let neg = -DMatrix::<f64>::identity(3, 3);
-        assert!(cholesky_jittered(&neg, Jitter::Fixed(1e-6), Par::Seq).is_err());
-    }
 }

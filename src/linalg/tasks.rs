@@ -101,7 +101,7 @@ pub fn cholesky_shifted(a: &DMatrix<f64>, shift: f64, exec: &Exec) -> Result<Opt
 
 /// The factor with its upper triangle zeroed if the factorisation succeeded with a
 /// positive finite diagonal; otherwise its memory goes back to `scratch`.
-fn lower_factor(mut l: DMatrix<f64>, ok: bool, scratch: &Scratch) -> Option<DMatrix<f64>> {
+pub fn lower_factor(mut l: DMatrix<f64>, ok: bool, scratch: &Scratch) -> Option<DMatrix<f64>> {
     let n = l.nrows();
     for j in 0..n {
         for i in 0..j {
@@ -392,118 +392,4 @@ fn inverse_panels(
         j += b;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::linalg::tests::spd;
-
-    /// The blocked factorisation and inverse, cut into panels and updates that do not
-    /// divide n, agree with faer's unblocked ones to rounding.
-    #[test]
-    fn blocked_cholesky_and_inverse_match_the_unblocked_ones() {
-        let n = 203;
-        let a = spd(n);
-        let exec = Exec::sequential();
-        let whole = cholesky_with(&a, 0.0, Par::Seq).expect("spd");
-        let inverse = chol_inverse(&whole, Par::Seq);
-        for blocking in [
-            Blocking {
-                panel: 16,
-                update: 40,
-            },
-            Blocking {
-                panel: 64,
-                update: 7,
-            },
-            Blocking {
-                panel: 300,
-                update: 300,
-            },
-        ] {
-            let mut l = a.clone();
-            assert!(cholesky_blocked(&mut l, &exec, blocking).expect("not cancelled"));
-            let l = lower_factor(l, true, &exec.scratch).expect("positive diagonal");
-            assert!((&l - &whole).abs().max() < 1e-12, "{blocking:?}");
-            let inv = chol_inverse_blocked(&whole, &exec, blocking).expect("not cancelled");
-            let scale = inverse.abs().max();
-            assert!(
-                (&inv - &inverse).abs().max() < 1e-12 * scale,
-                "{blocking:?}"
-            );
-        }
-        // not positive definite: refused, as the unblocked one refuses it
-        let mut neg = a.clone();
-        neg[(150, 150)] = -1e3;
-        assert!(
-            !cholesky_blocked(
-                &mut neg,
-                &exec,
-                Blocking {
-                    panel: 16,
-                    update: 40
-                }
-            )
-            .unwrap()
-        );
-        assert!(cholesky_with(&neg, 0.0, Par::Seq).is_none());
-    }
-
-    /// A cancelled token stops the blocked factorisation between panels: before any work
-    /// when it was set before, and well before the end when set while it runs (the last
-    /// diagonal block is never reached).
-    #[test]
-    fn a_cancelled_token_stops_the_blocked_cholesky_early() {
-        let a = spd(300);
-        let exec = Exec::sequential();
-        exec.cancel.cancel();
-        let mut l = a.clone();
-        let blocking = Blocking {
-            panel: 32,
-            update: 64,
-        };
-        assert!(matches!(
-            cholesky_blocked(&mut l, &exec, blocking),
-            Err(Error::Cancelled)
-        ));
-        assert_eq!(l, a, "no panel was factorised");
-        assert!(matches!(
-            cholesky_shifted(&a, 0.0, &exec),
-            Err(Error::Cancelled)
-        ));
-        assert!(matches!(
-            chol_inverse_blocked(&DMatrix::identity(300, 300), &exec, blocking),
-            Err(Error::Cancelled)
-        ));
-
-        // set from another thread while a 3000×3000 factorisation (seconds on one
-        // thread) runs: it stops with the trailing diagonal untouched
-        let n = 3000;
-        let big = DMatrix::from_fn(n, n, |i, j| {
-            if i == j {
-                n as f64
-            } else {
-                ((i * 7 + j * 3) % 11) as f64 / 11.0
-            }
-        });
-        let exec = Exec::sequential();
-        let token = exec.cancel.clone();
-        let canceller = std::thread::spawn(move || {
-            std::thread::sleep(std::time::Duration::from_millis(30));
-            token.cancel();
-        });
-        let mut l = big.clone();
-        let r = cholesky_blocked(
-            &mut l,
-            &exec,
-            Blocking {
-                panel: 64,
-                update: 256,
-            },
-        );
-        canceller.join().expect("canceller");
-        assert!(matches!(r, Err(Error::Cancelled)), "ran to the end");
-        assert_eq!(l[(n - 1, n - 1)], big[(n - 1, n - 1)]);
-    }
 }

@@ -10,7 +10,7 @@
 //! FIFGP is TFIFGP with every centre at zero and runs through the same code, so the two
 //! agree bit for bit there.
 
-mod features;
+pub mod features;
 mod se_sum;
 
 pub use features::{Features, Kind};

@@ -15,7 +15,7 @@ pub mod file_rows;
 mod params;
 pub mod schedule;
 mod sums;
-mod train;
+pub mod train;
 
 use self::adam::Adam;
 use self::elbo::{Factor, Prior, Projected, Rows, Terms, Variational, Want};
@@ -178,7 +178,7 @@ struct Settings {
 
 /// What ends a run that the stopping rule has not ended.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Budget {
+pub enum Budget {
     /// `--iters` given: minibatch steps.
     Steps(usize),
     /// `--epochs` (or, without it and without `--iters`, [`DEFAULT_EPOCHS`]): rows
@@ -433,7 +433,7 @@ pub struct Batch {
 /// order is then of every process's rows, the same on each (drawn from the same seed),
 /// and each takes the members of a batch it holds, so the batches are those of one
 /// process holding every row.
-pub(crate) struct InMemory<'a> {
+pub struct InMemory<'a> {
     data: &'a TrainData,
     /// The index of `data`'s first row among every process's rows.
     first: usize,
@@ -444,7 +444,7 @@ pub(crate) struct InMemory<'a> {
 }
 
 impl<'a> InMemory<'a> {
-    pub(crate) fn new(data: &'a TrainData) -> InMemory<'a> {
+    pub fn new(data: &'a TrainData) -> InMemory<'a> {
         InMemory::stripe(data, 0, data.y.len())
     }
 

@@ -77,16 +77,3 @@ pub fn write(path: &Path, svg: &str) -> Result<()> {
     std::fs::write(path, bytes)
         .map_err(|e| Error::file(path, format!("cannot write the figure: {e}")))
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes_parse_or_say_why_not() {
-        assert_eq!(parse_size("800x500"), Ok((800, 500)));
-        assert_eq!(parse_size("1200×700"), Ok((1200, 700)));
-        assert!(parse_size("800").unwrap_err().contains("width x height"));
-        assert!(parse_size("10x10").unwrap_err().contains("out of range"));
-    }
-}

@@ -302,7 +302,7 @@ pub fn start_model(
 /// from the model's σ0² and ℓ (§0.4's start) and the data's periods and mean squares
 /// ([`crate::kernel::Start::from_data`], model units); the plain lengthscales go, as
 /// the kernel carries its own.
-pub(crate) fn set_composed_kernel(
+pub fn set_composed_kernel(
     model: &mut ModelFile,
     expression: &str,
     td: &TrainData,

@@ -13,8 +13,6 @@ pub mod keys;
 /// The prediction pane's curves, computed in [`crate::chart`] (shared with `sgpw plot`).
 pub use crate::chart::prediction as predict;
 pub mod state;
-#[cfg(test)]
-mod testing;
 pub mod theme;
 pub mod update;
 pub mod view;

@@ -1,6 +1,9 @@
-//! The integration tests, one binary: each module is one former test file, so the
+//! All the tests but two, one binary: each module is one former test file, so the
 //! suite links the library (polars, faer, ratatui, resvg, …) once instead of once per
 //! file. Run one part with a filter: `cargo test --release --test suite kernels::`.
+//! `unit` holds the library's unit tests, one module per source module (`cargo test
+//! --release --test suite unit::methods::exact::`), so `cargo test` compiles the library
+//! once, not again as its own test harness (`[lib] test = false` in Cargo.toml).
 //! `tests/allocations.rs` (a counting global allocator) stays a binary of its own, and
 //! `mpi/tests/mpi.rs` is the package sgpw-mpi's.
 
@@ -55,3 +58,4 @@ mod tui_pty;
 mod tui_same_numbers;
 mod tui_snapshots;
 mod typed_states;
+mod unit;

@@ -69,7 +69,7 @@ fn shown(app: &App, width: u16) -> Vec<Shown> {
 }
 
 /// A piece of the legend and how many runs it names (a mark names one, a label none).
-type Item = (Span<'static>, usize);
+pub type Item = (Span<'static>, usize);
 
 /// The legend: per label, "label m: ━5 ━10", each mark in its curve's colour; a seed
 /// is added where one (label, m) has several ("━5s2"). One item group per label.
@@ -113,7 +113,7 @@ fn legend(shown: &[Shown], t: &Theme) -> Vec<Vec<Item>> {
 
 /// Legend groups laid into lines of at most `width` columns, each line with the number
 /// of runs it names.
-fn wrap_legend(groups: Vec<Vec<Item>>, width: usize) -> Vec<(Vec<Span<'static>>, usize)> {
+pub fn wrap_legend(groups: Vec<Vec<Item>>, width: usize) -> Vec<(Vec<Span<'static>>, usize)> {
     let mut lines: Vec<(Vec<Span<'static>>, usize)> = vec![(Vec::new(), 0)];
     let mut used = 0;
     for group in groups {
@@ -141,7 +141,7 @@ fn wrap_legend(groups: Vec<Vec<Item>>, width: usize) -> Vec<(Vec<Span<'static>>,
 /// At most `rows` legend lines of at most `width` columns. When the legend is longer,
 /// the last line shown ends in "+N more" (runs whose curves are drawn but not named),
 /// dropping its own last marks as needed to make room.
-fn fit_legend(
+pub fn fit_legend(
     mut lines: Vec<(Vec<Span<'static>>, usize)>,
     rows: usize,
     width: usize,
@@ -494,55 +494,4 @@ fn chart<'a>(
 /// How many y ticks a panel of `rows` rows gets: one every three rows or so.
 fn max_ticks(rows: u16) -> usize {
     (rows / 3).clamp(2, 6) as usize
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn text(line: &Line) -> String {
-        line.spans.iter().map(|s| s.content.as_ref()).collect()
-    }
-
-    fn group(label: &str, ms: &[usize]) -> Vec<Item> {
-        let mut g = vec![(Span::raw(format!(" {label} m:")), 0)];
-        g.extend(ms.iter().map(|m| (Span::raw(format!(" ━{m}")), 1)));
-        g
-    }
-
-    /// A legend that fits is shown whole; one that does not ends in "+N more", and the
-    /// runs it names plus N are all the runs.
-    #[test]
-    fn a_cut_legend_counts_the_runs_it_leaves_out() {
-        let groups = || {
-            vec![
-                group("fitc-std", &[5, 10, 20]),
-                group("fitc-std-val0.1", &[5, 10, 20]),
-                group("vfe", &[5, 10, 20]),
-                group("ssgp", &[5, 10, 20]),
-            ]
-        };
-        let whole = fit_legend(wrap_legend(groups(), 200), 3, 200);
-        assert_eq!(whole.len(), 1);
-        assert!(!text(&whole[0]).contains("more"), "{}", text(&whole[0]));
-        let lines = wrap_legend(groups(), 30);
-        assert!(lines.len() > 2, "{lines:?}");
-        let shown = fit_legend(lines, 2, 30);
-        assert_eq!(shown.len(), 2);
-        let last = text(&shown[1]);
-        let named = shown
-            .iter()
-            .map(|l| text(l).matches('━').count())
-            .sum::<usize>();
-        let more: usize = last
-            .split(" +")
-            .nth(1)
-            .and_then(|s| s.split(' ').next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no \"+N more\" in {last:?}"));
-        assert_eq!(named + more, 12, "{last:?}");
-        assert!(shown.iter().all(|l| l.width() <= 30), "{shown:?}");
-        // no room at all: nothing, rather than a cut line
-        assert!(fit_legend(wrap_legend(groups(), 30), 0, 30).is_empty());
-    }
 }

@@ -1,6 +1,6 @@
 //! Model files: reading, checking and writing.
-use super::*;
-use crate::error::Location;
+use sgpw::error::Location;
+use sgpw::model_file::*;
 
 const FITC: &str = r#"
 method = "fitc"

@@ -1,12 +1,12 @@
 //! The core against dense O(n³) evaluations and finite differences.
 
-use super::*;
-use crate::error::Error;
-use crate::exec::{Exec, Par};
-use crate::kernel::Kernel;
-use crate::linalg::{self, Jitter};
 use nalgebra::DMatrix;
 use nalgebra::DVector;
+use sgpw::collapsed::*;
+use sgpw::error::Error;
+use sgpw::exec::{Exec, Par};
+use sgpw::kernel::Kernel;
+use sgpw::linalg::{self, Jitter};
 use std::f64::consts::PI;
 
 const SEQ: fn() -> Exec = Exec::sequential;
@@ -25,7 +25,7 @@ fn dense_nlml(c: &DMatrix<f64>, y: &[f64]) -> f64 {
 fn problem(n: usize, m: usize) -> (DMatrix<f64>, DMatrix<f64>, Vec<f64>, Vec<f64>) {
     let x = DMatrix::from_fn(n, 2, |i, d| ((i * (d + 2)) as f64 * 0.37).sin() * 2.0);
     let z = DMatrix::from_fn(m, 2, |j, d| ((j * (d + 3)) as f64 * 0.53 + 0.1).cos() * 1.5);
-    let k = crate::kernel::Ard::se(1.4, vec![0.9, 1.3]);
+    let k = sgpw::kernel::Ard::se(1.4, vec![0.9, 1.3]);
     let kuf = k.matrix(&z, &x, Par::Seq);
     let kuu = k.gram(&z, Par::Seq);
     let y: Vec<f64> = (0..n)
@@ -290,7 +290,7 @@ fn adjoints_match_finite_differences() {
 #[test]
 fn posterior_matches_dense_conditioning() {
     let (kuf, kuu, kd, y) = problem(60, 8);
-    let k = crate::kernel::Ard::se(1.4, vec![0.9, 1.3]);
+    let k = sgpw::kernel::Ard::se(1.4, vec![0.9, 1.3]);
     let z = DMatrix::from_fn(8, 2, |j, d| ((j * (d + 3)) as f64 * 0.53 + 0.1).cos() * 1.5);
     let xs = DMatrix::from_fn(5, 2, |i, d| (i as f64 - 2.0) * 0.7 + d as f64 * 0.2);
     let kus = k.matrix(&z, &xs, Par::Seq);

@@ -1,11 +1,11 @@
 //! Fixtures for the app's unit tests: a session with one data set and two runs.
 
-use super::state::{App, Effect, Event};
-use super::theme::Theme;
-use crate::data::Dataset;
-use crate::session::{RunKey, RunResult, SCHEMA_VERSION, Session, Status};
 use nalgebra::{DMatrix, DVector};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use sgpw::data::Dataset;
+use sgpw::session::{RunKey, RunResult, SCHEMA_VERSION, Session, Status};
+use sgpw::tui::state::{App, Effect, Event};
+use sgpw::tui::theme::Theme;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -99,7 +99,7 @@ pub fn clear_field(a: &mut App) {
 pub fn render(a: &App, w: u16, h: u16) -> String {
     let mut t =
         ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).expect("a test terminal");
-    t.draw(|f| crate::tui::view::draw(f, a)).expect("draws");
+    t.draw(|f| sgpw::tui::view::draw(f, a)).expect("draws");
     let buf = t.backend().buffer().clone();
     (0..h)
         .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())

@@ -2,7 +2,18 @@
 //! and change points, against finite differences: the parameters (in the optimiser's
 //! coordinates), both sets of points, the diagonal and the log prior variance.
 
-use super::*;
+mod ard;
+mod build;
+mod choice;
+mod composed;
+mod expression;
+mod start;
+mod summands;
+mod units;
+
+use nalgebra::DMatrix;
+use sgpw::exec::Par;
+use sgpw::kernel::*;
 
 fn points(n: usize, d: usize, phase: f64) -> DMatrix<f64> {
     DMatrix::from_fn(n, d, |i, c| {
@@ -117,7 +128,7 @@ fn kernels(d: usize) -> Vec<(String, Box<dyn Kernel>)> {
          fix=steepness, dims=[x0])",
         "se * changepoints(rq, linear + se, locations=0.1, dims=[x0])",
     ] {
-        let expr = expression::KernelExpr::parse(text).expect("parses");
+        let expr = sgpw::kernel::expression::KernelExpr::parse(text).expect("parses");
         out.push((text.into(), build(&expr, &start).expect("builds")));
     }
     if d > 1 {
@@ -525,7 +536,7 @@ fn the_mauna_loa_expression_builds_sklearns_kernel() {
         mean_squares: vec![1.0],
     };
     let kern = build(
-        &expression::KernelExpr::parse(&text).expect("parses"),
+        &sgpw::kernel::expression::KernelExpr::parse(&text).expect("parses"),
         &start,
     )
     .expect("builds");

@@ -1,0 +1,2 @@
+mod bench;
+mod fit;

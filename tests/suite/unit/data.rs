@@ -1,0 +1,9 @@
+mod arrays;
+mod big;
+mod csv_range;
+mod exposure;
+mod load;
+mod moments;
+mod parquet_values;
+mod progress;
+mod stream;

@@ -1,0 +1,2 @@
+mod posterior;
+mod sites;

@@ -1,0 +1,3 @@
+mod adam;
+mod schedule;
+mod train;

@@ -1,0 +1,9 @@
+mod form;
+mod format;
+mod forms;
+mod keys;
+mod testing;
+mod update;
+mod view;
+mod widgets;
+mod wrap;

@@ -309,16 +309,20 @@ fn methods_citations_name_existing_sections() {
 
 #[test]
 fn ci_runs_the_readme_test_command_and_the_readme_stays_short() {
-    let ci = read(".ci/run");
-    let command = ci
+    let readme = read("README.md");
+    let command = readme
         .lines()
         .map(str::trim)
         .find(|l| l.starts_with("cargo test"))
-        .expect(".ci/run runs cargo test");
-    let readme = read("README.md");
+        .expect("README.md shows a test command");
+    // .ci/run runs it as a command of its own (a failure's status may be kept for
+    // later: `cargo test … || cargo_ok=$?`), beside its `--no-run` build step
+    let ci = read(".ci/run");
     assert!(
-        readme.lines().any(|l| l.trim() == command),
-        "README.md must show the test command .ci/run runs: `{command}`"
+        ci.lines()
+            .map(|l| l.split(" || ").next().unwrap_or("").trim())
+            .any(|l| l == command),
+        ".ci/run must run the README's test command `{command}`"
     );
     let n = readme.lines().count();
     assert!(

@@ -6,7 +6,8 @@
 //! `y = sin(1.5·x1) + 0.5·x2·cos(x3) + 0.3·x1·x2 + ε`.
 
 use crate::error::{Error, Result};
-use polars::prelude::*;
+use polars_core::prelude::*;
+use polars_io::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;

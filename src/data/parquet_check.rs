@@ -12,7 +12,8 @@
 
 use super::parquet_pages::{PageColumn, PageWalk, THRIFT_UNITS_PER_BYTE, gigabytes, read_exact_at};
 use crate::error::{Error, Result};
-use polars::prelude::*;
+use polars_core::prelude::*;
+use polars_io::prelude::*;
 use polars_parquet::parquet::compression::Compression;
 use polars_parquet::parquet::metadata::FileMetadata;
 use polars_parquet_format as pq;

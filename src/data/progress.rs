@@ -9,7 +9,7 @@
 use super::data_file::DataFile;
 use super::stream::Chunk;
 use crate::error::{Error, Result};
-use polars::prelude::*;
+use polars_core::prelude::*;
 use std::path::{Path, PathBuf};
 
 /// Files at least this large are read in blocks, reporting progress.

@@ -10,7 +10,7 @@ use super::parquet_check::CheckedParquet;
 use super::progress::{BLOCK_READ_BYTES, stack};
 use super::stream::{Compression, csv_compression, csv_failure, open, read_csv_from};
 use crate::error::{Error, Result};
-use polars::prelude::*;
+use polars_core::prelude::*;
 use std::io::{BufRead, BufReader, Cursor, Seek, SeekFrom};
 use std::path::Path;
 

@@ -8,7 +8,8 @@
 use super::guard::guarded;
 use super::parquet_check::CheckedParquet;
 use crate::error::{Error, Result};
-use polars::prelude::*;
+use polars_core::prelude::*;
+use polars_io::prelude::*;
 use std::cell::Cell;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Cursor, Read, Seek};
@@ -405,7 +406,7 @@ fn first_long_record(path: &Path) -> Option<(usize, usize, usize)> {
 
 /// A CSV with a header from any source polars can read (a file, or a chunk in memory),
 /// the schema inferred over all rows so that one bad cell anywhere makes its column text.
-pub(crate) fn read_csv_from<R: polars::io::mmap::MmapBytesReader>(
+pub(crate) fn read_csv_from<R: polars_io::mmap::MmapBytesReader>(
     source: R,
 ) -> PolarsResult<DataFrame> {
     let nulls = NullValues::AllColumns(NULL_TOKENS.iter().map(|s| (*s).into()).collect());

@@ -10,7 +10,7 @@ use super::progress::{BLOCK_READ_BYTES, LoadProgress, read_frame};
 use super::stream::{NULL_TOKENS, csv_failure, open, polars_failure, read_csv_file};
 use crate::error::{Error, Result};
 use crate::likelihoods::{ClassNames, LikelihoodKind};
-use polars::prelude::*;
+use polars_core::prelude::*;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 

@@ -127,7 +127,8 @@ fn a_yes_no_target_fits_end_to_end_and_predict_writes_labels() {
 /// no labels in the model and no label column.)
 #[test]
 fn a_boolean_parquet_target_is_two_named_classes() {
-    use polars::prelude::*;
+    use polars_core::prelude::*;
+    use polars_io::prelude::*;
     let dir = TempDir::new().expect("dir");
     let path = dir.path().join("d.parquet");
     let n = 80;

@@ -341,7 +341,8 @@ fn integer_columns_accepted() {
 
 #[test]
 fn parquet_round_trip() {
-    use polars::prelude::*;
+    use polars_core::prelude::*;
+    use polars_io::prelude::*;
     let dir = TempDir::new().expect("temp dir");
     let path = dir.path().join("d.parquet");
     let mut df = df!(
@@ -365,7 +366,8 @@ fn parquet_round_trip() {
 
 #[test]
 fn parquet_missing_values_and_text() {
-    use polars::prelude::*;
+    use polars_core::prelude::*;
+    use polars_io::prelude::*;
     let dir = TempDir::new().expect("temp dir");
     let path = dir.path().join("d.pq");
     let mut df = df!(
@@ -396,7 +398,8 @@ fn parquet_missing_values_and_text() {
 /// is told the column's type, one that does not loads.
 #[test]
 fn parquet_names_trimmed_and_unusable_columns_named() {
-    use polars::prelude::*;
+    use polars_core::prelude::*;
+    use polars_io::prelude::*;
     let dir = TempDir::new().expect("temp dir");
     let path = dir.path().join("d.parquet");
     let mut df = df!(

@@ -172,7 +172,8 @@ pub fn parquet_case() -> impl Strategy<Value = ParquetCase> {
 
 /// The bytes of the undamaged file.
 fn base_bytes(base: &Base, path: &Path) -> Vec<u8> {
-    use polars::prelude::*;
+    use polars_core::prelude::*;
+    use polars_io::prelude::*;
     let (columns, row_group, codec, small_pages) = match base {
         Base::Seed(i) => return std::fs::read(seed(SEEDS[*i])).expect("a seed file"),
         Base::Written {

@@ -1,4 +1,4 @@
-use polars::prelude::DataType;
+use polars_core::prelude::DataType;
 use sgpw::data::data_file::DataFile;
 use sgpw::data::progress::*;
 

@@ -258,7 +258,20 @@ pub fn main(distributed: Option<&dyn Distributed>) -> ExitCode {
             default(info);
         }
     }));
-    let cli = match Cli::from_arg_matches(&command().get_matches()) {
+    // Usage lines name the program as it was called (sgpw, or sgpw-mpi: one command line)
+    let called = std::env::args_os().next().and_then(|a| {
+        Some(
+            std::path::Path::new(&a)
+                .file_name()?
+                .to_string_lossy()
+                .into_owned(),
+        )
+    });
+    let command = match called {
+        Some(name) => command().bin_name(name),
+        None => command(),
+    };
+    let cli = match Cli::from_arg_matches(&command.get_matches()) {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };

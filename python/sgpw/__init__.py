@@ -310,7 +310,7 @@ def fit(
             text = str(e) if z_file is None else str(e).replace(z_file, "Z")
             raise type(e)(_python_words(text)) from None
     for note in info["notes"]:
-        _warnings.warn(f"sgpw: {note}", UserWarning, stacklevel=2)
+        _warnings.warn(f"sgpw: {_python_words(note)}", UserWarning, stacklevel=2)
     columns = names if names is not None else [f"x{j}" for j in range(X.shape[1])]
     model = Model(core, info=info, columns=columns)
     if not core.stores_posterior:

@@ -16,6 +16,7 @@ kernel's name, an expression or an ``sgpw.kernels`` object.
 """
 
 import inspect as _inspect
+import warnings as _warnings
 
 import numpy as _np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -82,7 +83,11 @@ class SparseGPRegressor(RegressorMixin, BaseEstimator):
     def fit(self, X, y):
         """Fit ``sgpw.fit(X, y, **params)``; returns self."""
         X, y = validate_data(self, X, y, y_numeric=True, ensure_min_samples=2)
-        self.model_ = _fit(X, y, threads=self.threads, **_settings(self, PARAMS, X.shape[0]))
+        with _warnings.catch_warnings():
+            # a regressor was chosen: a target of two values is regressed without the
+            # note that `sgpw.fit` gives (SparseGPClassifier classifies)
+            _warnings.filterwarnings("ignore", r"sgpw: the target '[^']*' has only the values")
+            self.model_ = _fit(X, y, threads=self.threads, **_settings(self, PARAMS, X.shape[0]))
         return self
 
     def predict(self, X, return_std=False, latent=False):

@@ -481,7 +481,7 @@ pub fn fit<'py>(
         ),
         _ => return Err(PyValueError::new_err("give y as numbers or as labels")),
     };
-    let data = arrays::dataset(Arrays {
+    let mut data = arrays::dataset(Arrays {
         x_train: matrix(&x),
         y_train,
         test,
@@ -490,6 +490,13 @@ pub fn fit<'py>(
         labels,
     })
     .or_py()?;
+    // what `sgpw fit` notes when it loads a file (data::load's likelihood check)
+    data.notes
+        .extend(sgpw::likelihoods::two_valued_regression_note(
+            &data.target_name,
+            spec.options.likelihood(),
+            data.y_train.as_slice(),
+        ));
     let valid = spec.check(data.n_train()).or_py()?;
     let (exec, token) = exec(threads);
     let report = callback.is_some();

@@ -92,6 +92,16 @@ def test_non_contiguous_and_float32_inputs_give_the_float64_fit(data):
     assert e.nlml == ref.nlml
 
 
+def test_a_two_valued_target_of_a_regression_fit_is_noted_in_pythons_words(data):
+    X, _ = data
+    y = (X[:, 0] > X[:, 1]).astype(float)
+    with pytest.warns(UserWarning, match=r"'y' has only the values 0 and 1") as said:
+        sgpw.fit(X, y, method="vfe", m=10, iterations=5)
+    text = " ".join(str(w.message) for w in said)
+    # the keyword, not the command line's flag
+    assert "use likelihood bernoulli" in text and "--" not in text, text
+
+
 def test_dataframes_name_the_inputs_and_constant_columns_are_dropped(data):
     X, y = data
     df = pd.DataFrame(X, columns=["a", "b", "c"])

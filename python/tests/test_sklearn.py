@@ -90,3 +90,18 @@ def test_grid_search_over_m_and_method_on_mcycle():
     assert np.all(np.isfinite(scores))
     mean, std = search.best_estimator_.predict(X[:5], return_std=True)
     assert mean.shape == std.shape == (5,) and np.all(std > 0)
+
+
+def test_the_regressor_takes_a_two_valued_target_without_the_note():
+    # sgpw.fit notes a 0/1 target fitted by regression; a chosen regressor does not
+    import warnings
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = (X[:, 0] > 0).astype(float)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        SparseGPRegressor(m=5, iterations=10).fit(X, y)
+    assert not [w for w in said if "has only the values" in str(w.message)]
+    with pytest.warns(UserWarning, match="has only the values 0 and 1"):
+        sgpw.fit(X, y, m=5, iterations=10)

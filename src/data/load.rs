@@ -33,7 +33,8 @@ pub fn load_with_progress(
 
 /// [`load_with_progress`] for a fit with the likelihood `likelihood`: its targets are
 /// checked for what the likelihood needs (errors name the file and row), and a binary
-/// target's labels, when they are not 0 and 1, are noted with the classes they become.
+/// target's labels, when they are not 0 and 1, are noted with the classes they become
+/// (and a regression likelihood's target of two values, as likely class labels).
 pub fn load_for_fit(
     spec: &LoadSpec,
     likelihood: LikelihoodKind,
@@ -369,7 +370,7 @@ fn check_target(table: &Table, target: &str, y: &[f64], part: &str) -> Result<()
 /// The target column `y` (every row of the file, or those left after dropping rows with
 /// missing values) against what `kind` needs ([`crate::likelihoods::target_problem`]):
 /// the first row it cannot take is named; a binary target's labels are noted when they
-/// are not 0 and 1.
+/// are not 0 and 1, and a two-valued target of a regression likelihood is noted.
 fn check_likelihood_target(
     table: &Table,
     target: &str,
@@ -386,7 +387,12 @@ fn check_likelihood_target(
             ));
             Ok(())
         }
-        Ok(_) => Ok(()),
+        Ok(_) => {
+            notes.extend(crate::likelihoods::two_valued_regression_note(
+                target, kind, y,
+            ));
+            Ok(())
+        }
         Err(bad) => {
             let row = if y.len() == table.frame.height() {
                 table.row_at(bad.row)

@@ -26,7 +26,7 @@ pub use bernoulli::{Bernoulli, BinaryLabels, ClassNames, Link};
 pub use gaussian::Gaussian;
 pub use model_table::{
     CodeLikelihood, DEFAULT_POINTS as DEFAULT_QUADRATURE_POINTS, LikelihoodTable, keeps_targets,
-    target_problem,
+    target_problem, two_valued_regression, two_valued_regression_note,
 };
 pub use poisson::{Poisson, log_exposures};
 pub use quadrature::GaussHermite;

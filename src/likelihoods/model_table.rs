@@ -277,6 +277,26 @@ pub fn keeps_targets(kind: LikelihoodKind) -> bool {
     matches!(kind, LikelihoodKind::Bernoulli | LikelihoodKind::Poisson)
 }
 
+/// A regression likelihood (`kind` keeps no targets as they are) given a target of
+/// exactly two values: a fit that treats class labels as numbers, most likely not what
+/// was meant (a 0/1 column fitted as regression gives no error to catch). The two
+/// values, smaller first.
+pub fn two_valued_regression(kind: LikelihoodKind, y: &[f64]) -> Option<[f64; 2]> {
+    if keeps_targets(kind) {
+        return None;
+    }
+    BinaryLabels::of(y).ok().map(|l| l.labels)
+}
+
+/// What a fit says of a target [`two_valued_regression`] finds, `target` its name.
+pub fn two_valued_regression_note(target: &str, kind: LikelihoodKind, y: &[f64]) -> Option<String> {
+    let [a, b] = two_valued_regression(kind, y)?;
+    Some(format!(
+        "the target '{target}' has only the values {a} and {b}: the {kind} likelihood fits them \
+         as numbers (regression); to classify, use --likelihood bernoulli"
+    ))
+}
+
 /// The first training target `kind` cannot take, as the likelihood's own check says
 /// (for bernoulli: exactly two distinct labels, which are then mapped to 0 and 1 —
 /// returned, smaller label class 0).

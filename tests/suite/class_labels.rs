@@ -145,11 +145,19 @@ fn a_boolean_parquet_target_is_two_named_classes() {
     assert_eq!(classes.names, ["false", "true"]);
     let codes: Vec<f64> = y.iter().map(|b| f64::from(u8::from(*b))).collect();
     assert_eq!(ds.y_train.as_slice(), &codes[..]);
-    // still the numbers 0 and 1 to a Gaussian fit, as before
+    // still the numbers 0 and 1 to a Gaussian fit, as before, and said so
     let gauss = load_for_fit(&spec(&path, None), LikelihoodKind::Gaussian, &mut |_| {})
         .expect("a Gaussian fit takes booleans as 0/1");
     assert!(gauss.classes.is_none());
     assert_eq!(gauss.y_train.as_slice(), &codes[..]);
+    assert!(
+        gauss
+            .notes
+            .iter()
+            .any(|n| n.contains("'spam' has only the values 0 and 1")),
+        "{:?}",
+        gauss.notes
+    );
 
     let model = dir.path().join("m.toml");
     let (p, m) = (path.display().to_string(), model.display().to_string());
@@ -410,5 +418,61 @@ fn the_app_offers_bernoulli_for_a_yes_no_target() {
     assert_eq!(
         f.get("opt:likelihood").expect("field").display(),
         "bernoulli"
+    );
+}
+
+/// A numeric target of two values fitted by a regression likelihood is noted — the fit
+/// runs, but class labels taken as numbers give no error to catch them (a first user's
+/// 0/1 column) — and the note names the target and the option; a classification fit,
+/// or a target of three values, is not noted.
+#[test]
+fn a_two_valued_target_of_a_regression_fit_is_noted() {
+    let dir = TempDir::new().expect("dir");
+    let write = |name: &str, values: &[f64]| {
+        let mut text = String::from("x1,x2,label\n");
+        for i in 0..60 {
+            let v = values[i % values.len()];
+            text.push_str(&format!(
+                "{},{},{v}\n",
+                i as f64 / 60.0,
+                ((i * 7) % 60) as f64
+            ));
+        }
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).expect("write");
+        path
+    };
+    let two = write("two.csv", &[0.0, 1.0, 1.0]);
+    let three = write("three.csv", &[0.0, 1.0, 2.0]);
+    let said = |path: &Path, kind: LikelihoodKind| {
+        load_for_fit(&spec(path, None), kind, &mut |_| {})
+            .expect("loads")
+            .notes
+            .into_iter()
+            .filter(|n| n.contains("has only the values"))
+            .collect::<Vec<_>>()
+    };
+    let notes = said(&two, LikelihoodKind::Gaussian);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains("'label' has only the values 0 and 1")
+            && notes[0].contains("gaussian likelihood")
+            && notes[0].contains("--likelihood bernoulli"),
+        "{notes:?}"
+    );
+    assert_eq!(said(&two, LikelihoodKind::StudentT).len(), 1);
+    assert!(said(&two, LikelihoodKind::Bernoulli).is_empty());
+    assert!(said(&two, LikelihoodKind::Poisson).is_empty());
+    assert!(said(&three, LikelihoodKind::Gaussian).is_empty());
+    // and `sgpw fit` prints it
+    let p = two.display().to_string();
+    let out = sgpw(&[
+        "fit", "--train", &p, "--method", "vfe", "--m", "5", "--iters", "5",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("note: the target 'label' has only the values 0 and 1"),
+        "{}",
+        stderr(&out)
     );
 }

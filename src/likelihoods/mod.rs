@@ -250,6 +250,28 @@ pub fn by_quadrature<L: Likelihood + ?Sized>(
     mean: f64,
     var: f64,
     quad: &GaussHermite,
+    d_params: Option<&mut [f64]>,
+) -> Expectation {
+    let k = lik.param_names().len();
+    quadrature_of(
+        |f, d| lik.log_density(y, f, d),
+        k,
+        mean,
+        var,
+        quad,
+        d_params,
+    )
+}
+
+/// [`by_quadrature`] of the pointwise density `density(f, d_params)` of one target, `k`
+/// its number of parameters: for a likelihood that computes what does not depend on f
+/// once per target instead of once per node (Student-t's log-gamma and digamma terms).
+pub fn quadrature_of(
+    density: impl Fn(f64, Option<&mut [f64]>) -> Pointwise,
+    k: usize,
+    mean: f64,
+    var: f64,
+    quad: &GaussHermite,
     mut d_params: Option<&mut [f64]>,
 ) -> Expectation {
     let s = var.max(0.0).sqrt();
@@ -258,16 +280,22 @@ pub fn by_quadrature<L: Likelihood + ?Sized>(
         d_mean: 0.0,
         d_var: 0.0,
     };
-    let k = lik.param_names().len();
-    let mut point_params = vec![0.0; k];
+    // a node's ∂/∂ log θ: on the stack for the likelihoods there are (at most 2)
+    let mut on_stack = [0.0; 4];
+    let mut on_heap = Vec::new();
+    let point_params: &mut [f64] = if k <= on_stack.len() {
+        &mut on_stack[..k]
+    } else {
+        on_heap.resize(k, 0.0);
+        &mut on_heap
+    };
     let mut slope_by_node = 0.0;
     for (z, w) in quad.nodes.iter().zip(&quad.weights) {
         point_params.iter_mut().for_each(|v| *v = 0.0);
         let want = d_params.is_some() && k > 0;
-        let p = lik.log_density(
-            y,
+        let p = density(
             mean + s * z,
-            if want { Some(&mut point_params) } else { None },
+            if want { Some(&mut *point_params) } else { None },
         );
         out.value += w * p.value;
         out.d_mean += w * p.d_f;
@@ -276,7 +304,7 @@ pub fn by_quadrature<L: Likelihood + ?Sized>(
             out.d_var += 0.5 * w * p.d2_f;
         }
         if let Some(d) = d_params.as_deref_mut() {
-            for (acc, v) in d.iter_mut().zip(&point_params) {
+            for (acc, v) in d.iter_mut().zip(point_params.iter()) {
                 *acc += w * v;
             }
         }

@@ -3,7 +3,10 @@
 //! and parameterisation (σ the scale, not the standard deviation).
 
 use super::quantile::{self, LogGamma};
-use super::{BadTarget, GaussHermite, Likelihood, Pointwise, finite_targets, normal};
+use super::{
+    BadTarget, Expectation, GaussHermite, Likelihood, Pointwise, finite_targets, normal,
+    quadrature_of,
+};
 use libm::lgamma as ln_gamma;
 use statrs::function::gamma::digamma;
 
@@ -51,30 +54,27 @@ impl Likelihood for StudentT {
     /// With e = y − f and A = νσ²:
     /// log p = lnΓ((ν+1)/2) − lnΓ(ν/2) − ½ log(νπσ²) − (ν+1)/2 · log(1 + e²/A).
     fn log_density(&self, y: f64, f: f64, d_params: Option<&mut [f64]>) -> Pointwise {
-        let (s, nu) = (self.scale, self.df);
-        let e = y - f;
-        let a = nu * s * s;
-        let b = a + e * e;
-        let log_u = (e * e / a).ln_1p();
-        if let Some(d) = d_params {
-            // ∂/∂ log σ = −1 + (ν+1) e²/(A + e²)
-            d[0] += -1.0 + (nu + 1.0) * e * e / b;
-            // ∂/∂ log ν = ν [½ψ((ν+1)/2) − ½ψ(ν/2) − 1/(2ν) − ½ log u + (ν+1) e²/(2ν(A + e²))]
-            d[1] += nu
-                * (0.5 * digamma(0.5 * (nu + 1.0))
-                    - 0.5 * digamma(0.5 * nu)
-                    - 0.5 / nu
-                    - 0.5 * log_u
-                    + (nu + 1.0) * e * e / (2.0 * nu * b));
-        }
-        Pointwise {
-            value: ln_gamma(0.5 * (nu + 1.0))
-                - ln_gamma(0.5 * nu)
-                - 0.5 * ((s * s).ln() + nu.ln() + LN_PI)
-                - 0.5 * (nu + 1.0) * log_u,
-            d_f: (nu + 1.0) * e / b,
-            d2_f: (nu + 1.0) * (e * e - a) / (b * b),
-        }
+        self.density(&self.constants(), y, f, d_params)
+    }
+
+    /// By quadrature, the terms that do not depend on f computed once for all nodes.
+    fn expected_log_density(
+        &self,
+        y: f64,
+        mean: f64,
+        var: f64,
+        quad: &GaussHermite,
+        d_params: Option<&mut [f64]>,
+    ) -> Expectation {
+        let c = self.constants();
+        quadrature_of(
+            |f, d| self.density(&c, y, f, d),
+            2,
+            mean,
+            var,
+            quad,
+            d_params,
+        )
     }
 
     fn conditional_moments(&self, f: f64) -> (f64, f64) {
@@ -127,7 +127,44 @@ impl Likelihood for StudentT {
     }
 }
 
+/// What [`StudentT::density`] needs of σ and ν alone, computed as its terms were (the
+/// same bits): lnΓ((ν+1)/2) − lnΓ(ν/2) − ½ log(νπσ²), and ½ψ((ν+1)/2) − ½ψ(ν/2) − 1/(2ν).
+struct Constants {
+    log_norm: f64,
+    d_log_nu: f64,
+}
+
 impl StudentT {
+    fn constants(&self) -> Constants {
+        let (s, nu) = (self.scale, self.df);
+        Constants {
+            log_norm: ln_gamma(0.5 * (nu + 1.0))
+                - ln_gamma(0.5 * nu)
+                - 0.5 * ((s * s).ln() + nu.ln() + LN_PI),
+            d_log_nu: 0.5 * digamma(0.5 * (nu + 1.0)) - 0.5 * digamma(0.5 * nu) - 0.5 / nu,
+        }
+    }
+
+    /// log p(y | f) given [`StudentT::constants`] (see [`Likelihood::log_density`]).
+    fn density(&self, c: &Constants, y: f64, f: f64, d_params: Option<&mut [f64]>) -> Pointwise {
+        let (s, nu) = (self.scale, self.df);
+        let e = y - f;
+        let a = nu * s * s;
+        let b = a + e * e;
+        let log_u = (e * e / a).ln_1p();
+        if let Some(d) = d_params {
+            // ∂/∂ log σ = −1 + (ν+1) e²/(A + e²)
+            d[0] += -1.0 + (nu + 1.0) * e * e / b;
+            // ∂/∂ log ν = ν [½ψ((ν+1)/2) − ½ψ(ν/2) − 1/(2ν) − ½ log u + (ν+1) e²/(2ν(A + e²))]
+            d[1] += nu * (c.d_log_nu - 0.5 * log_u + (nu + 1.0) * e * e / (2.0 * nu * b));
+        }
+        Pointwise {
+            value: c.log_norm - 0.5 * (nu + 1.0) * log_u,
+            d_f: (nu + 1.0) * e / b,
+            d2_f: (nu + 1.0) * (e * e - a) / (b * b),
+        }
+    }
+
     /// The noise's variance σ²ν/(ν − 2); infinite for ν ≤ 2.
     pub fn noise_variance(&self) -> f64 {
         if self.df > 2.0 {

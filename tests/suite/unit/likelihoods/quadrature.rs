@@ -91,3 +91,17 @@ fn refuses_a_rule_it_cannot_form() {
     assert!(GaussHermite::new(0).is_err());
     assert!(GaussHermite::new(MAX_POINTS + 1).is_err());
 }
+
+/// A rule is found once per size and handed out again: each size gets its own, the
+/// same bits as the rule formed from [`physicists_rule`] directly.
+#[test]
+fn a_rule_handed_out_again_is_the_rule_of_its_size() {
+    for points in [5, 20, 5, 7, 20, 1, 150] {
+        let rule = GaussHermite::new(points).unwrap();
+        let (x, w) = physicists_rule(points);
+        let nodes: Vec<f64> = x.iter().map(|v| std::f64::consts::SQRT_2 * v).collect();
+        let weights: Vec<f64> = w.iter().map(|v| v / std::f64::consts::PI.sqrt()).collect();
+        assert_eq!(rule.nodes, nodes, "{points} points");
+        assert_eq!(rule.weights, weights, "{points} points");
+    }
+}

@@ -26,7 +26,7 @@ pub use bernoulli::{Bernoulli, BinaryLabels, ClassNames, Link};
 pub use gaussian::Gaussian;
 pub use model_table::{
     CodeLikelihood, DEFAULT_POINTS as DEFAULT_QUADRATURE_POINTS, LikelihoodTable, keeps_targets,
-    target_problem, two_valued_regression, two_valued_regression_note,
+    target_problem, two_valued_regression_note,
 };
 pub use poisson::{Poisson, log_exposures};
 pub use quadrature::GaussHermite;
@@ -280,22 +280,14 @@ pub fn quadrature_of(
         d_mean: 0.0,
         d_var: 0.0,
     };
-    // a node's ∂/∂ log θ: on the stack for the likelihoods there are (at most 2)
-    let mut on_stack = [0.0; 4];
-    let mut on_heap = Vec::new();
-    let point_params: &mut [f64] = if k <= on_stack.len() {
-        &mut on_stack[..k]
-    } else {
-        on_heap.resize(k, 0.0);
-        &mut on_heap
-    };
+    let mut point_params = vec![0.0; k];
     let mut slope_by_node = 0.0;
     for (z, w) in quad.nodes.iter().zip(&quad.weights) {
         point_params.iter_mut().for_each(|v| *v = 0.0);
         let want = d_params.is_some() && k > 0;
         let p = density(
             mean + s * z,
-            if want { Some(&mut *point_params) } else { None },
+            if want { Some(&mut point_params) } else { None },
         );
         out.value += w * p.value;
         out.d_mean += w * p.d_f;
@@ -304,7 +296,7 @@ pub fn quadrature_of(
             out.d_var += 0.5 * w * p.d2_f;
         }
         if let Some(d) = d_params.as_deref_mut() {
-            for (acc, v) in d.iter_mut().zip(point_params.iter()) {
+            for (acc, v) in d.iter_mut().zip(&point_params) {
                 *acc += w * v;
             }
         }

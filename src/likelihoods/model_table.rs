@@ -277,20 +277,14 @@ pub fn keeps_targets(kind: LikelihoodKind) -> bool {
     matches!(kind, LikelihoodKind::Bernoulli | LikelihoodKind::Poisson)
 }
 
-/// A regression likelihood (`kind` keeps no targets as they are) given a target of
-/// exactly two values: a fit that treats class labels as numbers, most likely not what
-/// was meant (a 0/1 column fitted as regression gives no error to catch). The two
-/// values, smaller first.
-pub fn two_valued_regression(kind: LikelihoodKind, y: &[f64]) -> Option<[f64; 2]> {
+/// The note for a regression likelihood (`kind` keeps no targets as they are) given a
+/// target of exactly two values, `target` its name: class labels taken as numbers, most
+/// likely not what was meant, and a fit that gives no error to catch it.
+pub fn two_valued_regression_note(target: &str, kind: LikelihoodKind, y: &[f64]) -> Option<String> {
     if keeps_targets(kind) {
         return None;
     }
-    BinaryLabels::of(y).ok().map(|l| l.labels)
-}
-
-/// What a fit says of a target [`two_valued_regression`] finds, `target` its name.
-pub fn two_valued_regression_note(target: &str, kind: LikelihoodKind, y: &[f64]) -> Option<String> {
-    let [a, b] = two_valued_regression(kind, y)?;
+    let [a, b] = BinaryLabels::of(y).ok()?.labels;
     Some(format!(
         "the target '{target}' has only the values {a} and {b}: the {kind} likelihood fits them \
          as numbers (regression); to classify, use --likelihood bernoulli"
